@@ -1,0 +1,267 @@
+package topology
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultLayout is the layout new ladders get.
+const DefaultLayout = "prefix"
+
+// Layout shapes a ladder: names, arguments, bindings and routing keys. Each
+// known ladder family (rungs' own prefix ladder, the seed's Terraform suffix
+// ladder, NServiceBus' delay infrastructure) is one implementation.
+type Layout interface {
+	// Name is the layout's flag value.
+	Name() string
+	// Describe is one line for help texts.
+	Describe() string
+	// normalize applies the layout's fixed parameters and constraints.
+	normalize(l Ladder) (Ladder, error)
+	// Plan lists every object the ladder needs, in declaration order.
+	Plan(l Ladder) Plan
+	// Rungs lists the delay queues, highest level (longest TTL) first.
+	Rungs(l Ladder) []Rung
+	// Entry is the exchange a message with this many units is published to.
+	Entry(l Ladder, units uint64) string
+	// Key spells units and an optional destination as a routing key.
+	Key(l Ladder, units uint64, dest string) (string, error)
+	// Decode reads a routing key back into units and destination.
+	Decode(l Ladder, key string) (units uint64, dest string, err error)
+	// Target is the queue a message for dest ends in ("" is the default).
+	Target(l Ladder, dest string) (string, error)
+	// Terminals are the ladder's own queues that are not rungs: where
+	// messages end (done) or land when nothing routes them (unroutable).
+	Terminals(l Ladder) []Terminal
+	// Owns reports whether an object name belongs to this ladder, so that a
+	// left-over rung shows up as drift instead of being ignored.
+	Owns(l Ladder, name string) bool
+	// IsTargetBinding reports whether a binding connects a destination
+	// queue (not drift: destinations come and go with their workers).
+	IsTargetBinding(l Ladder, b Binding) (dest string, ok bool)
+	// Discover finds the ladders of this layout in a snapshot.
+	Discover(s Snapshot) []Ladder
+}
+
+// Rung is one delay queue.
+type Rung struct {
+	Level int // digit position, 0 is the least significant
+	Digit int // digit value this queue stands for (1 for binary ladders)
+	Queue string
+	TTL   time.Duration
+	// DeadLetter is the exchange the queue dead-letters into.
+	DeadLetter string
+}
+
+// Terminal roles.
+const (
+	RoleDone       = "done"
+	RoleUnroutable = "unroutable"
+)
+
+// Terminal is a ladder queue that holds messages rather than delaying them.
+type Terminal struct {
+	Role  string
+	Queue string
+}
+
+// Layouts returns every layout rungs knows, the default first.
+func Layouts() []Layout {
+	return []Layout{prefixLayout{}, suffixLayout{}, nsbLayout{}}
+}
+
+// LayoutNames lists the layouts' names, for flags and errors.
+func LayoutNames() []string {
+	var names []string
+	for _, l := range Layouts() {
+		names = append(names, l.Name())
+	}
+	return names
+}
+
+// LayoutByName finds a layout by its flag value.
+func LayoutByName(name string) (Layout, error) {
+	for _, l := range Layouts() {
+		if l.Name() == name {
+			return l, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: unknown layout %q (want one of %s)", ErrInvalidLadder, name, strings.Join(LayoutNames(), ", "))
+}
+
+// layout returns the ladder's layout; a ladder that passed Normalize always has one.
+func (l Ladder) layout() Layout {
+	lay, err := LayoutByName(l.Layout)
+	if err != nil {
+		return prefixLayout{}
+	}
+	return lay
+}
+
+// Plan lists every object of the ladder.
+func (l Ladder) Plan() Plan { return l.layout().Plan(l) }
+
+// Rungs lists the ladder's delay queues, highest first.
+func (l Ladder) Rungs() []Rung { return l.layout().Rungs(l) }
+
+// Terminals lists the ladder's done and unroutable queues.
+func (l Ladder) Terminals() []Terminal { return l.layout().Terminals(l) }
+
+// Key is the routing key for a delay and an optional destination.
+func (l Ladder) Key(d time.Duration, dest string) (string, error) {
+	u, err := l.Units(d)
+	if err != nil {
+		return "", err
+	}
+	return l.layout().Key(l, u, dest)
+}
+
+// Entry is the exchange a message of delay d is published to.
+func (l Ladder) Entry(d time.Duration) (string, error) {
+	u, err := l.Units(d)
+	if err != nil {
+		return "", err
+	}
+	return l.layout().Entry(l, u), nil
+}
+
+// Decode reads a routing key back into a delay and a destination.
+func (l Ladder) Decode(key string) (time.Duration, string, error) {
+	u, dest, err := l.layout().Decode(l, key)
+	if err != nil {
+		return 0, "", err
+	}
+	return time.Duration(u) * l.Unit, dest, nil
+}
+
+// digitWord spells one digit as a topic word.
+func digitWord(d int) string { return strconv.FormatInt(int64(d), 16) }
+
+// parseDigit reads a digit word in the given radix.
+func parseDigit(w string, radix int) (int, bool) {
+	if len(w) != 1 {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(w, 16, 8)
+	if err != nil || int(v) >= radix {
+		return 0, false
+	}
+	return int(v), true
+}
+
+// digitKey spells units as Levels digit words, most significant first.
+func digitKey(l Ladder, units uint64) []string {
+	ds := l.Digits(units)
+	words := make([]string, len(ds))
+	for i, d := range ds {
+		words[i] = digitWord(d)
+	}
+	return words
+}
+
+// readDigits parses n digit words into units.
+func readDigits(words []string, radix int) (uint64, bool) {
+	var u uint64
+	for _, w := range words {
+		d, ok := parseDigit(w, radix)
+		if !ok {
+			return 0, false
+		}
+		u = u*uint64(radix) + uint64(d)
+	}
+	return u, true
+}
+
+// joinKey joins digit words and destination, checking AMQP's length limit.
+func joinKey(words []string, dest string) (string, error) {
+	key := strings.Join(words, ".")
+	if dest != "" {
+		if err := checkDest(dest); err != nil {
+			return "", err
+		}
+		key += "." + dest
+	}
+	if len(key) > MaxKeyBytes {
+		return "", fmt.Errorf("%w: %d bytes for destination %q", ErrKeyTooLong, len(key), dest)
+	}
+	return key, nil
+}
+
+// repeat returns n copies of w.
+func repeat(w string, n int) []string {
+	out := make([]string, 0, max(n, 0))
+	for i := 0; i < n; i++ {
+		out = append(out, w)
+	}
+	return out
+}
+
+// pattern joins binding-key parts.
+func pattern(parts ...[]string) string {
+	var all []string
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	return strings.Join(all, ".")
+}
+
+// ttlMillis is x-message-ttl for a duration.
+func ttlMillis(d time.Duration) int64 { return int64(d / time.Millisecond) }
+
+// quorumArgs are what every queue of a quorum ladder adds: at-least-once
+// dead-lettering, which needs reject-publish overflow, so that a message is
+// never dropped between two rungs.
+func queueArgs(t QueueType, a Args) Args {
+	if t == Quorum {
+		a["x-queue-type"] = string(Quorum)
+		a["x-dead-letter-strategy"] = "at-least-once"
+		a["x-overflow"] = "reject-publish"
+	}
+	return a
+}
+
+// sortedLadders orders discovery results by vhost and name.
+func sortedLadders(ls []Ladder) []Ladder {
+	sort.Slice(ls, func(i, j int) bool {
+		if ls[i].Vhost != ls[j].Vhost {
+			return ls[i].Vhost < ls[j].Vhost
+		}
+		if ls[i].Name != ls[j].Name {
+			return ls[i].Name < ls[j].Name
+		}
+		return ls[i].Layout < ls[j].Layout
+	})
+	return ls
+}
+
+// rungFit collects the rungs found for one ladder during discovery and infers
+// the unit and radix from their TTLs.
+type rungFit struct {
+	level, digit int
+	ttl          time.Duration
+}
+
+// inferUnit finds the unit that explains every rung's TTL as digit·radix^level·unit.
+// ok is false if the TTLs are inconsistent with one another.
+func inferUnit(rs []rungFit, radix int) (time.Duration, bool) {
+	var unit time.Duration
+	for _, r := range rs {
+		div := time.Duration(r.digit)
+		for i := 0; i < r.level; i++ {
+			div *= time.Duration(radix)
+		}
+		if div == 0 || r.ttl%div != 0 {
+			return 0, false
+		}
+		u := r.ttl / div
+		if unit == 0 {
+			unit = u
+		} else if u != unit {
+			return 0, false
+		}
+	}
+	return unit, unit > 0
+}
