@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The whole test suite in one command: local broker, gofmt, go vet, go test.
+# Extra arguments go to `go test`, e.g.  scripts/test.sh -run TestLadder -v
+#
+# Integration tests run against RUNGS_URL / RUNGS_MGMT_URL. If both are already
+# set, that broker is used as is; otherwise scripts/broker.sh starts a local one
+# (and leaves it running). RUNGS_REQUIRE_BROKER=1 makes the integration tests
+# fail instead of skipping when the broker is unreachable.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "broker"
+if [[ -n ${RUNGS_URL:-} && -n ${RUNGS_MGMT_URL:-} ]]; then
+	echo "using RUNGS_URL / RUNGS_MGMT_URL from the environment ($RUNGS_MGMT_URL)"
+else
+	bash scripts/broker.sh up
+	eval "$(bash scripts/broker.sh env)"
+fi
+export RUNGS_URL RUNGS_MGMT_URL
+export RUNGS_REQUIRE_BROKER=1
+
+step "gofmt"
+unformatted=$(find . -name '*.go' -not -path '*/testdata/*' -not -path './vendor/*' -not -path '*/.*/*' -print0 |
+	xargs -0 -r gofmt -l)
+if [[ -n $unformatted ]]; then
+	echo "these files need gofmt -w:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+step "go vet ./..."
+go vet ./...
+
+step "go test -count=1 ./... $*"
+go test -count=1 ./... "$@"
+
+step "ok"
