@@ -102,8 +102,8 @@ func exactNanos(num string, unit time.Duration) (*big.Int, bool) {
 	return q, true
 }
 
-// FormatDelay prints a delay compactly and exactly: 1500ms, 90s, 1h30m, 7d,
-// 3d4h0m5s. Days are used above 24h because time.Duration's String does not.
+// FormatDelay prints a delay compactly and exactly: 250ms, 1.5s, 1m30s,
+// 1h30m, 7d, 3d0h0m5s. Days are used above 24h because time.Duration's String does not.
 func FormatDelay(d time.Duration) string {
 	if d == 0 {
 		return "0s"
@@ -112,7 +112,7 @@ func FormatDelay(d time.Duration) string {
 	if d < 0 {
 		sign, d = "-", -d
 	}
-	if d < time.Second || d%time.Millisecond == 0 && d%time.Second != 0 && d < time.Minute {
+	if d < time.Second {
 		if d%time.Millisecond == 0 {
 			return sign + strconv.FormatInt(int64(d/time.Millisecond), 10) + "ms"
 		}

@@ -59,7 +59,7 @@ func TestParseDelay(t *testing.T) {
 func TestFormatDelay(t *testing.T) {
 	cases := map[time.Duration]string{
 		0:                              "0s",
-		1500 * time.Millisecond:        "1500ms",
+		1500 * time.Millisecond:        "1.5s",
 		90 * time.Second:               "1m30s",
 		90 * time.Minute:               "1h30m",
 		7 * 24 * time.Hour:             "7d",

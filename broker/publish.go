@@ -1,0 +1,311 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// publishWindow is how many messages may await their confirm at once. It
+// keeps the pipe full on a slow link without letting one call queue up
+// unbounded work on the broker.
+const publishWindow = 512
+
+// outcome is what became of one message of a Publish call.
+type outcome uint8
+
+const (
+	unsent outcome = iota
+	inFlight
+	confirmed
+	returned
+	nacked
+	failed
+)
+
+// publishRun is one Publish call's bookkeeping across channels.
+type publishRun struct {
+	msgs    []Message
+	outcome []outcome
+	// returns groups unroutable messages by exchange, key and reason, for
+	// the error text.
+	returns map[returnKey]int
+}
+
+type returnKey struct{ exchange, key, reason string }
+
+// Publish implements Publisher. Each call uses its own channel in confirm
+// mode with the mandatory flag. If the connection drops, messages awaiting
+// a confirm count as Failed and the rest are sent once it is back (while
+// ctx lasts). The counts are exact even when an error is returned.
+//
+// It reads outcomes from NotifyPublish rather than from deferred
+// confirmations: amqp091 nacks every pending deferred confirmation when a
+// channel closes, which would make a dropped connection look like the
+// broker refusing the messages.
+func (c *Conn) Publish(ctx context.Context, msgs []Message) (PublishResult, error) {
+	run := &publishRun{msgs: msgs, outcome: make([]outcome, len(msgs)), returns: map[returnKey]int{}}
+	if c.ep.readOnly {
+		return run.result(), ErrReadOnly
+	}
+	var cause error
+	for next := 0; next < len(msgs); {
+		n, retry, err := c.publishOn(ctx, run, next)
+		next = n
+		if !retry {
+			cause = err
+			break
+		}
+		// The connection dropped mid-run: continue on the next one.
+	}
+	return run.result(), c.ep.redact(run.err(cause))
+}
+
+// publishOn publishes msgs[from:] on one channel. It returns where the next
+// run starts, and retry=true if the connection dropped (not a channel error
+// and not ctx), in which case the unsent rest may go out on a new one.
+func (c *Conn) publishOn(ctx context.Context, run *publishRun, from int) (next int, retry bool, err error) {
+	ch, conn, err := c.channel(ctx)
+	if err != nil {
+		return from, false, err
+	}
+	defer ch.Close()
+	lost := func(err error) (int, bool, error) {
+		if conn.IsClosed() && ctx.Err() == nil {
+			return from, true, err
+		}
+		if ctx.Err() != nil {
+			return from, false, ctx.Err()
+		}
+		return from, false, err
+	}
+	if err := checkExchanges(ch, run.msgs[from:], c.ep.vhost); err != nil {
+		return lost(err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		return lost(fmt.Errorf("enable publisher confirms: %w", err))
+	}
+	// Capacity publishWindow: amqp091 drops a notification that waits more
+	// than 5 s for a full listener, and at most publishWindow are pending.
+	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, publishWindow))
+	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
+	returnsCh := ch.NotifyReturn(make(chan amqp.Return, 64))
+	var rets []amqp.Return
+	retsDone := make(chan struct{})
+	go func() {
+		defer close(retsDone)
+		for r := range returnsCh {
+			rets = append(rets, r)
+		}
+	}()
+
+	var tags []int // delivery tag - 1 → message index
+	acked := 0
+	chClosed := false
+	// await takes one confirm; false when the channel closed or ctx ended.
+	await := func() bool {
+		select {
+		case cf, ok := <-confirms:
+			if !ok {
+				chClosed = true
+				return false
+			}
+			if i := int(cf.DeliveryTag) - 1; i >= 0 && i < len(tags) {
+				if cf.Ack {
+					run.outcome[tags[i]] = confirmed
+				} else {
+					run.outcome[tags[i]] = nacked
+				}
+			}
+			acked++
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+
+	var badMsg error
+	i := from
+send:
+	for ; i < len(run.msgs); i++ {
+		for len(tags)-acked >= publishWindow {
+			if !await() {
+				break send
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		m := run.msgs[i]
+		if err := ch.PublishWithContext(ctx, m.Exchange, m.RoutingKey, true, false, publishing(m)); err != nil {
+			if !ch.IsClosed() && ctx.Err() == nil {
+				// Not a channel problem: the message itself is bad (say, a
+				// header type AMQP cannot encode). Stop sending, but still
+				// collect the confirms of those already sent.
+				badMsg = fmt.Errorf("message %d (id %q): %w", i, m.MessageID, err)
+			}
+			break
+		}
+		run.outcome[i] = inFlight
+		tags = append(tags, i)
+	}
+	for acked < len(tags) && await() {
+	}
+	brokerClosed := chClosed || ch.IsClosed()
+	// Closing the channel closes the returns listener; every return came
+	// before its message's confirm, so rets is then complete.
+	_ = ch.Close()
+	<-retsDone
+	run.settle(tags, acked, rets)
+
+	switch {
+	case ctx.Err() != nil:
+		return i, false, ctx.Err()
+	case badMsg != nil:
+		return i, false, badMsg
+	case brokerClosed:
+		var cerr error = errors.New("channel closed")
+		select {
+		case aerr := <-closes:
+			if aerr != nil {
+				cerr = aerr
+			}
+		default:
+		}
+		if conn.IsClosed() {
+			return i, true, fmt.Errorf("connection lost: %w", cerr)
+		}
+		return i, false, fmt.Errorf("channel closed by the broker: %w", cerr)
+	}
+	return i, false, nil
+}
+
+// settle matches returns to messages and marks those still in flight as
+// failed. Returns arrive in publish order, so each one is matched to the
+// next in-flight message with the same exchange, key and message id.
+func (run *publishRun) settle(tags []int, acked int, rets []amqp.Return) {
+	p := 0
+	for _, r := range rets {
+		for p < len(tags) {
+			idx := tags[p]
+			p++
+			m := run.msgs[idx]
+			if m.Exchange == r.Exchange && m.RoutingKey == r.RoutingKey && m.MessageID == r.MessageId {
+				run.outcome[idx] = returned
+				run.returns[returnKey{r.Exchange, r.RoutingKey, r.ReplyText}]++
+				break
+			}
+		}
+	}
+	for _, idx := range tags[acked:] {
+		if run.outcome[idx] == inFlight {
+			run.outcome[idx] = failed
+		}
+	}
+}
+
+func (run *publishRun) result() PublishResult {
+	var r PublishResult
+	for _, o := range run.outcome {
+		switch o {
+		case confirmed:
+			r.Confirmed++
+		case returned:
+			r.Returned++
+		case nacked:
+			r.Nacked++
+		case failed, inFlight:
+			r.Failed++
+		default:
+			r.Unsent++
+		}
+	}
+	return r
+}
+
+// err explains every message that was not confirmed, or returns nil.
+func (run *publishRun) err(cause error) error {
+	r := run.result()
+	total := len(run.msgs)
+	var parts []string
+	if r.Returned > 0 {
+		keys := make([]returnKey, 0, len(run.returns))
+		for k := range run.returns {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			a, b := keys[i], keys[j]
+			if run.returns[a] != run.returns[b] {
+				return run.returns[a] > run.returns[b]
+			}
+			if a.exchange != b.exchange {
+				return a.exchange < b.exchange
+			}
+			return a.key < b.key
+		})
+		var why []string
+		for i, k := range keys {
+			if i == 3 {
+				why = append(why, fmt.Sprintf("%d more", len(keys)-3))
+				break
+			}
+			why = append(why, fmt.Sprintf("%d returned by exchange %q with key %q: %s", run.returns[k], k.exchange, k.key, k.reason))
+		}
+		parts = append(parts, fmt.Sprintf("%d of %d messages were unroutable (%s)", r.Returned, total, strings.Join(why, "; ")))
+	}
+	if r.Nacked > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d messages were refused by the broker (nack: a queue may be full with reject-publish overflow)", r.Nacked, total))
+	}
+	if r.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d messages have an unknown outcome: the connection dropped before the broker confirmed them, so they may or may not have been delivered", r.Failed, total))
+	}
+	if r.Unsent > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d messages were not sent", r.Unsent, total))
+	}
+	switch {
+	case len(parts) == 0 && cause == nil:
+		return nil
+	case cause == nil:
+		return errors.New(strings.Join(parts, "; "))
+	case len(parts) == 0:
+		return cause
+	}
+	return fmt.Errorf("%s: %w", strings.Join(parts, "; "), cause)
+}
+
+// checkExchanges makes sure every exchange the messages name exists, so that
+// a typo is one clear error instead of a channel closed halfway through.
+func checkExchanges(ch *amqp.Channel, msgs []Message, vhost string) error {
+	seen := map[string]bool{"": true}
+	for _, m := range msgs {
+		if seen[m.Exchange] {
+			continue
+		}
+		seen[m.Exchange] = true
+		if err := ch.ExchangeDeclarePassive(m.Exchange, "topic", false, false, false, false, nil); err != nil {
+			if isCode(err, amqp.NotFound) {
+				return fmt.Errorf("exchange %q does not exist in vhost %q", m.Exchange, vhost)
+			}
+			return fmt.Errorf("check exchange %q: %w", m.Exchange, err)
+		}
+	}
+	return nil
+}
+
+func publishing(m Message) amqp.Publishing {
+	p := amqp.Publishing{
+		Headers:     table(m.Headers),
+		ContentType: m.ContentType,
+		MessageId:   m.MessageID,
+		Timestamp:   m.Timestamp,
+		Body:        m.Body,
+	}
+	if m.Persistent {
+		p.DeliveryMode = amqp.Persistent
+	}
+	return p
+}

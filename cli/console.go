@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"errors"
+	"net/url"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/model"
+)
+
+// runConsole opens the full-screen console (rungs with no subcommand).
+func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
+	ctx := cmd.Context()
+	if _, err := e.opts.ladder.fromFlags(e.vhost()); err != nil {
+		return err
+	}
+	m, err := e.management()
+	if err != nil {
+		return err
+	}
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return err
+	}
+	ladder := ""
+	if cmd.Flags().Lookup("ladder").Changed {
+		ladder = e.opts.ladder.name
+	}
+	app := model.New(model.Options{
+		Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
+		Vhost: e.vhost(), BrokerLabel: brokerLabel(e.config().URL),
+		ReadOnly: e.opts.readOnly, Refresh: e.opts.refresh, Ladder: ladder,
+	})
+	_, err = tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(e.In), tea.WithOutput(e.Out)).Run()
+	if errors.Is(err, tea.ErrInterrupted) || errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return &exitError{130, nil}
+	}
+	return err
+}
+
+// brokerLabel names the broker for the header: user@host:port, never the
+// password.
+func brokerLabel(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "broker"
+	}
+	if u.User != nil && u.User.Username() != "" {
+		return u.User.Username() + "@" + u.Host
+	}
+	return u.Host
+}

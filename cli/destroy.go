@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// confirm asks the operator to type a word before a destructive action. It
+// returns nil with --yes, and refuses outright when nobody can answer
+// (stdin is not a terminal), so a script never destroys by accident.
+func (e *env) confirm(what, word string) error {
+	if e.opts.yes {
+		return nil
+	}
+	if !e.Interactive {
+		return usageErr("%s needs --yes (or run it in a terminal to confirm by typing %q)", what, word)
+	}
+	fmt.Fprintf(e.Err, "%s\nType %q to confirm: ", what, word)
+	line, err := bufio.NewReader(e.In).ReadString('\n')
+	if err != nil && line == "" {
+		return usageErr("not confirmed: %v", err)
+	}
+	if strings.TrimSpace(line) != word {
+		return usageErr("not confirmed (typed %q, expected %q); nothing was changed", strings.TrimSpace(line), word)
+	}
+	return nil
+}
+
+func (e *env) purgeCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "purge [QUEUE]",
+		Short: "Empty a queue, or every queue of a ladder (asks first)",
+		Long: `purge removes the ready messages of one queue, or with --ladder and no
+QUEUE of every rung, done and unroutable queue of that ladder (destination
+queues belong to their workers and are left alone). Purged messages are
+gone: purge says how many will be lost and needs --yes or the name typed at
+a terminal. --read-only refuses it.`,
+		Example: `  rungs purge jobs.unroutable
+  rungs purge --ladder jobs --yes`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !cmd.Flags().Lookup("ladder").Changed {
+				return usageErr("purge needs a QUEUE or an explicit --ladder NAME")
+			}
+			return e.runPurge(cmd.Context(), args)
+		},
+	}
+	cmd.Flags().BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+func (e *env) runPurge(ctx context.Context, args []string) error {
+	if err := e.refuseReadOnly("purge"); err != nil {
+		return err
+	}
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	var queues []string
+	word := ""
+	if len(args) == 1 {
+		if _, ok := snap.Queue(args[0]); !ok {
+			return fmt.Errorf("no queue %q in vhost %s; nothing was purged", args[0], e.vhost())
+		}
+		queues, word = args, args[0]
+	} else {
+		l, ok := findLadder(snap, e.opts.ladder.name)
+		if !ok {
+			return fmt.Errorf("no ladder %q in vhost %s; nothing was purged", e.opts.ladder.name, e.vhost())
+		}
+		for _, r := range l.Rungs() {
+			queues = append(queues, r.Queue)
+		}
+		for _, t := range l.Terminals() {
+			queues = append(queues, t.Queue)
+		}
+		word = l.Name
+	}
+	var lost int64
+	var present []string
+	for _, q := range queues {
+		if s, ok := snap.Queue(q); ok {
+			lost += s.Stats.Ready
+			present = append(present, q)
+		}
+	}
+	what := fmt.Sprintf("purge %s in vhost %s: about %d ready message(s) will be lost", strings.Join(short(present, 4), ", "), e.vhost(), lost)
+	if err := e.confirm(what, word); err != nil {
+		return err
+	}
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, q := range present {
+		n, err := conn.Purge(ctx, q)
+		if err != nil {
+			return fmt.Errorf("purge %s (after %d messages from earlier queues): %w", q, total, err)
+		}
+		total += n
+	}
+	if e.opts.json {
+		return writeJSON(e.Out, map[string]any{"queues": present, "purged": total})
+	}
+	fmt.Fprintf(e.Out, "purged %d message(s) from %s\n", total, plural(len(present), "queue", "queues"))
+	return nil
+}
+
+// short lists at most n names, then how many more.
+func short(names []string, n int) []string {
+	if len(names) <= n {
+		return names
+	}
+	return append(append([]string(nil), names[:n]...), fmt.Sprintf("and %d more", len(names)-n))
+}
+
+// findLadder finds a discovered ladder by name.
+func findLadder(snap topology.Snapshot, name string) (topology.Ladder, bool) {
+	for _, f := range topology.Discover(snap) {
+		if f.Ladder.Name == name {
+			return f.Ladder, true
+		}
+	}
+	return topology.Ladder{}, false
+}
+
+func (e *env) teardownCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "teardown",
+		Short: "Delete a ladder's queues and exchanges (asks first)",
+		Long: `teardown deletes every queue and exchange of the ladder, and with them
+their bindings and every message still in flight. It needs --yes or the
+ladder's name typed at a terminal. --read-only refuses it.`,
+		Example: `  rungs teardown --ladder jobs --yes`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.runTeardown(cmd.Context())
+		},
+	}
+	cmd.Flags().BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+func (e *env) runTeardown(ctx context.Context) error {
+	if err := e.refuseReadOnly("teardown"); err != nil {
+		return err
+	}
+	r, err := e.resolveLadder(ctx)
+	if err != nil {
+		return err
+	}
+	if r.snap != nil && !r.discovered {
+		return fmt.Errorf("no %s ladder %q in vhost %s; nothing was deleted", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
+	}
+	l := r.ladder
+	var inFlight int64
+	if r.snap != nil {
+		inFlight = stateOf(topology.Found{Ladder: l}, *r.snap).inFlight
+	}
+	plan := l.Plan()
+	what := fmt.Sprintf("teardown %s: delete %d queues and %d exchanges; %d message(s) in flight will be lost",
+		describe(l), len(plan.Queues), len(plan.Exchanges), inFlight)
+	if err := e.confirm(what, l.Name); err != nil {
+		return err
+	}
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return err
+	}
+	if err := conn.Teardown(ctx, plan); err != nil {
+		return fmt.Errorf("teardown %s: %w", l.Name, err)
+	}
+	if e.opts.json {
+		return writeJSON(e.Out, map[string]any{"ladder": toJSONLadder(l), "deleted_queues": len(plan.Queues), "deleted_exchanges": len(plan.Exchanges)})
+	}
+	fmt.Fprintf(e.Out, "deleted %s: %d queues, %d exchanges\n", l.Name, len(plan.Queues), len(plan.Exchanges))
+	return nil
+}

@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// brokerEnv gives a test its own vhost and the environment that points
+// rungs at it.
+func brokerEnv(t *testing.T) (map[string]string, broker.Config) {
+	t.Helper()
+	cfg := brokertest.NewVhost(t)
+	return map[string]string{"RUNGS_URL": cfg.URL, "RUNGS_MGMT_URL": cfg.MgmtURL, "RUNGS_VHOST": cfg.Vhost}, cfg
+}
+
+func mustRun(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	code, out, errs := run(t, env, args...)
+	if code != ExitOK {
+		t.Fatalf("rungs %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+func dial(t *testing.T, cfg broker.Config) *broker.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// drain takes every message from a queue within the deadline, waiting for n.
+func drain(t *testing.T, c *broker.Conn, queue string, n int, within time.Duration) []broker.Delivery {
+	t.Helper()
+	var got []broker.Delivery
+	deadline := time.Now().Add(within)
+	for len(got) < n && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		d, ok, err := c.Get(ctx, queue, true)
+		cancel()
+		if err != nil {
+			t.Fatalf("get %s: %v", queue, err)
+		}
+		if !ok {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		got = append(got, d)
+	}
+	return got
+}
+
+func TestApplyPlanPublishStatusPurgeTeardown(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	ladder := []string{"--ladder", "jobs", "--unit", "10ms", "--levels", "10"}
+	out := mustRun(t, env, append([]string{"apply"}, ladder...)...)
+	if !strings.Contains(out, "drift: none") {
+		t.Fatalf("apply:\n%s", out)
+	}
+	// Shape flags are discovered from now on.
+	if out := mustRun(t, env, "plan", "--ladder", "jobs"); !strings.Contains(out, "10 levels of 10ms") {
+		t.Fatalf("plan did not use the discovered shape:\n%s", out)
+	}
+	if out := mustRun(t, env, "trace", "250ms", "--ladder", "jobs"); !strings.Contains(out, "checked: the broker's bindings route it exactly this way") {
+		t.Fatalf("trace:\n%s", out)
+	}
+	var res struct{ Confirmed, Requested int }
+	if err := json.Unmarshal([]byte(mustRun(t, env, "publish", "--ladder", "jobs", "--delay", "300ms", "--count", "20", "--json", "--body", `{"job":1}`)), &res); err != nil || res.Confirmed != 20 {
+		t.Fatalf("publish: %+v %v", res, err)
+	}
+	c := dial(t, cfg)
+	got := drain(t, c, "jobs.done", 20, 15*time.Second)
+	if len(got) != 20 {
+		t.Fatalf("%d of 20 messages reached jobs.done", len(got))
+	}
+	if string(got[0].Body) != `{"job":1}` {
+		t.Fatalf("body %q", got[0].Body)
+	}
+	// A message held in a long rung, then purge the whole ladder.
+	mustRun(t, env, "publish", "--ladder", "jobs", "--delay", "10s", "--count", "3")
+	code, _, errs := run(t, env, "purge", "--ladder", "jobs")
+	if code != ExitUsage || !strings.Contains(errs, "--yes") {
+		t.Fatalf("purge without --yes: exit %d %s", code, errs)
+	}
+	if out := mustRun(t, env, "purge", "--ladder", "jobs", "--yes"); !strings.Contains(out, "purged 3 message(s)") {
+		t.Fatalf("purge:\n%s", out)
+	}
+	mustRun(t, env, "teardown", "--ladder", "jobs", "--yes")
+	if out := mustRun(t, env, "discover"); !strings.Contains(out, "no ladders") {
+		t.Fatalf("after teardown:\n%s", out)
+	}
+}
+
+func TestPlanExitsThreeOnDrift(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	mustRun(t, env, "apply", "--ladder", "d", "--levels", "3")
+	// A left-over rung from a taller ladder is drift.
+	c := dial(t, cfg)
+	extra := topology.Plan{Queues: []topology.Queue{{Name: "d.rung.07", Durable: true}}}
+	if _, err := c.Apply(context.Background(), extra); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := run(t, env, "plan", "--ladder", "d")
+	if code != ExitDrift || !strings.Contains(out, "extra queue d.rung.07") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestApplyConflictNamesQueueAndArgumentAndDeletesNothing(t *testing.T) {
+	t.Parallel()
+	env, _ := brokerEnv(t)
+	mustRun(t, env, "apply", "--ladder", "c", "--levels", "3", "--unit", "1s")
+	mustRun(t, env, "publish", "--ladder", "c", "--delay", "7s")
+	code, _, errs := run(t, env, "apply", "--ladder", "c", "--levels", "3", "--unit", "2s")
+	if code != ExitError || !strings.Contains(errs, "c.rung.") || !strings.Contains(errs, "x-message-ttl") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	out := mustRun(t, env, "status", "--ladder", "c", "--json")
+	if !strings.Contains(out, `"unit": "1s"`) {
+		t.Fatalf("the ladder changed:\n%s", out)
+	}
+}
+
+func TestPublishRefusesUnroutableAndUnknownLadders(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	mustRun(t, env, "apply", "--ladder", "u", "--levels", "4")
+	code, _, errs := run(t, env, "publish", "--ladder", "u", "--delay", "1s", "--to", "nobody")
+	if code != ExitError || !strings.Contains(errs, "nothing published") || !strings.Contains(errs, "u.unroutable") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, _, errs = run(t, env, "publish", "--ladder", "ghost", "--delay", "1s")
+	if code != ExitError || !strings.Contains(errs, `no prefix ladder "ghost"`) {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, _, errs = run(t, env, "publish", "--ladder", "u", "--delay", "16s")
+	if code != ExitUsage || !strings.Contains(errs, "exceeds") {
+		t.Fatalf("over max: exit %d: %s", code, errs)
+	}
+	// Nothing of the refused publishes is anywhere.
+	c := dial(t, cfg)
+	for _, q := range append(queueNames(t, env, "u"), "u.done", "u.unroutable") {
+		if got := drain(t, c, q, 1, 300*time.Millisecond); len(got) != 0 {
+			t.Fatalf("%s holds a message after refused publishes", q)
+		}
+	}
+}
+
+func queueNames(t *testing.T, env map[string]string, ladder string) []string {
+	t.Helper()
+	var st []struct {
+		Rungs []struct{ Queue string }
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, env, "status", "--ladder", ladder, "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	var qs []string
+	for _, r := range st[0].Rungs {
+		qs = append(qs, r.Queue)
+	}
+	return qs
+}
+
+// An operator who deployed the seed's Terraform module points rungs at it:
+// recognised, traced, published into and purged.
+func TestSuffixLadderFromTheSeed(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	mustRun(t, env, "apply", "--ladder", "example", "--layout", "suffix", "--max-delay", "15s", "--unit", "100ms")
+	out := mustRun(t, env, "discover")
+	if !strings.Contains(out, "example") || !strings.Contains(out, "suffix") {
+		t.Fatalf("discover:\n%s", out)
+	}
+	out = mustRun(t, env, "trace", "1.3s", "--ladder", "example")
+	if !strings.Contains(out, "key      0.0.0.0.1.1.0.1") || !strings.Contains(out, "example.delay.8") || !strings.Contains(out, "checked:") {
+		t.Fatalf("trace:\n%s", out)
+	}
+	mustRun(t, env, "publish", "--ladder", "example", "--delay", "700ms", "--count", "4")
+	c := dial(t, cfg)
+	if got := drain(t, c, "example.done", 4, 10*time.Second); len(got) != 4 {
+		t.Fatalf("%d of 4 reached example.done", len(got))
+	}
+	mustRun(t, env, "publish", "--ladder", "example", "--delay", "1.5s", "--count", "2")
+	if out := mustRun(t, env, "purge", "example.delay.8", "--yes"); !strings.Contains(out, "purged 2") {
+		t.Fatalf("purge:\n%s", out)
+	}
+}
+
+// NServiceBus' infrastructure is recognised and published into.
+func TestNServiceBusLadder(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	c := dial(t, cfg)
+	if _, err := c.Apply(context.Background(), topology.Plan{Queues: []topology.Queue{{Name: "sales", Durable: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, env, "apply", "--layout", "nsb", "--target", "sales")
+	out := mustRun(t, env, "discover")
+	if !strings.Contains(out, "nsb.v2") || !strings.Contains(out, "sales") {
+		t.Fatalf("discover:\n%s", out)
+	}
+	out = mustRun(t, env, "publish", "--ladder", "nsb.v2", "--delay", "1s", "--to", "sales")
+	if !strings.Contains(out, "nsb.v2.delay-level-00") {
+		t.Fatalf("publish:\n%s", out)
+	}
+	if got := drain(t, c, "sales", 1, 15*time.Second); len(got) != 1 {
+		t.Fatal("the delayed message did not reach sales")
+	}
+}

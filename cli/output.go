@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func table(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+}
+
+// jsonLadder is a ladder as --json prints it: durations in milliseconds and
+// as text, so scripts neither parse "1h30m" nor guess units.
+type jsonLadder struct {
+	Name       string   `json:"name"`
+	Vhost      string   `json:"vhost"`
+	Layout     string   `json:"layout"`
+	UnitMS     int64    `json:"unit_ms"`
+	Unit       string   `json:"unit"`
+	Levels     int      `json:"levels"`
+	Radix      int      `json:"radix"`
+	QueueType  string   `json:"queue_type"`
+	MaxDelayMS int64    `json:"max_delay_ms"`
+	MaxDelay   string   `json:"max_delay"`
+	Targets    []string `json:"targets"`
+	MeanHops   float64  `json:"mean_hops"`
+}
+
+func toJSONLadder(l topology.Ladder) jsonLadder {
+	targets := l.Targets
+	if targets == nil {
+		targets = []string{}
+	}
+	return jsonLadder{
+		Name: l.Name, Vhost: l.Vhost, Layout: l.Layout,
+		UnitMS: l.Unit.Milliseconds(), Unit: topology.FormatDelay(l.Unit),
+		Levels: l.Levels, Radix: l.Radix, QueueType: string(l.QueueType),
+		MaxDelayMS: l.MaxDelay().Milliseconds(), MaxDelay: topology.FormatDelay(l.MaxDelay()),
+		Targets: targets, MeanHops: l.MeanHops(),
+	}
+}
+
+type jsonDrift struct {
+	Kind   string `json:"kind"`
+	Object string `json:"object"`
+	Name   string `json:"name"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func toJSONDrift(ds []topology.Drift) []jsonDrift {
+	out := make([]jsonDrift, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, jsonDrift{string(d.Kind), d.Object, d.Name, d.Detail})
+	}
+	return out
+}
+
+func printDrift(w io.Writer, ds []topology.Drift) {
+	if len(ds) == 0 {
+		fmt.Fprintln(w, "drift: none, the broker matches the plan")
+		return
+	}
+	fmt.Fprintf(w, "drift: %d difference(s)\n", len(ds))
+	for _, d := range ds {
+		fmt.Fprintln(w, "  "+d.String())
+	}
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func indent(s, by string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := range lines {
+		lines[i] = by + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

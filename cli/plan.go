@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+func (e *env) planCommand() *cobra.Command {
+	var objects bool
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Show a ladder's plan and its drift from the broker (exit 3 on drift)",
+		Long: `plan computes every object the ladder needs and compares it with what the
+broker holds. It exits 0 when they match, 3 when they drift (missing,
+extra or differently declared objects), so it can gate a deploy. When the
+ladder exists on the broker and no shape flag is given, its discovered
+shape is used.`,
+		Example: `  rungs plan --ladder jobs
+  rungs plan --ladder jobs --unit 10ms --levels 24 --objects
+  rungs plan --ladder jobs --json | jq .drift`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := e.resolveLadder(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return e.printPlan(r, objects)
+		},
+	}
+	cmd.Flags().BoolVar(&objects, "objects", false, "list every exchange, queue and binding")
+	cmd.Flags().StringSliceVar(&e.opts.ladder.targets, "target", nil, "destination queue expected to be bound (repeatable)")
+	return cmd
+}
+
+func (e *env) printPlan(r resolved, objects bool) error {
+	plan := r.ladder.Plan()
+	var drift []topology.Drift
+	if r.snap != nil {
+		drift = topology.Diff(plan, *r.snap)
+	}
+	if e.opts.json {
+		type jx struct {
+			Name string         `json:"name"`
+			Type string         `json:"type"`
+			Args map[string]any `json:"arguments"`
+		}
+		type jq struct {
+			Name string         `json:"name"`
+			Args map[string]any `json:"arguments"`
+		}
+		type jb struct {
+			Source          string `json:"source"`
+			Destination     string `json:"destination"`
+			DestinationType string `json:"destination_type"`
+			RoutingKey      string `json:"routing_key"`
+		}
+		out := struct {
+			Ladder    jsonLadder  `json:"ladder"`
+			Exchanges []jx        `json:"exchanges"`
+			Queues    []jq        `json:"queues"`
+			Bindings  []jb        `json:"bindings"`
+			Checked   bool        `json:"checked"`
+			Error     string      `json:"error,omitempty"`
+			Drift     []jsonDrift `json:"drift"`
+		}{Ladder: toJSONLadder(r.ladder), Checked: r.snap != nil, Drift: toJSONDrift(drift)}
+		for _, x := range plan.Exchanges {
+			out.Exchanges = append(out.Exchanges, jx{x.Name, x.Type, nonNil(x.Args)})
+		}
+		for _, q := range plan.Queues {
+			out.Queues = append(out.Queues, jq{q.Name, nonNil(q.Args)})
+		}
+		for _, b := range plan.Bindings {
+			out.Bindings = append(out.Bindings, jb{b.Source, b.Destination, b.DestinationType, b.RoutingKey})
+		}
+		if r.mgmtErr != nil {
+			out.Error = r.mgmtErr.Error()
+		}
+		if err := writeJSON(e.Out, out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(e.Out, describe(r.ladder))
+		fmt.Fprintf(e.Out, "  %s, %s, %s; a random delay takes %.1f hops on average, %d at most\n",
+			plural(len(plan.Exchanges), "exchange", "exchanges"), plural(len(plan.Queues), "queue", "queues"),
+			plural(len(plan.Bindings), "binding", "bindings"), r.ladder.MeanHops(), r.ladder.Levels)
+		if objects {
+			w := table(e.Out)
+			for _, x := range plan.Exchanges {
+				fmt.Fprintf(w, "  exchange\t%s\t%s\t%s\n", x.Name, x.Type, x.Args)
+			}
+			for _, q := range plan.Queues {
+				fmt.Fprintf(w, "  queue\t%s\t\t%s\n", q.Name, q.Args)
+			}
+			for _, b := range plan.Bindings {
+				fmt.Fprintf(w, "  binding\t%s\t→ %s\t[%s]\n", b.Source, b.Destination, b.RoutingKey)
+			}
+			w.Flush()
+		}
+		if r.snap == nil {
+			fmt.Fprintf(e.Err, "rungs: could not read the broker, drift not checked: %v\n", r.mgmtErr)
+		} else {
+			printDrift(e.Out, drift)
+		}
+	}
+	if r.snap == nil {
+		return &exitError{ExitError, nil}
+	}
+	if len(drift) > 0 {
+		return &exitError{ExitDrift, nil}
+	}
+	return nil
+}
+
+func nonNil(a topology.Args) map[string]any {
+	if a == nil {
+		return map[string]any{}
+	}
+	return a
+}

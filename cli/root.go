@@ -1,0 +1,229 @@
+// Package cli is rungs' command line: flags and environment become a ladder
+// and broker clients, each subcommand does one job, and every failure is one
+// line on stderr with a meaningful exit code. Scripts depend on this
+// surface, so human output and --json are both contracts.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/broker"
+)
+
+// Exit codes. Drift has its own so that `rungs plan` can gate a deploy.
+const (
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+	ExitDrift = 3
+)
+
+// Version is set at build time with -ldflags "-X .../cli.Version=...".
+var Version = "dev"
+
+// exitError carries an exit code other than ExitError through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr marks bad input: the command was not run.
+func usageErr(format string, a ...any) error {
+	return &exitError{ExitUsage, fmt.Errorf(format, a...)}
+}
+
+// IO is where a command reads and writes; tests pass buffers.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+	// Interactive says stdin is a terminal, so a typed confirmation can be
+	// asked for instead of requiring --yes.
+	Interactive bool
+	Getenv      func(string) string
+}
+
+// env is one invocation: the parsed options plus lazily opened clients.
+type env struct {
+	IO
+	opts options
+	mgmt *broker.Management
+	conn *broker.Conn
+}
+
+// options are the flags shared by every command.
+type options struct {
+	url, mgmtURL, vhost string
+	caCert, cert, key   string
+	readOnly, json, yes bool
+	timeout             time.Duration
+	refresh             time.Duration
+	ladder              ladderFlags
+	noColor             bool
+}
+
+// Run executes rungs with args and returns the process exit code.
+func Run(ctx context.Context, args []string, io IO) int {
+	if io.Getenv == nil {
+		io.Getenv = os.Getenv
+	}
+	e := &env{IO: io}
+	defer e.close()
+	root := e.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.Err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitError
+	var xe *exitError
+	if errors.As(err, &xe) {
+		code = xe.code
+	} else if isFlagError(err) {
+		code = ExitUsage
+	}
+	if xe == nil || xe.err != nil {
+		fmt.Fprintln(io.Err, "rungs: "+oneLine(broker.Redact(err.Error())))
+	}
+	return code
+}
+
+// isFlagError recognises cobra's and pflag's parse errors, which are usage
+// errors even though they are not ours.
+func isFlagError(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument", "unknown command", "accepts ", "requires at least", "required flag", "if any flags in the group"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// oneLine folds an error onto one line: operators grep logs line by line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func (e *env) close() {
+	if e.conn != nil {
+		e.conn.Close()
+	}
+}
+
+func (e *env) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rungs",
+		Short: "See, check and drive RabbitMQ delay ladders",
+		Long: `rungs declares RabbitMQ delay ladders (TTL queues chained by dead-letter
+exchanges, the delay spelled in binary in the routing key), checks them for
+drift, traces the path a delay takes, publishes test messages and purges.
+With no subcommand it opens the console.`,
+		Example: `  rungs apply --ladder jobs --unit 1s --max-delay 7d
+  rungs trace 90s --ladder jobs --to orders.retry
+  rungs publish --ladder jobs --delay 1h30m --to orders.retry --body @job.json
+  rungs plan --ladder jobs     # exit 3 on drift
+  rungs                        # the console`,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE:          e.runConsole,
+	}
+	f := root.PersistentFlags()
+	// Defaults from the environment are applied in config(), not here:
+	// a flag's default is printed by --help, and RUNGS_URL holds a password.
+	f.StringVar(&e.opts.url, "url", "", "AMQP URL, amqps:// for TLS (env RUNGS_URL; default: guest on localhost:5672)")
+	f.StringVar(&e.opts.mgmtURL, "mgmt-url", "", "management API URL (env RUNGS_MGMT_URL; default: the AMQP host, port 15672)")
+	f.StringVar(&e.opts.vhost, "vhost", "", "vhost (env RUNGS_VHOST; default: the URL's, else /)")
+	f.StringVar(&e.opts.caCert, "ca-cert", "", "CA certificate file for TLS")
+	f.StringVar(&e.opts.cert, "cert", "", "client certificate file for TLS")
+	f.StringVar(&e.opts.key, "key", "", "client key file for TLS")
+	f.BoolVar(&e.opts.readOnly, "read-only", false, "refuse every action that changes the broker")
+	f.BoolVar(&e.opts.json, "json", false, "print machine-readable JSON")
+	f.DurationVar(&e.opts.timeout, "timeout", 10*time.Second, "timeout for each broker request")
+	f.DurationVar(&e.opts.refresh, "refresh", 0, "console refresh interval (default: the broker's statistics interval, 5s)")
+	e.opts.ladder.register(f)
+	root.AddCommand(
+		e.applyCommand(), e.planCommand(), e.traceCommand(), e.publishCommand(),
+		e.statusCommand(), e.discoverCommand(), e.purgeCommand(), e.teardownCommand(),
+	)
+	return root
+}
+
+// envOr picks the flag's value if given, else the environment's, else def.
+func (e *env) envOr(name, flag, def string) string {
+	if flag != "" {
+		return flag
+	}
+	if v := e.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// config is the broker configuration the flags describe.
+func (e *env) config() broker.Config {
+	return broker.Config{
+		URL:     e.envOr("RUNGS_URL", e.opts.url, broker.DefaultURL),
+		MgmtURL: e.envOr("RUNGS_MGMT_URL", e.opts.mgmtURL, ""),
+		Vhost:   e.envOr("RUNGS_VHOST", e.opts.vhost, ""),
+		CACert:  e.opts.caCert, ClientCert: e.opts.cert, ClientKey: e.opts.key,
+		ReadOnly: e.opts.readOnly, Timeout: e.opts.timeout,
+	}
+}
+
+// management opens (once) the management API client.
+func (e *env) management() (*broker.Management, error) {
+	if e.mgmt == nil {
+		m, err := broker.NewManagement(e.config())
+		if err != nil {
+			return nil, err
+		}
+		e.mgmt = m
+	}
+	return e.mgmt, nil
+}
+
+// amqp opens (once) the AMQP connection.
+func (e *env) amqp(ctx context.Context) (*broker.Conn, error) {
+	if e.conn == nil {
+		ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		defer cancel()
+		c, err := broker.Dial(ctx, e.config())
+		if err != nil {
+			return nil, err
+		}
+		e.conn = c
+	}
+	return e.conn, nil
+}
+
+// vhost is the vhost commands act on.
+func (e *env) vhost() string { return e.config().EffectiveVhost() }
+
+// refuseReadOnly stops a mutating command before it opens a connection.
+func (e *env) refuseReadOnly(what string) error {
+	if e.opts.readOnly {
+		return fmt.Errorf("%s: %w", what, broker.ErrReadOnly)
+	}
+	return nil
+}

@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// ladderState is a discovered ladder with its live queue statistics.
+type ladderState struct {
+	found      topology.Found
+	rungs      []rungState
+	terminals  []terminalState
+	inFlight   int64
+	unroutable int64
+}
+
+type rungState struct {
+	rung    topology.Rung
+	stats   topology.QueueStats
+	present bool
+}
+
+type terminalState struct {
+	role, queue string
+	stats       topology.QueueStats
+	present     bool
+}
+
+// stateOf joins a discovered ladder with the snapshot's queue statistics.
+func stateOf(f topology.Found, snap topology.Snapshot) ladderState {
+	st := ladderState{found: f}
+	for _, r := range f.Ladder.Rungs() {
+		q, ok := snap.Queue(r.Queue)
+		st.rungs = append(st.rungs, rungState{r, q.Stats, ok})
+		st.inFlight += q.Stats.Messages()
+	}
+	terms := f.Ladder.Terminals()
+	for _, t := range f.Ladder.Targets {
+		terms = append(terms, topology.Terminal{Role: "target", Queue: t})
+	}
+	for _, t := range terms {
+		q, ok := snap.Queue(t.Queue)
+		st.terminals = append(st.terminals, terminalState{t.Role, t.Queue, q.Stats, ok})
+		if t.Role == topology.RoleUnroutable {
+			st.unroutable += q.Stats.Messages()
+		}
+	}
+	return st
+}
+
+func (e *env) statusCommand() *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show ladders with the depth of every rung",
+		Long: `status reads the vhost through the management API, finds every ladder and
+shows each rung's TTL, depth (ready / unacked), consumers and rates, then the
+done, unroutable and destination queues. With --ladder it shows that ladder
+only, every rung; otherwise every ladder, rungs that hold messages.`,
+		Example: `  rungs status
+  rungs status --ladder jobs
+  rungs status --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			only := ""
+			if cmd.Flags().Lookup("ladder").Changed {
+				only = e.opts.ladder.name
+				all = true
+			}
+			return e.runStatus(cmd.Context(), only, all)
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "list every rung, also the empty ones")
+	return cmd
+}
+
+func (e *env) runStatus(ctx context.Context, only string, all bool) error {
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	var states []ladderState
+	for _, f := range topology.Discover(snap) {
+		if only == "" || f.Ladder.Name == only {
+			states = append(states, stateOf(f, snap))
+		}
+	}
+	if only != "" && len(states) == 0 {
+		return fmt.Errorf("no ladder %q in vhost %s (rungs discover lists the ladders there)", only, e.vhost())
+	}
+	if e.opts.json {
+		return writeJSON(e.Out, toJSONStatus(states))
+	}
+	if len(states) == 0 {
+		fmt.Fprintf(e.Out, "no ladders in vhost %s\n", e.vhost())
+		return nil
+	}
+	for i, st := range states {
+		if i > 0 {
+			fmt.Fprintln(e.Out)
+		}
+		printState(e, st, all)
+	}
+	return nil
+}
+
+func printState(e *env, st ladderState, all bool) {
+	l := st.found.Ladder
+	fmt.Fprintln(e.Out, describe(l))
+	fmt.Fprintf(e.Out, "  in flight %d, unroutable %d, drift %d\n", st.inFlight, st.unroutable, len(st.found.Drift))
+	w := table(e.Out)
+	fmt.Fprintln(w, "  level\tqueue\tttl\tready\tunacked\tconsumers\tin/s\tout/s")
+	shown := 0
+	for _, r := range st.rungs {
+		if !all && r.stats.Messages() == 0 {
+			continue
+		}
+		shown++
+		level := fmt.Sprintf("%d", r.rung.Level)
+		if l.Radix != 2 {
+			level = fmt.Sprintf("%d.%x", r.rung.Level, r.rung.Digit)
+		}
+		missing := ""
+		if !r.present {
+			missing = "  MISSING"
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.1f%s\n", level, r.rung.Queue, topology.FormatDelay(r.rung.TTL),
+			r.stats.Ready, r.stats.Unacked, r.stats.Consumers, r.stats.PublishRate, r.stats.DeliverRate, missing)
+	}
+	if shown == 0 {
+		fmt.Fprintln(w, "  \t(every rung is empty)\t\t\t\t\t\t")
+	}
+	for _, t := range st.terminals {
+		missing := ""
+		if !t.present {
+			missing = "  MISSING"
+		}
+		fmt.Fprintf(w, "  %s\t%s\t\t%d\t%d\t%d\t%.1f\t%.1f%s\n", t.role, t.queue, t.stats.Ready, t.stats.Unacked, t.stats.Consumers, t.stats.PublishRate, t.stats.DeliverRate, missing)
+	}
+	w.Flush()
+	if len(st.found.Drift) > 0 {
+		fmt.Fprintf(e.Out, "  drift (rungs plan --ladder %s lists it):\n", l.Name)
+		for i, d := range st.found.Drift {
+			if i == 5 {
+				fmt.Fprintf(e.Out, "    … %d more\n", len(st.found.Drift)-5)
+				break
+			}
+			fmt.Fprintln(e.Out, "    "+d.String())
+		}
+	}
+}
+
+type jsonQueue struct {
+	Role      string  `json:"role,omitempty"`
+	Level     *int    `json:"level,omitempty"`
+	Digit     *int    `json:"digit,omitempty"`
+	Queue     string  `json:"queue"`
+	TTLMS     *int64  `json:"ttl_ms,omitempty"`
+	Present   bool    `json:"present"`
+	Ready     int64   `json:"ready"`
+	Unacked   int64   `json:"unacked"`
+	Consumers int64   `json:"consumers"`
+	InRate    float64 `json:"in_rate"`
+	OutRate   float64 `json:"out_rate"`
+}
+
+func toJSONStatus(states []ladderState) any {
+	out := []map[string]any{}
+	for _, st := range states {
+		var rungs, terms []jsonQueue
+		for _, r := range st.rungs {
+			level, digit, ttl := r.rung.Level, r.rung.Digit, ms(r.rung.TTL)
+			rungs = append(rungs, jsonQueue{"rung", &level, &digit, r.rung.Queue, &ttl, r.present, r.stats.Ready, r.stats.Unacked, r.stats.Consumers, r.stats.PublishRate, r.stats.DeliverRate})
+		}
+		for _, t := range st.terminals {
+			terms = append(terms, jsonQueue{Role: t.role, Queue: t.queue, Present: t.present, Ready: t.stats.Ready, Unacked: t.stats.Unacked, Consumers: t.stats.Consumers, InRate: t.stats.PublishRate, OutRate: t.stats.DeliverRate})
+		}
+		out = append(out, map[string]any{
+			"ladder": toJSONLadder(st.found.Ladder), "in_flight": st.inFlight, "unroutable": st.unroutable,
+			"drift": toJSONDrift(st.found.Drift), "rungs": rungs, "terminals": terms,
+		})
+	}
+	return out
+}
+
+func (e *env) discoverCommand() *cobra.Command {
+	var allVhosts bool
+	cmd := &cobra.Command{
+		Use:   "discover",
+		Short: "Find every ladder on the broker, of every layout",
+		Long: `discover reads the vhost (or every vhost) through the management API and
+recognises ladders by their rung queues: rungs' own prefix ladders, the seed
+003 Terraform suffix ladders and NServiceBus' delay infrastructure. It
+infers each ladder's unit, levels, radix and queue type, and counts its
+drift from the plan those parameters imply.`,
+		Example: `  rungs discover
+  rungs discover --all-vhosts --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.runDiscover(cmd.Context(), allVhosts)
+		},
+	}
+	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "look in every vhost")
+	return cmd
+}
+
+func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
+	m, err := e.management()
+	if err != nil {
+		return err
+	}
+	vhosts := []string{e.vhost()}
+	if allVhosts {
+		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		vhosts, err = m.Vhosts(cctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	var states []ladderState
+	for _, vh := range vhosts {
+		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		snap, err := m.Snapshot(cctx, vh)
+		cancel()
+		if err != nil {
+			return err
+		}
+		for _, f := range topology.Discover(snap) {
+			states = append(states, stateOf(f, snap))
+		}
+	}
+	if e.opts.json {
+		return writeJSON(e.Out, toJSONStatus(states))
+	}
+	if len(states) == 0 {
+		fmt.Fprintf(e.Out, "no ladders in %s\n", strings.Join(vhosts, ", "))
+		return nil
+	}
+	w := table(e.Out)
+	fmt.Fprintln(w, "vhost\tladder\tlayout\tunit\tlevels\tmax delay\tqueues\tin flight\tunroutable\tdrift\ttargets")
+	for _, st := range states {
+		l := st.found.Ladder
+		levels := fmt.Sprintf("%d", l.Levels)
+		if l.Radix != 2 {
+			levels += fmt.Sprintf("×r%d", l.Radix)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", l.Vhost, l.Name, l.Layout, topology.FormatDelay(l.Unit), levels,
+			topology.FormatDelay(l.MaxDelay()), l.QueueType, st.inFlight, st.unroutable, len(st.found.Drift), strings.Join(l.Targets, ","))
+	}
+	return w.Flush()
+}

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+func (e *env) traceCommand() *cobra.Command {
+	var dest, key string
+	cmd := &cobra.Command{
+		Use:   "trace [DELAY]",
+		Short: "Show the path a delay takes through a ladder, checked against the broker",
+		Long: `trace spells a delay as its routing key and lists the rungs the message
+waits in, each with its TTL and the times it enters and leaves, then where it
+ends. Delays are rounded up to the ladder's unit, never down. With --key it
+decodes an existing routing key instead.
+
+When the management API answers, the path is also simulated over the
+broker's real bindings; if the broker would route the message differently
+(a missing binding, a wrong TTL), trace says where and exits 3.`,
+		Example: `  rungs trace 90s --ladder jobs
+  rungs trace 1h30m --ladder jobs --to orders.retry
+  rungs trace --ladder jobs --key 0.0.1.0.1.orders.retry`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 1) == (key != "") {
+				return usageErr("trace needs a DELAY or --key, not both")
+			}
+			r, err := e.resolveLadder(cmd.Context())
+			if err != nil {
+				return err
+			}
+			l := r.ladder
+			var d time.Duration
+			if key != "" {
+				if d, dest, err = l.Decode(key); err != nil {
+					return usageErr("%v", err)
+				}
+			} else if d, err = topology.ParseDelay(args[0]); err != nil {
+				return usageErr("%v", err)
+			}
+			tr, err := l.Trace(d, dest)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			check := e.checkTrace(r, tr)
+			if e.opts.json {
+				if err := writeJSON(e.Out, toJSONTrace(tr, check)); err != nil {
+					return err
+				}
+			} else {
+				e.printTrace(tr, check)
+			}
+			if check.err != nil {
+				return &exitError{ExitDrift, nil}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dest, "to", "", "destination queue (default: the ladder's done queue)")
+	cmd.Flags().StringVar(&key, "key", "", "decode this routing key instead of a delay")
+	return cmd
+}
+
+// routeCheck is the result of simulating a trace over the broker's bindings.
+type routeCheck struct {
+	checked bool
+	err     error // the broker routes differently, or not at all
+	reason  string
+}
+
+// checkTrace walks the message over the live snapshot. Destination queues
+// belong to workers, so a missing one is reported as such.
+func (e *env) checkTrace(r resolved, tr topology.Trace) routeCheck {
+	if r.snap == nil {
+		return routeCheck{reason: fmt.Sprintf("not checked against the broker: %v", r.mgmtErr)}
+	}
+	steps, err := topology.NewGraph(*r.snap).Walk(tr.Exchange, tr.Key)
+	if err != nil {
+		return routeCheck{checked: true, err: err}
+	}
+	want := append([]string{}, hopQueues(tr)...)
+	want = append(want, tr.Target)
+	var got []string
+	for i, s := range steps {
+		got = append(got, s.Queue)
+		if i < len(tr.Hops) && s.TTL != tr.Hops[i].TTL {
+			return routeCheck{checked: true, err: fmt.Errorf("rung %s has TTL %s on the broker, the ladder expects %s", s.Queue, topology.FormatDelay(s.TTL), topology.FormatDelay(tr.Hops[i].TTL))}
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		return routeCheck{checked: true, err: fmt.Errorf("the broker routes it %s, the ladder expects %s", strings.Join(got, " → "), strings.Join(want, " → "))}
+	}
+	return routeCheck{checked: true}
+}
+
+func hopQueues(tr topology.Trace) []string {
+	var qs []string
+	for _, h := range tr.Hops {
+		qs = append(qs, h.Queue)
+	}
+	return qs
+}
+
+func (e *env) printTrace(tr topology.Trace, c routeCheck) {
+	l := tr.Ladder
+	fmt.Fprintln(e.Out, describe(l))
+	rounded := ""
+	if tr.Delay != tr.Requested {
+		rounded = fmt.Sprintf(" (%s rounded up to the %s unit)", topology.FormatDelay(tr.Requested), topology.FormatDelay(l.Unit))
+	}
+	fmt.Fprintf(e.Out, "delay    %s%s\n", topology.FormatDelay(tr.Delay), rounded)
+	fmt.Fprintf(e.Out, "key      %s\n", tr.Key)
+	fmt.Fprintf(e.Out, "publish  to exchange %s\n", tr.Exchange)
+	w := table(e.Out)
+	fmt.Fprintln(w, "hop\tqueue\tttl\tenters\tleaves")
+	for i, h := range tr.Hops {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", i+1, h.Queue, topology.FormatDelay(h.TTL), topology.FormatDelay(h.Start), topology.FormatDelay(h.End))
+	}
+	fmt.Fprintf(w, "→\t%s\t\t%s\t\n", tr.Target, topology.FormatDelay(tr.Total()))
+	w.Flush()
+	switch {
+	case c.err != nil:
+		fmt.Fprintf(e.Out, "BROKEN on the broker: %v\n", c.err)
+	case c.checked:
+		fmt.Fprintln(e.Out, "checked: the broker's bindings route it exactly this way")
+	default:
+		fmt.Fprintln(e.Out, c.reason)
+	}
+}
+
+type jsonHop struct {
+	Level   int    `json:"level"`
+	Digit   int    `json:"digit"`
+	Queue   string `json:"queue"`
+	TTLMS   int64  `json:"ttl_ms"`
+	StartMS int64  `json:"start_ms"`
+	EndMS   int64  `json:"end_ms"`
+}
+
+func toJSONTrace(tr topology.Trace, c routeCheck) any {
+	hops := []jsonHop{}
+	for _, h := range tr.Hops {
+		hops = append(hops, jsonHop{h.Level, h.Digit, h.Queue, ms(h.TTL), ms(h.Start), ms(h.End)})
+	}
+	out := map[string]any{
+		"ladder": toJSONLadder(tr.Ladder), "requested_ms": ms(tr.Requested), "delay_ms": ms(tr.Delay),
+		"delay": topology.FormatDelay(tr.Delay), "routing_key": tr.Key, "exchange": tr.Exchange,
+		"destination": tr.Dest, "hops": hops, "target": tr.Target, "total_ms": ms(tr.Total()),
+		"checked": c.checked,
+	}
+	if c.err != nil {
+		out["broken"] = c.err.Error()
+	}
+	return out
+}
