@@ -544,3 +544,37 @@ func plainTable(t amqp.Table) map[string]any {
 	}
 	return plainValue(t).(map[string]any)
 }
+
+// EnsureQueue makes sure a destination queue exists, declaring it durable
+// (of the given type) only when it is missing. An existing queue is never
+// redeclared, so its own arguments, whatever they are, stay untouched.
+func (c *Conn) EnsureQueue(ctx context.Context, name string, qt topology.QueueType) (created bool, err error) {
+	if c.ep.readOnly {
+		return false, ErrReadOnly
+	}
+	err = c.steps(ctx, 1, func(ch *amqp.Channel, _ int) error {
+		_, perr := ch.QueueDeclarePassive(name, true, false, false, false, nil)
+		if perr == nil {
+			return nil
+		}
+		if !isCode(perr, amqp.NotFound) {
+			return fmt.Errorf("check queue %q: %w", name, perr)
+		}
+		// The 404 closed that channel; declare on a fresh one.
+		ch2, _, cerr := c.channel(ctx)
+		if cerr != nil {
+			return cerr
+		}
+		defer ch2.Close()
+		args := amqp.Table{}
+		if qt == topology.Quorum {
+			args["x-queue-type"] = string(topology.Quorum)
+		}
+		if _, derr := ch2.QueueDeclare(name, true, false, false, false, args); derr != nil {
+			return declareError("queue", name, derr)
+		}
+		created = true
+		return nil
+	})
+	return created, c.ep.redact(err)
+}

@@ -24,7 +24,7 @@ apply reads the broker back and reports any drift.`,
 		Args: cobra.NoArgs,
 		RunE: e.runApply,
 	}
-	cmd.Flags().StringSliceVar(&e.opts.ladder.targets, "target", nil, "destination queue to bind for delivery (repeatable; the queue must exist)")
+	cmd.Flags().StringSliceVar(&e.opts.ladder.targets, "target", nil, "destination queue to bind for delivery (repeatable; created durable if missing)")
 	return cmd
 }
 
@@ -40,6 +40,15 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	conn, err := e.amqp(ctx)
 	if err != nil {
 		return err
+	}
+	for _, t := range l.Targets {
+		created, err := conn.EnsureQueue(ctx, t, l.QueueType)
+		if err != nil {
+			return fmt.Errorf("destination %s: %w", t, err)
+		}
+		if created && !e.opts.json {
+			fmt.Fprintf(e.Out, "created destination queue %s (durable, %s)\n", t, l.QueueType)
+		}
 	}
 	plan := l.Plan()
 	// A tall ladder is hundreds of declarations, each a round trip.

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# rungs' main job on a fresh machine, in one command: bring up a local
+# RabbitMQ, build rungs, declare a demo ladder with a destination queue,
+# put delayed messages in flight, and open the console on it.
+#
+#   scripts/demo.sh              the console (needs a terminal)
+#   scripts/demo.sh --no-console print the ladder's status instead
+#
+# The demo ladder is "demo" in vhost /: 1s unit, up to 1h, classic queues;
+# messages go to the default done queue (demo.done) or to demo.work.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+console=1
+[[ ${1:-} == --no-console ]] && console=0
+[[ -t 0 && -t 1 ]] || console=0
+
+bash scripts/broker.sh up
+eval "$(bash scripts/broker.sh env)"
+export RUNGS_URL RUNGS_MGMT_URL
+
+echo "building rungs"
+go build -o bin/rungs .
+rungs=bin/rungs
+
+$rungs apply --ladder demo --unit 1s --max-delay 1h --target demo.work
+# A spread of delays, so every part of the ladder has something to show.
+for d in 5s 20s 45s 90s 3m 7m 15m 40m; do
+	$rungs publish --ladder demo --delay "$d" --count 3 --body "demo job delayed $d" >/dev/null
+done
+$rungs publish --ladder demo --delay 30s --to demo.work --count 5 --body '{"job":"retry me"}' --header attempt=2
+
+echo
+if [[ $console == 1 ]]; then
+	exec $rungs --ladder demo
+fi
+echo "waiting 6s: the management API refreshes its statistics every 5s"
+sleep 6
+$rungs status --ladder demo
