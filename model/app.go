@@ -1,0 +1,671 @@
+// Package model holds the console's Bubble Tea models: App, the root that
+// owns the broker clients, the refresh loop and the routing of keys, and
+// the children it routes to (the ladder list, the ladder view, the input
+// line, the publish form and the purge confirmation). Rendering is left to
+// package ui; all I/O happens in tea.Cmds, so the UI never blocks.
+package model
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// Options configure the console.
+type Options struct {
+	Inspector broker.Inspector
+	Publisher broker.Publisher
+	Purger    broker.Purger
+	// Conn is the AMQP connection to watch; nil shows the management
+	// API's health instead.
+	Conn broker.StateWatcher
+	// Vhost is the vhost to show ("/" when empty).
+	Vhost string
+	// BrokerLabel names the broker in the header, e.g.
+	// "guest@127.0.0.1:5672". It must not contain a password.
+	BrokerLabel string
+	// ReadOnly switches off publishing and purging, visibly.
+	ReadOnly bool
+	// Refresh is the refresh interval; 0 follows the broker's statistics
+	// interval (5s until the broker says otherwise).
+	Refresh time.Duration
+	// Ladder opens that ladder as soon as it is found.
+	Ladder string
+	// Now is the clock; nil means time.Now. Tests pin it.
+	Now func() time.Time
+}
+
+type screen int
+
+const (
+	screenList screen = iota
+	screenLadder
+)
+
+type overlay int
+
+const (
+	overlayNone overlay = iota
+	overlayHelp
+	overlayPublish
+	overlayConfirm
+)
+
+// App is the root model: it routes messages to the screen in front and
+// owns everything shared between screens.
+type App struct {
+	insp        broker.Inspector
+	pub         broker.Publisher
+	purger      broker.Purger
+	conn        broker.StateWatcher
+	vhost       string
+	brokerLabel string
+	readOnly    bool
+	openName    string
+	now         func() time.Time
+
+	styles ui.Styles
+	keys   keyMap
+	width  int
+	height int
+
+	// What the broker holds.
+	snap      topology.Snapshot
+	live      map[string]topology.QueueStats
+	found     []topology.Found
+	moves     movements
+	overview  broker.Overview
+	loaded    bool
+	refreshed time.Time
+
+	// The refresh loop.
+	interval     time.Duration
+	followBroker bool
+	timeout      time.Duration
+	pollGen      int
+	ticks        int
+	seq          int
+	pending      *request
+	snapDue      bool
+	fetchErr     *fetchFailure
+
+	// The AMQP connection, and a one-second clock that runs only while
+	// something on screen counts (a reconnect countdown, a slow request).
+	connState broker.ConnState
+	clockOn   bool
+
+	screen  screen
+	overlay overlay
+	list    ladderList
+	ladder  ladderView
+	prompt  prompt
+	form    publishForm
+	confirm purgeConfirm
+
+	result ui.Result
+	busy   string
+}
+
+// New builds the console. Nothing talks to the broker until the program
+// runs Init's commands.
+func New(opts Options) App {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	vhost := opts.Vhost
+	if vhost == "" {
+		vhost = "/"
+	}
+	st := ui.NewStyles(true)
+	a := App{
+		insp: opts.Inspector, pub: opts.Publisher, purger: opts.Purger, conn: opts.Conn,
+		vhost: vhost, brokerLabel: opts.BrokerLabel, readOnly: opts.ReadOnly,
+		openName: opts.Ladder, now: now,
+		styles: st, keys: defaultKeyMap(opts.ReadOnly),
+		interval: opts.Refresh, timeout: defaultTimeout,
+		moves:  movements{},
+		list:   newLadderList(vhost, st, defaultNavKeys()),
+		prompt: newPrompt(st),
+	}
+	if a.interval <= 0 {
+		a.interval, a.followBroker = ui.DefaultInterval, true
+	}
+	if a.conn != nil {
+		a.connState = a.conn.State()
+	}
+	// The first snapshot is requested by Init; record it here because
+	// Init cannot change the model.
+	a.seq = 1
+	a.pending = &request{kind: fetchSnapshot, seq: 1, started: now()}
+	return a
+}
+
+// Init asks the terminal for its background (to pick a palette), loads the
+// first snapshot and the broker overview, starts the refresh loop and
+// starts watching the connection.
+func (a App) Init() tea.Cmd {
+	cmds := []tea.Cmd{
+		tea.RequestBackgroundColor,
+		fetch(a.insp, a.vhost, fetchSnapshot, a.pending.seq, a.timeout, a.now),
+		fetchOverview(a.insp, a.timeout),
+		a.poll(),
+	}
+	if a.conn != nil {
+		cmds = append(cmds, watchConn(a.conn.Changes()))
+	}
+	return tea.Batch(cmds...)
+}
+
+// Update routes a message: sizes, colours and broker replies are handled
+// here, keys go to the overlay, the input line or the screen in front.
+func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		a.width, a.height = msg.Width, msg.Height
+		a.resize()
+		return a, nil
+	case tea.BackgroundColorMsg:
+		a.setStyles(ui.NewStyles(msg.IsDark()))
+		return a, nil
+	case tea.KeyPressMsg:
+		return a.updateKey(msg)
+	case tea.MouseWheelMsg:
+		if a.overlay == overlayNone {
+			return a.updateScreen(msg)
+		}
+		return a, nil
+	case tea.PasteMsg:
+		return a.updateFocused(msg)
+	case pollMsg, snapshotMsg, statsMsg, fetchErrMsg, overviewMsg:
+		a, cmd := a.updateRefresh(msg)
+		a.resize() // the stale-data banner may have come or gone
+		return a, cmd
+	case connMsg, connClosedMsg, clockMsg:
+		return a.updateConn(msg)
+	case publishedMsg:
+		a.busy = ""
+		a.result = publishResult(msg)
+		a.showPublished(msg)
+		return a, a.refreshNow()
+	case purgedMsg:
+		a.busy = ""
+		a.result = purgeResult(msg)
+		return a, a.refreshNow()
+	}
+	return a.updateFocused(msg)
+}
+
+// updateKey routes a key press by focus: overlay, then input line, then
+// global keys, then the screen.
+func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if key.Matches(msg, a.keys.global.ForceQuit) {
+		return a, tea.Quit
+	}
+	if a.overlay != overlayNone || a.prompt.active() {
+		return a.updateFocused(msg)
+	}
+	g := a.keys.global
+	switch {
+	case key.Matches(msg, g.Quit):
+		return a, tea.Quit
+	case key.Matches(msg, g.Help):
+		a.overlay = overlayHelp
+		return a, nil
+	case key.Matches(msg, g.Command):
+		return a, a.prompt.open(promptCommand, "", a.suggestions())
+	case key.Matches(msg, g.Filter):
+		return a, a.prompt.open(promptFilter, a.currentFilter(), nil)
+	case key.Matches(msg, g.Refresh):
+		return a, a.refreshNow()
+	case key.Matches(msg, g.Back):
+		a.back()
+		return a, nil
+	}
+	return a.updateScreen(msg)
+}
+
+// updateFocused sends a message to whatever has the focus: an overlay or
+// the input line. Other messages (cursor blinks) go there too.
+func (a App) updateFocused(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch {
+	case a.overlay == overlayHelp:
+		if km, ok := msg.(tea.KeyPressMsg); ok && (key.Matches(km, a.keys.global.Help, a.keys.global.Back, a.keys.global.Quit)) {
+			a.overlay = overlayNone
+		}
+		return a, nil
+	case a.overlay == overlayPublish:
+		return a.updateForm(msg)
+	case a.overlay == overlayConfirm:
+		return a.updateConfirm(msg)
+	case a.prompt.active():
+		return a.updatePrompt(msg)
+	}
+	return a, nil
+}
+
+// updateScreen handles a key or wheel event for the screen in front.
+func (a App) updateScreen(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if a.screen == screenLadder {
+		return a.updateLadder(msg)
+	}
+	return a.updateList(msg)
+}
+
+func (a App) updateList(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		k := a.keys
+		switch {
+		case key.Matches(km, k.nav.Open):
+			if f, ok := a.list.Selected(); ok {
+				a.openLadder(f)
+			}
+			return a, nil
+		case key.Matches(km, k.actions.Publish):
+			if f, ok := a.list.Selected(); ok {
+				return a, a.openPublish(f.Ladder, "", "", 0)
+			}
+			return a, nil
+		case key.Matches(km, k.actions.Refused):
+			return a.refuse(refusedAction(km))
+		}
+	}
+	var cmd tea.Cmd
+	a.list, cmd = a.list.Update(msg)
+	return a, cmd
+}
+
+func (a App) updateLadder(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		k := a.keys.actions
+		switch {
+		case key.Matches(km, k.Trace):
+			input := ""
+			if a.ladder.trace != nil {
+				input = a.ladder.trace.Input
+			}
+			a.ladder.SetTrace(input)
+			return a, a.prompt.open(promptTrace, input, nil)
+		case key.Matches(km, k.Publish):
+			delay, dest := "", ""
+			if tr, ok := a.ladder.Trace(); ok {
+				delay, dest = ui.Delay(tr.Requested), tr.Dest
+			}
+			return a, a.openPublish(a.ladder.found.Ladder, delay, dest, 0)
+		case key.Matches(km, k.Purge):
+			row, ok := a.ladder.Selected()
+			if !ok || row.Missing {
+				return a.fail("nothing to purge: select a queue that exists")
+			}
+			return a, a.openConfirm(newQueuePurge(row, a.styles))
+		case key.Matches(km, k.PurgeAll):
+			return a, a.openConfirm(newLadderPurge(a.ladder, a.styles))
+		case key.Matches(km, k.Refused):
+			return a.refuse(refusedAction(km))
+		}
+	}
+	var cmd tea.Cmd
+	a.ladder, cmd = a.ladder.Update(msg)
+	return a, cmd
+}
+
+// refusedAction names what a key refused in read-only mode would have done.
+func refusedAction(km tea.KeyPressMsg) string {
+	if km.String() == "p" {
+		return "publishing"
+	}
+	return "purging"
+}
+
+// updatePrompt edits the input line and applies filters and traces as
+// they are typed, so the screen answers every keystroke.
+func (a App) updatePrompt(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var ev promptEvent
+	var cmd tea.Cmd
+	a.prompt, ev, cmd = a.prompt.Update(msg)
+	kind, value := a.prompt.kind, a.prompt.Value()
+	switch ev {
+	case promptSubmitted:
+		a.prompt.close()
+		if kind == promptCommand {
+			a.prompt.remember(value)
+			return a.runCommand(value)
+		}
+		if kind == promptTrace && value == "" {
+			a.ladder.ClearTrace()
+		}
+		return a, nil
+	case promptCancelled:
+		a.prompt.close()
+		switch kind {
+		case promptFilter:
+			a.setFilter("")
+		case promptTrace:
+			a.ladder.ClearTrace()
+		}
+		return a, nil
+	}
+	switch kind {
+	case promptFilter:
+		a.setFilter(value)
+	case promptTrace:
+		a.ladder.SetTrace(value)
+	}
+	return a, cmd
+}
+
+func (a App) updateForm(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	a.form, cmd = a.form.Update(msg)
+	if !a.form.done {
+		return a, cmd
+	}
+	a.overlay = overlayNone
+	if !a.form.submitted {
+		return a, nil
+	}
+	req, err := a.form.request(a.now())
+	if err != nil {
+		return a.fail(err.Error())
+	}
+	a.busy = fmt.Sprintf("publishing %d to %s", req.count, req.trace.Exchange)
+	return a, publish(a.pub, a.form.ladder, req)
+}
+
+func (a App) updateConfirm(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	a.confirm, cmd = a.confirm.Update(msg)
+	if !a.confirm.done {
+		return a, cmd
+	}
+	a.overlay = overlayNone
+	if !a.confirm.confirmed {
+		a.result = ui.Result{Kind: ui.ResultInfo, Text: "purge cancelled"}
+		return a, nil
+	}
+	n := len(a.confirm.targets)
+	a.busy = fmt.Sprintf("purging %d %s", n, plural(n, "queue", "queues"))
+	return a, purge(a.purger, a.confirm.targets)
+}
+
+// openPublish opens the publish form.
+func (a *App) openPublish(l topology.Ladder, delay, dest string, count int) tea.Cmd {
+	if a.readOnly {
+		a.result = ui.Result{Kind: ui.ResultWarn, Text: "read-only: publishing is switched off (--read-only)"}
+		return nil
+	}
+	a.form = newPublishForm(l, a.styles, delay, dest, count)
+	a.form.w = a.width
+	a.overlay = overlayPublish
+	return a.form.Init()
+}
+
+// openConfirm opens a purge confirmation.
+func (a *App) openConfirm(c purgeConfirm) tea.Cmd {
+	if a.readOnly {
+		a.result = ui.Result{Kind: ui.ResultWarn, Text: "read-only: purging is switched off (--read-only)"}
+		return nil
+	}
+	c.w = a.width
+	a.confirm = c
+	a.overlay = overlayConfirm
+	return a.confirm.Init()
+}
+
+// showPublished traces the published delay on its ladder, so that the
+// operator watches the messages take the path the trace shows.
+func (a *App) showPublished(m publishedMsg) {
+	if m.err != nil && m.res.Confirmed == 0 {
+		return
+	}
+	if a.screen != screenLadder || a.ladder.found.Ladder.Name != m.ladder.Name {
+		for _, f := range a.found {
+			if f.Ladder.Name == m.ladder.Name && f.Ladder.Layout == m.ladder.Layout {
+				a.openLadder(f)
+			}
+		}
+	}
+	input := ui.Delay(m.trace.Requested)
+	if m.trace.Dest != "" {
+		input += " " + m.trace.Dest
+	}
+	a.ladder.SetTrace(input)
+}
+
+// back is esc: close the innermost thing open.
+func (a *App) back() {
+	switch {
+	case a.screen == screenLadder && a.ladder.showDrift:
+		a.ladder.showDrift = false
+		a.ladder.clamp()
+	case a.screen == screenLadder && a.ladder.trace != nil:
+		a.ladder.ClearTrace()
+	case a.currentFilter() != "":
+		a.setFilter("")
+	case a.screen == screenLadder:
+		a.leaveLadder()
+	}
+}
+
+func (a App) currentFilter() string {
+	if a.screen == screenLadder {
+		return a.ladder.filter
+	}
+	return a.list.filter
+}
+
+func (a *App) setFilter(f string) {
+	if a.screen == screenLadder {
+		a.ladder.SetFilter(f)
+		return
+	}
+	a.list.SetFilter(f)
+}
+
+// openLadder switches to a ladder's view.
+func (a *App) openLadder(f topology.Found) {
+	a.ladder = newLadderView(f, a.styles, a.keys.nav, a.keys.actions.Drift)
+	a.screen = screenLadder
+	a.resize()
+	a.rebuild()
+}
+
+func (a *App) leaveLadder() {
+	a.screen = screenList
+	a.list.selectLadder(a.ladder.found.Ladder)
+}
+
+// openInitial opens --ladder once the first snapshot is in.
+func (a *App) openInitial() {
+	if a.openName == "" {
+		return
+	}
+	name := a.openName
+	a.openName = ""
+	f, err := a.findLadder(name)
+	if err != nil {
+		a.result = ui.Result{Kind: ui.ResultError, Text: err.Error()}
+		return
+	}
+	a.openLadder(f)
+}
+
+// rebuild recomputes what the screens show from the data.
+func (a *App) rebuild() {
+	if !a.loaded {
+		return
+	}
+	snap := a.merged()
+	now := a.now()
+	h := ui.Health{Interval: a.interval, Still: func(q string) time.Duration { return a.moves.still(q, now) }}
+	a.list.SetItems(ui.LadderItems(a.found, snap, h))
+	if a.screen != screenLadder {
+		return
+	}
+	cur := a.ladder.found.Ladder
+	for _, f := range a.found {
+		if f.Ladder.Name == cur.Name && f.Ladder.Layout == cur.Layout {
+			a.ladder.SetRows(f, ui.LadderRows(f, snap, h), false)
+			return
+		}
+	}
+	// The ladder is gone from the broker: keep showing what was last
+	// known, marked, rather than yanking the screen away.
+	a.ladder.SetRows(a.ladder.found, a.ladder.rows, true)
+}
+
+func (a *App) setStyles(st ui.Styles) {
+	a.styles = st
+	a.list.st = st
+	a.ladder.st = st
+	a.prompt.SetStyles(st)
+	a.form.setStyles(st)
+	a.confirm.st = st
+}
+
+// bodyHeight is the height left for the screen between header and footer.
+func (a App) bodyHeight() int {
+	h := a.height - ui.HeaderHeight - 1
+	if b := a.banner(); b != "" {
+		h -= strings.Count(b, "\n") + 1
+	}
+	return max(1, h)
+}
+
+func (a *App) resize() {
+	a.list.SetSize(a.width, a.bodyHeight())
+	a.ladder.SetSize(a.width, a.bodyHeight())
+	a.form.w = a.width
+	a.confirm.w = a.width
+}
+
+// View renders the screen. Terminal modes are set on every path: a view
+// without AltScreen would drop the console out of the alternate screen.
+func (a App) View() tea.View {
+	v := tea.NewView(a.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "rungs · " + a.brokerLabel + " · " + a.vhost
+	return v
+}
+
+func (a App) render() string {
+	if a.width <= 0 || a.height <= 0 {
+		return ""
+	}
+	st, w := a.styles, a.width
+	parts := []string{ui.Header(a.headerState(), st, w)}
+	if b := a.banner(); b != "" {
+		parts = append(parts, b)
+	}
+	parts = append(parts, a.body(), a.footer())
+	screen := strings.Join(parts, "\n")
+	switch a.overlay {
+	case overlayHelp:
+		note := ""
+		if a.readOnly {
+			note = "read-only: publish and purge are off"
+		}
+		box := ui.HelpOverlay(a.keys.helpGroups(), commandHelp(), note, st, min(w, 100), a.height)
+		return ui.Overlay(screen, box, w, a.height)
+	case overlayPublish:
+		return ui.Overlay(screen, a.form.View(), w, a.height)
+	case overlayConfirm:
+		return ui.Overlay(screen, a.confirm.View(), w, a.height)
+	}
+	return screen
+}
+
+// body is the screen in front, or the loading and failure states.
+func (a App) body() string {
+	st, w, h := a.styles, a.width, a.bodyHeight()
+	switch {
+	case !a.loaded && a.fetchErr != nil:
+		return ui.Message("✗ cannot "+a.fetchErr.op+" on "+a.brokerLabel,
+			a.fetchErr.err.Error()+"\n\nretrying every "+ui.Delay(a.interval)+" · r retries now · q quits", st.Danger, st, w, h)
+	case !a.loaded:
+		detail := ""
+		if a.pending != nil {
+			if wait := a.now().Sub(a.pending.started); wait > a.interval {
+				detail = "no answer yet after " + ui.Age(wait) + "; the broker is slow or unreachable\nq quits"
+			}
+		}
+		return ui.Message("Reading ladders from "+a.brokerLabel+", vhost "+a.vhost+" …", detail, st.Muted, st, w, h)
+	case a.screen == screenLadder:
+		return a.ladder.View()
+	}
+	return a.list.View()
+}
+
+// banner is one or two lines above the body while refreshes fail on data
+// already shown: the data stays, marked stale, with the whole reason.
+func (a App) banner() string {
+	if !a.loaded || a.fetchErr == nil {
+		return ""
+	}
+	text := fmt.Sprintf("✗ %s failed: %v · showing data from %s, retrying every %s",
+		a.fetchErr.op, a.fetchErr.err, a.refreshed.Format("15:04:05"), ui.Delay(a.interval))
+	return ui.Banner(text, a.styles.Danger, a.width, 2)
+}
+
+// footer is the key help, or the input line.
+func (a App) footer() string {
+	if a.prompt.active() {
+		return ui.Footer(a.prompt.View(), a.styles, a.width)
+	}
+	hints := a.keys.listHelp()
+	if a.screen == screenLadder {
+		hints = a.keys.ladderHelp()
+	}
+	return ui.Footer(ui.KeyHints(hints, a.styles, a.width-2), a.styles, a.width)
+}
+
+// headerState gathers the header's content.
+func (a App) headerState() ui.HeaderState {
+	h := ui.HeaderState{
+		Broker: a.brokerLabel, Vhost: a.vhost, ReadOnly: a.readOnly,
+		Refreshed: a.refreshed, Every: a.interval,
+		Busy: a.busy, Result: a.result,
+		Crumbs: []string{"ladders"},
+	}
+	if v := a.overview.RabbitMQVersion; v != "" {
+		h.Version = "RabbitMQ " + v
+	}
+	h.AMQP = a.connView()
+	h.Refresh = a.refreshView()
+	if a.screen == screenLadder {
+		h.Crumbs = append(h.Crumbs, a.ladder.found.Ladder.Name)
+		if a.ladder.showDrift {
+			h.Crumbs = append(h.Crumbs, "drift")
+		}
+		if tr, ok := a.ladder.Trace(); ok {
+			h.Chips = append(h.Chips, "trace "+ui.Delay(tr.Requested))
+		}
+	}
+	if f := a.currentFilter(); f != "" {
+		h.Chips = append(h.Chips, "/"+f)
+	}
+	return h
+}
+
+// refreshView describes the refresh loop when it is not simply fine. A
+// failure shows here only when the connection slot does not already say
+// that the management API is unreachable.
+func (a App) refreshView() ui.Conn {
+	now := a.now()
+	switch {
+	case a.pending != nil && now.Sub(a.pending.started) > a.interval:
+		wait := ui.Age(now.Sub(a.pending.started))
+		return ui.Conn{Kind: ui.ConnWaiting, Text: "waiting for broker " + wait, Short: "waiting " + wait}
+	case a.fetchErr != nil && a.conn != nil:
+		return ui.Conn{Kind: ui.ConnDown, Text: "stale since " + a.refreshed.Format("15:04:05"), Short: "stale"}
+	}
+	return ui.Conn{}
+}

@@ -1,0 +1,607 @@
+package model
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+	"github.com/rungs-dev/rungs/ui/fixture"
+)
+
+func TestOpenLadderAndBack(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "j", "j", "enter")
+	if a.screen != screenLadder || a.ladder.found.Ladder.Name != "orders" {
+		t.Fatalf("enter on the third ladder: screen %v, ladder %q", a.screen, a.ladder.found.Ladder.Name)
+	}
+	a = keys(t, a, "esc")
+	if a.screen != screenList {
+		t.Fatal("esc did not go back to the list")
+	}
+	if f, _ := a.list.Selected(); f.Ladder.Name != "orders" {
+		t.Errorf("back on the list, the cursor is on %q, want orders", f.Ladder.Name)
+	}
+}
+
+func TestLadderOptionOpensDirectly(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "nsb.v2"}, 80, 24)
+	a = load(t, a, fb)
+	if a.screen != screenLadder || a.ladder.found.Ladder.Layout != "nsb" {
+		t.Fatalf("--ladder nsb.v2 did not open it: screen %v", a.screen)
+	}
+
+	a, _ = newApp(t, fb, Options{Ladder: "nope"}, 80, 24)
+	a = load(t, a, fb)
+	if a.screen != screenList || a.result.Kind != ui.ResultError || !strings.Contains(a.result.Text, `no ladder "nope"`) {
+		t.Fatalf("--ladder nope: screen %v, result %+v", a.screen, a.result)
+	}
+}
+
+func TestNavigationClamps(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "nsb.v2"}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "G")
+	rows := a.ladder.shown()
+	if a.ladder.sel != len(rows)-1 {
+		t.Fatalf("G: selection %d, want %d", a.ladder.sel, len(rows)-1)
+	}
+	if !strings.Contains(plainView(t, a), "Shipping") {
+		t.Error("the last row is not scrolled into view")
+	}
+	a = keys(t, a, "j", "g", "k")
+	if a.ladder.sel != 0 || a.ladder.offset != 0 {
+		t.Fatalf("g then k: selection %d offset %d, want 0 0", a.ladder.sel, a.ladder.offset)
+	}
+}
+
+func TestFilterAsYouType(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "/")
+	a = typeText(t, a, "ord")
+	if n := len(a.list.shown); n != 1 {
+		t.Fatalf("filter ord shows %d ladders, want 1", n)
+	}
+	a = keys(t, a, "enter")
+	if a.prompt.active() || a.list.filter != "ord" {
+		t.Fatalf("enter should keep the filter and close the line: active %v filter %q", a.prompt.active(), a.list.filter)
+	}
+	if !strings.Contains(plainView(t, a), "/ord") {
+		t.Error("the active filter is not shown")
+	}
+	a = keys(t, a, "esc")
+	if a.list.filter != "" {
+		t.Error("esc did not clear the filter")
+	}
+}
+
+func TestTraceFlow(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "t")
+	a = typeText(t, a, "90s orders.work")
+	tr, ok := a.ladder.Trace()
+	if !ok {
+		t.Fatalf("no trace after typing: %+v", a.ladder.trace)
+	}
+	if tr.Key != "0.0.0.1.0.1.1.0.1.0.orders.work" {
+		t.Errorf("key %q", tr.Key)
+	}
+	var hops []string
+	for _, r := range a.ladder.shown() {
+		if r.Hop != nil {
+			hops = append(hops, r.Queue)
+		}
+	}
+	if got := strings.Join(hops, " "); got != "orders.rung.06 orders.rung.04 orders.rung.03 orders.rung.01" {
+		t.Errorf("highlighted hops: %s", got)
+	}
+	a = keys(t, a, "enter")
+	if a.prompt.active() {
+		t.Fatal("enter should pin the trace and close the line")
+	}
+	if _, ok := a.ladder.Trace(); !ok {
+		t.Fatal("the pinned trace is gone")
+	}
+	a = keys(t, a, "esc")
+	if a.ladder.trace != nil || a.screen != screenLadder {
+		t.Fatalf("esc should clear the trace and stay: trace %v screen %v", a.ladder.trace, a.screen)
+	}
+}
+
+func TestTraceTooLongShowsError(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
+	a = load(t, a, fb)
+	a, _ = a.runCommand("trace 200d")
+	if a.ladder.trace == nil || !errors.Is(a.ladder.trace.Err, topology.ErrDelayTooLong) {
+		t.Fatalf("trace 200d: %+v", a.ladder.trace)
+	}
+	if !strings.Contains(plainView(t, a), "exceeds the ladder's maximum") {
+		t.Error("the error is not shown inline")
+	}
+}
+
+func TestPublishFlow(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "p")
+	if a.overlay != overlayPublish {
+		t.Fatal("p did not open the form")
+	}
+	a = typeText(t, a, "90s")
+	a = keys(t, a, "tab")
+	a = typeText(t, a, "orders.work")
+	a = keys(t, a, "tab")
+	a = typeText(t, a, "hello")
+	a = keys(t, a, "tab")
+	a = typeText(t, a, "tenant=acme, attempt=3")
+	a = keys(t, a, "tab")
+	a = typeText(t, a, "3")
+	a = keys(t, a, "tab", "space")
+	a, _ = run(t, a, press("enter"))
+
+	if len(fb.published) != 3 {
+		t.Fatalf("published %d messages, want 3", len(fb.published))
+	}
+	m := fb.published[0]
+	if m.Exchange != "orders.ingest" || m.RoutingKey != "0.0.0.1.0.1.1.0.1.0.orders.work" || string(m.Body) != "hello" ||
+		m.Persistent || m.ContentType != "text/plain" || m.Headers["tenant"] != "acme" || m.Headers["attempt"] != "3" {
+		t.Errorf("message %+v", m)
+	}
+	if a.result.Kind != ui.ResultOK || !strings.Contains(a.result.Text, "3 confirmed") {
+		t.Errorf("result %+v", a.result)
+	}
+	if tr, ok := a.ladder.Trace(); !ok || tr.Delay != 90*time.Second {
+		t.Error("after publishing, the ladder should trace the published delay")
+	}
+	if a.busy != "" {
+		t.Errorf("still busy: %q", a.busy)
+	}
+}
+
+func TestPublishInvalidStaysOpen(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "nsb.v2"}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "p")
+	a = typeText(t, a, "90s")
+	a = keys(t, a, "enter")
+	if a.overlay != overlayPublish || !strings.Contains(a.form.err, "destination") {
+		t.Fatalf("an nsb publish without destination must stay open with an error: overlay %v err %q", a.overlay, a.form.err)
+	}
+	if len(fb.published) != 0 {
+		t.Fatal("published despite the error")
+	}
+}
+
+func TestPublishResultCounts(t *testing.T) {
+	cases := map[string]struct {
+		res  broker.PublishResult
+		err  error
+		kind ui.ResultKind
+		text string
+	}{
+		"all confirmed": {broker.PublishResult{Confirmed: 5}, nil, ui.ResultOK, "5 confirmed"},
+		"some returned": {broker.PublishResult{Confirmed: 3, Returned: 2}, errors.New("2 returned"), ui.ResultWarn, "2 returned (unroutable)"},
+		"conn lost":     {broker.PublishResult{Confirmed: 1, Failed: 4}, errors.New("connection lost"), ui.ResultWarn, "4 unknown"},
+		"nothing":       {broker.PublishResult{}, errors.New("channel closed"), ui.ResultError, "publish failed: channel closed"},
+		"read-only":     {broker.PublishResult{}, broker.ErrReadOnly, ui.ResultWarn, "read-only"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := publishResult(publishedMsg{res: tc.res, err: tc.err, count: 5})
+			if r.Kind != tc.kind || !strings.Contains(r.Text, tc.text) {
+				t.Errorf("got %+v, want kind %v with %q", r, tc.kind, tc.text)
+			}
+		})
+	}
+}
+
+func TestReadOnlyRefusesVisibly(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "orders", ReadOnly: true}, 80, 24)
+	a = load(t, a, fb)
+	for _, k := range []string{"p", "x", "X"} {
+		a = keys(t, a, k)
+		if a.overlay != overlayNone {
+			t.Fatalf("%s opened an overlay in read-only mode", k)
+		}
+		if a.result.Kind != ui.ResultWarn || !strings.Contains(a.result.Text, "read-only") {
+			t.Errorf("%s: result %+v", k, a.result)
+		}
+	}
+	for _, c := range []string{"publish", "purge orders.rung.03"} {
+		a, _ = a.runCommand(c)
+		if a.overlay != overlayNone || !strings.Contains(a.result.Text, "read-only") {
+			t.Errorf(":%s in read-only: overlay %v result %+v", c, a.overlay, a.result)
+		}
+	}
+	if len(fb.published)+len(fb.purged) != 0 {
+		t.Fatal("read-only mode reached the broker")
+	}
+	if !strings.Contains(plainView(t, a), "READ-ONLY") {
+		t.Error("no read-only badge")
+	}
+}
+
+func TestPurgeQueue(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "j", "j", "j", "x")
+	if a.overlay != overlayConfirm || !strings.Contains(plainView(t, a), "412 ready messages in orders.rung.06") {
+		t.Fatal("x should confirm, naming the queue and what is lost")
+	}
+	a = keys(t, a, "n")
+	if a.overlay != overlayNone || len(fb.purged) != 0 {
+		t.Fatal("n should cancel without purging")
+	}
+	a = keys(t, a, "x")
+	a, _ = run(t, a, press("y"))
+	if strings.Join(fb.purged, ",") != "orders.rung.06" {
+		t.Fatalf("purged %v", fb.purged)
+	}
+	if a.result.Kind != ui.ResultOK || a.result.Text != "purged 412 messages from 1 queue" {
+		t.Errorf("result %+v", a.result)
+	}
+}
+
+func TestPurgeLadderNeedsTheName(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "X")
+	a = typeText(t, a, "yes")
+	a = keys(t, a, "enter")
+	if a.overlay != overlayConfirm || !strings.Contains(a.confirm.err, "type orders") {
+		t.Fatalf("a wrong name must not purge: overlay %v err %q", a.overlay, a.confirm.err)
+	}
+	for range "yes" {
+		a = keys(t, a, "backspace")
+	}
+	a = typeText(t, a, "orders")
+	a, _ = run(t, a, press("enter"))
+	if len(fb.purged) != 12 {
+		t.Fatalf("purged %d queues, want the 10 rungs, done and unroutable: %v", len(fb.purged), fb.purged)
+	}
+	for _, q := range fb.purged {
+		if q == "orders.work" || q == "orders.email" || q == "orders.work.parked" {
+			t.Errorf("purged application queue %s", q)
+		}
+	}
+}
+
+func TestPurgeFailureIsReported(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	fb.purgeErr = errors.New("NOT_FOUND - no queue")
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "x")
+	a, _ = run(t, a, press("y"))
+	if a.result.Kind != ui.ResultError || !strings.Contains(a.result.Text, "NOT_FOUND") {
+		t.Fatalf("result %+v", a.result)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, ":")
+	a = typeText(t, a, "ladder orders")
+	a = keys(t, a, "enter")
+	if a.screen != screenLadder || a.ladder.found.Ladder.Name != "orders" {
+		t.Fatal(":ladder orders did not open it")
+	}
+	a = keys(t, a, ":")
+	a = typeText(t, a, "refresh 10")
+	a = keys(t, a, "enter")
+	if a.interval != 10*time.Second || a.followBroker {
+		t.Fatalf(":refresh 10 set %s", a.interval)
+	}
+	a = keys(t, a, ":")
+	a = typeText(t, a, "frobnicate")
+	a = keys(t, a, "enter")
+	if a.result.Kind != ui.ResultError || !strings.Contains(a.result.Text, "unknown command") {
+		t.Errorf("unknown command: %+v", a.result)
+	}
+
+	// History: ↑ walks back, ↓ returns to what was being typed.
+	a = keys(t, a, ":")
+	a = typeText(t, a, "dr")
+	a = keys(t, a, "up")
+	if v := a.prompt.input.Value(); v != "frobnicate" {
+		t.Fatalf("↑ recalled %q", v)
+	}
+	a = keys(t, a, "up", "up")
+	if v := a.prompt.input.Value(); v != "ladder orders" {
+		t.Fatalf("↑↑↑ recalled %q", v)
+	}
+	a = keys(t, a, "down", "down", "down")
+	if v := a.prompt.input.Value(); v != "dr" {
+		t.Fatalf("↓ back to the draft gave %q", v)
+	}
+	a = keys(t, a, "esc")
+	if a.prompt.active() {
+		t.Fatal("esc did not close the command line")
+	}
+	if _, cmd := a.runCommand("q"); cmd == nil || cmd() != tea.Quit() {
+		t.Error(":q does not quit")
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{}, 80, 24)
+	a = load(t, a, fb)
+	for line, want := range map[string]string{
+		"ladder":          "usage: :ladder NAME",
+		"ladder zzz":      `no ladder "zzz"`,
+		"refresh 10ms":    "at least 1s",
+		"purge nothing":   `no queue or ladder "nothing"`,
+		"publish 1s x y":  `count "y"`,
+		"drift":           "open one first",
+		"trace":           "usage: :trace",
+		"purge a b":       "usage: :purge",
+		"publish 1 2 3 4": "usage: :publish",
+	} {
+		b, _ := a.runCommand(line)
+		if b.result.Kind != ui.ResultError || !strings.Contains(b.result.Text, want) {
+			t.Errorf(":%s gave %+v, want an error with %q", line, b.result, want)
+		}
+	}
+	// A unique prefix is enough.
+	b, _ := a.runCommand("l ret")
+	if b.ladder.found.Ladder.Name != "retry4" {
+		t.Errorf(":l ret opened %q", b.ladder.found.Ladder.Name)
+	}
+}
+
+func TestRefreshLoop(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, c := newApp(t, fb, Options{Refresh: 5 * time.Second}, 80, 24)
+	a = load(t, a, fb)
+
+	// A tick of an older loop does nothing.
+	b, seen := run(t, a, pollMsg{gen: a.pollGen - 1})
+	if len(seen) != 0 || b.pending != nil {
+		t.Fatalf("a stale tick started a request: %v", seen)
+	}
+	// A current tick fetches statistics (one request), not a snapshot.
+	c.advance(5 * time.Second)
+	before := fb.calls["stats"]
+	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	if fb.calls["stats"] != before+1 {
+		t.Fatalf("tick made %d stats requests", fb.calls["stats"]-before)
+	}
+	if a.refreshed != c.now() {
+		t.Errorf("refreshed at %s", a.refreshed)
+	}
+	// Every sixth tick reads the whole snapshot.
+	snaps := fb.calls["snapshot"]
+	for i := 0; i < snapshotEvery; i++ {
+		a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	}
+	if fb.calls["snapshot"] != snaps+1 {
+		t.Errorf("%d ticks made %d snapshots, want 1", snapshotEvery, fb.calls["snapshot"]-snaps)
+	}
+	// r restarts the loop with a snapshot.
+	gen := a.pollGen
+	snaps = fb.calls["snapshot"]
+	a, _ = run(t, a, press("r"))
+	if a.pollGen != gen+1 || fb.calls["snapshot"] != snaps+1 {
+		t.Errorf("r: generation %d→%d, snapshots +%d", gen, a.pollGen, fb.calls["snapshot"]-snaps)
+	}
+}
+
+func TestNewQueueTriggersSnapshot(t *testing.T) {
+	fb := newFake(fixture.Healthy())
+	a, _ := newApp(t, fb, Options{}, 80, 24)
+	a = load(t, a, fb)
+	fb.mu.Lock()
+	fb.snap = fb.snap.Merge(fixture.Billing().Plan().Snapshot())
+	fb.mu.Unlock()
+	snaps := fb.calls["snapshot"]
+	a, _ = run(t, update(t, a, pollMsg{gen: a.pollGen}), nil)
+	a.pending = nil
+	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	if fb.calls["snapshot"] <= snaps {
+		t.Fatal("new queues in the statistics did not trigger a snapshot")
+	}
+	if len(a.found) != 2 {
+		t.Fatalf("found %d ladders after the snapshot, want 2", len(a.found))
+	}
+}
+
+func TestFailingBrokerIsState(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, c := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
+	a = load(t, a, fb)
+	fb.err = errRefused
+	c.advance(5 * time.Second)
+	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	if a.fetchErr == nil {
+		t.Fatal("a failing refresh left no trace")
+	}
+	s := plainView(t, a)
+	if !strings.Contains(s, "connect: connection") || !strings.Contains(s, "orders.rung.09") {
+		t.Fatalf("a failing broker should show the reason above the last data:\n%s", s)
+	}
+	// Keys still work.
+	a = keys(t, a, "?")
+	if a.overlay != overlayHelp {
+		t.Fatal("help does not open while the broker fails")
+	}
+	a = keys(t, a, "esc")
+	// Recovery clears the state.
+	fb.err = nil
+	c.advance(5 * time.Second)
+	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	if a.fetchErr != nil || strings.Contains(plainView(t, a), "connect: connection") {
+		t.Fatal("the failure outlived a successful refresh")
+	}
+}
+
+func TestSlowBrokerIsState(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	fb.hang = true
+	a, c := newApp(t, fb, Options{Refresh: 5 * time.Second}, 80, 24)
+	// Nothing answers: the first request is pending, and ticks do not pile
+	// more requests onto the broker.
+	c.advance(6 * time.Second)
+	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	s := plainView(t, a)
+	if !strings.Contains(s, "waiting for broker 6s") || !strings.Contains(s, "no answer yet after 6s") {
+		t.Fatalf("a slow broker is not shown:\n%s", s)
+	}
+	if n := fb.calls["snapshot"] + fb.calls["stats"]; n != 0 {
+		t.Errorf("%d more requests sent to a broker that has not answered", n)
+	}
+	if !a.clockOn {
+		t.Error("the waiting time should tick")
+	}
+	a = keys(t, a, "?")
+	if a.overlay != overlayHelp {
+		t.Fatal("keys do not work while the broker hangs")
+	}
+	// Past twice the timeout, the request is given up and reported.
+	a = keys(t, a, "esc")
+	c.advance(2 * defaultTimeout)
+	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	if a.fetchErr == nil || !strings.Contains(a.fetchErr.err.Error(), "no answer after") {
+		t.Fatalf("an abandoned request is not reported: %+v", a.fetchErr)
+	}
+}
+
+func TestStuckDetectionOverTime(t *testing.T) {
+	snap := fixture.Healthy()
+	still := fixture.WithStats(snap, map[string]topology.QueueStats{"orders.rung.02": {Ready: 9, State: "running"}})
+	fb := newFake(still)
+	a, c := newApp(t, fb, Options{Ladder: "orders", Refresh: 5 * time.Second}, 80, 24)
+	a = load(t, a, fb)
+	stuck := func() bool {
+		for _, r := range a.ladder.rows {
+			if r.Queue == "orders.rung.02" {
+				return r.Stuck
+			}
+		}
+		return false
+	}
+	// rung 02 holds messages for 4s; allow two 5s intervals of slack.
+	for i := 0; i < 2; i++ {
+		c.advance(5 * time.Second)
+		a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	}
+	if stuck() {
+		t.Fatal("stuck after 10s; the TTL plus slack is 14s")
+	}
+	c.advance(5 * time.Second)
+	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	if !stuck() {
+		t.Fatal("a depth unchanged for 15s on a 4s rung is not flagged")
+	}
+}
+
+func TestConnectionStates(t *testing.T) {
+	c := newClock()
+	cases := map[string]struct {
+		state broker.ConnState
+		want  string
+	}{
+		"connected":    {broker.ConnState{Status: broker.Connected}, "● connected"},
+		"reconnecting": {broker.ConnState{Status: broker.Reconnecting, NextAttempt: c.now().Add(2500 * time.Millisecond), Attempt: 1}, "reconnecting in 3s (attempt 2)"},
+		"failed":       {broker.ConnState{Status: broker.Failed, Err: errors.New("ACCESS_REFUSED")}, "AMQP failed: ACCESS_REFUSED"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			fb := newFake(fixture.Healthy())
+			conn := &fakeConn{state: tc.state, ch: make(chan broker.ConnState, 1)}
+			a, _ := newApp(t, fb, Options{Conn: conn}, 120, 40)
+			a = load(t, a, fb)
+			if s := plainView(t, a); !strings.Contains(s, tc.want) {
+				t.Errorf("header lacks %q:\n%s", tc.want, strings.SplitN(s, "\n", 2)[0])
+			}
+		})
+	}
+	// A change arrives as a message and re-arms the watch.
+	fb := newFake(fixture.Healthy())
+	conn := &fakeConn{state: broker.ConnState{Status: broker.Connected}, ch: make(chan broker.ConnState, 1)}
+	a, _ := newApp(t, fb, Options{Conn: conn}, 80, 24)
+	m, cmd := a.Update(connMsg{broker.ConnState{Status: broker.Reconnecting, NextAttempt: c.now().Add(5 * time.Second)}})
+	a = m.(App)
+	if cmd == nil || !a.clockOn {
+		t.Fatal("reconnecting should re-arm the watch and start the countdown clock")
+	}
+}
+
+func TestBackgroundColourRestyles(t *testing.T) {
+	fb := newFake(fixture.Healthy())
+	a, _ := newApp(t, fb, Options{}, 80, 24)
+	if !a.styles.IsDark {
+		t.Fatal("styles should default to dark until the terminal answers")
+	}
+	a = update(t, a, tea.BackgroundColorMsg{Color: colorWhite{}})
+	if a.styles.IsDark || a.list.st.IsDark {
+		t.Fatal("a light background did not switch to light styles")
+	}
+}
+
+type colorWhite struct{}
+
+func (colorWhite) RGBA() (r, g, b, a uint32) { return 0xffff, 0xffff, 0xffff, 0xffff }
+
+func TestResizeKeepsScreenSize(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "nsb.v2"}, 120, 40)
+	a = load(t, a, fb)
+	for _, sz := range []struct{ w, h int }{{80, 24}, {60, 15}, {200, 60}, {80, 24}} {
+		a = update(t, a, tea.WindowSizeMsg{Width: sz.w, Height: sz.h})
+		if n := strings.Count(plainView(t, a), "\n") + 1; n != sz.h {
+			t.Errorf("%dx%d: %d lines", sz.w, sz.h, n)
+		}
+	}
+}
+
+func TestViewAlwaysAltScreen(t *testing.T) {
+	a := New(Options{Inspector: newFake(fixture.Empty())})
+	if v := a.View(); !v.AltScreen {
+		t.Fatal("the view before the first size leaves the alternate screen")
+	}
+}
+
+func TestMovementsObserve(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	q := func(ready int64, rate float64) []topology.Queue {
+		return []topology.Queue{{Name: "q", Stats: topology.QueueStats{Ready: ready, ExpireRate: rate}}}
+	}
+	m := movements{}.observe(q(5, 0), t0)
+	m = m.observe(q(5, 0), t0.Add(time.Minute))
+	if got := m.still("q", t0.Add(2*time.Minute)); got != 2*time.Minute {
+		t.Errorf("unchanged depth still for %s, want 2m", got)
+	}
+	m = m.observe(q(5, 1.5), t0.Add(3*time.Minute))
+	if got := m.still("q", t0.Add(3*time.Minute)); got != 0 {
+		t.Errorf("a flowing queue is still for %s", got)
+	}
+	m = m.observe(q(4, 0), t0.Add(4*time.Minute))
+	if got := m.still("q", t0.Add(5*time.Minute)); got != time.Minute {
+		t.Errorf("after a change, still for %s, want 1m", got)
+	}
+	if got := m.observe(nil, t0).still("q", t0); got != 0 {
+		t.Error("a vanished queue is remembered")
+	}
+}

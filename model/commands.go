@@ -1,0 +1,214 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// minInterval is the fastest refresh `:refresh` accepts: the management
+// API's statistics do not change faster, and a tighter loop only loads it.
+const minInterval = time.Second
+
+// runCommand executes one `:` command line.
+func (a App) runCommand(line string) (App, tea.Cmd) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return a, nil
+	}
+	name, args := fields[0], fields[1:]
+	switch name {
+	case "q", "q!", "quit", "qa", "exit":
+		return a, tea.Quit
+	case "help", "h":
+		a.overlay = overlayHelp
+		return a, nil
+	case "ladders", "ls", "home":
+		a.leaveLadder()
+		return a, nil
+	case "ladder", "l", "open":
+		if len(args) != 1 {
+			return a.fail("usage: :ladder NAME")
+		}
+		f, err := a.findLadder(args[0])
+		if err != nil {
+			return a.fail(err.Error())
+		}
+		a.openLadder(f)
+		return a, nil
+	case "trace", "t":
+		return a.traceCommand(args)
+	case "publish", "pub", "p":
+		return a.publishCommand(args)
+	case "purge":
+		if len(args) != 1 {
+			return a.fail("usage: :purge QUEUE or :purge LADDER")
+		}
+		return a.purgeCommand(args[0])
+	case "refresh", "r":
+		return a.refreshCommand(args)
+	case "drift":
+		if a.screen != screenLadder {
+			return a.fail(":drift works in a ladder; open one first")
+		}
+		a.ladder.showDrift = !a.ladder.showDrift
+		a.ladder.clamp()
+		return a, nil
+	}
+	return a.fail(fmt.Sprintf("unknown command %q (? lists commands)", name))
+}
+
+// fail reports a command error in the header.
+func (a App) fail(text string) (App, tea.Cmd) {
+	a.result = ui.Result{Kind: ui.ResultError, Text: text}
+	return a, nil
+}
+
+// findLadder finds a ladder by exact name, then by unique prefix.
+func (a App) findLadder(name string) (topology.Found, error) {
+	var prefixed []topology.Found
+	for _, f := range a.found {
+		if f.Ladder.Name == name {
+			return f, nil
+		}
+		if strings.HasPrefix(f.Ladder.Name, name) {
+			prefixed = append(prefixed, f)
+		}
+	}
+	switch len(prefixed) {
+	case 1:
+		return prefixed[0], nil
+	case 0:
+		if !a.loaded {
+			return topology.Found{}, fmt.Errorf("ladders are still loading from vhost %s", a.vhost)
+		}
+		return topology.Found{}, fmt.Errorf("no ladder %q in vhost %s", name, a.vhost)
+	}
+	var names []string
+	for _, f := range prefixed {
+		names = append(names, f.Ladder.Name)
+	}
+	return topology.Found{}, fmt.Errorf("%q matches %s", name, strings.Join(names, ", "))
+}
+
+// contextLadder is the ladder a command applies to: the open one, else the
+// one under the cursor in the list.
+func (a App) contextLadder() (topology.Found, bool) {
+	if a.screen == screenLadder {
+		return a.ladder.found, true
+	}
+	return a.list.Selected()
+}
+
+func (a App) traceCommand(args []string) (App, tea.Cmd) {
+	f, ok := a.contextLadder()
+	if !ok {
+		return a.fail("no ladder to trace in; open one first")
+	}
+	if len(args) == 0 {
+		return a.fail("usage: :trace DELAY [DEST], e.g. :trace 90s")
+	}
+	if a.screen != screenLadder {
+		a.openLadder(f)
+	}
+	a.ladder.SetTrace(strings.Join(args, " "))
+	return a, nil
+}
+
+func (a App) publishCommand(args []string) (App, tea.Cmd) {
+	if a.readOnly {
+		return a.refuse("publishing")
+	}
+	f, ok := a.contextLadder()
+	if !ok {
+		return a.fail("no ladder to publish into; open one first")
+	}
+	var delay, dest string
+	count := 0
+	if len(args) > 0 {
+		delay = args[0]
+	}
+	if len(args) > 1 {
+		dest = args[1]
+	}
+	if len(args) > 2 {
+		n, err := strconv.Atoi(args[2])
+		if err != nil || n < 1 {
+			return a.fail(fmt.Sprintf("count %q is not a positive number", args[2]))
+		}
+		count = n
+	}
+	if len(args) > 3 {
+		return a.fail("usage: :publish [DELAY [DEST [COUNT]]]")
+	}
+	return a, a.openPublish(f.Ladder, delay, dest, count)
+}
+
+func (a App) purgeCommand(name string) (App, tea.Cmd) {
+	if a.readOnly {
+		return a.refuse("purging")
+	}
+	if a.screen == screenLadder {
+		for _, r := range a.ladder.rows {
+			if r.Queue == name {
+				return a, a.openConfirm(newQueuePurge(r, a.styles))
+			}
+		}
+	}
+	if q, ok := a.merged().Queue(name); ok {
+		return a, a.openConfirm(newQueuePurge(ui.QueueRow{Kind: ui.TargetRow, Queue: q.Name, Stats: q.Stats}, a.styles))
+	}
+	f, err := a.findLadder(name)
+	if err != nil {
+		return a.fail(fmt.Sprintf("no queue or ladder %q in vhost %s", name, a.vhost))
+	}
+	if a.screen != screenLadder || a.ladder.found.Ladder.Name != f.Ladder.Name {
+		a.openLadder(f)
+	}
+	return a, a.openConfirm(newLadderPurge(a.ladder, a.styles))
+}
+
+func (a App) refreshCommand(args []string) (App, tea.Cmd) {
+	if len(args) == 0 {
+		return a, a.refreshNow()
+	}
+	text := args[0]
+	if _, err := strconv.Atoi(text); err == nil {
+		text += "s" // :refresh 10 means seconds, as --refresh does
+	}
+	d, err := topology.ParseDelay(text)
+	if err != nil || d < minInterval {
+		return a.fail(fmt.Sprintf("refresh interval %q: want a duration of at least 1s, e.g. :refresh 10s", args[0]))
+	}
+	a.result = ui.Result{Kind: ui.ResultOK, Text: "refreshing every " + ui.Delay(d)}
+	return a, a.setInterval(d)
+}
+
+// refuse explains that an action is off in read-only mode.
+func (a App) refuse(what string) (App, tea.Cmd) {
+	a.result = ui.Result{Kind: ui.ResultWarn, Text: "read-only: " + what + " is switched off (--read-only)"}
+	return a, nil
+}
+
+// suggestions are the completions offered on the command line.
+func (a App) suggestions() []string {
+	s := []string{"ladders", "trace ", "publish", "refresh", "drift", "help", "quit"}
+	for _, f := range a.found {
+		s = append(s, "ladder "+f.Ladder.Name)
+	}
+	if a.screen == screenLadder {
+		for _, r := range a.ladder.rows {
+			s = append(s, "purge "+r.Queue)
+		}
+		s = append(s, "purge "+a.ladder.found.Ladder.Name)
+	}
+	sort.Strings(s)
+	return s
+}

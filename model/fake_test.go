@@ -1,0 +1,239 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui/fixture"
+)
+
+// fakeBroker is a hand-written stand-in for every broker interface the
+// console uses. It records what it was asked and can fail or hang.
+type fakeBroker struct {
+	mu        sync.Mutex
+	snap      topology.Snapshot
+	err       error // returned by every read when set
+	hang      bool  // reads block until their context ends
+	calls     map[string]int
+	published []broker.Message
+	pubResult *broker.PublishResult
+	pubErr    error
+	purged    []string
+	purgeErr  error
+	ov        broker.Overview
+}
+
+func newFake(snap topology.Snapshot) *fakeBroker {
+	return &fakeBroker{snap: snap, calls: map[string]int{}, ov: broker.Overview{RabbitMQVersion: "4.1.0"}}
+}
+
+func (f *fakeBroker) read(ctx context.Context, op string) error {
+	f.mu.Lock()
+	f.calls[op]++
+	hang, err := f.hang, f.err
+	f.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return err
+}
+
+func (f *fakeBroker) Snapshot(ctx context.Context, vhost string) (topology.Snapshot, error) {
+	if err := f.read(ctx, "snapshot"); err != nil {
+		return topology.Snapshot{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.snap, nil
+}
+
+func (f *fakeBroker) Stats(ctx context.Context, vhost string) ([]topology.Queue, error) {
+	if err := f.read(ctx, "stats"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fixture.Queues(f.snap), nil
+}
+
+func (f *fakeBroker) Overview(ctx context.Context) (broker.Overview, error) {
+	if err := f.read(ctx, "overview"); err != nil {
+		return broker.Overview{}, err
+	}
+	return f.ov, nil
+}
+
+func (f *fakeBroker) Vhosts(ctx context.Context) ([]string, error) {
+	if err := f.read(ctx, "vhosts"); err != nil {
+		return nil, err
+	}
+	return []string{"/"}, nil
+}
+
+func (f *fakeBroker) Publish(ctx context.Context, msgs []broker.Message) (broker.PublishResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.published = append(f.published, msgs...)
+	if f.pubResult != nil {
+		return *f.pubResult, f.pubErr
+	}
+	return broker.PublishResult{Confirmed: len(msgs)}, f.pubErr
+}
+
+func (f *fakeBroker) Purge(ctx context.Context, queue string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.purgeErr != nil {
+		return 0, f.purgeErr
+	}
+	f.purged = append(f.purged, queue)
+	q, _ := f.snap.Queue(queue)
+	return int(q.Stats.Ready), nil
+}
+
+// fakeConn is a StateWatcher whose state the test sets.
+type fakeConn struct {
+	state broker.ConnState
+	ch    chan broker.ConnState
+}
+
+func (c *fakeConn) State() broker.ConnState          { return c.state }
+func (c *fakeConn) Changes() <-chan broker.ConnState { return c.ch }
+
+var errRefused = errors.New("dial tcp 127.0.0.1:15672: connect: connection refused")
+
+// clock is 2025-03-14 09:26:53 UTC, moved by tests.
+type clock struct{ t time.Time }
+
+func newClock() *clock                   { return &clock{time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)} }
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// newApp builds a console on a fake broker at a fixed time and size.
+func newApp(t *testing.T, fb *fakeBroker, opts Options, w, h int) (App, *clock) {
+	t.Helper()
+	c := newClock()
+	opts.Inspector, opts.Publisher, opts.Purger = fb, fb, fb
+	if opts.BrokerLabel == "" {
+		opts.BrokerLabel = "guest@127.0.0.1:5672"
+	}
+	opts.Now = c.now
+	a := New(opts)
+	a = update(t, a, tea.WindowSizeMsg{Width: w, Height: h})
+	return a, c
+}
+
+// update sends one message and returns the new App.
+func update(t *testing.T, a App, msg tea.Msg) App {
+	t.Helper()
+	m, _ := a.Update(msg)
+	return m.(App)
+}
+
+// load answers the first snapshot request, as the program would.
+func load(t *testing.T, a App, fb *fakeBroker) App {
+	t.Helper()
+	snap, err := fb.Snapshot(context.Background(), a.vhost)
+	if err != nil {
+		return update(t, a, fetchErrMsg{seq: a.pending.seq, op: "read vhost " + a.vhost, err: err, at: a.now()})
+	}
+	return update(t, a, snapshotMsg{seq: a.pending.seq, snap: snap, at: a.now()})
+}
+
+// run sends a message, then runs the commands it returns (and those they
+// return) against the fakes, feeding every message back through Update.
+// Commands that do not finish quickly (ticks, cursor blinks, a hanging
+// broker) are dropped, so the test sees exactly what the I/O produced.
+func run(t *testing.T, a App, msg tea.Msg) (App, []tea.Msg) {
+	t.Helper()
+	m, cmd := a.Update(msg)
+	a = m.(App)
+	var seen []tea.Msg
+	queue := []tea.Cmd{cmd}
+	for steps := 0; len(queue) > 0 && steps < 100; steps++ {
+		c := queue[0]
+		queue = queue[1:]
+		msg := settle(c)
+		if msg == nil {
+			continue
+		}
+		if b, ok := msg.(tea.BatchMsg); ok {
+			queue = append(queue, b...)
+			continue
+		}
+		seen = append(seen, msg)
+		m, next := a.Update(msg)
+		a = m.(App)
+		queue = append(queue, next)
+	}
+	return a, seen
+}
+
+// settle runs a command, giving up on it after a short wait.
+func settle(c tea.Cmd) tea.Msg {
+	if c == nil {
+		return nil
+	}
+	out := make(chan tea.Msg, 1)
+	go func() { out <- c() }()
+	select {
+	case m := <-out:
+		return m
+	case <-time.After(30 * time.Millisecond):
+		return nil
+	}
+}
+
+// keys turns "j", "enter", "esc", "tab" or literal text into key presses.
+func press(s string) tea.KeyPressMsg {
+	switch s {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	case "space":
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	case "ctrl+u":
+		return tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}
+	}
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
+
+// keys sends key presses, running their commands.
+func keys(t *testing.T, a App, ks ...string) App {
+	t.Helper()
+	for _, k := range ks {
+		a, _ = run(t, a, press(k))
+	}
+	return a
+}
+
+// typeText types literal text, one key press per rune.
+func typeText(t *testing.T, a App, s string) App {
+	t.Helper()
+	for _, r := range s {
+		a = update(t, a, tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	return a
+}

@@ -1,0 +1,170 @@
+package model
+
+import (
+	"charm.land/bubbles/v2/key"
+
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// globalKeys work on every screen when no overlay or input has the focus.
+type globalKeys struct {
+	Help, Command, Filter, Refresh, Back, Quit, ForceQuit key.Binding
+}
+
+func defaultGlobalKeys() globalKeys {
+	return globalKeys{
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Command:   key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
+		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Refresh:   key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh")),
+		Back:      key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
+		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now")),
+	}
+}
+
+// navKeys move a selection; the list and the ladder view share them.
+type navKeys struct {
+	Up, Down, Top, Bottom, PageUp, PageDown, Open key.Binding
+}
+
+func defaultNavKeys() navKeys {
+	return navKeys{
+		Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		// Pairs share one help line: the second of each has no help text.
+		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/G", "top/bottom")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup/dn", "page")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d")),
+		Open:     key.NewBinding(key.WithKeys("enter", "l", "right"), key.WithHelp("enter", "open")),
+	}
+}
+
+// actionKeys act on a ladder. Those that change the broker are switched
+// off in read-only mode, and Refused takes their keys so that pressing one
+// says why nothing happens.
+type actionKeys struct {
+	Trace, Drift, Publish, Purge, PurgeAll, Refused key.Binding
+}
+
+func defaultActionKeys(readOnly bool) actionKeys {
+	k := actionKeys{
+		Trace:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "trace")),
+		Drift:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "drift")),
+		Publish:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "publish")),
+		Purge:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "purge")),
+		PurgeAll: key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "purge all")),
+		Refused:  key.NewBinding(key.WithKeys("p", "x", "X"), key.WithHelp("p x X", "off (read-only)")),
+	}
+	k.Publish.SetEnabled(!readOnly)
+	k.Purge.SetEnabled(!readOnly)
+	k.PurgeAll.SetEnabled(!readOnly)
+	k.Refused.SetEnabled(readOnly)
+	return k
+}
+
+// promptKeys drive the input line (command, filter, trace).
+type promptKeys struct {
+	Submit, Cancel, Prev, Next, Complete key.Binding
+}
+
+func defaultPromptKeys() promptKeys {
+	return promptKeys{
+		Submit:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run")),
+		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		Prev:     key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "older")),
+		Next:     key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "newer")),
+		Complete: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "complete")),
+	}
+}
+
+// formKeys drive the publish form.
+type formKeys struct {
+	Next, Prev, Toggle, Submit, Cancel key.Binding
+}
+
+func defaultFormKeys() formKeys {
+	return formKeys{
+		Next:   key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab", "next")),
+		Prev:   key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab", "previous")),
+		Toggle: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "toggle")),
+		Submit: key.NewBinding(key.WithKeys("enter", "ctrl+s"), key.WithHelp("enter", "publish")),
+		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+	}
+}
+
+// confirmKeys answer a confirmation.
+type confirmKeys struct {
+	Yes, No key.Binding
+}
+
+func defaultConfirmKeys(typed bool) confirmKeys {
+	if typed {
+		// A typed confirmation must not fire on "y" or "n": they are
+		// letters of the name being typed.
+		return confirmKeys{
+			Yes: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "purge")),
+			No:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		}
+	}
+	return confirmKeys{
+		Yes: key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "purge")),
+		No:  key.NewBinding(key.WithKeys("n", "N", "esc", "q"), key.WithHelp("n/esc", "cancel")),
+	}
+}
+
+// keyMap is every binding of the console. Its methods build the footer and
+// the help overlay for the screen in front, so that help always tells the
+// truth about what a key does right now.
+type keyMap struct {
+	global  globalKeys
+	nav     navKeys
+	actions actionKeys
+	prompt  promptKeys
+	form    formKeys
+}
+
+func defaultKeyMap(readOnly bool) keyMap {
+	return keyMap{
+		global:  defaultGlobalKeys(),
+		nav:     defaultNavKeys(),
+		actions: defaultActionKeys(readOnly),
+		prompt:  defaultPromptKeys(),
+		form:    defaultFormKeys(),
+	}
+}
+
+// listHelp is the footer of the ladder list.
+func (k keyMap) listHelp() []key.Binding {
+	return []key.Binding{k.nav.Open, k.actions.Publish, k.actions.Refused, k.global.Filter, k.global.Command, k.global.Refresh, k.global.Quit, k.global.Help}
+}
+
+// ladderHelp is the footer of the ladder view.
+func (k keyMap) ladderHelp() []key.Binding {
+	return []key.Binding{k.global.Back, k.actions.Trace, k.actions.Publish, k.actions.Purge, k.actions.PurgeAll, k.actions.Refused, k.actions.Drift, k.global.Filter, k.global.Command, k.global.Quit, k.global.Help}
+}
+
+// helpGroups is the help overlay's content. Disabled bindings are kept so
+// the overlay can show them struck through.
+func (k keyMap) helpGroups() []ui.HelpGroup {
+	return []ui.HelpGroup{
+		{Title: "move", Keys: []key.Binding{k.nav.Up, k.nav.Down, k.nav.Top, k.nav.PageUp, k.nav.Open, k.global.Back}},
+		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Publish, k.actions.Purge, k.actions.PurgeAll}},
+		{Title: "console", Keys: []key.Binding{k.global.Filter, k.global.Command, k.global.Refresh, k.global.Help, k.global.Quit, k.global.ForceQuit}},
+	}
+}
+
+// commandHelp documents the `:` commands.
+func commandHelp() []ui.HelpCommand {
+	return []ui.HelpCommand{
+		{Usage: ":ladder NAME", Desc: "open a ladder (:l, tab completes)"},
+		{Usage: ":ladders", Desc: "back to the list of ladders"},
+		{Usage: ":trace DELAY [DEST]", Desc: "show a delay's key and hops, e.g. :trace 90s orders.work"},
+		{Usage: ":publish [DELAY [DEST [COUNT]]]", Desc: "open the publish form, pre-filled"},
+		{Usage: ":purge QUEUE|LADDER", Desc: "purge a queue, or every queue of a ladder"},
+		{Usage: ":refresh [EVERY]", Desc: "refresh now, or set the interval (10s)"},
+		{Usage: ":drift", Desc: "show how the ladder differs from its plan"},
+		{Usage: ":q", Desc: "quit (↑/↓ recall earlier commands)"},
+	}
+}

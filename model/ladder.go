@@ -1,0 +1,212 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// ladderView is one ladder: its rungs and the queues around them, with a
+// trace and a drift pane.
+type ladderView struct {
+	keys      navKeys
+	drift     key.Binding
+	st        ui.Styles
+	found     topology.Found
+	rows      []ui.QueueRow // all rows, untraced and unfiltered
+	gone      bool
+	filter    string
+	trace     *ui.TraceState
+	showDrift bool
+	sel       int // index into the shown rows
+	offset    int
+	driftOff  int
+	w, h      int
+}
+
+func newLadderView(f topology.Found, st ui.Styles, keys navKeys, drift key.Binding) ladderView {
+	return ladderView{keys: keys, drift: drift, st: st, found: f}
+}
+
+// SetSize gives the view its body size.
+func (v *ladderView) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.clamp()
+}
+
+// SetRows replaces the ladder and its rows after a refresh, keeping the
+// cursor on the same queue.
+func (v *ladderView) SetRows(f topology.Found, rows []ui.QueueRow, gone bool) {
+	cur, ok := v.Selected()
+	v.found, v.rows, v.gone = f, rows, gone
+	if v.trace != nil {
+		v.SetTrace(v.trace.Input)
+	}
+	if ok {
+		v.selectQueue(cur.Queue)
+	}
+	v.clamp()
+}
+
+// SetFilter filters rows by queue name.
+func (v *ladderView) SetFilter(f string) {
+	cur, ok := v.Selected()
+	v.filter = f
+	if ok {
+		v.selectQueue(cur.Queue)
+	}
+	v.clamp()
+}
+
+// SetTrace traces the delay and optional destination typed in input. An
+// empty input shows the trace pane with a hint; nothing clears it but
+// ClearTrace.
+func (v *ladderView) SetTrace(input string) {
+	ts := &ui.TraceState{Input: input}
+	if fields := strings.Fields(input); len(fields) > 0 {
+		tr, err := traceInput(v.found.Ladder, fields)
+		if err != nil {
+			ts.Err = err
+		} else {
+			ts.Trace = &tr
+		}
+	}
+	v.trace = ts
+	v.clamp()
+}
+
+// traceInput traces "DELAY [DEST]".
+func traceInput(l topology.Ladder, fields []string) (topology.Trace, error) {
+	if len(fields) > 2 {
+		return topology.Trace{}, fmt.Errorf("expected a delay and at most one destination, got %q", strings.Join(fields, " "))
+	}
+	d, err := topology.ParseDelay(fields[0])
+	if err != nil {
+		return topology.Trace{}, err
+	}
+	dest := ""
+	if len(fields) == 2 {
+		dest = fields[1]
+	}
+	return l.Trace(d, dest)
+}
+
+// ClearTrace removes the trace.
+func (v *ladderView) ClearTrace() {
+	v.trace = nil
+	v.clamp()
+}
+
+// Trace returns the pinned trace, if a valid one is shown.
+func (v ladderView) Trace() (*topology.Trace, bool) {
+	if v.trace == nil || v.trace.Trace == nil {
+		return nil, false
+	}
+	return v.trace.Trace, true
+}
+
+func (v *ladderView) selectQueue(name string) {
+	for i, r := range v.shown() {
+		if r.Queue == name {
+			v.sel = i
+			return
+		}
+	}
+}
+
+// shown are the rows on screen: traced, then filtered.
+func (v ladderView) shown() []ui.QueueRow {
+	var tr *topology.Trace
+	if v.trace != nil {
+		tr = v.trace.Trace
+	}
+	return ui.FilterRows(ui.ApplyTrace(v.rows, tr), v.filter)
+}
+
+// Selected returns the row under the cursor.
+func (v ladderView) Selected() (ui.QueueRow, bool) {
+	rows := v.shown()
+	if v.sel < 0 || v.sel >= len(rows) {
+		return ui.QueueRow{}, false
+	}
+	return rows[v.sel], true
+}
+
+func (v ladderView) state() ui.LadderState {
+	var tr *topology.Trace
+	if v.trace != nil {
+		tr = v.trace.Trace
+	}
+	return ui.LadderState{
+		Found: v.found, Rows: v.shown(), All: ui.ApplyTrace(v.rows, tr),
+		Selected: v.sel, Offset: v.offset, Filter: v.filter,
+		Trace: v.trace, ShowDrift: v.showDrift, Gone: v.gone,
+	}
+}
+
+func (v *ladderView) clamp() {
+	rows := v.shown()
+	v.sel = max(0, min(v.sel, len(rows)-1))
+	if v.showDrift {
+		v.driftOff = max(0, min(v.driftOff, v.maxDriftOffset()))
+		v.offset = v.driftOff
+		return
+	}
+	line, n := ui.SelectedLine(rows, v.sel)
+	v.offset = ui.Scroll(line, v.offset, v.state().TableHeight(v.w, v.h), n)
+}
+
+// maxDriftOffset is the last useful scroll position of the drift pane.
+func (v ladderView) maxDriftOffset() int {
+	return max(0, ui.DriftLines(v.found, v.w)-v.state().TableHeight(v.w, v.h))
+}
+
+// Update moves the selection (or scrolls the drift pane) and toggles drift.
+func (v ladderView) Update(msg tea.Msg) (ladderView, tea.Cmd) {
+	step := 0
+	page := max(1, v.state().TableHeight(v.w, v.h)-1)
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, v.drift):
+			v.showDrift = !v.showDrift
+			v.driftOff = 0
+		case key.Matches(msg, v.keys.Up):
+			step = -1
+		case key.Matches(msg, v.keys.Down):
+			step = 1
+		case key.Matches(msg, v.keys.PageUp):
+			step = -page
+		case key.Matches(msg, v.keys.PageDown):
+			step = page
+		case key.Matches(msg, v.keys.Top):
+			step = -1 << 20
+		case key.Matches(msg, v.keys.Bottom):
+			step = 1 << 20
+		}
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			step = -1
+		case tea.MouseWheelDown:
+			step = 1
+		}
+	}
+	if v.showDrift {
+		v.driftOff += step
+	} else {
+		v.sel += step
+	}
+	v.clamp()
+	return v, nil
+}
+
+// View renders the ladder view.
+func (v ladderView) View() string {
+	return ui.LadderView(v.state(), v.st, v.w, v.h)
+}

@@ -1,0 +1,119 @@
+package model
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// ladderList is the first screen: every ladder discovery found.
+type ladderList struct {
+	keys   navKeys
+	st     ui.Styles
+	vhost  string
+	items  []ui.LadderItem // every ladder
+	shown  []ui.LadderItem // after the filter
+	filter string
+	sel    int
+	offset int
+	w, h   int
+}
+
+func newLadderList(vhost string, st ui.Styles, keys navKeys) ladderList {
+	return ladderList{keys: keys, st: st, vhost: vhost}
+}
+
+// SetSize gives the list its body size.
+func (l *ladderList) SetSize(w, h int) {
+	l.w, l.h = w, h
+	l.clamp()
+}
+
+// SetItems replaces the ladders, keeping the selection on the same ladder.
+func (l *ladderList) SetItems(items []ui.LadderItem) {
+	cur, ok := l.Selected()
+	l.items = items
+	l.apply()
+	if ok {
+		l.selectLadder(cur.Ladder)
+	}
+}
+
+// SetFilter filters the list by ladder name and layout.
+func (l *ladderList) SetFilter(f string) {
+	cur, ok := l.Selected()
+	l.filter = f
+	l.apply()
+	if ok {
+		l.selectLadder(cur.Ladder)
+	}
+}
+
+func (l *ladderList) apply() {
+	l.shown = ui.FilterItems(l.items, l.filter)
+	l.clamp()
+}
+
+func (l *ladderList) selectLadder(ld topology.Ladder) {
+	for i, it := range l.shown {
+		if it.Found.Ladder.Name == ld.Name && it.Found.Ladder.Layout == ld.Layout {
+			l.sel = i
+			break
+		}
+	}
+	l.clamp()
+}
+
+// Selected returns the ladder under the cursor.
+func (l ladderList) Selected() (topology.Found, bool) {
+	if l.sel < 0 || l.sel >= len(l.shown) {
+		return topology.Found{}, false
+	}
+	return l.shown[l.sel].Found, true
+}
+
+func (l *ladderList) clamp() {
+	l.sel = max(0, min(l.sel, len(l.shown)-1))
+	l.offset = ui.Scroll(l.sel, l.offset, ui.ListHeight(l.h), len(l.shown))
+}
+
+// Update moves the selection.
+func (l ladderList) Update(msg tea.Msg) (ladderList, tea.Cmd) {
+	page := max(1, ui.ListHeight(l.h)-1)
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, l.keys.Up):
+			l.sel--
+		case key.Matches(msg, l.keys.Down):
+			l.sel++
+		case key.Matches(msg, l.keys.Top):
+			l.sel = 0
+		case key.Matches(msg, l.keys.Bottom):
+			l.sel = len(l.shown) - 1
+		case key.Matches(msg, l.keys.PageUp):
+			l.sel -= page
+		case key.Matches(msg, l.keys.PageDown):
+			l.sel += page
+		}
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			l.sel--
+		case tea.MouseWheelDown:
+			l.sel++
+		}
+	}
+	l.clamp()
+	return l, nil
+}
+
+// View renders the list.
+func (l ladderList) View() string {
+	return ui.LadderList(ui.ListState{
+		Items: l.shown, Total: len(l.items), Selected: l.sel, Offset: l.offset,
+		Filter: l.filter, Vhost: l.vhost,
+	}, l.st, l.w, l.h)
+}

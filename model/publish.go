@@ -1,0 +1,321 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// maxPublish bounds one publish from the form: enough to watch a ladder
+// work, not enough to flood a broker by a slipped key.
+const maxPublish = 10000
+
+// publishTimeout bounds a publish, confirms included.
+const publishTimeout = 30 * time.Second
+
+// Form fields, in tab order.
+const (
+	fieldDelay = iota
+	fieldDest
+	fieldBody
+	fieldHeaders
+	fieldCount
+	fieldPersistent
+	numFields
+)
+
+// publishForm publishes test messages into a ladder.
+type publishForm struct {
+	keys       formKeys
+	st         ui.Styles
+	ladder     topology.Ladder
+	inputs     [fieldPersistent]textinput.Model
+	persistent bool
+	focus      int
+	w          int
+	// done is set when the form closes; submitted if it closed on enter
+	// with a valid request.
+	done, submitted bool
+	err             string
+}
+
+// publishRequest is a validated form.
+type publishRequest struct {
+	trace   topology.Trace
+	msgs    []broker.Message
+	count   int
+	persist bool
+}
+
+func newPublishForm(l topology.Ladder, st ui.Styles, delay, dest string, count int) publishForm {
+	f := publishForm{keys: defaultFormKeys(), st: st, ladder: l, persistent: true}
+	placeholders := [fieldPersistent]string{
+		fieldDelay:   "90s, 1500ms, 1h30m",
+		fieldDest:    destPlaceholder(l),
+		fieldBody:    `{"hello":"rungs"}`,
+		fieldHeaders: "key=value, key=value",
+		fieldCount:   "1",
+	}
+	for i := range f.inputs {
+		in := textinput.New()
+		in.Prompt = ""
+		in.Placeholder = placeholders[i]
+		in.CharLimit = 4096
+		f.inputs[i] = in
+	}
+	f.inputs[fieldDelay].SetValue(delay)
+	f.inputs[fieldDest].SetValue(dest)
+	if count > 0 {
+		f.inputs[fieldCount].SetValue(strconv.Itoa(count))
+	}
+	f.setStyles(st)
+	return f
+}
+
+// destPlaceholder says what an empty destination means for the layout.
+func destPlaceholder(l topology.Ladder) string {
+	if _, err := l.Trace(0, ""); err != nil {
+		return "required: the destination queue"
+	}
+	if len(l.Targets) == 0 && l.Layout != topology.DefaultLayout {
+		return "none: every message ends in " + defaultTarget(l)
+	}
+	return "empty: " + defaultTarget(l)
+}
+
+func defaultTarget(l topology.Ladder) string {
+	tr, err := l.Trace(0, "")
+	if err != nil {
+		return "?"
+	}
+	return tr.Target
+}
+
+func (f *publishForm) setStyles(st ui.Styles) {
+	f.st = st
+	s := textinput.DefaultStyles(st.IsDark)
+	s.Focused.Placeholder = st.Faint
+	s.Blurred.Placeholder = st.Faint
+	s.Cursor.Color = st.AccentColor
+	for i := range f.inputs {
+		f.inputs[i].SetStyles(s)
+	}
+}
+
+// Init focuses the first field.
+func (f *publishForm) Init() tea.Cmd { return f.setFocus(0) }
+
+func (f *publishForm) setFocus(i int) tea.Cmd {
+	f.focus = (i + numFields) % numFields
+	var cmd tea.Cmd
+	for j := range f.inputs {
+		if j == f.focus {
+			cmd = f.inputs[j].Focus()
+		} else {
+			f.inputs[j].Blur()
+		}
+	}
+	return cmd
+}
+
+// Update edits the form.
+func (f publishForm) Update(msg tea.Msg) (publishForm, tea.Cmd) {
+	km, ok := msg.(tea.KeyPressMsg)
+	if ok {
+		switch {
+		case key.Matches(km, f.keys.Cancel):
+			f.done = true
+			return f, nil
+		case key.Matches(km, f.keys.Submit):
+			if _, err := f.request(time.Time{}); err != nil {
+				f.err = err.Error()
+				return f, nil
+			}
+			f.done, f.submitted = true, true
+			return f, nil
+		case key.Matches(km, f.keys.Next):
+			return f, f.setFocus(f.focus + 1)
+		case key.Matches(km, f.keys.Prev):
+			return f, f.setFocus(f.focus - 1)
+		case f.focus == fieldPersistent && key.Matches(km, f.keys.Toggle):
+			f.persistent = !f.persistent
+			return f, nil
+		}
+	}
+	if f.focus == fieldPersistent {
+		return f, nil
+	}
+	var cmd tea.Cmd
+	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(msg)
+	f.err = ""
+	return f, cmd
+}
+
+// request validates the form and builds the messages, stamped at now.
+func (f publishForm) request(now time.Time) (publishRequest, error) {
+	delayText := strings.TrimSpace(f.inputs[fieldDelay].Value())
+	if delayText == "" {
+		return publishRequest{}, errors.New("delay: type one, e.g. 90s")
+	}
+	d, err := topology.ParseDelay(delayText)
+	if err != nil {
+		return publishRequest{}, fmt.Errorf("delay: %w", err)
+	}
+	tr, err := f.ladder.Trace(d, strings.TrimSpace(f.inputs[fieldDest].Value()))
+	if err != nil {
+		return publishRequest{}, err
+	}
+	headers, err := parseHeaders(f.inputs[fieldHeaders].Value())
+	if err != nil {
+		return publishRequest{}, err
+	}
+	count := 1
+	if c := strings.TrimSpace(f.inputs[fieldCount].Value()); c != "" {
+		count, err = strconv.Atoi(c)
+		if err != nil || count < 1 || count > maxPublish {
+			return publishRequest{}, fmt.Errorf("count: %q is not a number from 1 to %d", c, maxPublish)
+		}
+	}
+	body := f.inputs[fieldBody].Value()
+	msgs := make([]broker.Message, count)
+	for i := range msgs {
+		msgs[i] = broker.Message{
+			Exchange: tr.Exchange, RoutingKey: tr.Key, Body: []byte(body),
+			Headers: headers, ContentType: "text/plain", Persistent: f.persistent, Timestamp: now,
+		}
+	}
+	return publishRequest{trace: tr, msgs: msgs, count: count, persist: f.persistent}, nil
+}
+
+// parseHeaders reads "k=v, k=v". Values stay strings: the form cannot
+// know the types a consumer expects, and strings survive every client.
+func parseHeaders(s string) (map[string]any, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	h := map[string]any{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("headers: %q is not key=value", part)
+		}
+		h[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return h, nil
+}
+
+// View renders the form as a dialog.
+func (f publishForm) View() string {
+	w := min(f.w, 76)
+	labels := [numFields]string{"Delay", "Destination", "Body", "Headers", "Count", "Persistent"}
+	hints := [numFields]string{"", "", "", "", "", "space toggles"}
+	// The dialog's frame, the focus mark, the label column and the
+	// cursor cell leave this much for the text.
+	inputW := max(10, w-4-2-len("Destination")-2-1)
+	var fields []ui.FormField
+	for i := 0; i < numFields; i++ {
+		var in string
+		if i == fieldPersistent {
+			box := "[ ] no: lost if the broker restarts"
+			if f.persistent {
+				box = "[x] yes: delivery mode 2"
+			}
+			in = box
+		} else {
+			f.inputs[i].SetWidth(inputW)
+			in = f.inputs[i].View()
+		}
+		fields = append(fields, ui.FormField{Label: labels[i], Input: in, Focused: i == f.focus, Hint: hints[i]})
+	}
+	state := ui.FormState{
+		Title:  "Publish into " + f.ladder.Name,
+		Fields: fields,
+		Keys:   []key.Binding{f.keys.Next, f.keys.Submit, f.keys.Cancel},
+	}
+	req, err := f.request(time.Time{})
+	switch {
+	case f.err != "":
+		state.PreviewErr = f.err
+	case err != nil && strings.TrimSpace(f.inputs[fieldDelay].Value()) != "":
+		state.PreviewErr = err.Error()
+	case err != nil:
+		state.Preview = []string{f.st.Muted.Render("type a delay to see the routing key and the path")}
+	default:
+		tr := req.trace
+		kind := "transient"
+		if req.persist {
+			kind = "persistent"
+		}
+		state.Preview = []string{
+			f.st.Muted.Render("key ") + f.st.Bold.Render(tr.Key),
+			f.st.Muted.Render("to  ") + tr.Exchange + f.st.Muted.Render(fmt.Sprintf(" · %d %s · arrives in ", len(tr.Hops), plural(len(tr.Hops), "hop", "hops"))) + tr.Target + f.st.Muted.Render(" after "+ui.Delay(tr.Total())),
+			f.st.Muted.Render(fmt.Sprintf("%d %s %s, with publisher confirms", req.count, kind, plural(req.count, "message", "messages"))),
+		}
+	}
+	return ui.Form(state, f.st, w)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// publishedMsg reports a publish.
+type publishedMsg struct {
+	res    broker.PublishResult
+	err    error
+	count  int
+	ladder topology.Ladder
+	trace  topology.Trace
+}
+
+// publish sends the request's messages with confirms.
+func publish(pub broker.Publisher, l topology.Ladder, req publishRequest) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+		defer cancel()
+		res, err := pub.Publish(ctx, req.msgs)
+		return publishedMsg{res: res, err: err, count: req.count, ladder: l, trace: req.trace}
+	}
+}
+
+// publishResult words a publish outcome for the header.
+func publishResult(m publishedMsg) ui.Result {
+	r := m.res
+	text := fmt.Sprintf("published %d → %s in %s: %d confirmed", m.count, m.trace.Target, ui.Delay(m.trace.Delay), r.Confirmed)
+	if r.Returned > 0 {
+		text += fmt.Sprintf(", %d returned (unroutable)", r.Returned)
+	}
+	if r.Nacked > 0 {
+		text += fmt.Sprintf(", %d refused", r.Nacked)
+	}
+	if r.Failed > 0 {
+		text += fmt.Sprintf(", %d unknown (connection lost)", r.Failed)
+	}
+	switch {
+	case errors.Is(m.err, broker.ErrReadOnly):
+		return ui.Result{Kind: ui.ResultWarn, Text: "refused: the broker client is read-only"}
+	case m.err != nil && r.Confirmed+r.Returned+r.Nacked+r.Failed == 0:
+		return ui.Result{Kind: ui.ResultError, Text: "publish failed: " + m.err.Error()}
+	case m.err != nil || r.Returned+r.Nacked+r.Failed > 0:
+		return ui.Result{Kind: ui.ResultWarn, Text: text}
+	}
+	return ui.Result{Kind: ui.ResultOK, Text: text}
+}

@@ -1,0 +1,207 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// purgeTimeout bounds purging one queue.
+const purgeTimeout = 15 * time.Second
+
+// purgeTarget is one queue to purge and the depth the operator was shown.
+type purgeTarget struct {
+	queue string
+	ready int64
+}
+
+// purgeConfirm asks before purging. Purging a whole ladder requires typing
+// its name, as GitHub does for deleting a repository: a "y" is too easy to
+// give by reflex when thousands of delayed jobs are at stake.
+type purgeConfirm struct {
+	keys    confirmKeys
+	st      ui.Styles
+	title   string
+	lines   []string
+	targets []purgeTarget
+	typed   string // the name to type; "" for a plain y/n
+	input   textinput.Model
+	err     string
+	w       int
+	// done is set when the dialog closes; confirmed if it closed on yes.
+	done, confirmed bool
+}
+
+// newQueuePurge confirms purging one queue.
+func newQueuePurge(row ui.QueueRow, st ui.Styles) purgeConfirm {
+	c := purgeConfirm{keys: defaultConfirmKeys(false), st: st, title: "Purge " + row.Queue + "?"}
+	c.targets = []purgeTarget{{row.Queue, row.Stats.Ready}}
+	n := row.Stats.Ready
+	lost := fmt.Sprintf("%s ready %s in %s will be deleted for good.", ui.Count(n), plural(int(n), "message", "messages"), st.Bold.Render(row.Queue))
+	switch row.Kind {
+	case ui.RungRow:
+		lost += " They are delayed messages: they will never reach their target."
+	case ui.UnroutableRow:
+		lost += " They are messages no binding routed; look at them before purging."
+	}
+	c.lines = []string{lost}
+	if row.Stats.Unacked > 0 {
+		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("%s unacknowledged %s stay: a purge only removes ready ones.", ui.Count(row.Stats.Unacked), plural(int(row.Stats.Unacked), "message", "messages"))))
+	}
+	return c
+}
+
+// newLadderPurge confirms purging every queue the ladder owns: its rungs,
+// its done queue and its unroutable queue. Destination queues belong to
+// the applications and are left alone.
+func newLadderPurge(v ladderView, st ui.Styles) purgeConfirm {
+	name := v.found.Ladder.Name
+	c := purgeConfirm{keys: defaultConfirmKeys(true), st: st, title: "Purge the whole ladder " + name + "?", typed: name}
+	var total int64
+	var targets []string
+	for _, r := range v.rows {
+		owned := r.Kind == ui.RungRow || r.Kind == ui.UnroutableRow || (r.Kind == ui.TargetRow && !isDestination(v, r.Queue))
+		if r.Missing {
+			continue
+		}
+		if !owned {
+			if r.Kind == ui.TargetRow {
+				targets = append(targets, r.Queue)
+			}
+			continue
+		}
+		c.targets = append(c.targets, purgeTarget{r.Queue, r.Stats.Ready})
+		total += r.Stats.Ready
+	}
+	c.lines = []string{fmt.Sprintf("Every ready message in %d queues of %s will be deleted for good: %s %s in total.",
+		len(c.targets), st.Bold.Render(name), st.Bold.Render(ui.Count(total)), plural(int(total), "message", "messages"))}
+	deepest := append([]purgeTarget(nil), c.targets...)
+	sort.SliceStable(deepest, func(i, j int) bool { return deepest[i].ready > deepest[j].ready })
+	shown := 0
+	for _, t := range deepest {
+		if t.ready == 0 || shown == 4 {
+			break
+		}
+		c.lines = append(c.lines, fmt.Sprintf("  %8s  %s", ui.Count(t.ready), t.queue))
+		shown++
+	}
+	if rest := len(c.targets) - shown; rest > 0 {
+		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("  and %d more %s", rest, plural(rest, "queue", "queues"))))
+	}
+	if len(targets) > 0 {
+		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("Destination queues (%d) are not touched.", len(targets))))
+	}
+	in := textinput.New()
+	in.Prompt = ""
+	in.Placeholder = name
+	in.SetStyles(textinput.DefaultStyles(st.IsDark))
+	c.input = in
+	return c
+}
+
+// isDestination tells an application's destination from the ladder's own
+// done queue.
+func isDestination(v ladderView, q string) bool {
+	for _, t := range v.found.Ladder.Targets {
+		if t == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Init focuses the name input of a typed confirmation.
+func (c *purgeConfirm) Init() tea.Cmd {
+	if c.typed == "" {
+		return nil
+	}
+	return c.input.Focus()
+}
+
+// Update answers the dialog.
+func (c purgeConfirm) Update(msg tea.Msg) (purgeConfirm, tea.Cmd) {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(km, c.keys.No):
+			c.done = true
+			return c, nil
+		case key.Matches(km, c.keys.Yes):
+			if c.typed != "" && c.input.Value() != c.typed {
+				c.err = fmt.Sprintf("type %s exactly to purge it", c.typed)
+				return c, nil
+			}
+			c.done, c.confirmed = true, true
+			return c, nil
+		}
+	}
+	if c.typed == "" {
+		return c, nil
+	}
+	var cmd tea.Cmd
+	c.input, cmd = c.input.Update(msg)
+	c.err = ""
+	return c, cmd
+}
+
+// View renders the dialog.
+func (c purgeConfirm) View() string {
+	w := min(c.w, 72)
+	s := ui.ConfirmState{Title: c.title, Lines: c.lines, Err: c.err, Keys: []key.Binding{c.keys.Yes, c.keys.No}}
+	if c.typed != "" {
+		c.input.SetWidth(max(8, len(c.typed)+2))
+		s.Prompt = "Type " + c.typed + " to confirm:"
+		s.Input = c.input.View()
+	}
+	return ui.Confirm(s, c.st, w)
+}
+
+// purgedMsg reports a purge.
+type purgedMsg struct {
+	queues  int // queues purged
+	deleted int
+	failed  string // the queue that failed, if one did
+	err     error
+}
+
+// purge empties the queues one after the other, stopping at the first
+// failure so that the report says exactly what was and was not purged.
+func purge(p broker.Purger, targets []purgeTarget) tea.Cmd {
+	return func() tea.Msg {
+		var out purgedMsg
+		for _, t := range targets {
+			ctx, cancel := context.WithTimeout(context.Background(), purgeTimeout)
+			n, err := p.Purge(ctx, t.queue)
+			cancel()
+			if err != nil {
+				out.failed, out.err = t.queue, err
+				return out
+			}
+			out.queues++
+			out.deleted += n
+		}
+		return out
+	}
+}
+
+// purgeResult words a purge outcome for the header.
+func purgeResult(m purgedMsg) ui.Result {
+	done := fmt.Sprintf("purged %s %s from %d %s", ui.Count(int64(m.deleted)), plural(m.deleted, "message", "messages"), m.queues, plural(m.queues, "queue", "queues"))
+	switch {
+	case errors.Is(m.err, broker.ErrReadOnly):
+		return ui.Result{Kind: ui.ResultWarn, Text: "refused: the broker client is read-only"}
+	case m.err != nil && m.queues == 0:
+		return ui.Result{Kind: ui.ResultError, Text: fmt.Sprintf("purge %s failed: %v", m.failed, m.err)}
+	case m.err != nil:
+		return ui.Result{Kind: ui.ResultError, Text: fmt.Sprintf("%s, then %s failed: %v", done, m.failed, m.err)}
+	}
+	return ui.Result{Kind: ui.ResultOK, Text: done}
+}

@@ -1,0 +1,135 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ui/fixture"
+)
+
+var sizes = []struct{ w, h int }{{80, 24}, {120, 40}}
+
+// screen renders the app as the terminal would show it, without colour.
+func plainView(t *testing.T, a App) string {
+	t.Helper()
+	v := a.View()
+	if !v.AltScreen {
+		t.Error("view left the alternate screen")
+	}
+	return ansi.Strip(v.Content)
+}
+
+// checkScreen asserts that the screen is exactly w×h, that the header's
+// first line and the footer are there, and matches the golden file.
+func checkScreen(t *testing.T, a App, w, h int) {
+	t.Helper()
+	s := plainView(t, a)
+	ls := strings.Split(s, "\n")
+	if len(ls) != h {
+		t.Errorf("screen has %d lines, want %d", len(ls), h)
+	}
+	for i, l := range ls {
+		if lw := ansi.StringWidth(l); lw > w {
+			t.Errorf("line %d is %d cells wide, want at most %d", i+1, lw, w)
+		}
+	}
+	if !strings.HasPrefix(ls[0], " rungs ") {
+		t.Errorf("header missing: %q", ls[0])
+	}
+	golden.RequireEqual(t, s)
+}
+
+func TestScreensGolden(t *testing.T) {
+	cases := map[string]func(t *testing.T, w, h int) App{
+		"list": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, _ := newApp(t, fb, Options{}, w, h)
+			return load(t, a, fb)
+		},
+		"loading": func(t *testing.T, w, h int) App {
+			a, _ := newApp(t, newFake(fixture.Busy()), Options{}, w, h)
+			return a
+		},
+		"unreachable": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			fb.err = errRefused
+			a, _ := newApp(t, fb, Options{}, w, h)
+			return load(t, a, fb)
+		},
+		"ladder": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, _ := newApp(t, fb, Options{Ladder: "orders"}, w, h)
+			return keys(t, load(t, a, fb), "j", "j", "j")
+		},
+		"ladder-readonly-stale": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, c := newApp(t, fb, Options{Ladder: "orders", ReadOnly: true, Conn: &fakeConn{state: broker.ConnState{Status: broker.Connected}}}, w, h)
+			a = load(t, a, fb)
+			c.advance(7 * time.Second)
+			fb.err = errRefused
+			a, _ = run(t, a, pollMsg{gen: a.pollGen})
+			return keys(t, a, "x")
+		},
+		"trace": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, _ := newApp(t, fb, Options{Ladder: "orders"}, w, h)
+			a = keys(t, load(t, a, fb), "t")
+			return typeText(t, a, "90s orders.work")
+		},
+		"help": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, _ := newApp(t, fb, Options{Ladder: "orders"}, w, h)
+			return keys(t, load(t, a, fb), "?")
+		},
+		"help-readonly": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, _ := newApp(t, fb, Options{ReadOnly: true}, w, h)
+			return keys(t, load(t, a, fb), "?")
+		},
+		"publish": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, _ := newApp(t, fb, Options{Ladder: "orders"}, w, h)
+			a = keys(t, load(t, a, fb), "p")
+			a = typeText(t, a, "90s")
+			a = keys(t, a, "tab")
+			return typeText(t, a, "orders.work")
+		},
+		"purge-queue": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, _ := newApp(t, fb, Options{Ladder: "orders"}, w, h)
+			return keys(t, load(t, a, fb), "j", "j", "j", "x")
+		},
+		"purge-ladder": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, _ := newApp(t, fb, Options{Ladder: "orders"}, w, h)
+			a = keys(t, load(t, a, fb), "X")
+			return typeText(t, a, "ord")
+		},
+		"command": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, _ := newApp(t, fb, Options{}, w, h)
+			a = keys(t, load(t, a, fb), ":")
+			return typeText(t, a, "ladder or")
+		},
+		"reconnecting": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Healthy())
+			c := newClock()
+			conn := &fakeConn{state: broker.ConnState{Status: broker.Reconnecting, NextAttempt: c.now().Add(4 * time.Second), Attempt: 2}}
+			a, _ := newApp(t, fb, Options{Conn: conn}, w, h)
+			return keys(t, load(t, a, fb), "enter")
+		},
+	}
+	for name, mk := range cases {
+		for _, sz := range sizes {
+			t.Run(fmt.Sprintf("%s/%dx%d", name, sz.w, sz.h), func(t *testing.T) {
+				checkScreen(t, mk(t, sz.w, sz.h), sz.w, sz.h)
+			})
+		}
+	}
+}

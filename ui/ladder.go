@@ -1,0 +1,486 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// LadderState is everything the ladder view shows. The model owns it; the
+// render functions only read it.
+type LadderState struct {
+	Found topology.Found
+	// Rows are the rows to show, already traced and filtered.
+	Rows []QueueRow
+	// All are the rows before filtering, for the summary; nil means Rows.
+	All []QueueRow
+	// Selected indexes Rows; Offset is the first visible table line.
+	Selected int
+	Offset   int
+	Filter   string
+	// Trace is set while a trace is shown.
+	Trace *TraceState
+	// ShowDrift replaces the table with the list of drift.
+	ShowDrift bool
+	// Gone is set when the latest snapshot no longer holds the ladder.
+	Gone bool
+}
+
+// TraceState is a trace being typed or pinned.
+type TraceState struct {
+	Input string
+	Trace *topology.Trace
+	Err   error
+}
+
+// summaryHeight is the summary's height: a facts line and a health line.
+const summaryHeight = 2
+
+// detailHeight is the height of the pane under the table: the selected
+// row's details, or the trace.
+func (s LadderState) detailHeight(w int) int {
+	if s.Trace != nil {
+		return len(traceLines(*s.Trace, Styles{}, w))
+	}
+	return 2
+}
+
+// TableHeight is how many table lines (rows and section headings) fit in
+// a ladder view of w×h cells; the model scrolls with it.
+func (s LadderState) TableHeight(w, h int) int {
+	return max(1, h-summaryHeight-1-s.detailHeight(w))
+}
+
+// ladderLine is one table line: a row, or a section heading (row < 0).
+type ladderLine struct {
+	row     int
+	section RowKind
+}
+
+// tableLines interleaves rows with section headings, one per change of kind.
+func tableLines(rows []QueueRow) []ladderLine {
+	var out []ladderLine
+	for i, r := range rows {
+		if r.Kind != RungRow && (i == 0 || rows[i-1].Kind != r.Kind) {
+			out = append(out, ladderLine{row: -1, section: r.Kind})
+		}
+		out = append(out, ladderLine{row: i})
+	}
+	return out
+}
+
+// SelectedLine returns the table line of row sel and the number of lines.
+func SelectedLine(rows []QueueRow, sel int) (line, total int) {
+	ls := tableLines(rows)
+	for i, l := range ls {
+		if l.row == sel {
+			return i, len(ls)
+		}
+	}
+	return 0, len(ls)
+}
+
+// Scroll returns the first visible line that keeps line sel in a window of
+// h lines, moving the window as little as possible from offset.
+func Scroll(sel, offset, h, n int) int { return scroll(sel, offset, h, n) }
+
+// LadderView renders the ladder view in w×h cells: summary, table (or
+// drift list) and the detail or trace pane.
+func LadderView(s LadderState, st Styles, w, h int) string {
+	tableH := s.TableHeight(w, h)
+	if !s.ShowDrift {
+		line, n := SelectedLine(s.Rows, s.Selected)
+		s.Offset = scroll(line, s.Offset, tableH, n)
+	}
+	pos := ""
+	if n := len(tableLines(s.Rows)); !s.ShowDrift && n > tableH {
+		pos = st.Muted.Render(fmt.Sprintf("%d–%d/%d", s.Offset+1, min(n, s.Offset+tableH), n))
+		switch {
+		case s.Offset == 0:
+			pos += st.Muted.Render(" ↓")
+		case s.Offset+tableH >= n:
+			pos += st.Muted.Render(" ↑")
+		default:
+			pos += st.Muted.Render(" ↕")
+		}
+	}
+	parts := []string{block(ladderSummary(s, st, w, pos, true), w, summaryHeight)}
+	if s.ShowDrift {
+		parts = append(parts, block(driftList(s.Found, s.Offset, st, w, tableH+1, true), w, tableH+1))
+	} else {
+		parts = append(parts, block(ladderTable(s, st, w, tableH), w, tableH+1))
+	}
+	if s.Trace != nil {
+		parts = append(parts, strings.Join(traceLines(*s.Trace, st, w), "\n"))
+	} else {
+		parts = append(parts, block(rowDetail(s, st, w), w, 2))
+	}
+	return block(strings.Join(parts, "\n"), w, h)
+}
+
+// ladderSummary is two lines: what the ladder is, and how healthy it is.
+func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) string {
+	l := s.Found.Ladder
+	var inFlight int64
+	stuck, problems := 0, 0
+	var unroutable int64
+	all := s.All
+	if all == nil {
+		all = s.Rows
+	}
+	for _, r := range all {
+		if r.Kind == RungRow {
+			inFlight += r.Stats.Messages()
+		}
+		if r.Kind == UnroutableRow {
+			unroutable += r.Stats.Messages()
+		}
+		if r.Stuck {
+			stuck++
+		}
+		if r.Severity >= Warning && !r.Stuck {
+			problems++
+		}
+	}
+	sep := st.Faint.Render(" · ")
+	shape := fmt.Sprintf("%d levels × %s", l.Levels, Delay(l.Unit))
+	if l.Radix != 2 {
+		shape = fmt.Sprintf("%d levels × %s, radix %d", l.Levels, Delay(l.Unit), l.Radix)
+	}
+	facts := []string{
+		st.Crumb.Render(l.Name),
+		l.Layout,
+		string(l.QueueType),
+		shape,
+		"max " + Delay(l.MaxDelay()),
+		st.Bold.Render(Count(inFlight)) + " in flight",
+	}
+	if n := len(l.Targets); n > 0 && w >= 100 {
+		facts = append(facts, fmt.Sprintf("%d %s", n, plural(int64(n), "target", "targets")))
+	}
+	line1 := strings.Join(facts, sep)
+
+	var health []string
+	if s.Gone {
+		health = append(health, st.Danger.Render("✗ not found in the latest snapshot"))
+	}
+	if n := len(s.Found.Drift); n > 0 {
+		d := st.Warn.Render(fmt.Sprintf("⚠ %d drift", n))
+		if keys {
+			d += st.Muted.Render(" (d)")
+		}
+		health = append(health, d)
+	} else {
+		health = append(health, st.OK.Render("✓ matches plan"))
+	}
+	if stuck > 0 {
+		health = append(health, st.Danger.Render(fmt.Sprintf("✗ %d stuck", stuck)))
+	} else {
+		health = append(health, st.OK.Render("✓ moving"))
+	}
+	if unroutable > 0 {
+		health = append(health, st.Danger.Render(fmt.Sprintf("✗ %s unroutable", Count(unroutable))))
+	}
+	if problems > 0 {
+		health = append(health, st.Warn.Render(fmt.Sprintf("⚠ %d %s", problems, plural(int64(problems), "warning", "warnings"))))
+	}
+	return line1 + "\n" + spread(strings.Join(health, sep), pos, w)
+}
+
+// ladderColumns are the ladder table's columns, by importance: identity
+// and depth never go; rates, consumers and details go as width shrinks.
+func ladderColumns(s LadderState, status bool) []column {
+	lvl := 3
+	if s.Found.Ladder.Radix != 2 {
+		lvl = 4
+	}
+	// The queue column asks for its longest name (up to a point) so that
+	// less important columns make way before names are cut.
+	qw := 12
+	for _, r := range s.Rows {
+		qw = max(qw, min(lipgloss.Width(r.Queue), 24))
+	}
+	cols := []column{
+		{id: "mark", width: 1},
+		{id: "lvl", title: "LVL", width: lvl},
+		{id: "queue", title: "QUEUE", width: qw, flex: max(0, 22-qw)},
+		{id: "ttl", title: "TTL", width: 8},
+		{id: "ready", title: "READY", width: 6, right: true},
+		{id: "unack", title: "UNACK", width: 5, right: true},
+		{id: "bar", title: "DEPTH", width: 6, flex: 12, drop: 3},
+		{id: "in", title: "IN/s", width: 5, right: true, drop: 6},
+		{id: "out", title: "OUT/s", width: 5, right: true, drop: 7},
+		{id: "cons", title: "CONS", width: 4, right: true, drop: 5},
+	}
+	if s.Trace != nil && s.Trace.Trace != nil {
+		cols = append(cols, column{id: "arrive", title: "ENTERS", width: 8, right: true, drop: 2})
+	}
+	for _, r := range s.Rows {
+		if r.Stats.HeadAge > 0 {
+			// Only brokers that see a timestamp property know the head's
+			// age; an always-empty column would waste the room.
+			cols = append(cols, column{id: "head", title: "OLDEST", width: 6, right: true, drop: 4})
+			break
+		}
+	}
+	cols = append(cols, column{id: "state", title: "STATE", width: 7, drop: 9})
+	if status {
+		return append(cols, column{id: "status", title: "STATUS", width: 16, flex: -1, drop: 10})
+	}
+	return append(cols, column{id: "flag", width: 1})
+}
+
+// ladderLayout prefers a STATUS column and falls back to a one-cell flag.
+func ladderLayout(s LadderState, w int) table {
+	t := newTable(ladderColumns(s, true), w)
+	if t.has("status") {
+		return t
+	}
+	return newTable(ladderColumns(s, false), w)
+}
+
+// ladderTable renders the column titles and h table lines from s.Offset.
+func ladderTable(s LadderState, st Styles, w, h int) string {
+	t := ladderLayout(s, w)
+	out := []string{t.header(st)}
+	if len(s.Rows) == 0 {
+		msg := "no queues"
+		if s.Filter != "" {
+			msg = fmt.Sprintf("no queue matches %q", s.Filter)
+		}
+		return out[0] + "\n" + st.Muted.Render("  "+msg)
+	}
+	var maxDepth int64
+	for _, r := range s.Rows {
+		if r.Kind == RungRow {
+			maxDepth = max(maxDepth, r.Stats.Messages())
+		}
+	}
+	ls := tableLines(s.Rows)
+	end := min(len(ls), s.Offset+h)
+	for i := s.Offset; i < end; i++ {
+		l := ls[i]
+		if l.row < 0 {
+			out = append(out, sectionLine(l.section, st, w))
+			continue
+		}
+		out = append(out, queueLine(t, s.Rows[l.row], l.row == s.Selected, maxDepth, st))
+	}
+	return strings.Join(out, "\n")
+}
+
+func sectionLine(k RowKind, st Styles, w int) string {
+	label := "  ─ " + k.Section() + " "
+	return st.Section.Render(label) + st.Faint.Render(strings.Repeat("─", max(0, min(w, 40)-lipgloss.Width(label))))
+}
+
+// queueLine renders one row of the ladder table.
+func queueLine(t table, r QueueRow, selected bool, maxDepth int64, st Styles) string {
+	base := lipgloss.NewStyle()
+	if selected {
+		base = st.Selected
+	}
+	mark := " "
+	markStyle := st.Accent
+	switch {
+	case r.Hop != nil:
+		mark = "●"
+		markStyle = st.Hop
+	case r.End:
+		mark = "◆"
+		markStyle = st.Hop
+	case selected:
+		mark = "▸"
+	}
+	nameStyle := st.Text
+	switch {
+	case r.Missing:
+		nameStyle = st.Danger.Strikethrough(true)
+	case r.Hop != nil || r.End:
+		nameStyle = st.Hop
+	case r.Kind == UnroutableRow && r.Stats.Messages() > 0:
+		nameStyle = st.Danger
+	case r.Kind == ExtraRow:
+		nameStyle = st.Warn
+	}
+	lvl := ""
+	if r.Kind == RungRow {
+		lvl = fmt.Sprintf("%02d", r.Level)
+		if t.colWidth("lvl") > 3 {
+			lvl = fmt.Sprintf("%02d.%x", r.Level, r.Digit)
+		}
+	}
+	ttl := "—"
+	if r.Kind == RungRow {
+		ttl = Delay(r.TTL)
+		if len(ttl) > t.colWidth("ttl") {
+			ttl = ShortDelay(r.TTL)
+		}
+	}
+	numStyle := func(n int64) lipgloss.Style {
+		if n == 0 {
+			return st.Faint
+		}
+		return st.Text
+	}
+	rateStyle := func(v float64) lipgloss.Style {
+		if v <= 0 {
+			return st.Faint
+		}
+		return st.Text
+	}
+	barStyle := st.Bar
+	if r.Stuck {
+		barStyle = st.BarWarn
+	}
+	sevStyle := severityStyle(r.Severity, st)
+	cells := map[string]cell{
+		"mark":   {text: mark, style: markStyle},
+		"lvl":    {text: lvl, style: st.Muted},
+		"queue":  {text: r.Queue, style: nameStyle, cutL: true},
+		"ttl":    {text: ttl, style: st.Text},
+		"ready":  {text: Count(r.Stats.Ready), style: numStyle(r.Stats.Ready)},
+		"unack":  {text: Count(r.Stats.Unacked), style: numStyle(r.Stats.Unacked)},
+		"in":     {text: Rate(r.Stats.PublishRate), style: rateStyle(r.Stats.PublishRate)},
+		"out":    {text: Rate(outRate(r.Stats)), style: rateStyle(outRate(r.Stats))},
+		"cons":   {text: Count(r.Stats.Consumers), style: numStyle(r.Stats.Consumers)},
+		"state":  {text: r.Stats.State, style: st.Muted},
+		"status": {text: statusText(r), style: sevStyle},
+		"flag":   {text: flag(r.Severity), style: sevStyle},
+	}
+	if r.Missing {
+		for _, id := range []string{"ready", "unack", "in", "out", "cons"} {
+			cells[id] = cell{text: "—", style: st.Faint}
+		}
+	} else {
+		cells["bar"] = cell{draw: bar(r.Stats.Messages(), maxDepth, barStyle)}
+	}
+	if r.Stats.HeadAge > 0 {
+		cells["head"] = cell{text: Age(r.Stats.HeadAge), style: st.Text}
+	}
+	switch {
+	case r.Hop != nil:
+		cells["arrive"] = cell{text: "+" + Delay(r.Hop.Start), style: st.Hop}
+	case r.End:
+		cells["arrive"] = cell{text: "+" + Delay(r.EndAt), style: st.Hop}
+	}
+	return t.row(cells, base)
+}
+
+// outRate is how fast messages leave a queue: delivered to consumers or,
+// for a rung, expired into the next one.
+func outRate(s topology.QueueStats) float64 { return s.DeliverRate + s.ExpireRate }
+
+func flag(s Severity) string {
+	switch s {
+	case Notice:
+		return "·"
+	case Warning:
+		return "⚠"
+	case Problem:
+		return "✗"
+	}
+	return ""
+}
+
+func severityStyle(s Severity, st Styles) lipgloss.Style {
+	switch s {
+	case Notice:
+		return st.Muted
+	case Warning:
+		return st.Warn
+	case Problem:
+		return st.Danger
+	}
+	return st.OK
+}
+
+// statusText is the STATUS column: the row's tag behind its flag.
+func statusText(r QueueRow) string {
+	if r.Tag != "" {
+		return flag(r.Severity) + " " + r.Tag
+	}
+	return ""
+}
+
+// rowDetail is the two lines under the table about the selected row.
+func rowDetail(s LadderState, st Styles, w int) string {
+	if s.ShowDrift || s.Selected < 0 || s.Selected >= len(s.Rows) {
+		return ""
+	}
+	r := s.Rows[s.Selected]
+	sep := st.Faint.Render(" · ")
+	facts := []string{st.Bold.Render(r.Queue)}
+	if r.Kind == RungRow {
+		facts = append(facts, "TTL "+Delay(r.TTL))
+	} else {
+		facts = append(facts, r.Kind.Section())
+	}
+	if r.DeadLetter != "" {
+		facts = append(facts, "DLX "+r.DeadLetter)
+	}
+	if !r.Missing {
+		if r.Stats.Consumers > 0 || r.Kind != RungRow {
+			facts = append(facts, fmt.Sprintf("%d %s", r.Stats.Consumers, plural(r.Stats.Consumers, "consumer", "consumers")))
+		}
+		if r.Stats.State != "" {
+			facts = append(facts, r.Stats.State)
+		}
+	}
+	line2 := st.OK.Render("✓ ok")
+	if r.Status != "" {
+		line2 = severityStyle(r.Severity, st).Render(flag(r.Severity) + " " + r.Status)
+	}
+	return strings.Join(facts, sep) + "\n" + line2
+}
+
+// LadderText renders a ladder as plain text, without colour or cursor, for
+// non-interactive use (`rungs status`): the summary, every row, what is
+// wrong with which queue, and the drift. Without a history of depths, a
+// rung counts as stuck only when the broker reports its oldest message as
+// older than the ladder can hold it. A width of 0 or less means 120.
+func LadderText(f topology.Found, snap topology.Snapshot, width int) string {
+	if width <= 0 {
+		width = 120
+	}
+	var st Styles
+	rows := LadderRows(f, snap, Health{})
+	s := LadderState{Found: f, Rows: rows, Selected: -1}
+	out := []string{ladderSummary(s, st, width, "", false)}
+	t := ladderLayout(s, width)
+	out = append(out, "", t.header(st))
+	var maxDepth int64
+	for _, r := range rows {
+		if r.Kind == RungRow {
+			maxDepth = max(maxDepth, r.Stats.Messages())
+		}
+	}
+	for _, l := range tableLines(rows) {
+		if l.row < 0 {
+			out = append(out, sectionLine(l.section, st, width))
+			continue
+		}
+		out = append(out, queueLine(t, rows[l.row], false, maxDepth, st))
+	}
+	var problems []string
+	for _, r := range rows {
+		if r.Status != "" {
+			problems = append(problems, wrap(flag(r.Severity)+" "+r.Queue+": "+r.Status, width, "    ")...)
+		}
+	}
+	if len(problems) > 0 {
+		out = append(out, "")
+		out = append(out, problems...)
+	}
+	if len(f.Drift) > 0 {
+		out = append(out, "", driftList(f, 0, st, width, DriftLines(f, width)+1, false))
+	}
+	out = strings.Split(strings.Join(out, "\n"), "\n")
+	for i, l := range out {
+		out[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(out, "\n") + "\n"
+}

@@ -1,0 +1,340 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// RowKind says what a queue is to the ladder it is shown with.
+type RowKind int
+
+// Kinds of rows, in the order the ladder view lists them.
+const (
+	RungRow       RowKind = iota // a delay queue
+	TargetRow                    // a destination: the ladder's done queue or an application's queue
+	UnroutableRow                // where messages nobody routes are kept
+	DeadLetterRow                // where a destination dead-letters to
+	ExtraRow                     // named like the ladder's queues but not in its plan
+)
+
+// Section is the heading the ladder view puts above rows of this kind.
+func (k RowKind) Section() string {
+	switch k {
+	case TargetRow:
+		return "targets"
+	case UnroutableRow:
+		return "unroutable"
+	case DeadLetterRow:
+		return "dead letters"
+	case ExtraRow:
+		return "not in plan"
+	}
+	return "rungs"
+}
+
+// Severity ranks a row's status.
+type Severity int
+
+// Severities, mildest first.
+const (
+	Fine Severity = iota
+	Notice
+	Warning
+	Problem
+)
+
+// QueueRow is one line of the ladder view: a rung or a queue around it,
+// with the live figures and everything worth warning about.
+type QueueRow struct {
+	Kind  RowKind
+	Level int
+	Digit int
+	Queue string
+	TTL   time.Duration // rungs only
+	// DeadLetter is the exchange the queue dead-letters into, if any.
+	DeadLetter string
+	Stats      topology.QueueStats
+	// Missing is set for a queue in the plan that the broker does not have.
+	Missing bool
+	// Drift lists the differences that name this queue.
+	Drift []topology.Drift
+	// Status explains the row's worst problem in a sentence, Tag in a word
+	// or two (for the STATUS column); Severity ranks it.
+	Status   string
+	Tag      string
+	Severity Severity
+	// Stuck is set when Status is a stuck rung.
+	Stuck bool
+	// Hop is where the active trace waits in this rung; End marks the
+	// queue the traced message ends in.
+	Hop *topology.Hop
+	End bool
+	// EndAt is when, after publishing, the traced message reaches End.
+	EndAt time.Duration
+}
+
+// Health supplies what a single snapshot cannot: how long each queue's
+// depth has stood still, which only a caller watching over time knows.
+type Health struct {
+	// Still returns how long a queue's depth has not moved; nil means unknown.
+	Still func(queue string) time.Duration
+	// Interval is the refresh interval, the slack allowed for stale statistics.
+	Interval time.Duration
+}
+
+func (h Health) still(q string) time.Duration {
+	if h.Still == nil {
+		return 0
+	}
+	return h.Still(q)
+}
+
+// LadderRows lists a ladder's queues as the ladder view shows them: rungs
+// highest first, then targets, the unroutable queue, dead-letter queues and
+// leftover queues named like the ladder's. snap supplies declarations and
+// live statistics; a planned queue it lacks is a Missing row, not a gap.
+func LadderRows(f topology.Found, snap topology.Snapshot, h Health) []QueueRow {
+	l := f.Ladder
+	drift := map[string][]topology.Drift{}
+	for _, d := range f.Drift {
+		if d.Object == "queue" {
+			drift[d.Name] = append(drift[d.Name], d)
+		}
+	}
+	listed := map[string]bool{}
+	ages := MaxAge(l)
+	var rows []QueueRow
+	add := func(r QueueRow) {
+		if listed[r.Queue] {
+			return
+		}
+		listed[r.Queue] = true
+		q, ok := snap.Queue(r.Queue)
+		r.Missing = !ok
+		if ok {
+			r.Stats = q.Stats
+			if dlx, has := q.DeadLetterExchange(); has && r.DeadLetter == "" {
+				r.DeadLetter = dlx
+			}
+		}
+		r.Drift = drift[r.Queue]
+		judge(&r, ages[r.Level], h)
+		rows = append(rows, r)
+	}
+	for _, r := range l.Rungs() {
+		add(QueueRow{Kind: RungRow, Level: r.Level, Digit: r.Digit, Queue: r.Queue, TTL: r.TTL, DeadLetter: r.DeadLetter})
+	}
+	var targets, unroutable []string
+	for _, t := range l.Terminals() {
+		switch t.Role {
+		case topology.RoleDone:
+			targets = append(targets, t.Queue)
+		case topology.RoleUnroutable:
+			unroutable = append(unroutable, t.Queue)
+		}
+	}
+	targets = append(targets, l.Targets...)
+	for _, q := range targets {
+		add(QueueRow{Kind: TargetRow, Queue: q})
+	}
+	for _, q := range unroutable {
+		add(QueueRow{Kind: UnroutableRow, Queue: q})
+	}
+	for _, q := range deadLetterQueues(snap, targets) {
+		add(QueueRow{Kind: DeadLetterRow, Queue: q})
+	}
+	for _, d := range f.Drift {
+		if d.Object == "queue" && d.Kind == topology.Extra {
+			add(QueueRow{Kind: ExtraRow, Queue: d.Name})
+		}
+	}
+	return rows
+}
+
+// judge sets a row's status: the single most useful thing to say about it.
+func judge(r *QueueRow, maxAge time.Duration, h Health) {
+	set := func(sev Severity, tag, s string) {
+		if sev > r.Severity || r.Status == "" {
+			r.Severity, r.Tag, r.Status = sev, tag, s
+		}
+	}
+	switch {
+	case r.Missing:
+		set(Problem, "missing", "missing on the broker")
+		return
+	case r.Kind == ExtraRow:
+		set(Warning, "not in plan", "named like the ladder's queues but not in its plan")
+	case len(r.Drift) > 0:
+		set(Warning, "drift", "differs from plan: "+r.Drift[0].Detail)
+	}
+	switch r.Kind {
+	case RungRow:
+		if s := Stuck(r.Stats, r.TTL, maxAge, h.still(r.Queue), h.Interval); s != "" {
+			r.Stuck = true
+			tag := "stuck"
+			if r.Stats.HeadAge > 0 {
+				tag = "stuck " + Age(r.Stats.HeadAge)
+			}
+			set(Problem, tag, s)
+		}
+		if r.Stats.Consumers > 0 {
+			set(Warning, "consumed", fmt.Sprintf("%d %s on a delay queue: messages are taken, not delayed", r.Stats.Consumers, plural(r.Stats.Consumers, "consumer", "consumers")))
+		}
+	case UnroutableRow:
+		if n := r.Stats.Messages(); n > 0 {
+			set(Problem, "unroutable", fmt.Sprintf("%s %s that no binding routed", Count(n), plural(n, "message", "messages")))
+		}
+	case TargetRow, DeadLetterRow:
+		if r.Stats.Ready > 0 && r.Stats.Consumers == 0 {
+			set(Notice, "no consumers", "no consumers: messages wait here")
+		}
+	}
+}
+
+// deadLetterQueues finds the queues that the given queues dead-letter to,
+// by following x-dead-letter-exchange through the snapshot's bindings.
+func deadLetterQueues(snap topology.Snapshot, from []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, name := range from {
+		q, ok := snap.Queue(name)
+		if !ok {
+			continue
+		}
+		dlx, ok := q.DeadLetterExchange()
+		if !ok {
+			continue
+		}
+		if dlx == "" {
+			// The default exchange routes by queue name.
+			if rk, _ := q.Args["x-dead-letter-routing-key"].(string); rk != "" && !seen[rk] {
+				if _, ok := snap.Queue(rk); ok {
+					seen[rk] = true
+					out = append(out, rk)
+				}
+			}
+			continue
+		}
+		for _, b := range snap.Bindings {
+			if b.Source == dlx && b.DestinationType == topology.ToQueue && !seen[b.Destination] {
+				seen[b.Destination] = true
+				out = append(out, b.Destination)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ApplyTrace marks the rows a traced message passes through.
+func ApplyTrace(rows []QueueRow, tr *topology.Trace) []QueueRow {
+	out := make([]QueueRow, len(rows))
+	copy(out, rows)
+	for i := range out {
+		out[i].Hop, out[i].End, out[i].EndAt = nil, false, 0
+	}
+	if tr == nil {
+		return out
+	}
+	for _, h := range tr.Hops {
+		for i := range out {
+			if out[i].Kind == RungRow && out[i].Queue == h.Queue {
+				hop := h
+				out[i].Hop = &hop
+			}
+		}
+	}
+	for i := range out {
+		if out[i].Queue == tr.Target {
+			out[i].End, out[i].EndAt = true, tr.Total()
+		}
+	}
+	return out
+}
+
+// FilterRows keeps the rows whose queue name contains every word of filter
+// (case-insensitive).
+func FilterRows(rows []QueueRow, filter string) []QueueRow {
+	words := strings.Fields(strings.ToLower(filter))
+	if len(words) == 0 {
+		return rows
+	}
+	var out []QueueRow
+	for _, r := range rows {
+		if matchAll(strings.ToLower(r.Queue), words) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func matchAll(s string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// LadderItem is one line of the ladder list.
+type LadderItem struct {
+	Found topology.Found
+	// InFlight is the number of messages waiting in the rungs.
+	InFlight int64
+	// Unroutable counts messages in the unroutable queue; -1 when the
+	// layout has none.
+	Unroutable int64
+	// Stuck counts rungs that look stuck; Missing counts planned queues
+	// the broker lacks.
+	Stuck   int
+	Missing int
+}
+
+// LadderItems summarises each found ladder for the list.
+func LadderItems(found []topology.Found, snap topology.Snapshot, h Health) []LadderItem {
+	items := make([]LadderItem, 0, len(found))
+	for _, f := range found {
+		it := LadderItem{Found: f, Unroutable: -1}
+		for _, r := range LadderRows(f, snap, h) {
+			switch {
+			case r.Kind == RungRow:
+				it.InFlight += r.Stats.Messages()
+			case r.Kind == UnroutableRow:
+				if it.Unroutable < 0 {
+					it.Unroutable = 0
+				}
+				it.Unroutable += r.Stats.Messages()
+			}
+			if r.Stuck {
+				it.Stuck++
+			}
+			if r.Missing {
+				it.Missing++
+			}
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// FilterItems keeps the ladders whose name or layout contains every word
+// of filter.
+func FilterItems(items []LadderItem, filter string) []LadderItem {
+	words := strings.Fields(strings.ToLower(filter))
+	if len(words) == 0 {
+		return items
+	}
+	var out []LadderItem
+	for _, it := range items {
+		l := it.Found.Ladder
+		if matchAll(strings.ToLower(l.Name+" "+l.Layout), words) {
+			out = append(out, it)
+		}
+	}
+	return out
+}

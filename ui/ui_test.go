@@ -1,0 +1,144 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui/fixture"
+)
+
+// sizes are the terminal sizes every view is checked at: the smallest that
+// must be fully usable, and a common wide one.
+var sizes = []struct{ w, h int }{{80, 24}, {120, 40}}
+
+func found(t *testing.T, snap topology.Snapshot, name string) topology.Found {
+	t.Helper()
+	for _, f := range topology.Discover(snap) {
+		if f.Ladder.Name == name {
+			return f
+		}
+	}
+	t.Fatalf("no ladder %q in fixture", name)
+	return topology.Found{}
+}
+
+// checkFrame asserts the invariants every rendered view must keep: exactly
+// h lines, none wider than w.
+func checkFrame(t *testing.T, view string, w, h int) {
+	t.Helper()
+	ls := strings.Split(view, "\n")
+	if len(ls) != h {
+		t.Errorf("view has %d lines, want %d", len(ls), h)
+	}
+	for i, l := range ls {
+		if lw := ansi.StringWidth(l); lw > w {
+			t.Errorf("line %d is %d cells wide, want at most %d: %q", i+1, lw, w, ansi.Strip(l))
+		}
+	}
+}
+
+func TestLadderViewGolden(t *testing.T) {
+	busy := fixture.Busy()
+	health := Health{Interval: 5 * time.Second, Still: func(q string) time.Duration {
+		if q == "billing.delay.64" {
+			return time.Hour
+		}
+		return 0
+	}}
+	tr, err := fixture.Orders().Trace(90*time.Second, "orders.work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, overErr := fixture.Orders().Trace(200*24*time.Hour, "")
+	cases := map[string]func() LadderState{
+		"orders": func() LadderState {
+			f := found(t, busy, "orders")
+			return LadderState{Found: f, Rows: LadderRows(f, busy, health), Selected: 3}
+		},
+		"orders-trace": func() LadderState {
+			f := found(t, busy, "orders")
+			return LadderState{Found: f, Rows: ApplyTrace(LadderRows(f, busy, health), &tr), Selected: 0, Trace: &TraceState{Input: "90s orders.work", Trace: &tr}}
+		},
+		"orders-trace-error": func() LadderState {
+			f := found(t, busy, "orders")
+			return LadderState{Found: f, Rows: LadderRows(f, busy, health), Trace: &TraceState{Input: "200d", Err: overErr}}
+		},
+		"orders-drift": func() LadderState {
+			f := found(t, busy, "orders")
+			return LadderState{Found: f, Rows: LadderRows(f, busy, health), ShowDrift: true}
+		},
+		"orders-filter": func() LadderState {
+			f := found(t, busy, "orders")
+			return LadderState{Found: f, Rows: FilterRows(LadderRows(f, busy, health), "work"), Filter: "work"}
+		},
+		"nsb-scrolled": func() LadderState {
+			f := found(t, busy, "nsb.v2")
+			rows := LadderRows(f, busy, health)
+			return LadderState{Found: f, Rows: rows, Selected: 20, Offset: 8}
+		},
+		"retry4": func() LadderState {
+			f := found(t, busy, "retry4")
+			return LadderState{Found: f, Rows: LadderRows(f, busy, health), Selected: 1}
+		},
+		"healthy": func() LadderState {
+			snap := fixture.Healthy()
+			f := found(t, snap, "orders")
+			return LadderState{Found: f, Rows: LadderRows(f, snap, health)}
+		},
+	}
+	for name, mk := range cases {
+		for _, sz := range sizes {
+			t.Run(fmt.Sprintf("%s/%dx%d", name, sz.w, sz.h), func(t *testing.T) {
+				s := mk()
+				body := sz.h - HeaderHeight - 1
+				view := LadderView(s, NewStyles(true), sz.w, body)
+				checkFrame(t, view, sz.w, body)
+				golden.RequireEqual(t, ansi.Strip(view))
+			})
+		}
+	}
+}
+
+func TestLadderListGolden(t *testing.T) {
+	busy := fixture.Busy()
+	items := LadderItems(topology.Discover(busy), busy, Health{Interval: 5 * time.Second})
+	cases := map[string]ListState{
+		"busy":     {Items: items, Total: len(items), Selected: 1, Vhost: "/"},
+		"filtered": {Items: FilterItems(items, "zzz"), Total: len(items), Filter: "zzz", Vhost: "/"},
+		"empty":    {Vhost: "/"},
+	}
+	for name, s := range cases {
+		for _, sz := range sizes {
+			t.Run(fmt.Sprintf("%s/%dx%d", name, sz.w, sz.h), func(t *testing.T) {
+				body := sz.h - HeaderHeight - 1
+				view := LadderList(s, NewStyles(false), sz.w, body)
+				checkFrame(t, view, sz.w, body)
+				golden.RequireEqual(t, ansi.Strip(view))
+			})
+		}
+	}
+}
+
+func TestLadderTextGolden(t *testing.T) {
+	busy := fixture.Busy()
+	for _, w := range []int{80, 120} {
+		t.Run(fmt.Sprint(w), func(t *testing.T) {
+			out := LadderText(found(t, busy, "orders"), busy, w)
+			if strings.Contains(out, "\x1b") {
+				t.Error("LadderText wrote escape sequences")
+			}
+			for i, l := range strings.Split(out, "\n") {
+				if ansi.StringWidth(l) > w {
+					t.Errorf("line %d wider than %d: %q", i+1, w, l)
+				}
+			}
+			golden.RequireEqual(t, out)
+		})
+	}
+}
