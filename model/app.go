@@ -287,12 +287,10 @@ func (a App) updateLadder(msg tea.Msg) (tea.Model, tea.Cmd) {
 		k := a.keys.actions
 		switch {
 		case key.Matches(km, k.Trace):
-			input := ""
-			if a.ladder.trace != nil {
-				input = a.ladder.trace.Input
-			}
-			a.ladder.SetTrace(input)
-			return a, a.prompt.open(promptTrace, input, nil)
+			// The prompt opens empty so that typing a delay replaces the
+			// last one instead of appending to it ("40s45s" is 85s); the
+			// last trace stays on screen until the first keystroke.
+			return a, a.prompt.open(promptTrace, "", nil)
 		case key.Matches(km, k.Publish):
 			delay, dest := "", ""
 			if tr, ok := a.ladder.Trace(); ok {

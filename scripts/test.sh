@@ -21,6 +21,18 @@ fi
 export RUNGS_URL RUNGS_MGMT_URL
 export RUNGS_REQUIRE_BROKER=1
 
+step "tools"
+# The console's end-to-end test drives the real binary in tmux.
+if ! command -v tmux >/dev/null; then
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tmux
+	else
+		echo "tmux is needed for the console's end-to-end test: install it (apt-get install tmux)" >&2
+		exit 1
+	fi
+fi
+echo "tmux: $(tmux -V)"
+
 step "gofmt"
 unformatted=$(find . -name '*.go' -not -path '*/testdata/*' -not -path './vendor/*' -not -path '*/.*/*' -print0 |
 	xargs -0 -r gofmt -l)
