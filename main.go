@@ -15,9 +15,14 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	width := 0
+	if term.IsTerminal(os.Stdout.Fd()) {
+		width, _, _ = term.GetSize(os.Stdout.Fd())
+	}
 	code := cli.Run(ctx, os.Args[1:], cli.IO{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		Interactive: term.IsTerminal(os.Stdin.Fd()),
+		Width:       width,
 	})
 	stop()
 	os.Exit(code)

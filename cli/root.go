@@ -56,6 +56,8 @@ type IO struct {
 	// asked for instead of requiring --yes.
 	Interactive bool
 	Getenv      func(string) string
+	// Width is the terminal's width for tables; 0 when not a terminal.
+	Width int
 }
 
 // env is one invocation: the parsed options plus lazily opened clients.
@@ -215,6 +217,14 @@ func (e *env) amqp(ctx context.Context) (*broker.Conn, error) {
 		e.conn = c
 	}
 	return e.conn, nil
+}
+
+// width is how wide human output may be: the terminal's, else 100.
+func (e *env) width() int {
+	if e.Width > 0 {
+		return e.Width
+	}
+	return 100
 }
 
 // vhost is the vhost commands act on.

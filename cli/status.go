@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // ladderState is a discovered ladder with its live queue statistics.
@@ -54,14 +55,14 @@ func stateOf(f topology.Found, snap topology.Snapshot) ladderState {
 }
 
 func (e *env) statusCommand() *cobra.Command {
-	var all bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show ladders with the depth of every rung",
 		Long: `status reads the vhost through the management API, finds every ladder and
 shows each rung's TTL, depth (ready / unacked), consumers and rates, then the
-done, unroutable and destination queues. With --ladder it shows that ladder
-only, every rung; otherwise every ladder, rungs that hold messages.`,
+done, unroutable, destination and dead-letter queues, and says which rung
+looks stuck and how the ladder drifted from its plan. With --ladder it shows
+that ladder only.`,
 		Example: `  rungs status
   rungs status --ladder jobs
   rungs status --json`,
@@ -70,16 +71,14 @@ only, every rung; otherwise every ladder, rungs that hold messages.`,
 			only := ""
 			if cmd.Flags().Lookup("ladder").Changed {
 				only = e.opts.ladder.name
-				all = true
 			}
-			return e.runStatus(cmd.Context(), only, all)
+			return e.runStatus(cmd.Context(), only)
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "list every rung, also the empty ones")
 	return cmd
 }
 
-func (e *env) runStatus(ctx context.Context, only string, all bool) error {
+func (e *env) runStatus(ctx context.Context, only string) error {
 	snap, err := e.snapshot(ctx)
 	if err != nil {
 		return err
@@ -104,55 +103,9 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
 		}
-		printState(e, st, all)
+		fmt.Fprint(e.Out, ui.LadderText(st.found, snap, e.width()))
 	}
 	return nil
-}
-
-func printState(e *env, st ladderState, all bool) {
-	l := st.found.Ladder
-	fmt.Fprintln(e.Out, describe(l))
-	fmt.Fprintf(e.Out, "  in flight %d, unroutable %d, drift %d\n", st.inFlight, st.unroutable, len(st.found.Drift))
-	w := table(e.Out)
-	fmt.Fprintln(w, "  level\tqueue\tttl\tready\tunacked\tconsumers\tin/s\tout/s")
-	shown := 0
-	for _, r := range st.rungs {
-		if !all && r.stats.Messages() == 0 {
-			continue
-		}
-		shown++
-		level := fmt.Sprintf("%d", r.rung.Level)
-		if l.Radix != 2 {
-			level = fmt.Sprintf("%d.%x", r.rung.Level, r.rung.Digit)
-		}
-		missing := ""
-		if !r.present {
-			missing = "  MISSING"
-		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.1f%s\n", level, r.rung.Queue, topology.FormatDelay(r.rung.TTL),
-			r.stats.Ready, r.stats.Unacked, r.stats.Consumers, r.stats.PublishRate, r.stats.DeliverRate, missing)
-	}
-	if shown == 0 {
-		fmt.Fprintln(w, "  \t(every rung is empty)\t\t\t\t\t\t")
-	}
-	for _, t := range st.terminals {
-		missing := ""
-		if !t.present {
-			missing = "  MISSING"
-		}
-		fmt.Fprintf(w, "  %s\t%s\t\t%d\t%d\t%d\t%.1f\t%.1f%s\n", t.role, t.queue, t.stats.Ready, t.stats.Unacked, t.stats.Consumers, t.stats.PublishRate, t.stats.DeliverRate, missing)
-	}
-	w.Flush()
-	if len(st.found.Drift) > 0 {
-		fmt.Fprintf(e.Out, "  drift (rungs plan --ladder %s lists it):\n", l.Name)
-		for i, d := range st.found.Drift {
-			if i == 5 {
-				fmt.Fprintf(e.Out, "    … %d more\n", len(st.found.Drift)-5)
-				break
-			}
-			fmt.Fprintln(e.Out, "    "+d.String())
-		}
-	}
 }
 
 type jsonQueue struct {
