@@ -244,24 +244,35 @@ type rungFit struct {
 	ttl          time.Duration
 }
 
-// inferUnit finds the unit that explains every rung's TTL as digit·radix^level·unit.
-// ok is false if the TTLs are inconsistent with one another.
+// inferUnit finds the unit that explains the most rungs' TTLs as
+// digit·radix^level·unit. A rung whose TTL was changed by hand must not hide
+// the whole ladder: it is outvoted here and shows up as drift. Ties go to the
+// unit the lowest rung implies. ok is false when no rung implies a unit.
 func inferUnit(rs []rungFit, radix int) (time.Duration, bool) {
-	var unit time.Duration
+	votes := map[time.Duration]int{}
+	lowest := map[time.Duration]int{}
 	for _, r := range rs {
 		div := time.Duration(r.digit)
 		for i := 0; i < r.level; i++ {
 			div *= time.Duration(radix)
 		}
-		if div == 0 || r.ttl%div != 0 {
-			return 0, false
+		if div == 0 || r.ttl%div != 0 || r.ttl/div%time.Millisecond != 0 {
+			continue
 		}
 		u := r.ttl / div
-		if unit == 0 {
-			unit = u
-		} else if u != unit {
-			return 0, false
+		if u <= 0 {
+			continue
+		}
+		if _, seen := votes[u]; !seen || r.level < lowest[u] {
+			lowest[u] = r.level
+		}
+		votes[u]++
+	}
+	var best time.Duration
+	for u, n := range votes {
+		if best == 0 || n > votes[best] || n == votes[best] && (lowest[u] < lowest[best] || lowest[u] == lowest[best] && u < best) {
+			best = u
 		}
 	}
-	return unit, unit > 0
+	return best, best > 0
 }

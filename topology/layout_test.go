@@ -231,3 +231,29 @@ func TestDiffTreatsExplicitClassicAsClassic(t *testing.T) {
 		t.Fatalf("ArgsDiff = %v", d)
 	}
 }
+
+// A rung whose TTL was changed by hand is drift of a ladder that is still
+// found, not a reason to lose the ladder.
+func TestDiscoverSurvivesOneEditedRung(t *testing.T) {
+	for _, layout := range []string{"prefix", "suffix"} {
+		l := mustLadder(t, Ladder{Name: "jobs", Layout: layout, Levels: 6})
+		s := l.Plan().Snapshot()
+		for i, q := range s.Queues {
+			if ttl, ok := q.TTL(); ok && ttl == 4*time.Second {
+				args := Args{}
+				for k, v := range q.Args {
+					args[k] = v
+				}
+				args["x-message-ttl"] = int64(4500)
+				s.Queues[i].Args = args
+			}
+		}
+		found := Discover(s)
+		if len(found) != 1 || found[0].Ladder.Unit != time.Second || found[0].Ladder.Levels != 6 {
+			t.Fatalf("%s: found %+v", layout, found)
+		}
+		if len(found[0].Drift) != 1 || !strings.Contains(found[0].Drift[0].String(), "x-message-ttl is 4500, plan has 4000") {
+			t.Fatalf("%s: drift %v", layout, found[0].Drift)
+		}
+	}
+}
