@@ -189,7 +189,7 @@ func (c *Conn) dial(ctx context.Context) (*amqp.Connection, error) {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) && !errors.As(err, &aerr) {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
-		return nil, c.ep.redact(fmt.Errorf("connect to %s vhost %q: %w", hostPort(c.ep.amqpURI), c.ep.vhost, err))
+		return nil, c.ep.redact(fmt.Errorf("connect to %s vhost %q: %w", hostPort(c.ep.amqpURI), c.ep.vhost, c.ep.tlsHint(err)))
 	}
 	return conn, nil
 }
@@ -379,13 +379,28 @@ func (c *Conn) steps(ctx context.Context, n int, do func(ch *amqp.Channel, i int
 			i++
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case conn.IsClosed():
+		case conn.IsClosed() && !malformed(err):
 			// Lost the connection: redo step i on the next one.
 		default:
 			return err
 		}
 	}
 	return nil
+}
+
+// malformed reports a connection exception the broker raises for a frame
+// it cannot accept, such as a name that is not UTF-8. Sending the same
+// request on a new connection would only fail, and close it, again.
+func malformed(err error) bool {
+	var aerr *amqp.Error
+	if !errors.As(err, &aerr) {
+		return false
+	}
+	switch aerr.Code {
+	case amqp.FrameError, amqp.SyntaxError, amqp.CommandInvalid, amqp.UnexpectedFrame, amqp.NotImplemented:
+		return true
+	}
+	return false
 }
 
 // Apply implements Applier.

@@ -5,12 +5,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -321,4 +323,22 @@ func (e endpoint) redact(err error) error {
 		return err
 	}
 	return &redactedError{msg: clean, cause: err}
+}
+
+// tlsHint explains a TLS connection the broker cut short. Under TLS 1.3 a
+// client learns that the broker refused its certificate (or the lack of
+// one) only after the handshake, as a reset, an EOF or an alert.
+func (e endpoint) tlsHint(err error) error {
+	if e.tls == nil || err == nil {
+		return err
+	}
+	cut := errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "tls: certificate required")
+	if !cut {
+		return err
+	}
+	if len(e.tls.Certificates) == 0 {
+		return fmt.Errorf("%w (over TLS this is how a broker refuses a client without a certificate: give --cert and --key)", err)
+	}
+	return fmt.Errorf("%w (over TLS this is how a broker refuses a client certificate its CA did not sign)", err)
 }

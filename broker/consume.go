@@ -76,7 +76,12 @@ func (c *Conn) Consume(ctx context.Context, queue string, prefetch int) (<-chan 
 		_ = ch.Close()
 		return nil, c.ep.redact(fmt.Errorf("consume %q: set prefetch: %w", queue, err))
 	}
-	in, err := ch.ConsumeWithContext(ctx, queue, "", false, false, false, false, nil)
+	// Plain Consume, not ConsumeWithContext: the latter cancels the consumer
+	// on ctx.Done while the goroutine below closes the channel, and that race
+	// can make the broker close the whole connection (CHANNEL_ERROR).
+	// Closing the channel alone ends the consumer and requeues what is
+	// unacknowledged.
+	in, err := ch.Consume(queue, "", false, false, false, false, nil)
 	if err != nil {
 		_ = ch.Close()
 		if isCode(err, amqp.NotFound) {

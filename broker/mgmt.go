@@ -513,7 +513,7 @@ func (m *Management) transportError(ctx context.Context, err error) error {
 	if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err)) {
 		return fmt.Errorf("no answer within %s: %w", m.ep.timeout, err)
 	}
-	return err
+	return m.ep.tlsHint(err)
 }
 
 // mapArgs normalises x-arguments as topology expects: JSON numbers become

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -37,6 +38,15 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	if err := e.refuseReadOnly("apply"); err != nil {
 		return err
 	}
+	plan := l.Plan()
+	// Refuse a conflict before declaring anything: declaring stops at the
+	// first object the broker refuses, after creating those before it.
+	if snap, err := e.snapshot(ctx); err == nil {
+		if c := conflicts(plan, snap); len(c) > 0 {
+			return fmt.Errorf("apply %s: %s %s exists with other arguments: %s (rungs never deletes it for you); nothing was declared%s",
+				l.Name, c[0].Object, c[0].Name, c[0].Detail, more(len(c)-1, "conflict"))
+		}
+	}
 	conn, err := e.amqp(ctx)
 	if err != nil {
 		return err
@@ -50,10 +60,16 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(e.Out, "created destination queue %s (durable, %s)\n", t, l.QueueType)
 		}
 	}
-	plan := l.Plan()
 	// A tall ladder is hundreds of declarations, each a round trip.
 	actx, cancel := context.WithTimeout(ctx, 4*e.opts.timeout)
 	defer cancel()
+	// A destination that receives through an exchange of its own (Celery
+	// binds the queue's exchange, not the queue) needs that exchange.
+	if closed := plan.Closed(); len(closed.Exchanges) > len(plan.Exchanges) {
+		if _, err := conn.Apply(actx, topology.Plan{Ladder: l, Exchanges: closed.Exchanges[len(plan.Exchanges):]}); err != nil {
+			return fmt.Errorf("destination exchange: %w", err)
+		}
+	}
 	res, err := conn.Apply(actx, plan)
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", l.Name, err)
@@ -75,7 +91,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintf(e.Out, "applied %s\n", describe(l))
 		fmt.Fprintf(e.Out, "  %s, %s, %s declared\n", plural(res.Exchanges, "exchange", "exchanges"), plural(res.Queues, "queue", "queues"), plural(res.Bindings, "binding", "bindings"))
 		if serr != nil {
-			fmt.Fprintf(e.Err, "rungs: warning: could not verify through the management API: %v\n", serr)
+			fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("could not verify through the management API: %v", serr))))
 		} else {
 			printDrift(e.Out, drift)
 		}
@@ -84,4 +100,64 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return &exitError{ExitDrift, nil}
 	}
 	return nil
+}
+
+// brokerChecked are the x-arguments RabbitMQ compares when an existing
+// queue or exchange is declared again; any other argument may differ.
+var brokerChecked = map[string]bool{
+	"alternate-exchange": true, "x-dead-letter-exchange": true, "x-dead-letter-routing-key": true,
+	"x-dead-letter-strategy": true, "x-delivery-limit": true, "x-expires": true, "x-max-length": true,
+	"x-max-length-bytes": true, "x-max-priority": true, "x-message-ttl": true, "x-overflow": true,
+	"x-queue-mode": true, "x-queue-type": true, "x-quorum-initial-group-size": true,
+	"x-single-active-consumer": true,
+}
+
+// conflicts lists the plan's queues and exchanges that exist on the broker
+// declared in a way it would refuse to declare again.
+func conflicts(plan topology.Plan, snap topology.Snapshot) []topology.Drift {
+	checked := func(a topology.Args) topology.Args {
+		out := topology.Args{}
+		for k, v := range a {
+			if brokerChecked[k] {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	var out []topology.Drift
+	add := func(object, name string, diffs []string) {
+		for _, d := range diffs {
+			out = append(out, topology.Drift{Kind: topology.Different, Object: object, Name: name, Detail: d})
+		}
+	}
+	for _, want := range plan.Exchanges {
+		if got, ok := snap.Exchange(want.Name); ok {
+			var ds []string
+			if got.Type != want.Type {
+				ds = append(ds, fmt.Sprintf("type is %s, plan has %s", got.Type, want.Type))
+			}
+			if got.Durable != want.Durable || got.AutoDelete != want.AutoDelete {
+				ds = append(ds, fmt.Sprintf("durable/auto-delete is %v/%v, plan has %v/%v", got.Durable, got.AutoDelete, want.Durable, want.AutoDelete))
+			}
+			add("exchange", want.Name, append(ds, topology.ArgsDiff(checked(want.Args), checked(got.Args))...))
+		}
+	}
+	for _, want := range plan.Queues {
+		if got, ok := snap.Queue(want.Name); ok {
+			var ds []string
+			if got.Durable != want.Durable || got.AutoDelete != want.AutoDelete {
+				ds = append(ds, fmt.Sprintf("durable/auto-delete is %v/%v, plan has %v/%v", got.Durable, got.AutoDelete, want.Durable, want.AutoDelete))
+			}
+			add("queue", want.Name, append(ds, topology.ArgsDiff(checked(want.Args), checked(got.Args))...))
+		}
+	}
+	return out
+}
+
+// more says how many more there are, if any.
+func more(n int, what string) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (and %d more %s)", n, map[bool]string{true: what, false: what + "s"}[n == 1])
 }

@@ -28,12 +28,18 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 	if cmd.Flags().Lookup("ladder").Changed {
 		ladder = e.opts.ladder.name
 	}
+	current, _ := e.contextName()
 	app := model.New(model.Options{
 		Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
 		Vhost: e.vhost(), BrokerLabel: brokerLabel(e.config().URL),
-		ReadOnly: e.opts.readOnly, Refresh: e.opts.refresh, Ladder: ladder,
+		ReadOnly: e.config().ReadOnly, Refresh: e.opts.refresh, Ladder: ladder,
+		Contexts: e.cfg.contextNames(), Context: current, Connect: e.connectContext,
+		Close: func() { _ = conn.Close() },
 	})
-	_, err = tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(e.In), tea.WithOutput(e.Out)).Run()
+	final, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(e.In), tea.WithOutput(e.Out)).Run()
+	if a, ok := final.(model.App); ok {
+		a.Close()
+	}
 	if errors.Is(err, tea.ErrInterrupted) || errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return &exitError{130, nil}
 	}

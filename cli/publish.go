@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -23,6 +24,7 @@ const publishBatch = 5000
 
 type publishFlags struct {
 	delay, body, to, contentType string
+	idPrefix                     string
 	headers                      []string
 	count                        int
 	persistent                   bool
@@ -53,6 +55,7 @@ every message was confirmed.`,
 	f.IntVar(&pf.count, "count", 1, "number of messages")
 	f.BoolVar(&pf.persistent, "persistent", true, "persistent delivery mode (survives a broker restart in durable queues)")
 	f.StringVar(&pf.contentType, "content-type", "", "content type (default: text/plain for UTF-8 bodies, else application/octet-stream)")
+	f.StringVar(&pf.idPrefix, "id-prefix", "", "give each message the message-id PREFIX1, PREFIX2, ... (to find every one at the destination)")
 	_ = cmd.MarkFlagRequired("delay")
 	return cmd
 }
@@ -73,6 +76,9 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkProperties(pf, body); err != nil {
+		return err
+	}
 	if err := e.refuseReadOnly("publish"); err != nil {
 		return err
 	}
@@ -91,12 +97,14 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		if c := e.checkTrace(r, tr); c.err != nil {
 			return fmt.Errorf("nothing published: a message for %s would not reach %s: %v", topology.FormatDelay(tr.Delay), tr.Target, c.err)
 		}
-	} else {
-		fmt.Fprintf(e.Err, "rungs: warning: route not checked (management API: %v); relying on mandatory returns\n", r.mgmtErr)
 	}
 	conn, err := e.amqp(ctx)
 	if err != nil {
 		return err
+	}
+	if r.snap == nil {
+		// Warned only once AMQP is up: if it is not, its error is the one to read.
+		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("route not checked (management API: %v); relying on mandatory returns", r.mgmtErr))))
 	}
 	ct := pf.contentType
 	if ct == "" {
@@ -118,6 +126,9 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 			msgs[i] = broker.Message{
 				Exchange: tr.Exchange, RoutingKey: tr.Key, Body: body, Headers: headers,
 				ContentType: ct, Persistent: pf.persistent, Timestamp: now,
+			}
+			if pf.idPrefix != "" {
+				msgs[i].MessageID = pf.idPrefix + strconv.Itoa(sent+i+1)
 			}
 		}
 		res, perr := conn.Publish(ctx, msgs)
@@ -149,6 +160,39 @@ func (e *env) reportPublish(tr topology.Trace, r broker.PublishResult, asked int
 	if r.Confirmed > 0 {
 		fmt.Fprintf(e.Out, "they reach %s in %s, after %s\n", tr.Target, topology.FormatDelay(tr.Delay), plural(len(tr.Hops), "rung", "rungs"))
 	}
+}
+
+// maxShortString is AMQP's limit for header names, the content type and the
+// message id: a longer one fails the whole publish mid-run.
+const maxShortString = 255
+
+// checkProperties refuses message properties the broker or AMQP would
+// refuse, before anything is sent.
+func checkProperties(pf publishFlags, body []byte) error {
+	for _, kv := range pf.headers {
+		if k, _, _ := strings.Cut(kv, "="); len(k) > maxShortString {
+			return usageErr("--header: the name is %d bytes; AMQP allows at most %d", len(k), maxShortString)
+		}
+	}
+	if len(pf.contentType) > maxShortString {
+		return usageErr("--content-type is %d bytes; AMQP allows at most %d", len(pf.contentType), maxShortString)
+	}
+	if n := len(pf.idPrefix) + len(strconv.Itoa(pf.count)); n > maxShortString {
+		return usageErr("--id-prefix makes message ids of up to %d bytes; AMQP allows at most %d", n, maxShortString)
+	}
+	if textual(pf.contentType) && !utf8.Valid(body) {
+		return usageErr("--body is not valid UTF-8 but --content-type %s says text; use --content-type application/octet-stream for binary bodies", pf.contentType)
+	}
+	return nil
+}
+
+// textual reports whether a content type promises UTF-8 text.
+func textual(ct string) bool {
+	ct = strings.ToLower(ct)
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.TrimSpace(mt)
+	return strings.HasPrefix(mt, "text/") || mt == "application/json" || strings.HasSuffix(mt, "+json") ||
+		strings.Contains(strings.ReplaceAll(ct, " ", ""), "charset=utf-8")
 }
 
 // parseHeaders reads K=V pairs. Values stay strings: guessing types would

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rungs-dev/rungs/broker"
 )
@@ -66,6 +67,16 @@ type env struct {
 	opts options
 	mgmt *broker.Management
 	conn *broker.Conn
+	// flags are the root's persistent flags, to tell a flag given
+	// explicitly from its default.
+	flags *pflag.FlagSet
+	// The config file (contexts), read once, and the broker configuration
+	// resolved from flags, environment and context, once.
+	cfg       configFile
+	cfgLoaded bool
+	cfgErr    error
+	brokerCfg *broker.Config
+	brokerErr error
 }
 
 // options are the flags shared by every command.
@@ -77,6 +88,7 @@ type options struct {
 	refresh             time.Duration
 	ladder              ladderFlags
 	noColor             bool
+	configPath, context string
 }
 
 // Run executes rungs with args and returns the process exit code.
@@ -149,8 +161,12 @@ With no subcommand it opens the console.`,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE:          e.runConsole,
+		// A bad config file or an unknown context is bad input for every
+		// command, reported before anything runs.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return e.configErr() },
 	}
 	f := root.PersistentFlags()
+	e.flags = f
 	// Defaults from the environment are applied in config(), not here:
 	// a flag's default is printed by --help, and RUNGS_URL holds a password.
 	f.StringVar(&e.opts.url, "url", "", "AMQP URL, amqps:// for TLS (env RUNGS_URL; default: guest on localhost:5672)")
@@ -159,14 +175,18 @@ With no subcommand it opens the console.`,
 	f.StringVar(&e.opts.caCert, "ca-cert", "", "CA certificate file for TLS")
 	f.StringVar(&e.opts.cert, "cert", "", "client certificate file for TLS")
 	f.StringVar(&e.opts.key, "key", "", "client key file for TLS")
-	f.BoolVar(&e.opts.readOnly, "read-only", false, "refuse every action that changes the broker")
+	f.BoolVar(&e.opts.readOnly, "read-only", false, "refuse every action that changes the broker (a context may set it; --read-only=false overrides)")
 	f.BoolVar(&e.opts.json, "json", false, "print machine-readable JSON")
 	f.DurationVar(&e.opts.timeout, "timeout", 10*time.Second, "timeout for each broker request")
 	f.DurationVar(&e.opts.refresh, "refresh", 0, "console refresh interval (default: the broker's statistics interval, 5s)")
+	f.StringVar(&e.opts.configPath, "config", "", "config file with named contexts (env RUNGS_CONFIG; default: $XDG_CONFIG_HOME/rungs/config.json)")
+	f.StringVar(&e.opts.context, "context", "", "named broker from the config file (env RUNGS_CONTEXT; default: its current_context)")
 	e.opts.ladder.register(f)
+	e.registerCompletions(root)
 	root.AddCommand(
 		e.applyCommand(), e.planCommand(), e.traceCommand(), e.publishCommand(),
 		e.statusCommand(), e.discoverCommand(), e.purgeCommand(), e.teardownCommand(),
+		e.configCommand(), e.exportCommand(), e.doctorCommand(), e.peekCommand(), e.replayCommand(), e.workerCommand(), e.benchCommand(),
 	)
 	return root
 }
@@ -182,19 +202,36 @@ func (e *env) envOr(name, flag, def string) string {
 	return def
 }
 
-// config is the broker configuration the flags describe.
+// config is the broker configuration that flags, environment and context
+// describe (see resolveConfig). If they do not resolve, configErr says why
+// and the clients refuse to open.
 func (e *env) config() broker.Config {
-	return broker.Config{
-		URL:     e.envOr("RUNGS_URL", e.opts.url, broker.DefaultURL),
-		MgmtURL: e.envOr("RUNGS_MGMT_URL", e.opts.mgmtURL, ""),
-		Vhost:   e.envOr("RUNGS_VHOST", e.opts.vhost, ""),
-		CACert:  e.opts.caCert, ClientCert: e.opts.cert, ClientKey: e.opts.key,
-		ReadOnly: e.opts.readOnly, Timeout: e.opts.timeout,
+	if e.brokerCfg == nil {
+		cfg, err := e.resolveConfig()
+		e.brokerCfg, e.brokerErr = &cfg, err
 	}
+	return *e.brokerCfg
+}
+
+// configErr is why the configuration does not resolve, if it does not.
+func (e *env) configErr() error {
+	e.config()
+	return e.brokerErr
+}
+
+// flag looks up a persistent flag by name.
+func (e *env) flag(name string) *pflag.Flag {
+	if e.flags == nil {
+		return nil
+	}
+	return e.flags.Lookup(name)
 }
 
 // management opens (once) the management API client.
 func (e *env) management() (*broker.Management, error) {
+	if err := e.configErr(); err != nil {
+		return nil, err
+	}
 	if e.mgmt == nil {
 		m, err := broker.NewManagement(e.config())
 		if err != nil {
@@ -207,6 +244,9 @@ func (e *env) management() (*broker.Management, error) {
 
 // amqp opens (once) the AMQP connection.
 func (e *env) amqp(ctx context.Context) (*broker.Conn, error) {
+	if err := e.configErr(); err != nil {
+		return nil, err
+	}
 	if e.conn == nil {
 		ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 		defer cancel()
@@ -230,9 +270,10 @@ func (e *env) width() int {
 // vhost is the vhost commands act on.
 func (e *env) vhost() string { return e.config().EffectiveVhost() }
 
-// refuseReadOnly stops a mutating command before it opens a connection.
+// refuseReadOnly stops a mutating command before it opens a connection,
+// whether --read-only or the context asked for read-only.
 func (e *env) refuseReadOnly(what string) error {
-	if e.opts.readOnly {
+	if e.config().ReadOnly {
 		return fmt.Errorf("%s: %w", what, broker.ErrReadOnly)
 	}
 	return nil

@@ -6,6 +6,7 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -40,6 +41,14 @@ type Options struct {
 	Ladder string
 	// Now is the clock; nil means time.Now. Tests pin it.
 	Now func() time.Time
+	// Contexts are the named brokers `:ctx` offers, Context the one in
+	// use ("" when none). Connect opens a context's clients for `:ctx
+	// NAME`; nil switches :ctx off. Close releases the initial clients
+	// when the console switches away from them (nil: the caller does).
+	Contexts []string
+	Context  string
+	Connect  func(ctx context.Context, name string) (Backends, error)
+	Close    func()
 }
 
 type screen int
@@ -56,6 +65,7 @@ const (
 	overlayHelp
 	overlayPublish
 	overlayConfirm
+	overlayLog
 )
 
 // App is the root model: it routes messages to the screen in front and
@@ -111,6 +121,13 @@ type App struct {
 
 	result ui.Result
 	busy   string
+
+	// The command log, and the contexts :ctx switches between.
+	log           commandLog
+	contexts      []string
+	context       string
+	connect       func(context.Context, string) (Backends, error)
+	closeBackends func()
 }
 
 // New builds the console. Nothing talks to the broker until the program
@@ -134,6 +151,8 @@ func New(opts Options) App {
 		moves:  movements{},
 		list:   newLadderList(vhost, st, defaultNavKeys()),
 		prompt: newPrompt(st),
+
+		contexts: opts.Contexts, context: opts.Context, connect: opts.Connect, closeBackends: opts.Close,
 	}
 	if a.interval <= 0 {
 		a.interval, a.followBroker = ui.DefaultInterval, true
@@ -199,6 +218,12 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.busy = ""
 		a.result = purgeResult(msg)
 		return a, a.refreshNow()
+	case loggedMsg:
+		text, failed := logResult(msg.msg)
+		a.log.finish(msg.id, text, failed)
+		return a.Update(msg.msg)
+	case contextMsg:
+		return a.switchContext(msg)
 	}
 	return a.updateFocused(msg)
 }
@@ -219,6 +244,9 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, g.Help):
 		a.overlay = overlayHelp
 		return a, nil
+	case key.Matches(msg, g.Log):
+		a.overlay = overlayLog
+		return a, nil
 	case key.Matches(msg, g.Command):
 		return a, a.prompt.open(promptCommand, "", a.suggestions())
 	case key.Matches(msg, g.Filter):
@@ -238,6 +266,11 @@ func (a App) updateFocused(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch {
 	case a.overlay == overlayHelp:
 		if km, ok := msg.(tea.KeyPressMsg); ok && (key.Matches(km, a.keys.global.Help, a.keys.global.Back, a.keys.global.Quit)) {
+			a.overlay = overlayNone
+		}
+		return a, nil
+	case a.overlay == overlayLog:
+		if km, ok := msg.(tea.KeyPressMsg); ok && (key.Matches(km, a.keys.global.Log, a.keys.global.Back, a.keys.global.Quit)) {
 			a.overlay = overlayNone
 		}
 		return a, nil
@@ -374,7 +407,7 @@ func (a App) updateForm(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a.fail(err.Error())
 	}
 	a.busy = fmt.Sprintf("publishing %d to %s", req.count, req.trace.Exchange)
-	return a, publish(a.pub, a.form.ladder, req)
+	return a, logged(a.logPublish(req), publish(a.pub, a.form.ladder, req))
 }
 
 func (a App) updateConfirm(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -390,7 +423,7 @@ func (a App) updateConfirm(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	n := len(a.confirm.targets)
 	a.busy = fmt.Sprintf("purging %d %s", n, plural(n, "queue", "queues"))
-	return a, purge(a.purger, a.confirm.targets)
+	return a, logged(a.logPurge(a.confirm.targets), purge(a.purger, a.confirm.targets))
 }
 
 // openPublish opens the publish form.
@@ -400,6 +433,7 @@ func (a *App) openPublish(l topology.Ladder, delay, dest string, count int) tea.
 		return nil
 	}
 	a.form = newPublishForm(l, a.styles, delay, dest, count)
+	a.form.check = routeCheck(a.merged())
 	a.form.w = a.width
 	a.overlay = overlayPublish
 	return a.form.Init()
@@ -577,6 +611,8 @@ func (a App) render() string {
 		return ui.Overlay(screen, a.form.View(), w, a.height)
 	case overlayConfirm:
 		return ui.Overlay(screen, a.confirm.View(), w, a.height)
+	case overlayLog:
+		return ui.Overlay(screen, ui.LogOverlay(a.log.entries, a.context, st, min(w, 100), a.height), w, a.height)
 	}
 	return screen
 }
@@ -627,8 +663,12 @@ func (a App) footer() string {
 
 // headerState gathers the header's content.
 func (a App) headerState() ui.HeaderState {
+	label := a.brokerLabel
+	if a.context != "" {
+		label = a.context + " · " + label
+	}
 	h := ui.HeaderState{
-		Broker: a.brokerLabel, Vhost: a.vhost, ReadOnly: a.readOnly,
+		Broker: label, Vhost: a.vhost, ReadOnly: a.readOnly,
 		Refreshed: a.refreshed, Every: a.interval,
 		Busy: a.busy, Result: a.result,
 		Crumbs: []string{"ladders"},

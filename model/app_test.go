@@ -541,7 +541,7 @@ func TestConnectionStates(t *testing.T) {
 	fb := newFake(fixture.Healthy())
 	conn := &fakeConn{state: broker.ConnState{Status: broker.Connected}, ch: make(chan broker.ConnState, 1)}
 	a, _ := newApp(t, fb, Options{Conn: conn}, 80, 24)
-	m, cmd := a.Update(connMsg{broker.ConnState{Status: broker.Reconnecting, NextAttempt: c.now().Add(5 * time.Second)}})
+	m, cmd := a.Update(connMsg{broker.ConnState{Status: broker.Reconnecting, NextAttempt: c.now().Add(5 * time.Second)}, conn.ch})
 	a = m.(App)
 	if cmd == nil || !a.clockOn {
 		t.Fatal("reconnecting should re-arm the watch and start the countdown clock")

@@ -54,6 +54,11 @@ func (a App) runCommand(line string) (App, tea.Cmd) {
 		return a.purgeCommand(args[0])
 	case "refresh", "r":
 		return a.refreshCommand(args)
+	case "log":
+		a.overlay = overlayLog
+		return a, nil
+	case "ctx", "context":
+		return a.ctxCommand(args)
 	case "drift":
 		if a.screen != screenLadder {
 			return a.fail(":drift works in a ladder; open one first")
@@ -199,7 +204,10 @@ func (a App) refuse(what string) (App, tea.Cmd) {
 
 // suggestions are the completions offered on the command line.
 func (a App) suggestions() []string {
-	s := []string{"ladders", "trace ", "publish", "refresh", "drift", "help", "quit"}
+	s := []string{"ladders", "trace ", "publish", "refresh", "drift", "help", "quit", "log", "ctx"}
+	for _, c := range a.contexts {
+		s = append(s, "ctx "+c)
+	}
 	for _, f := range a.found {
 		s = append(s, "ladder "+f.Ladder.Name)
 	}

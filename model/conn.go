@@ -10,8 +10,13 @@ import (
 	"github.com/rungs-dev/rungs/ui"
 )
 
-// connMsg is a change of the AMQP connection's state.
-type connMsg struct{ state broker.ConnState }
+// connMsg is a change of the AMQP connection's state. from is the channel
+// it came on: after a :ctx switch, the old connection's last words are
+// told from the new one's by it.
+type connMsg struct {
+	state broker.ConnState
+	from  <-chan broker.ConnState
+}
 
 // connClosedMsg says the watcher's channel closed: nothing more will come.
 type connClosedMsg struct{}
@@ -25,7 +30,7 @@ func watchConn(ch <-chan broker.ConnState) tea.Cmd {
 		if !ok {
 			return connClosedMsg{}
 		}
-		return connMsg{s}
+		return connMsg{s, ch}
 	}
 }
 
@@ -54,6 +59,9 @@ func (a *App) ensureClock() tea.Cmd {
 func (a App) updateConn(msg tea.Msg) (App, tea.Cmd) {
 	switch msg := msg.(type) {
 	case connMsg:
+		if a.conn == nil || msg.from != a.conn.Changes() {
+			return a, nil // a connection the console has left
+		}
 		a.connState = msg.state
 		return a, tea.Batch(watchConn(a.conn.Changes()), a.ensureClock())
 	case clockMsg:

@@ -8,7 +8,7 @@ import (
 
 // globalKeys work on every screen when no overlay or input has the focus.
 type globalKeys struct {
-	Help, Command, Filter, Refresh, Back, Quit, ForceQuit key.Binding
+	Help, Command, Filter, Refresh, Back, Quit, ForceQuit, Log key.Binding
 }
 
 func defaultGlobalKeys() globalKeys {
@@ -20,6 +20,7 @@ func defaultGlobalKeys() globalKeys {
 		Back:      key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now")),
+		Log:       key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "command log (:log)")),
 	}
 }
 
@@ -150,7 +151,7 @@ func (k keyMap) ladderHelp() []key.Binding {
 func (k keyMap) helpGroups() []ui.HelpGroup {
 	return []ui.HelpGroup{
 		{Title: "move", Keys: []key.Binding{k.nav.Up, k.nav.Down, k.nav.Top, k.nav.PageUp, k.nav.Open, k.global.Back}},
-		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Publish, k.actions.Purge, k.actions.PurgeAll}},
+		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Publish, k.actions.Purge, k.actions.PurgeAll, k.global.Log}},
 		{Title: "console", Keys: []key.Binding{k.global.Filter, k.global.Command, k.global.Refresh, k.global.Help, k.global.Quit, k.global.ForceQuit}},
 	}
 }
@@ -158,13 +159,13 @@ func (k keyMap) helpGroups() []ui.HelpGroup {
 // commandHelp documents the `:` commands.
 func commandHelp() []ui.HelpCommand {
 	return []ui.HelpCommand{
-		{Usage: ":ladder NAME", Desc: "open a ladder (:l, tab completes)"},
-		{Usage: ":ladders", Desc: "back to the list of ladders"},
+		{Usage: ":ladder NAME", Desc: "open a ladder (:l, tab); :ladders lists"},
 		{Usage: ":trace DELAY [DEST]", Desc: "show a delay's key and hops, e.g. :trace 90s orders.work"},
 		{Usage: ":publish [DELAY [DEST [COUNT]]]", Desc: "open the publish form, pre-filled"},
 		{Usage: ":purge QUEUE|LADDER", Desc: "purge a queue, or every queue of a ladder"},
 		{Usage: ":refresh [EVERY]", Desc: "refresh now, or set the interval (10s)"},
 		{Usage: ":drift", Desc: "show how the ladder differs from its plan"},
+		{Usage: ":ctx [NAME]", Desc: "list the contexts, or switch broker"},
 		{Usage: ":q", Desc: "quit (↑/↓ recall earlier commands)"},
 	}
 }

@@ -42,8 +42,11 @@ type publishForm struct {
 	ladder     topology.Ladder
 	inputs     [fieldPersistent]textinput.Model
 	persistent bool
-	focus      int
-	w          int
+	// check refuses a trace the broker's bindings would not deliver; nil
+	// checks nothing.
+	check func(topology.Trace) error
+	focus int
+	w     int
 	// done is set when the form closes; submitted if it closed on enter
 	// with a valid request.
 	done, submitted bool
@@ -158,7 +161,9 @@ func (f publishForm) Update(msg tea.Msg) (publishForm, tea.Cmd) {
 	}
 	var cmd tea.Cmd
 	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(msg)
-	f.err = ""
+	if editing(msg) {
+		f.err = ""
+	}
 	return f, cmd
 }
 
@@ -175,6 +180,11 @@ func (f publishForm) request(now time.Time) (publishRequest, error) {
 	tr, err := f.ladder.Trace(d, strings.TrimSpace(f.inputs[fieldDest].Value()))
 	if err != nil {
 		return publishRequest{}, err
+	}
+	if f.check != nil {
+		if err := f.check(tr); err != nil {
+			return publishRequest{}, err
+		}
 	}
 	headers, err := parseHeaders(f.inputs[fieldHeaders].Value())
 	if err != nil {
@@ -196,6 +206,32 @@ func (f publishForm) request(now time.Time) (publishRequest, error) {
 		}
 	}
 	return publishRequest{trace: tr, msgs: msgs, count: count, persist: f.persistent}, nil
+}
+
+// routeCheck checks a trace against the broker's bindings, as rungs publish
+// does, so that the form refuses a message that would not reach its
+// destination instead of publishing it into the unroutable queue.
+func routeCheck(snap topology.Snapshot) func(topology.Trace) error {
+	g := topology.NewGraph(snap)
+	return func(tr topology.Trace) error {
+		want := make([]string, 0, len(tr.Hops)+1)
+		for _, h := range tr.Hops {
+			want = append(want, h.Queue)
+		}
+		want = append(want, tr.Target)
+		steps, err := g.Walk(tr.Exchange, tr.Key)
+		if err != nil {
+			return fmt.Errorf("would not reach %s: %w", tr.Target, err)
+		}
+		got := make([]string, len(steps))
+		for i, s := range steps {
+			got[i] = s.Queue
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			return fmt.Errorf("would not reach %s: the broker routes it %s", tr.Target, strings.Join(got, " → "))
+		}
+		return nil
+	}
 }
 
 // parseHeaders reads "k=v, k=v". Values stay strings: the form cannot

@@ -148,8 +148,20 @@ func (c purgeConfirm) Update(msg tea.Msg) (purgeConfirm, tea.Cmd) {
 	}
 	var cmd tea.Cmd
 	c.input, cmd = c.input.Update(msg)
-	c.err = ""
+	if editing(msg) {
+		// Only typing clears the error; a cursor blink must not.
+		c.err = ""
+	}
 	return c, cmd
+}
+
+// editing reports whether a message changes what an input holds.
+func editing(msg tea.Msg) bool {
+	switch msg.(type) {
+	case tea.KeyPressMsg, tea.PasteMsg:
+		return true
+	}
+	return false
 }
 
 // View renders the dialog.

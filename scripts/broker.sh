@@ -23,6 +23,15 @@
 #                       /var/lib/rabbitmq/.erlang.cookie if readable, else random)
 #   RUNGS_BROKER_TIMEOUT  start-up timeout in seconds (default 120)
 #   RABBITMQ_BIN_DIR    where rabbitmq-server/rabbitmqctl live
+#
+# TLS (opt-in; without RUNGS_TLS_CERT_DIR nothing changes). The plain
+# listeners stay, so that this script can still probe the node:
+#   RUNGS_TLS_CERT_DIR  dir with ca.pem, server.pem, server-key.pem (PEM);
+#                       adds an AMQPS and an HTTPS management listener
+#   RUNGS_AMQPS_PORT    AMQPS port         (default AMQP port + 1)
+#   RUNGS_MGMT_TLS_PORT HTTPS management   (default management port + 1)
+#   RUNGS_TLS_VERIFY    verify_peer (default) or verify_none
+#   RUNGS_TLS_FAIL_IF_NO_PEER_CERT  true (default: mutual TLS) or false
 set -euo pipefail
 
 HOST=127.0.0.1
@@ -33,6 +42,11 @@ MGMT_PORT=${RUNGS_MGMT_PORT:-15672}
 DIST_PORT=${RUNGS_DIST_PORT:-$((AMQP_PORT + 20000))}
 TIMEOUT=${RUNGS_BROKER_TIMEOUT:-120}
 AUTH=$(printf '%s' 'guest:guest' | base64)
+TLS_DIR=${RUNGS_TLS_CERT_DIR:-}
+AMQPS_PORT=${RUNGS_AMQPS_PORT:-$((AMQP_PORT + 1))}
+MGMT_TLS_PORT=${RUNGS_MGMT_TLS_PORT:-$((MGMT_PORT + 1))}
+TLS_VERIFY=${RUNGS_TLS_VERIFY:-verify_peer}
+TLS_FAIL_NO_CERT=${RUNGS_TLS_FAIL_IF_NO_PEER_CERT:-true}
 
 MNESIA_BASE=$STATE_DIR/mnesia
 LOG_DIR=$STATE_DIR/log
@@ -127,6 +141,7 @@ write_config() {
 		log.file.level = info
 		# collect_statistics_interval stays at the 5000 ms default.
 	EOF
+	[[ -z $TLS_DIR ]] || write_tls_config
 	echo '[rabbitmq_management].' >"$STATE_DIR/enabled_plugins"
 	echo '# Intentionally empty: keeps /etc/rabbitmq/rabbitmq-env.conf out.' >"$STATE_DIR/rabbitmq-env.conf"
 	if [[ ! -s $STATE_DIR/.erlang.cookie ]]; then
@@ -142,6 +157,35 @@ write_config() {
 		(umask 077 && printf '%s' "$cookie" >"$STATE_DIR/.erlang.cookie")
 	fi
 	chmod 400 "$STATE_DIR/.erlang.cookie"
+}
+
+# Appends AMQPS and HTTPS management listeners (RUNGS_TLS_CERT_DIR).
+write_tls_config() {
+	local dir f
+	dir=$(readlink -f "$TLS_DIR") || die "RUNGS_TLS_CERT_DIR $TLS_DIR does not exist"
+	for f in ca.pem server.pem server-key.pem; do
+		[[ -r $dir/$f ]] || die "RUNGS_TLS_CERT_DIR $dir has no readable $f"
+	done
+	[[ $TLS_VERIFY == verify_peer || $TLS_VERIFY == verify_none ]] ||
+		die "RUNGS_TLS_VERIFY must be verify_peer or verify_none, not $TLS_VERIFY"
+	[[ $TLS_FAIL_NO_CERT == true || $TLS_FAIL_NO_CERT == false ]] ||
+		die "RUNGS_TLS_FAIL_IF_NO_PEER_CERT must be true or false, not $TLS_FAIL_NO_CERT"
+	cat >>"$STATE_DIR/rabbitmq.conf" <<-EOF
+		# TLS (RUNGS_TLS_CERT_DIR=$dir)
+		listeners.ssl.1 = $HOST:$AMQPS_PORT
+		ssl_options.cacertfile = $dir/ca.pem
+		ssl_options.certfile = $dir/server.pem
+		ssl_options.keyfile = $dir/server-key.pem
+		ssl_options.verify = $TLS_VERIFY
+		ssl_options.fail_if_no_peer_cert = $TLS_FAIL_NO_CERT
+		management.ssl.ip = $HOST
+		management.ssl.port = $MGMT_TLS_PORT
+		management.ssl.cacertfile = $dir/ca.pem
+		management.ssl.certfile = $dir/server.pem
+		management.ssl.keyfile = $dir/server-key.pem
+		management.ssl.verify = $TLS_VERIFY
+		management.ssl.fail_if_no_peer_cert = $TLS_FAIL_NO_CERT
+	EOF
 }
 
 install_broker() {
@@ -224,15 +268,16 @@ wait_ready() { # start_epoch [launcher_pid]
 
 start_node() {
 	local t0=$SECONDS pid launcher log_lines=0
-	if port_open "$AMQP_PORT" || port_open "$MGMT_PORT"; then
-		die "port $AMQP_PORT or $MGMT_PORT on $HOST is taken by something that is not a working broker
+	if port_open "$AMQP_PORT" || port_open "$MGMT_PORT" ||
+		{ [[ -n $TLS_DIR ]] && { port_open "$AMQPS_PORT" || port_open "$MGMT_TLS_PORT"; }; }; then
+		die "port $AMQP_PORT or $MGMT_PORT${TLS_DIR:+ (or TLS $AMQPS_PORT, $MGMT_TLS_PORT)} on $HOST is taken by something that is not a working broker
        (a Debian system node? try: /usr/sbin/rabbitmqctl stop). Or use RUNGS_AMQP_PORT/RUNGS_MGMT_PORT."
 	fi
 	write_config
 	rm -f "$PID_FILE"
 	[[ -f $LOG_FILE ]] && log_lines=$(wc -l <"$LOG_FILE")
 	: >"$STARTUP_LOG"
-	log "starting $NODE (AMQP $HOST:$AMQP_PORT, management $HOST:$MGMT_PORT, state $STATE_DIR)"
+	log "starting $NODE (AMQP $HOST:$AMQP_PORT, management $HOST:$MGMT_PORT${TLS_DIR:+, AMQPS $HOST:$AMQPS_PORT, HTTPS management $HOST:$MGMT_TLS_PORT}, state $STATE_DIR)"
 	# setsid: own session, so the node outlives this script and its caller's
 	# process group; -w keeps $! alive as long as the server runs.
 	# 9>&- : the server must not inherit our lock.

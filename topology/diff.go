@@ -95,14 +95,25 @@ func Diff(p Plan, s Snapshot) []Drift {
 
 	planB := map[string]bool{}
 	gotB := map[string]bool{}
+	// A destination is attached when any binding the layout accepts for
+	// it exists: NServiceBus endpoints bind their queue or their exchange,
+	// depending on the routing topology, and either one delivers.
+	gotTarget := map[string]bool{}
 	for _, b := range s.Bindings {
 		gotB[b.ID()] = true
+		if dest, ok := lay.IsTargetBinding(p.Ladder, b); ok {
+			gotTarget[dest] = true
+		}
 	}
 	for _, b := range p.Bindings {
 		planB[b.ID()] = true
-		if !gotB[b.ID()] {
-			add(Missing, "binding", b.ID(), "")
+		if gotB[b.ID()] {
+			continue
 		}
+		if dest, ok := lay.IsTargetBinding(p.Ladder, b); ok && gotTarget[dest] {
+			continue
+		}
+		add(Missing, "binding", b.ID(), "")
 	}
 	for _, b := range s.Bindings {
 		if b.Source == "" || planB[b.ID()] {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // QueueType is the RabbitMQ queue type a ladder's rungs are declared with.
@@ -122,6 +123,9 @@ func (l Ladder) Normalize() (Ladder, error) {
 // would confuse discovery (a topic wildcard in a name).
 func checkName(name string) error {
 	switch {
+	case !utf8.ValidString(name):
+		// RabbitMQ closes the whole connection on a name that is not UTF-8.
+		return fmt.Errorf("%w: name %q is not valid UTF-8", ErrInvalidLadder, name)
 	case strings.TrimSpace(name) != name || name == "":
 		return fmt.Errorf("%w: name %q is empty or has surrounding spaces", ErrInvalidLadder, name)
 	case strings.ContainsAny(name, "*#"):
@@ -137,6 +141,9 @@ func checkName(name string) error {
 func checkDest(dest string) error {
 	if dest == "" {
 		return fmt.Errorf("%w: empty destination", ErrBadDest)
+	}
+	if !utf8.ValidString(dest) {
+		return fmt.Errorf("%w: %q is not valid UTF-8", ErrBadDest, dest)
 	}
 	for _, w := range strings.Split(dest, ".") {
 		switch {

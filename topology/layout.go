@@ -70,7 +70,7 @@ type Terminal struct {
 
 // Layouts returns every layout rungs knows, the default first.
 func Layouts() []Layout {
-	return []Layout{prefixLayout{}, suffixLayout{}, nsbLayout{}}
+	return []Layout{prefixLayout{}, suffixLayout{}, nsbLayout{}, nsbLayout{v1: true}, celeryLayout{}}
 }
 
 // LayoutNames lists the layouts' names, for flags and errors.

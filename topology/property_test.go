@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,8 +15,16 @@ func drawLadder(t *rapid.T) Ladder {
 	layout := rapid.SampledFrom(LayoutNames()).Draw(t, "layout")
 	l := Ladder{Layout: layout, Vhost: rapid.SampledFrom([]string{"/", "test"}).Draw(t, "vhost")}
 	switch layout {
-	case "nsb":
+	case "nsb", "nsb1":
 		l.Targets = rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"sales", "billing.retry", "a"}), 0, 2, rapid.ID[string]).Draw(t, "targets")
+	case "celery":
+		// "rungs" (the default name) becomes "celery"; the others are
+		// kombu's prefixed names. The routing keys are never dotted
+		// suffixes of each other: Celery's "#.KEY" bindings would send a
+		// message to both (see TestCeleryOverlappingKeysAreAmbiguous).
+		l.Name = rapid.SampledFrom([]string{"rungs", "celery", "app_celery", "a.b_celery"}).Draw(t, "name")
+		l.QueueType = rapid.SampledFrom([]QueueType{Classic, Quorum}).Draw(t, "qtype")
+		l.Targets = rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"celery", "emails.high", "z"}), 0, 2, rapid.ID[string]).Draw(t, "targets")
 	default:
 		l.Name = rapid.SampledFrom([]string{"rungs", "delay", "app.retry", "x"}).Draw(t, "name")
 		l.Unit = time.Duration(rapid.SampledFrom([]int{1, 10, 250, 1000, 60000}).Draw(t, "unitms")) * time.Millisecond
@@ -56,7 +65,7 @@ func drawDest(t *rapid.T, l Ladder) string {
 	switch l.Layout {
 	case "suffix":
 		return ""
-	case "nsb":
+	case "nsb", "nsb1", "celery":
 		if len(l.Targets) == 0 {
 			return "unbound"
 		}
@@ -81,14 +90,7 @@ func TestEveryDelayHasExactlyOneRoute(t *testing.T) {
 		if tr.Delay < d || tr.Delay-d >= l.Unit || tr.Total() != tr.Delay {
 			t.Fatalf("delay %v rounded to %v, hops total %v (unit %v)", d, tr.Delay, tr.Total(), l.Unit)
 		}
-		snap := l.Plan().Snapshot()
-		for _, q := range l.Targets { // destination queues are the workers', not the plan's
-			snap.Queues = append(snap.Queues, Queue{Name: q, Durable: true})
-		}
-		if l.Layout == "nsb" && dest == "unbound" {
-			snap.Queues = append(snap.Queues, Queue{Name: "unbound"})
-			snap.Bindings = append(snap.Bindings, Binding{Source: "nsb.v2.delay-delivery", Destination: "unbound", DestinationType: ToQueue, RoutingKey: "#.unbound"})
-		}
+		snap := withWorkers(l, dest)
 		g := NewGraph(snap)
 		steps, err := g.Walk(tr.Exchange, tr.Key)
 		if err != nil {
@@ -121,6 +123,25 @@ func TestEveryDelayHasExactlyOneRoute(t *testing.T) {
 			}
 		}
 	})
+}
+
+// withWorkers is what a broker holds when the ladder runs with its workers:
+// the plan, a queue for every destination (destination queues are the
+// workers', not the plan's) and, in Celery's wiring, the queue's exchange of
+// the same name. A destination the ladder does not list is attached the way
+// its layout attaches one, as the worker would have done.
+func withWorkers(l Ladder, dest string) Snapshot {
+	if dest != "" && !slices.Contains(l.Targets, dest) {
+		l.Targets = append(append([]string(nil), l.Targets...), dest)
+	}
+	snap := l.Plan().Snapshot()
+	for _, q := range l.Targets {
+		snap.Queues = append(snap.Queues, Queue{Name: q, Durable: true})
+		if l.Layout == "celery" {
+			snap.Exchanges = append(snap.Exchanges, Exchange{Name: q, Type: "topic", Durable: true})
+		}
+	}
+	return snap
 }
 
 func TestKeyDecodeRoundTrip(t *testing.T) {
@@ -222,4 +243,32 @@ func ExampleLadder_Trace() {
 	tr, _ := l.Trace(5*time.Second, "work")
 	fmt.Println(tr)
 	// Output: 5s via 0.1.0.1.work: jobs.rung.02(4s) → jobs.rung.00(1s) → work
+}
+
+// A closed plan declares both ends of every binding, adds nothing a plan
+// already declares, and is still the ladder's plan: it does not drift.
+func TestClosedPlanDeclaresEveryEnd(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		l := drawLadder(t)
+		c := l.Plan().Closed()
+		snap := c.Snapshot()
+		for _, b := range c.Bindings {
+			_, okSrc := snap.Exchange(b.Source)
+			okDst := false
+			if b.DestinationType == ToExchange {
+				_, okDst = snap.Exchange(b.Destination)
+			} else {
+				_, okDst = snap.Queue(b.Destination)
+			}
+			if !okSrc || !okDst {
+				t.Fatalf("binding %s has an undeclared end", b.ID())
+			}
+		}
+		if d := Diff(l.Plan(), snap); len(d) != 0 {
+			t.Fatalf("closed plan drifts: %v", d)
+		}
+		if len(c.Exchanges)+len(c.Queues) > len(l.Plan().Exchanges)+len(l.Plan().Queues)+2*len(l.Targets) {
+			t.Fatalf("closed plan adds more than the destinations")
+		}
+	})
 }

@@ -1,0 +1,427 @@
+// Package bench measures rungs' ladders against the broker's own limit: the
+// throughput of a plain queue, the throughput and hops of ladders of each
+// layout and radix, how late delayed messages arrive at offered loads, and
+// what the console's refresh costs the management API. It does its I/O
+// through package broker, in a vhost of its own that it removes afterwards.
+//
+// Timings are measurements, not assertions: the package's tests run a
+// smoke-sized benchmark and check only that every message arrived, once and
+// never early, and that a report was produced.
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// Options configure a run. The zero value of a field means its default
+// (DefaultOptions); Smoke shrinks every phase to a few hundred messages.
+type Options struct {
+	// Duration is the measured window of each phase.
+	Duration time.Duration
+	// Warmup is the ramp before the window; a throughput phase adds the
+	// longest delay to it, so that the window sees a ladder in steady state.
+	Warmup time.Duration
+	// Levels is the number of binary levels; radix r ladders get the
+	// fewest levels that hold the same range (24 → 12, 8, 6).
+	Levels int
+	// Unit is the ladders' resolution.
+	Unit time.Duration
+	// DelayBits: delays are uniform over [0, 2^DelayBits) units, which
+	// keeps a phase short (see BENCHMARKS.md for why and what it costs).
+	DelayBits int
+	// Size is the message body size in bytes.
+	Size       int
+	Persistent bool
+	// Layouts are measured in radix 2; Radixes (prefix layout) besides 2
+	// are measured next to them.
+	Layouts []string
+	Radixes []int
+	// Loads are offered loads in messages/s; 0 is saturation, measured in
+	// the throughput phases.
+	Loads []float64
+	// Rounds repeats the throughput phases, limit first in each round, so
+	// that each ratio compares figures taken minutes apart at most.
+	Rounds int
+	// Queues is how many queues the console-cost vhost holds.
+	Queues int
+	// InFlight caps published-but-undelivered messages of the limit
+	// phase; ladders get this plus the limit's rate times the mean delay.
+	InFlight int
+	// MaxMessages caps each phase's messages (smoke runs); 0 is no cap.
+	MaxMessages int
+	// Smoke marks a correctness-only run: timings are not meaningful.
+	Smoke bool
+	// Seed makes the drawn delays reproducible.
+	Seed uint64
+	// Log receives one line per phase as the run progresses.
+	Log io.Writer
+	// Render, if set, renders the console's ladder view of a ladder at
+	// width×height; the run times it. The ui package provides it.
+	Render func(f topology.Found, snap topology.Snapshot, width, height int) string
+}
+
+// DefaultOptions is a full run: about 15 minutes on a 2-core machine.
+func DefaultOptions() Options {
+	return Options{
+		Duration: 20 * time.Second, Warmup: 3 * time.Second,
+		Levels: 24, Unit: time.Millisecond, DelayBits: 12, Size: 256, Persistent: false,
+		Layouts: []string{"prefix", "suffix"}, Radixes: []int{2, 4, 8, 16},
+		Loads: []float64{100, 1000, 0}, Rounds: 3, Queues: 1000, InFlight: 2000,
+		Seed: 1,
+	}
+}
+
+// SmokeOptions is a run of every phase with a few hundred messages, for CI.
+func SmokeOptions() Options {
+	o := DefaultOptions()
+	o.Duration, o.Warmup = time.Second, 200*time.Millisecond
+	o.DelayBits, o.Rounds, o.Queues, o.MaxMessages = 6, 1, 100, 300
+	o.Smoke = true
+	return o
+}
+
+// withDefaults fills zero fields from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.Duration <= 0 {
+		o.Duration = d.Duration
+	}
+	if o.Warmup < 0 {
+		o.Warmup = 0
+	}
+	if o.Levels == 0 {
+		o.Levels = d.Levels
+	}
+	if o.Unit == 0 {
+		o.Unit = d.Unit
+	}
+	if o.DelayBits == 0 {
+		o.DelayBits = d.DelayBits
+	}
+	if o.Size == 0 {
+		o.Size = d.Size
+	}
+	if len(o.Layouts) == 0 {
+		o.Layouts = d.Layouts
+	}
+	if len(o.Radixes) == 0 {
+		o.Radixes = d.Radixes
+	}
+	if len(o.Loads) == 0 {
+		o.Loads = d.Loads
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 1
+	}
+	if o.Queues == 0 {
+		o.Queues = d.Queues
+	}
+	if o.InFlight <= 0 {
+		o.InFlight = d.InFlight
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
+}
+
+// ErrOptions wraps every invalid option.
+var ErrOptions = errors.New("invalid benchmark options")
+
+// designs are the ladders a run measures: each layout in radix 2, then the
+// prefix layout in every other radix, all holding the same range.
+func (o Options) designs() ([]topology.Ladder, error) {
+	if o.DelayBits < 1 || o.DelayBits > o.Levels {
+		return nil, fmt.Errorf("%w: %d delay bits for %d levels (want 1 to levels)", ErrOptions, o.DelayBits, o.Levels)
+	}
+	if o.Size < 0 || o.Size > 16<<20 {
+		return nil, fmt.Errorf("%w: message size %d (want 0 to 16 MiB)", ErrOptions, o.Size)
+	}
+	var out []topology.Ladder
+	for _, lay := range o.Layouts {
+		if lay == "nsb" {
+			return nil, fmt.Errorf("%w: the nsb layout's unit is fixed at 1s, too coarse to measure; use prefix or suffix", ErrOptions)
+		}
+		base, err := topology.Ladder{Name: "bench." + lay, Layout: lay, Unit: o.Unit, Levels: o.Levels, Radix: 2}.Normalize()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		}
+		if hasInt(o.Radixes, 2) || lay != "prefix" {
+			out = append(out, base)
+		}
+		if lay != "prefix" {
+			continue
+		}
+		for _, r := range o.Radixes {
+			if r == 2 {
+				continue
+			}
+			alt, err := base.WithRadix(r)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+			}
+			alt.Name = fmt.Sprintf("bench.prefix.r%d", r)
+			out = append(out, alt)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no ladder to measure", ErrOptions)
+	}
+	return out, nil
+}
+
+func hasInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Run performs a benchmark against the broker cfg addresses (its Vhost is
+// ignored: the run creates and removes its own). mgmt must be allowed to
+// create vhosts. Correctness failures (lost, duplicated or early messages)
+// are listed in Report.Problems; the error is for a run that could not be
+// carried out.
+func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts Options) (Report, error) {
+	o := opts.withDefaults()
+	designs, err := o.designs()
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Started: time.Now().UTC(), Machine: ReadMachine(), Options: reportOptions(o)}
+	began := time.Now()
+	ov, err := mgmt.Overview(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("broker overview: %w", err)
+	}
+	rep.Broker = BrokerInfo{RabbitMQ: ov.RabbitMQVersion, Erlang: ov.ErlangVersion, Node: ov.Node}
+
+	vhost := "rungs-bench-" + randomHex(4)
+	if err := mgmt.CreateVhost(ctx, vhost); err != nil {
+		return rep, fmt.Errorf("create vhost %s: %w", vhost, err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := mgmt.DeleteVhost(dctx, vhost); err != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("delete vhost %s: %v", vhost, err))
+		}
+	}()
+	vcfg := cfg
+	vcfg.Vhost = vhost
+	// Publishing and consuming use separate connections: RabbitMQ's flow
+	// control blocks a publishing connection, which would hold up acks.
+	// Each phase dials its consumer's own.
+	pub, err := broker.Dial(ctx, vcfg)
+	if err != nil {
+		return rep, err
+	}
+	defer pub.Close()
+	dial := func(ctx context.Context) (*broker.Conn, error) { return broker.Dial(ctx, vcfg) }
+	r := &runner{o: o, pub: pub, dial: dial, rep: &rep, body: make([]byte, o.Size)}
+	url := cfg.URL
+	if url == "" {
+		url = broker.DefaultURL
+	}
+	r.cpu, _ = findBrokerCPU(url)
+	for i := range r.body {
+		r.body[i] = 'x'
+	}
+
+	if err := r.throughput(ctx, designs); err != nil {
+		return rep, err
+	}
+	if err := r.punctuality(ctx, designs); err != nil {
+		return rep, err
+	}
+	cost, err := consoleCost(ctx, vcfg, mgmt, pub, o)
+	if err != nil {
+		return rep, fmt.Errorf("console cost: %w", err)
+	}
+	rep.Console = cost
+	rep.Seconds = time.Since(began).Seconds()
+	rep.Machine.LoadAfter = readLoad()
+	rep.Targets = rep.targets()
+	return rep, nil
+}
+
+// runner carries one run's connections and report.
+type runner struct {
+	o    Options
+	pub  *broker.Conn
+	dial func(context.Context) (*broker.Conn, error)
+	cpu  brokerCPU
+	rep  *Report
+	body []byte
+	seed uint64
+}
+
+func (r *runner) logf(format string, a ...any) {
+	fmt.Fprintf(r.o.Log, format+"\n", a...)
+}
+
+// meanDelay is the mean of the drawn delays.
+func (r *runner) meanDelay() time.Duration {
+	return time.Duration(float64(uint64(1)<<r.o.DelayBits-1) / 2 * float64(r.o.Unit))
+}
+
+func (r *runner) maxDelay() time.Duration {
+	return time.Duration(uint64(1)<<r.o.DelayBits-1) * r.o.Unit
+}
+
+// phase applies a target's objects, runs one flow and tears them down.
+func (r *runner) phase(ctx context.Context, tg target, spec flowSpec) (flowResult, error) {
+	var plan topology.Plan
+	if tg.ladder != nil {
+		plan = tg.ladder.Plan()
+	} else {
+		plan = topology.Plan{Queues: []topology.Queue{{Name: tg.queue, Durable: true}}}
+	}
+	if _, err := r.pub.Apply(ctx, plan); err != nil {
+		return flowResult{}, fmt.Errorf("%s: apply: %w", tg.name, err)
+	}
+	r.seed++
+	spec.target, spec.unit, spec.body, spec.persistent = tg, r.o.Unit, r.body, r.o.Persistent
+	spec.maxMessages, spec.seed = r.o.MaxMessages, r.o.Seed*1000+r.seed
+	if r.cpu.pid != 0 {
+		spec.cpu = r.cpu.used
+	}
+	res, ferr := runFlow(ctx, r.pub, r.dial, spec)
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := r.pub.Teardown(tctx, plan); err != nil && ferr == nil {
+		ferr = fmt.Errorf("%s: teardown: %w", tg.name, err)
+	}
+	if ferr != nil {
+		return res, fmt.Errorf("%s: %w", tg.name, ferr)
+	}
+	r.check(tg.name, spec, res)
+	return res, ctx.Err()
+}
+
+// check records correctness failures: every published message confirmed
+// and delivered exactly once, none before its delay.
+func (r *runner) check(name string, spec flowSpec, res flowResult) {
+	what := name
+	if spec.rate > 0 {
+		what = fmt.Sprintf("%s at %s msg/s", name, formatRate(spec.rate))
+	}
+	add := func(format string, a ...any) {
+		r.rep.Problems = append(r.rep.Problems, what+": "+fmt.Sprintf(format, a...))
+	}
+	if res.Unconfirmed > 0 {
+		add("%d of %d messages not confirmed", res.Unconfirmed, res.Published)
+	}
+	if res.Lost > 0 {
+		add("%d of %d confirmed messages never arrived", res.Lost, res.Confirmed)
+	}
+	if res.Duplicates > 0 {
+		add("%d duplicate deliveries", res.Duplicates)
+	}
+	if res.Early > 0 {
+		add("%d messages arrived before their delay", res.Early)
+	}
+	if res.Confirmed == 0 {
+		add("no message was confirmed")
+	}
+}
+
+func (r *runner) throughput(ctx context.Context, designs []topology.Ladder) error {
+	limitTarget := target{name: "limit", queue: "bench.limit"}
+	for round := 1; round <= r.o.Rounds; round++ {
+		lim, err := r.phase(ctx, limitTarget, flowSpec{warmup: r.o.Warmup, window: r.o.Duration, inFlight: r.o.InFlight})
+		if err != nil {
+			return err
+		}
+		limPhase := newPhase(limitTarget, nil, 0, lim, Phase{})
+		r.rep.Limit = append(r.rep.Limit, limPhase)
+		r.logf("round %d/%d: limit %s msg/s (p50 %s, broker %s µs/msg)", round, r.o.Rounds, formatRate(lim.Rate), ms(lim.Lateness.P50), formatUS(limPhase.BrokerCPUus))
+		for i, l := range designs {
+			l := l
+			tg := target{name: designName(l), ladder: &l, queue: l.Name + ".done"}
+			inflight := r.o.InFlight + int(math.Ceil(lim.Rate*r.meanDelay().Seconds()))
+			res, err := r.phase(ctx, tg, flowSpec{
+				delayBits: r.o.DelayBits, warmup: r.maxDelay() + r.o.Warmup, window: r.o.Duration, inFlight: inflight,
+			})
+			if err != nil {
+				return err
+			}
+			p := newPhase(tg, &l, 0, res, limPhase)
+			if round == 1 {
+				r.rep.Throughput = append(r.rep.Throughput, Design{Name: tg.name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, Cost: toJSONCost(l.Cost())})
+			}
+			r.rep.Throughput[i].Rounds = append(r.rep.Throughput[i].Rounds, p)
+			r.logf("round %d/%d: %s %s msg/s, %.2f hops, ratio %.2f, CPU ratio %.2f (p99 %s)", round, r.o.Rounds, tg.name, formatRate(res.Rate), res.MeanHops, p.Ratio, p.CPURatio, ms(res.Lateness.P99))
+		}
+	}
+	for i := range r.rep.Throughput {
+		r.rep.Throughput[i].summarise()
+	}
+	return nil
+}
+
+func (r *runner) punctuality(ctx context.Context, designs []topology.Ladder) error {
+	for _, l := range designs {
+		l := l
+		tg := target{name: designName(l), ladder: &l, queue: l.Name + ".done"}
+		for _, load := range r.o.Loads {
+			if load <= 0 {
+				// Saturation: the median round of the throughput phases.
+				for _, d := range r.rep.Throughput {
+					if d.Name == tg.name {
+						m := d.median()
+						r.rep.Punctuality = append(r.rep.Punctuality, Punct{Design: tg.name, Offered: "max", Phase: m})
+					}
+				}
+				continue
+			}
+			res, err := r.phase(ctx, tg, flowSpec{rate: load, delayBits: r.o.DelayBits, warmup: r.o.Warmup, window: r.o.Duration})
+			if err != nil {
+				return err
+			}
+			p := newPhase(tg, &l, load, res, Phase{})
+			r.rep.Punctuality = append(r.rep.Punctuality, Punct{Design: tg.name, Offered: formatRate(load), OfferedPerS: load, Phase: p})
+			r.logf("punctuality: %s at %s msg/s: p50 %s p99 %s max %s, %d early", tg.name, formatRate(load), ms(res.Lateness.P50), ms(res.Lateness.P99), ms(res.Lateness.Max), res.Early)
+		}
+	}
+	return nil
+}
+
+// designName names a ladder design in tables: layout, and radix if not 2.
+func designName(l topology.Ladder) string {
+	if l.Radix == 2 {
+		return l.Layout
+	}
+	return fmt.Sprintf("%s r%d", l.Layout, l.Radix)
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

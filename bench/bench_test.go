@@ -1,0 +1,117 @@
+package bench
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+func TestRank(t *testing.T) {
+	var ds []time.Duration
+	for i := 1; i <= 100; i++ {
+		ds = append(ds, time.Duration(101-i)*time.Millisecond)
+	}
+	d := newDist(ds)
+	if d.N != 100 || d.Min != time.Millisecond || d.P50 != 50*time.Millisecond || d.P99 != 99*time.Millisecond || d.Max != 100*time.Millisecond {
+		t.Fatalf("newDist = %+v", d)
+	}
+	if one := newDist([]time.Duration{7}); one.P50 != 7 || one.P99 != 7 || one.Max != 7 {
+		t.Fatalf("one sample: %+v", one)
+	}
+	if (newDist(nil) != Dist{}) {
+		t.Fatal("empty dist is not zero")
+	}
+}
+
+func TestFormat(t *testing.T) {
+	cases := map[string]struct{ got, want string }{
+		"rate":      {formatRate(1234567.4), "1,234,567"},
+		"small":     {formatRate(999), "999"},
+		"ms":        {formatMS(12.345), "12.3"},
+		"sub ms":    {formatMS(0.1234), "0.123"},
+		"big ms":    {formatMS(1536.4), "1536"},
+		"bytes":     {formatBytes(3 << 10), "3.0 KiB"},
+		"no cpu":    {formatUS(0), "–"},
+		"no ratio":  {formatRatio(0), "–"},
+		"ratio":     {formatRatio(0.856), "0.86"},
+		"design r2": {designName(mustLadder(t, "prefix", 2)), "prefix"},
+		"design r8": {designName(mustLadder(t, "prefix", 8)), "prefix r8"},
+	}
+	for name, tc := range cases {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %q, want %q", name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestDesigns(t *testing.T) {
+	ls, err := DefaultOptions().designs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range ls {
+		got = append(got, designName(l)+"/"+time.Duration(l.MaxDelay()).String())
+		if l.MaxDelay() < ls[0].MaxDelay() {
+			t.Errorf("%s holds less than the binary ladder", designName(l))
+		}
+	}
+	want := "prefix/4h39m37.215s prefix r4/4h39m37.215s prefix r8/4h39m37.215s prefix r16/4h39m37.215s suffix/4h39m37.215s"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("designs: %s\nwant %s", strings.Join(got, " "), want)
+	}
+	bad := map[string]Options{
+		"nsb":        {Layouts: []string{"nsb"}},
+		"bits":       {DelayBits: 30, Levels: 24},
+		"no ladders": {Layouts: []string{"prefix"}, Radixes: []int{}},
+	}
+	for name, o := range bad {
+		o = o.withDefaults()
+		if name == "no ladders" {
+			o.Radixes = []int{}
+		}
+		if _, err := o.designs(); !errors.Is(err, ErrOptions) && name != "no ladders" {
+			t.Errorf("%s: %v, want ErrOptions", name, err)
+		}
+	}
+}
+
+func TestMarkdownTargets(t *testing.T) {
+	r := Report{
+		Options: reportOptions(DefaultOptions().withDefaults()),
+		Limit:   []Phase{{Name: "limit", DeliveredPerS: 20000, BrokerCPUus: 40}},
+		Throughput: []Design{{Name: "prefix", Layout: "prefix", Radix: 2, Levels: 24,
+			DeliveredPerS: 2000, HopBoundPerS: 2857, MeanHops: 6, Ratio: 0.7, RatioMin: 0.6, RatioMax: 0.8}},
+		Punctuality: []Punct{{Design: "prefix", Offered: "1,000", OfferedPerS: 1000, Phase: Phase{Lateness: DistMS{N: 10, P50: 3, P99: 12, Max: 20}}}},
+		Console:     ConsoleCost{Queues: 1000, Ladders: 10, RungsPerLadder: 28, StatsRequests: 1, StatsBytes: 1 << 20, RenderNs: 400000},
+	}
+	r.Targets = r.targets()
+	met := map[string]bool{}
+	for _, tg := range r.Targets {
+		met[strings.Fields(tg.Name)[0]+" "+strings.Fields(tg.Name)[1]] = tg.Met
+	}
+	want := map[string]bool{"prefix throughput": false, "prefix p99": true, "render a": true, "management requests": true}
+	for k, v := range want {
+		if got, ok := met[k]; !ok || got != v {
+			t.Errorf("target %q: met=%v (present %v), want %v", k, got, ok, v)
+		}
+	}
+	md := r.Markdown()
+	for _, s := range []string{"| prefix | 24 |", "**0.70**", "| prefix | 1,000 |", "| 12.0 |", "none before its delay"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("markdown lacks %q:\n%s", s, md)
+		}
+	}
+}
+
+func mustLadder(t *testing.T, layout string, radix int) topology.Ladder {
+	t.Helper()
+	l, err := topology.Ladder{Layout: layout, Radix: radix, Levels: 6, Unit: time.Millisecond}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -1,0 +1,121 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// ConsoleRungs is the rung count of the console fixture's ladders: the
+// default ladder's 28 levels.
+const ConsoleRungs = topology.DefaultLevels
+
+// Render sizes the run times the ladder view at.
+const (
+	renderWidth  = 120
+	renderHeight = 40
+)
+
+// ConsoleFixture is the vhost the console's cost is measured against:
+// queues/100 (at most 10) prefix ladders of 28 rungs, and plain queues up to
+// queues in all. The last plan holds the plain queues.
+func ConsoleFixture(vhost string, queues int) []topology.Plan {
+	n := min(10, queues/100)
+	var plans []topology.Plan
+	total := 0
+	for i := 0; i < n; i++ {
+		l, err := topology.Ladder{Name: fmt.Sprintf("console.l%02d", i), Vhost: vhost, Unit: time.Second, Levels: ConsoleRungs}.Normalize()
+		if err != nil {
+			continue // cannot happen: the ladder is valid by construction
+		}
+		p := l.Plan()
+		total += len(p.Queues)
+		plans = append(plans, p)
+	}
+	plain := topology.Plan{Ladder: topology.Ladder{Vhost: vhost}}
+	for i := total; i < queues; i++ {
+		plain.Queues = append(plain.Queues, topology.Queue{Name: fmt.Sprintf("console.q%04d", i), Durable: true})
+	}
+	return append(plans, plain)
+}
+
+// ConsoleSnapshot is the fixture as a snapshot, with some depth in every
+// rung, for benchmarks that need no broker.
+func ConsoleSnapshot(queues int) topology.Snapshot {
+	snap := topology.Snapshot{Vhost: "bench"}
+	for _, p := range ConsoleFixture("bench", queues) {
+		snap = snap.Merge(p.Snapshot())
+	}
+	for i := range snap.Queues {
+		snap.Queues[i].Stats = topology.QueueStats{Ready: int64(i % 97), PublishRate: float64(i%13) * 1.5, DeliverRate: float64(i%11) * 1.5, Type: "classic", State: "running"}
+	}
+	return snap
+}
+
+// consoleCost builds the fixture in the run's vhost and measures one
+// refresh (Stats) and one full read (Snapshot), then discovery and, when
+// a renderer is given, rendering one ladder view.
+func consoleCost(ctx context.Context, cfg broker.Config, mgmt *broker.Management, conn *broker.Conn, o Options) (ConsoleCost, error) {
+	var c ConsoleCost
+	plans := ConsoleFixture(cfg.Vhost, o.Queues)
+	for _, p := range plans {
+		if _, err := conn.Apply(ctx, p); err != nil {
+			return c, err
+		}
+		c.Exchanges += len(p.Exchanges)
+		c.Bindings += len(p.Bindings)
+		if p.Ladder.Levels > 0 {
+			c.Ladders++
+		}
+	}
+	c.Queues, c.RungsPerLadder = o.Queues, ConsoleRungs
+
+	r0, b0 := mgmt.Cost()
+	qs, err := mgmt.Stats(ctx, cfg.Vhost)
+	if err != nil {
+		return c, err
+	}
+	r1, b1 := mgmt.Cost()
+	c.StatsRequests, c.StatsBytes = r1-r0, b1-b0
+	if len(qs) != o.Queues {
+		return c, fmt.Errorf("refresh listed %d queues, the fixture has %d", len(qs), o.Queues)
+	}
+	snap, err := mgmt.Snapshot(ctx, cfg.Vhost)
+	if err != nil {
+		return c, err
+	}
+	r2, b2 := mgmt.Cost()
+	c.SnapshotRequests, c.SnapshotBytes = r2-r1, b2-b1
+
+	found := topology.Discover(snap)
+	if len(found) != c.Ladders {
+		return c, fmt.Errorf("discovered %d ladders, the fixture has %d", len(found), c.Ladders)
+	}
+	c.DiscoverNs = timeOp(o.Smoke, func() { topology.Discover(snap) })
+	if o.Render != nil && len(found) > 0 {
+		f := found[0]
+		c.RenderNs = timeOp(o.Smoke, func() { o.Render(f, snap, renderWidth, renderHeight) })
+		c.RenderSize = fmt.Sprintf("%d×%d", renderWidth, renderHeight)
+	}
+	return c, nil
+}
+
+// timeOp is f's time per call: testing.Benchmark's, or one call in a smoke
+// run, whose timings mean nothing anyway.
+func timeOp(once bool, f func()) int64 {
+	if once {
+		start := time.Now()
+		f()
+		return max(1, time.Since(start).Nanoseconds())
+	}
+	r := testing.Benchmark(func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			f()
+		}
+	})
+	return r.NsPerOp()
+}

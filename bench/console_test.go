@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// The console's cost, without a broker: go test -bench . -run '^$' ./bench
+// ConsoleSnapshot(1000) is the vhost `rungs bench` measures requests and
+// bytes against: 10 prefix ladders of 28 rungs and plain queues, 1,000
+// queues in all.
+
+func consoleFixture(tb testing.TB) (topology.Snapshot, []topology.Found) {
+	tb.Helper()
+	snap := ConsoleSnapshot(1000)
+	found := topology.Discover(snap)
+	if len(snap.Queues) != 1000 || len(found) != 10 {
+		tb.Fatalf("fixture has %d queues and %d ladders, want 1000 and 10", len(snap.Queues), len(found))
+	}
+	for _, f := range found {
+		if n := len(f.Ladder.Rungs()); n != ConsoleRungs || len(f.Drift) != 0 {
+			tb.Fatalf("%s: %d rungs, %d drift", f.Ladder.Name, n, len(f.Drift))
+		}
+	}
+	return snap, found
+}
+
+// BenchmarkDiscover is the console's model build after a full snapshot:
+// find every ladder of every layout and diff each against its plan.
+func BenchmarkDiscover(b *testing.B) {
+	snap, _ := consoleFixture(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		topology.Discover(snap)
+	}
+}
+
+// BenchmarkLadderItems builds the ladder list's rows (10 ladders) from a
+// refresh's statistics, as the console does on every refresh.
+func BenchmarkLadderItems(b *testing.B) {
+	snap, found := consoleFixture(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		ui.LadderItems(found, snap, ui.Health{})
+	}
+}
+
+// BenchmarkRenderLadderView builds one 28-rung ladder's rows and renders
+// its view at 120×40, the work of one refresh of the ladder screen.
+func BenchmarkRenderLadderView(b *testing.B) {
+	snap, found := consoleFixture(b)
+	st := ui.NewStyles(true)
+	b.ReportAllocs()
+	for b.Loop() {
+		rows := ui.LadderRows(found[0], snap, ui.Health{})
+		_ = ui.LadderView(ui.LadderState{Found: found[0], Rows: rows}, st, 120, 40)
+	}
+}
+
+// BenchmarkRenderLadderList renders the list of the 10 ladders at 120×40.
+func BenchmarkRenderLadderList(b *testing.B) {
+	snap, found := consoleFixture(b)
+	st := ui.NewStyles(true)
+	items := ui.LadderItems(found, snap, ui.Health{})
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = ui.LadderList(ui.ListState{Items: items, Total: len(items), Vhost: snap.Vhost}, st, 120, 40)
+	}
+}
+
+// TestConsoleFixture checks the fixture the benchmarks and the run use,
+// and that the view renders every rung of a 28-rung ladder.
+func TestConsoleFixture(t *testing.T) {
+	snap, found := consoleFixture(t)
+	rows := ui.LadderRows(found[0], snap, ui.Health{})
+	view := ui.LadderView(ui.LadderState{Found: found[0], Rows: rows}, ui.NewStyles(true), 120, 60)
+	if !strings.Contains(view, "rung.27") || !strings.Contains(view, "rung.00") {
+		t.Fatalf("view of %s lacks its top or bottom rung:\n%s", found[0].Ladder.Name, view)
+	}
+	small := ConsoleFixture("v", 100)
+	if len(small) != 2 || len(small[0].Queues)+len(small[1].Queues) != 100 {
+		t.Fatalf("ConsoleFixture(100) = %d plans", len(small))
+	}
+}

@@ -1,0 +1,522 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// Header names a benchmark message carries. The sequence number finds
+// duplicates and losses; the send time and the delay give lateness.
+const (
+	hdrSeq   = "x-rungs-bench-seq"
+	hdrSent  = "x-rungs-bench-sent-ns" // monotonic ns since the phase began
+	hdrDelay = "x-rungs-bench-delay-ns"
+	hdrDeath = "x-death"
+)
+
+// Engine constants. They are the same for every phase, so that the limit
+// and the ladders are measured with the same client machinery.
+const (
+	// prefetch is how many unacknowledged deliveries the consumer holds.
+	prefetch = 500
+	// publishers run concurrently at saturation, so that one's wait for
+	// its batch's last confirm overlaps the others' sending.
+	publishers = 3
+	// batch is how many messages a saturating publisher sends per Publish
+	// call; their send time is taken when the batch is built.
+	batch = 100
+	// tick is the pacing interval of an offered load.
+	tick = 5 * time.Millisecond
+)
+
+// target is where a phase's messages go: a ladder's entry exchange, or a
+// plain queue through the default exchange for the limit.
+type target struct {
+	name   string
+	ladder *topology.Ladder // nil for the limit
+	queue  string           // where messages arrive and are consumed
+}
+
+// route spells a delay of units as exchange, routing key and rungs visited.
+func (tg target) route(units uint64) (exchange, key string, hops int, err error) {
+	if tg.ladder == nil {
+		return "", tg.queue, 0, nil
+	}
+	d := time.Duration(units) * tg.ladder.Unit
+	tr, err := tg.ladder.Trace(d, "")
+	if err != nil {
+		return "", "", 0, err
+	}
+	return tr.Exchange, tr.Key, len(tr.Hops), nil
+}
+
+// flowSpec is one measured phase.
+type flowSpec struct {
+	target target
+	// rate is the offered load in messages/s; 0 publishes as fast as
+	// confirms and the in-flight cap allow (saturation).
+	rate float64
+	// delayBits: delays are uniform over [0, 2^delayBits) units; 0 sends
+	// every message with no delay (the limit).
+	delayBits int
+	unit      time.Duration
+	// warmup is not measured; window is. Publishing runs for both.
+	warmup, window time.Duration
+	// maxMessages stops publishing early (smoke runs); 0 is no cap.
+	maxMessages int
+	// inFlight caps messages published and not yet delivered at
+	// saturation, so that the ladder holds a bounded population.
+	inFlight   int
+	body       []byte
+	persistent bool
+	seed       uint64
+	// cpu reads the broker's CPU time, if the broker is local.
+	cpu func() (time.Duration, bool)
+}
+
+// arrival is one delivery, as the consumer saw it.
+type arrival struct {
+	sent, at, late time.Duration // since the phase began; lateness
+	hops           int
+}
+
+// flowResult is what one phase measured.
+type flowResult struct {
+	Published   int // handed to Publish
+	Confirmed   int
+	Delivered   int // distinct messages consumed
+	Duplicates  int
+	Early       int
+	Lost        int // confirmed, never delivered
+	Unconfirmed int // returned, nacked, failed or unsent
+	// Window figures: deliveries arriving in the measured window
+	// (saturation) or messages sent in it (offered load).
+	WindowSeconds float64
+	Rate          float64 // delivered/s in the window
+	PublishRate   float64 // confirmed/s of messages sent in the window
+	MeanHops      float64 // x-death entries per delivery, window
+	ExpectedHops  float64 // rungs the sent delays visit, all messages
+	MaxHops       int
+	Lateness      Dist
+	// LateByHops is the p99 lateness by rungs visited, window.
+	LateByHops map[int]Dist
+	// BrokerCPU is the broker's CPU time during the window, 0 if unknown.
+	BrokerCPU time.Duration
+}
+
+// pubRecord is one Publish call's outcome.
+type pubRecord struct {
+	sent time.Duration
+	res  broker.PublishResult
+}
+
+// runFlow runs one phase: it consumes the target, publishes for warmup +
+// window, waits for every confirmed message to arrive (or for deliveries to
+// stall), and summarises.
+//
+// The subscriber gets a connection of its own, closed at the end of the
+// phase (see the drain below for why).
+func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (*broker.Conn, error), spec flowSpec) (flowResult, error) {
+	var res flowResult
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sub, err := dial(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer sub.Close()
+	start := time.Now()
+	since := func() time.Duration { return time.Since(start) }
+	deliveries, err := sub.Consume(context.WithoutCancel(ctx), spec.target.queue, prefetch)
+	if err != nil {
+		return res, err
+	}
+
+	var credits chan struct{}
+	if spec.rate == 0 {
+		credits = make(chan struct{}, spec.inFlight)
+		for i := 0; i < spec.inFlight; i++ {
+			credits <- struct{}{}
+		}
+	}
+
+	// The consumer owns its records until it exits.
+	var (
+		arrivals  []arrival
+		seen      []bool
+		dups      int
+		bad       int
+		delivered atomic.Int64
+		consumed  = make(chan struct{})
+		ackErr    error
+	)
+	go func() {
+		defer close(consumed)
+		for d := range deliveries {
+			at := d.Received.Sub(start)
+			if err := d.Ack(); err != nil && ackErr == nil {
+				ackErr = err
+			}
+			seq, ok1 := intHeader(d.Headers, hdrSeq)
+			sent, ok2 := intHeader(d.Headers, hdrSent)
+			delay, ok3 := intHeader(d.Headers, hdrDelay)
+			if !ok1 || !ok2 || !ok3 || seq < 0 {
+				bad++
+				continue
+			}
+			for int64(len(seen)) <= seq {
+				seen = append(seen, make([]bool, max(len(seen), 1024))...)
+			}
+			if seen[seq] {
+				dups++
+				continue
+			}
+			seen[seq] = true
+			hops := 0
+			if xd, ok := d.Headers[hdrDeath].([]any); ok {
+				hops = len(xd)
+			}
+			arrivals = append(arrivals, arrival{
+				sent: time.Duration(sent), at: at, hops: hops,
+				late: at - time.Duration(sent) - time.Duration(delay),
+			})
+			delivered.Add(1)
+			if credits != nil {
+				select {
+				case credits <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+
+	stopAt := spec.warmup + spec.window
+	var (
+		seq       atomic.Int64
+		hopsSum   atomic.Int64
+		maxHops   atomic.Int64
+		mu        sync.Mutex
+		records   []pubRecord
+		pubErr    error
+		wg        sync.WaitGroup
+		maxUnits  = uint64(0)
+		published atomic.Int64
+	)
+	if spec.delayBits > 0 {
+		maxUnits = uint64(1)<<spec.delayBits - 1
+	}
+	// build makes n messages, reserving their sequence numbers.
+	build := func(rng *rand.Rand, n int) ([]broker.Message, error) {
+		first := seq.Add(int64(n)) - int64(n)
+		sent := int64(since())
+		msgs := make([]broker.Message, n)
+		for i := range msgs {
+			var u uint64
+			if maxUnits > 0 {
+				u = rng.Uint64N(maxUnits + 1)
+			}
+			ex, key, hops, err := spec.target.route(u)
+			if err != nil {
+				return nil, err
+			}
+			hopsSum.Add(int64(hops))
+			for m := maxHops.Load(); int64(hops) > m && !maxHops.CompareAndSwap(m, int64(hops)); m = maxHops.Load() {
+			}
+			msgs[i] = broker.Message{
+				Exchange: ex, RoutingKey: key, Body: spec.body, Persistent: spec.persistent,
+				Headers: map[string]any{
+					hdrSeq: first + int64(i), hdrSent: sent,
+					hdrDelay: int64(time.Duration(u) * spec.unit),
+				},
+			}
+		}
+		return msgs, nil
+	}
+	send := func(rng *rand.Rand, n int) bool {
+		msgs, err := build(rng, n)
+		if err == nil {
+			published.Add(int64(n))
+			var r broker.PublishResult
+			r, err = pub.Publish(ctx, msgs)
+			mu.Lock()
+			records = append(records, pubRecord{sent: time.Duration(msgs[0].Headers[hdrSent].(int64)), res: r})
+			mu.Unlock()
+		}
+		if err != nil {
+			mu.Lock()
+			if pubErr == nil {
+				pubErr = err
+			}
+			mu.Unlock()
+			return false
+		}
+		return true
+	}
+	// budget says how many more messages the cap allows, 0 when reached.
+	budget := func(n int) int {
+		if spec.maxMessages <= 0 {
+			return n
+		}
+		return max(0, min(n, spec.maxMessages-int(seq.Load())))
+	}
+	// Sample the broker's CPU time at the window's edges.
+	cpuAt := [2]time.Duration{}
+	cpuOK := [2]bool{}
+	cpuDone := make(chan struct{})
+	go func() {
+		defer close(cpuDone)
+		if spec.cpu == nil || spec.maxMessages > 0 {
+			return
+		}
+		for i, at := range []time.Duration{spec.warmup, spec.warmup + spec.window} {
+			select {
+			case <-time.After(at - since()):
+			case <-ctx.Done():
+				return
+			}
+			cpuAt[i], cpuOK[i] = spec.cpu()
+		}
+	}()
+	end := time.NewTimer(stopAt)
+	defer end.Stop()
+	ended := make(chan struct{})
+	go func() {
+		select {
+		case <-end.C:
+		case <-ctx.Done():
+		}
+		close(ended)
+	}()
+
+	if spec.rate == 0 {
+		var claim sync.Mutex // keeps maxMessages exact across publishers
+		for p := 0; p < publishers; p++ {
+			wg.Add(1)
+			go func(p int) {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(spec.seed, uint64(p)))
+				for {
+					claim.Lock()
+					n := budget(batch)
+					got := 0
+					// Wait for a whole batch: tiny batches would make the
+					// per-call cost (a channel, confirm mode) the bottleneck.
+				take:
+					for got < n {
+						select {
+						case <-credits:
+							got++
+						case <-ended:
+							break take
+						}
+					}
+					if got == 0 || got < n {
+						claim.Unlock()
+						return
+					}
+					msgs, err := build(rng, got)
+					claim.Unlock()
+					if err != nil {
+						mu.Lock()
+						pubErr = err
+						mu.Unlock()
+						return
+					}
+					published.Add(int64(got))
+					r, err := pub.Publish(ctx, msgs)
+					mu.Lock()
+					records = append(records, pubRecord{sent: time.Duration(msgs[0].Headers[hdrSent].(int64)), res: r})
+					if err != nil && pubErr == nil {
+						pubErr = err
+					}
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+				}
+			}(p)
+		}
+	} else {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(spec.seed, 0))
+			t := time.NewTicker(tick)
+			defer t.Stop()
+			sentN := 0
+			for {
+				select {
+				case <-ended:
+					return
+				case <-t.C:
+				}
+				due := int(spec.rate*since().Seconds()) - sentN
+				if due = budget(due); due <= 0 {
+					if spec.maxMessages > 0 && int(seq.Load()) >= spec.maxMessages {
+						return
+					}
+					continue
+				}
+				if !send(rng, due) {
+					return
+				}
+				sentN += due
+			}
+		}()
+	}
+	wg.Wait()
+
+	mu.Lock()
+	for _, r := range records {
+		res.Confirmed += r.res.Confirmed
+		res.Unconfirmed += r.res.Returned + r.res.Nacked + r.res.Failed + r.res.Unsent
+	}
+	res.Published = int(published.Load())
+	perr := pubErr
+	mu.Unlock()
+
+	// Drain: every confirmed message must arrive. Give up only when
+	// deliveries stall for longer than the longest delay plus a margin.
+	stall := time.Duration(maxUnits)*spec.unit + 15*time.Second
+	last, lastN := time.Now(), delivered.Load()
+	for delivered.Load() < int64(res.Confirmed) && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+		if n := delivered.Load(); n != lastN {
+			last, lastN = time.Now(), n
+		} else if time.Since(last) > stall {
+			break
+		}
+	}
+	// Closing the subscriber's connection, not cancelling the consume
+	// context, ends the deliveries: cancelling races amqp091's own
+	// basic.cancel against broker.Conn.Consume's channel close, and the
+	// close can then wait forever for a reply the cancel took.
+	_ = sub.Close()
+	<-consumed
+	<-cpuDone
+	if cpuOK[0] && cpuOK[1] {
+		res.BrokerCPU = cpuAt[1] - cpuAt[0]
+	}
+
+	res.Delivered = len(arrivals)
+	res.Duplicates = dups
+	res.Lost = max(0, res.Confirmed-res.Delivered)
+	res.ExpectedHops = float64(hopsSum.Load()) / float64(max(1, res.Published))
+	res.MaxHops = int(maxHops.Load())
+	summarise(&res, arrivals, records, spec)
+
+	var errs []error
+	if perr != nil {
+		errs = append(errs, fmt.Errorf("publish: %w", perr))
+	}
+	if ackErr != nil {
+		errs = append(errs, fmt.Errorf("ack: %w", ackErr))
+	}
+	if bad > 0 {
+		errs = append(errs, fmt.Errorf("%d deliveries without benchmark headers in %s", bad, spec.target.queue))
+	}
+	return res, errors.Join(errs...)
+}
+
+// summarise fills the window figures. At saturation the window holds the
+// deliveries that arrived in it; at an offered load, the messages sent in
+// it, however late they arrived.
+func summarise(res *flowResult, arrivals []arrival, records []pubRecord, spec flowSpec) {
+	lo, hi := spec.warmup, spec.warmup+spec.window
+	if spec.maxMessages > 0 && len(arrivals) > 0 {
+		// A capped (smoke) run may end before the window does: measure
+		// from the first to the last arrival instead.
+		lo, hi = arrivals[0].at, arrivals[0].at
+		for _, a := range arrivals {
+			lo, hi = min(lo, a.at), max(hi, a.at)
+		}
+		if hi == lo {
+			hi = lo + time.Millisecond
+		}
+	}
+	in := func(a arrival) bool {
+		if spec.rate == 0 || spec.maxMessages > 0 {
+			return a.at >= lo && a.at <= hi
+		}
+		return a.sent >= lo && a.sent <= hi
+	}
+	var late []time.Duration
+	byHops := map[int][]time.Duration{}
+	hops := 0
+	for _, a := range arrivals {
+		if a.late < 0 {
+			res.Early++
+		}
+		if !in(a) {
+			continue
+		}
+		late = append(late, a.late)
+		byHops[a.hops] = append(byHops[a.hops], a.late)
+		hops += a.hops
+	}
+	res.WindowSeconds = (hi - lo).Seconds()
+	if res.WindowSeconds > 0 {
+		res.Rate = float64(len(late)) / res.WindowSeconds
+		confirmed := 0
+		for _, r := range records {
+			if r.sent >= lo && r.sent <= hi {
+				confirmed += r.res.Confirmed
+			}
+		}
+		res.PublishRate = float64(confirmed) / res.WindowSeconds
+	}
+	if len(late) > 0 {
+		res.MeanHops = float64(hops) / float64(len(late))
+	}
+	res.Lateness = newDist(late)
+	res.LateByHops = map[int]Dist{}
+	for h, ls := range byHops {
+		res.LateByHops[h] = newDist(ls)
+	}
+}
+
+// intHeader reads an integer header as amqp091 decodes it.
+func intHeader(h map[string]any, k string) (int64, bool) {
+	switch v := h[k].(type) {
+	case int64:
+		return v, true
+	case int32:
+		return int64(v), true
+	case int:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// Dist summarises a set of durations.
+type Dist struct {
+	N   int           `json:"n"`
+	P50 time.Duration `json:"p50_ns"`
+	P99 time.Duration `json:"p99_ns"`
+	Max time.Duration `json:"max_ns"`
+	Min time.Duration `json:"min_ns"`
+}
+
+// newDist sorts ds in place and reads its percentiles (nearest rank).
+func newDist(ds []time.Duration) Dist {
+	if len(ds) == 0 {
+		return Dist{}
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return Dist{N: len(ds), P50: rank(ds, 0.50), P99: rank(ds, 0.99), Max: ds[len(ds)-1], Min: ds[0]}
+}
+
+// rank is the nearest-rank percentile of sorted ds.
+func rank(ds []time.Duration, p float64) time.Duration {
+	i := int(p*float64(len(ds))+0.999999) - 1
+	return ds[min(max(i, 0), len(ds)-1)]
+}

@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// Machine describes where a run happened, so that numbers from different
+// machines are never compared unknowingly.
+type Machine struct {
+	CPU        string `json:"cpu"`
+	CPUs       int    `json:"cpus"`
+	Memory     string `json:"memory"`
+	Go         string `json:"go"`
+	OS         string `json:"os"`
+	LoadBefore string `json:"load_before"`
+	LoadAfter  string `json:"load_after"`
+}
+
+// ReadMachine reads the CPU model and memory from /proc where there is one.
+func ReadMachine() Machine {
+	m := Machine{
+		CPU: "unknown CPU", CPUs: runtime.NumCPU(), Memory: "unknown memory",
+		Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadBefore: readLoad(),
+	}
+	if v := procField("/proc/cpuinfo", "model name"); v != "" {
+		m.CPU = v
+	}
+	if v := procField("/proc/meminfo", "MemTotal"); v != "" {
+		if kb, err := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64); err == nil {
+			m.Memory = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+		}
+	}
+	return m
+}
+
+// readLoad is the 1-, 5- and 15-minute load averages, or "?".
+func readLoad() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// procField returns the first "key : value" line's value of a /proc file.
+func procField(path, key string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

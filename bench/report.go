@@ -1,0 +1,439 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// Report is everything a run measured, as --json prints it and Markdown
+// renders it.
+type Report struct {
+	Started     time.Time   `json:"started"`
+	Seconds     float64     `json:"seconds"`
+	Machine     Machine     `json:"machine"`
+	Broker      BrokerInfo  `json:"broker"`
+	Options     RunOptions  `json:"options"`
+	Limit       []Phase     `json:"limit"`
+	Throughput  []Design    `json:"throughput"`
+	Punctuality []Punct     `json:"punctuality"`
+	Console     ConsoleCost `json:"console"`
+	Targets     []Target    `json:"targets"`
+	// Problems are correctness failures: lost, duplicated or early
+	// messages. A run with problems measured nothing worth reporting.
+	Problems []string `json:"problems"`
+}
+
+// BrokerInfo is the broker the run measured.
+type BrokerInfo struct {
+	RabbitMQ string `json:"rabbitmq_version"`
+	Erlang   string `json:"erlang_version"`
+	Node     string `json:"node"`
+}
+
+// RunOptions are the options as the report states them.
+type RunOptions struct {
+	DurationS   float64   `json:"duration_s"`
+	WarmupS     float64   `json:"warmup_s"`
+	Levels      int       `json:"levels"`
+	UnitMS      float64   `json:"unit_ms"`
+	DelayBits   int       `json:"delay_bits"`
+	MaxDelayMS  float64   `json:"max_delay_ms"`
+	Size        int       `json:"size"`
+	Persistent  bool      `json:"persistent"`
+	Layouts     []string  `json:"layouts"`
+	Radixes     []int     `json:"radixes"`
+	Loads       []float64 `json:"loads"`
+	Rounds      int       `json:"rounds"`
+	Queues      int       `json:"queues"`
+	InFlight    int       `json:"in_flight"`
+	MaxMessages int       `json:"max_messages,omitempty"`
+	Smoke       bool      `json:"smoke"`
+	Seed        uint64    `json:"seed"`
+}
+
+func reportOptions(o Options) RunOptions {
+	return RunOptions{
+		DurationS: o.Duration.Seconds(), WarmupS: o.Warmup.Seconds(), Levels: o.Levels,
+		UnitMS: msf(o.Unit), DelayBits: o.DelayBits,
+		MaxDelayMS: msf(time.Duration(uint64(1)<<o.DelayBits-1) * o.Unit),
+		Size:       o.Size, Persistent: o.Persistent, Layouts: o.Layouts, Radixes: o.Radixes,
+		Loads: o.Loads, Rounds: o.Rounds, Queues: o.Queues, InFlight: o.InFlight,
+		MaxMessages: o.MaxMessages, Smoke: o.Smoke, Seed: o.Seed,
+	}
+}
+
+// DistMS is a lateness distribution in milliseconds.
+type DistMS struct {
+	N   int     `json:"n"`
+	Min float64 `json:"min_ms"`
+	P50 float64 `json:"p50_ms"`
+	P99 float64 `json:"p99_ms"`
+	Max float64 `json:"max_ms"`
+}
+
+func distMS(d Dist) DistMS {
+	return DistMS{N: d.N, Min: msf(d.Min), P50: msf(d.P50), P99: msf(d.P99), Max: msf(d.Max)}
+}
+
+// Phase is one measured flow: the limit, a ladder at saturation or a
+// ladder at an offered load.
+type Phase struct {
+	Name          string  `json:"name"`
+	OfferedPerS   float64 `json:"offered_per_s,omitempty"`
+	DeliveredPerS float64 `json:"delivered_per_s"`
+	PublishedPerS float64 `json:"published_per_s"`
+	// MeanHops counts x-death entries on arrival; ExpectedHops counts the
+	// rungs the sent delays' digits name. They agree when nothing is lost.
+	MeanHops     float64 `json:"mean_hops"`
+	ExpectedHops float64 `json:"expected_hops"`
+	MaxHops      int     `json:"max_hops"`
+	// LimitPerS is the same round's plain-queue rate; HopBoundPerS is
+	// limit ÷ (1 + MeanHops), the most a hop-based design can deliver;
+	// Ratio is DeliveredPerS ÷ HopBoundPerS.
+	// BrokerCPUus is the broker's CPU time per delivered message in the
+	// window, in µs (0 when the broker is not local); CPURatio compares
+	// it as Ratio compares rates: limit's CPU × (1 + hops) ÷ this.
+	BrokerCPUus float64 `json:"broker_cpu_us_per_msg,omitempty"`
+	LimitCPUus  float64 `json:"limit_cpu_us_per_msg,omitempty"`
+	// CPUPerHopUS is what one hop adds: (BrokerCPUus − LimitCPUus) ÷ hops.
+	CPUPerHopUS   float64           `json:"cpu_us_per_hop,omitempty"`
+	CPURatio      float64           `json:"cpu_ratio,omitempty"`
+	LimitPerS     float64           `json:"limit_per_s,omitempty"`
+	HopBoundPerS  float64           `json:"hop_bound_per_s,omitempty"`
+	Ratio         float64           `json:"ratio,omitempty"`
+	Lateness      DistMS            `json:"lateness"`
+	LateByHops    map[string]DistMS `json:"lateness_by_hops,omitempty"`
+	Published     int               `json:"published"`
+	Confirmed     int               `json:"confirmed"`
+	Delivered     int               `json:"delivered"`
+	Lost          int               `json:"lost"`
+	Duplicates    int               `json:"duplicates"`
+	Early         int               `json:"early"`
+	WindowSeconds float64           `json:"window_s"`
+}
+
+func newPhase(tg target, l *topology.Ladder, offered float64, res flowResult, limit Phase) Phase {
+	p := Phase{
+		Name: tg.name, OfferedPerS: offered, DeliveredPerS: res.Rate, PublishedPerS: res.PublishRate,
+		MeanHops: res.MeanHops, ExpectedHops: res.ExpectedHops, MaxHops: res.MaxHops,
+		Lateness: distMS(res.Lateness), Published: res.Published, Confirmed: res.Confirmed,
+		Delivered: res.Delivered, Lost: res.Lost, Duplicates: res.Duplicates, Early: res.Early,
+		WindowSeconds: res.WindowSeconds,
+	}
+	if n := res.Rate * res.WindowSeconds; res.BrokerCPU > 0 && n > 0 {
+		p.BrokerCPUus = float64(res.BrokerCPU.Microseconds()) / n
+	}
+	if l != nil && limit.DeliveredPerS > 0 {
+		p.LimitPerS = limit.DeliveredPerS
+		p.HopBoundPerS = limit.DeliveredPerS / (1 + res.MeanHops)
+		if p.HopBoundPerS > 0 {
+			p.Ratio = res.Rate / p.HopBoundPerS
+		}
+	}
+	if l != nil && limit.BrokerCPUus > 0 && p.BrokerCPUus > 0 {
+		p.LimitCPUus = limit.BrokerCPUus
+		p.CPURatio = limit.BrokerCPUus * (1 + res.MeanHops) / p.BrokerCPUus
+		if res.MeanHops > 0 {
+			p.CPUPerHopUS = (p.BrokerCPUus - limit.BrokerCPUus) / res.MeanHops
+		}
+	}
+	if l != nil {
+		p.LateByHops = map[string]DistMS{}
+		for h, d := range res.LateByHops {
+			p.LateByHops[strconv.Itoa(h)] = distMS(d)
+		}
+	}
+	return p
+}
+
+// Design is one ladder design's throughput over the rounds.
+type Design struct {
+	Name   string   `json:"name"`
+	Layout string   `json:"layout"`
+	Radix  int      `json:"radix"`
+	Levels int      `json:"levels"`
+	Cost   jsonCost `json:"cost"`
+	Rounds []Phase  `json:"rounds"`
+	// Medians over the rounds, and the ratio's range.
+	DeliveredPerS float64 `json:"delivered_per_s"`
+	HopBoundPerS  float64 `json:"hop_bound_per_s"`
+	MeanHops      float64 `json:"mean_hops"`
+	Ratio         float64 `json:"ratio"`
+	RatioMin      float64 `json:"ratio_min"`
+	RatioMax      float64 `json:"ratio_max"`
+	BrokerCPUus   float64 `json:"broker_cpu_us_per_msg,omitempty"`
+	CPUPerHopUS   float64 `json:"cpu_us_per_hop,omitempty"`
+	CPURatio      float64 `json:"cpu_ratio,omitempty"`
+}
+
+type jsonCost struct {
+	Exchanges int     `json:"exchanges"`
+	Queues    int     `json:"queues"`
+	Rungs     int     `json:"rungs"`
+	Bindings  int     `json:"bindings"`
+	MeanHops  float64 `json:"mean_hops_full_range"`
+	MaxHops   int     `json:"max_hops"`
+}
+
+func toJSONCost(c topology.Cost) jsonCost {
+	return jsonCost{c.Exchanges, c.Queues, c.Rungs, c.Bindings, c.MeanHops, c.MaxHops}
+}
+
+func (d *Design) summarise() {
+	var rate, bound, hops, ratio, cpu, cpuRatio, perHop []float64
+	for _, p := range d.Rounds {
+		rate = append(rate, p.DeliveredPerS)
+		bound = append(bound, p.HopBoundPerS)
+		hops = append(hops, p.MeanHops)
+		ratio = append(ratio, p.Ratio)
+		if p.CPURatio > 0 {
+			cpu = append(cpu, p.BrokerCPUus)
+			cpuRatio = append(cpuRatio, p.CPURatio)
+			perHop = append(perHop, p.CPUPerHopUS)
+		}
+	}
+	d.DeliveredPerS, d.HopBoundPerS, d.MeanHops, d.Ratio = median(rate), median(bound), median(hops), median(ratio)
+	d.BrokerCPUus, d.CPURatio, d.CPUPerHopUS = median(cpu), median(cpuRatio), median(perHop)
+	d.RatioMin, d.RatioMax = minMax(ratio)
+}
+
+// median returns the round whose ratio is the median (the lower middle one
+// for an even count), for the saturation row of the punctuality table.
+func (d Design) median() Phase {
+	if len(d.Rounds) == 0 {
+		return Phase{}
+	}
+	rs := append([]Phase(nil), d.Rounds...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Ratio < rs[j].Ratio })
+	return rs[(len(rs)-1)/2]
+}
+
+func minMax(xs []float64) (float64, float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
+}
+
+// Punct is one punctuality measurement.
+type Punct struct {
+	Design  string `json:"design"`
+	Offered string `json:"offered"` // messages/s as printed, or "max"
+	// OfferedPerS is the offered load; 0 is saturation.
+	OfferedPerS float64 `json:"offered_per_s"`
+	Phase       Phase   `json:"phase"`
+}
+
+// ConsoleCost is what the console costs: management requests and bytes per
+// refresh against a vhost of Queues queues, and in-process times.
+type ConsoleCost struct {
+	Queues         int `json:"queues"`
+	Ladders        int `json:"ladders"`
+	RungsPerLadder int `json:"rungs_per_ladder"`
+	Exchanges      int `json:"exchanges"`
+	Bindings       int `json:"bindings"`
+	// Stats is the console's periodic refresh; Snapshot its full read
+	// (definitions and statistics), done when the set of queues changes.
+	StatsRequests    int64 `json:"stats_requests"`
+	StatsBytes       int64 `json:"stats_bytes"`
+	SnapshotRequests int64 `json:"snapshot_requests"`
+	SnapshotBytes    int64 `json:"snapshot_bytes"`
+	// DiscoverNs is topology.Discover on the snapshot (every ladder and
+	// its drift); RenderNs renders one ladder's view (0 when not measured).
+	DiscoverNs int64  `json:"discover_ns"`
+	RenderNs   int64  `json:"render_ns"`
+	RenderSize string `json:"render_size,omitempty"`
+}
+
+// Target is one of the issue's targets and whether the run met it.
+type Target struct {
+	Name string `json:"name"`
+	Want string `json:"want"`
+	Got  string `json:"got"`
+	Met  bool   `json:"met"`
+}
+
+// targets checks the run against the issue's targets.
+func (r Report) targets() []Target {
+	var out []Target
+	for _, d := range r.Throughput {
+		if d.Layout == "prefix" && d.Radix == 2 {
+			out = append(out, Target{
+				Name: "prefix throughput ÷ (limit ÷ (1 + mean hops))", Want: "≥ 0.85",
+				Got: fmt.Sprintf("%.2f (rounds %.2f–%.2f)", d.Ratio, d.RatioMin, d.RatioMax), Met: d.Ratio >= 0.85,
+			})
+		}
+	}
+	for _, p := range r.Punctuality {
+		if p.Design == "prefix" && p.OfferedPerS == 1000 {
+			out = append(out, Target{
+				Name: fmt.Sprintf("prefix p99 lateness at 1000 msg/s, %sms unit, %d levels", formatMS(r.Options.UnitMS), r.Options.Levels),
+				Want: "≤ 25 ms", Got: fmt.Sprintf("%s ms", formatMS(p.Phase.Lateness.P99)), Met: p.Phase.Lateness.P99 <= 25 && p.Phase.Lateness.N > 0,
+			})
+		}
+	}
+	if r.Console.RenderNs > 0 {
+		out = append(out, Target{
+			Name: fmt.Sprintf("render a %d-rung ladder view", r.Console.RungsPerLadder), Want: "≤ 1 ms",
+			Got: formatMS(float64(r.Console.RenderNs)/1e6) + " ms", Met: r.Console.RenderNs <= int64(time.Millisecond),
+		})
+	}
+	if r.Console.StatsRequests > 0 {
+		out = append(out, Target{
+			Name: fmt.Sprintf("management requests per refresh, %d queues", r.Console.Queues), Want: "≤ 1 per vhost",
+			Got: fmt.Sprintf("%d (%s)", r.Console.StatsRequests, formatBytes(r.Console.StatsBytes)), Met: r.Console.StatsRequests <= 1,
+		})
+	}
+	return out
+}
+
+// Markdown renders the report as the tables BENCHMARKS.md holds.
+func (r Report) Markdown() string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	o := r.Options
+	persist := "transient"
+	if o.Persistent {
+		persist = "persistent"
+	}
+	w("## rungs bench, %s\n\n", r.Started.Format("2006-01-02 15:04 UTC"))
+	if o.Smoke {
+		w("**Smoke run: a few hundred messages per phase; the timings mean nothing.**\n\n")
+	}
+	w("- Machine: %s; %d CPUs, %s; load average %s before, %s after\n", r.Machine.CPU, r.Machine.CPUs, r.Machine.Memory, r.Machine.LoadBefore, r.Machine.LoadAfter)
+	w("- Broker: RabbitMQ %s, Erlang %s, on the same machine (loopback)\n", r.Broker.RabbitMQ, r.Broker.Erlang)
+	w("- Client: %s, %s; rungs bench\n", r.Machine.Go, r.Machine.OS)
+	w("- Messages: %d-byte bodies, %s, classic durable queues, publisher confirms, manual acks (prefetch %d)\n", o.Size, persist, prefetch)
+	w("- Ladders: %d binary levels at a %s unit (radix r: the fewest levels holding the same range); delays uniform over [0, %s] (%d bits)\n",
+		o.Levels, formatMS(o.UnitMS)+" ms", formatMS(o.MaxDelayMS)+"ms", o.DelayBits)
+	w("- Phases: %s measured after a %s ramp (throughput phases add the longest delay to it); %d round(s); run took %s\n\n",
+		fmtSeconds(o.DurationS), fmtSeconds(o.WarmupS), o.Rounds, fmtSeconds(r.Seconds))
+
+	w("### Throughput at saturation (median of %d round(s))\n\n", len(r.Limit))
+	w("| design | levels | rungs | bindings | mean hops | delivered msg/s | limit ÷ (1 + hops) | ratio | ratio range | broker CPU µs/msg | µs/hop | CPU ratio |\n")
+	w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var lims, limCPU []float64
+	for _, p := range r.Limit {
+		lims = append(lims, p.DeliveredPerS)
+		if p.BrokerCPUus > 0 {
+			limCPU = append(limCPU, p.BrokerCPUus)
+		}
+	}
+	lo, hi := minMax(lims)
+	w("| plain queue (the limit) | – | 1 queue | – | 0 | %s | %s | 1.00 | %s–%s msg/s | %s | – | 1.00 |\n",
+		formatRate(median(lims)), formatRate(median(lims)), formatRate(lo), formatRate(hi), formatUS(median(limCPU)))
+	for _, d := range r.Throughput {
+		w("| %s | %d | %d | %d | %.2f | %s | %s | **%.2f** | %.2f–%.2f | %s | %s | %s |\n", d.Name, d.Levels, d.Cost.Rungs, d.Cost.Bindings,
+			d.MeanHops, formatRate(d.DeliveredPerS), formatRate(d.HopBoundPerS), d.Ratio, d.RatioMin, d.RatioMax,
+			formatUS(d.BrokerCPUus), formatUS(d.CPUPerHopUS), formatRatio(d.CPURatio))
+	}
+	w("\n")
+
+	w("### Punctuality: lateness = arrival − publish − requested delay\n\n")
+	w("| design | offered msg/s | delivered msg/s | messages | p50 ms | p99 ms | max ms | early | broker CPU µs/msg |\n")
+	w("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, p := range r.Punctuality {
+		w("| %s | %s | %s | %d | %s | %s | %s | %d | %s |\n", p.Design, p.Offered, formatRate(p.Phase.DeliveredPerS), p.Phase.Lateness.N,
+			formatMS(p.Phase.Lateness.P50), formatMS(p.Phase.Lateness.P99), formatMS(p.Phase.Lateness.Max), p.Phase.Early, formatUS(p.Phase.BrokerCPUus))
+	}
+	w("\n")
+
+	c := r.Console
+	w("### Console cost (%d queues: %d ladders of %d rungs and plain queues; %d exchanges, %d bindings)\n\n", c.Queues, c.Ladders, c.RungsPerLadder, c.Exchanges, c.Bindings)
+	w("| measure | requests | response bytes | time |\n|---|---:|---:|---:|\n")
+	w("| refresh (queue statistics) | %d | %s | – |\n", c.StatsRequests, formatBytes(c.StatsBytes))
+	w("| full snapshot (definitions + statistics) | %d | %s | – |\n", c.SnapshotRequests, formatBytes(c.SnapshotBytes))
+	w("| discover every ladder and its drift | – | – | %s ms |\n", formatMS(float64(c.DiscoverNs)/1e6))
+	if c.RenderNs > 0 {
+		w("| render a %d-rung ladder view (%s) | – | – | %s ms |\n", c.RungsPerLadder, c.RenderSize, formatMS(float64(c.RenderNs)/1e6))
+	}
+	w("\n")
+
+	if len(r.Targets) > 0 {
+		w("### Targets\n\n| target | want | measured | met |\n|---|---|---|---|\n")
+		for _, t := range r.Targets {
+			met := "no"
+			if t.Met {
+				met = "yes"
+			}
+			w("| %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, met)
+		}
+		w("\n")
+	}
+	if len(r.Problems) > 0 {
+		w("### Problems\n\n")
+		for _, p := range r.Problems {
+			w("- %s\n", p)
+		}
+		w("\n")
+	} else {
+		w("Every message arrived exactly once and none before its delay.\n")
+	}
+	return b.String()
+}
+
+// formatUS prints microseconds, or "–" when not measured.
+func formatUS(v float64) string {
+	if v <= 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+func formatRatio(v float64) string {
+	if v <= 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ms(d time.Duration) string { return formatMS(msf(d)) + "ms" }
+
+// formatMS prints milliseconds with precision that suits their size.
+func formatMS(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case math.Abs(v) < 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	case math.Abs(v) < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// formatRate prints a rate with thousands separators.
+func formatRate(v float64) string {
+	n := int64(math.Round(v))
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func fmtSeconds(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(100 * time.Millisecond).String()
+}

@@ -1,0 +1,68 @@
+package broker
+
+import (
+	"context"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// FeatureFlag is one of the broker's feature flags (GET /api/feature-flags).
+type FeatureFlag struct {
+	Name      string `json:"name"`
+	State     string `json:"state"` // enabled, disabled, unavailable
+	Stability string `json:"stability"`
+	Desc      string `json:"desc"`
+}
+
+// Enabled reports whether the flag is on.
+func (f FeatureFlag) Enabled() bool { return f.State == "enabled" }
+
+// FeatureFlags lists the broker's feature flags, sorted by name. Listing
+// them needs the management user to be an administrator or monitoring user.
+func (m *Management) FeatureFlags(ctx context.Context) ([]FeatureFlag, error) {
+	var ffs []FeatureFlag
+	if err := m.get(ctx, "feature-flags", nil, &ffs); err != nil {
+		return nil, err
+	}
+	sort.Slice(ffs, func(i, j int) bool { return ffs[i].Name < ffs[j].Name })
+	return ffs, nil
+}
+
+// Node is one cluster node and the plugins running on it.
+type Node struct {
+	Name    string
+	Running bool
+	// Plugins are the rabbitmq_* applications the node runs (enabled
+	// plugins and their dependencies), sorted.
+	Plugins []string
+}
+
+// Nodes lists the cluster's nodes with their running plugins, in one
+// request (GET /api/nodes with the columns parameter).
+func (m *Management) Nodes(ctx context.Context) ([]Node, error) {
+	var ns []struct {
+		Name         string `json:"name"`
+		Running      bool   `json:"running"`
+		Applications []struct {
+			Name string `json:"name"`
+		} `json:"applications"`
+	}
+	if err := m.get(ctx, "nodes", url.Values{"columns": {"name,running,applications"}}, &ns); err != nil {
+		return nil, err
+	}
+	out := make([]Node, 0, len(ns))
+	for _, n := range ns {
+		node := Node{Name: n.Name, Running: n.Running}
+		for _, a := range n.Applications {
+			// rabbitmq_prelaunch is the core's boot application, not a plugin.
+			if strings.HasPrefix(a.Name, "rabbitmq_") && a.Name != "rabbitmq_prelaunch" {
+				node.Plugins = append(node.Plugins, a.Name)
+			}
+		}
+		sort.Strings(node.Plugins)
+		out = append(out, node)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}

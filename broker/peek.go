@@ -1,0 +1,287 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// MaxPeek bounds how many messages one Peek reads: every one is held by the
+// peeking channel (out of reach of consumers, and of expiry) until the peek
+// ends.
+const MaxPeek = 1000
+
+// Properties are a message's AMQP properties beyond those Delivery has.
+type Properties struct {
+	ContentEncoding string
+	CorrelationID   string
+	ReplyTo         string
+	Expiration      string // per-message TTL in ms, as text
+	Type            string
+	AppID           string
+	UserID          string
+	Priority        uint8
+}
+
+// PeekedMessage is a message read without removing it from its queue.
+type PeekedMessage struct {
+	Delivery
+	Properties Properties
+	// Position is the message's place in the queue, 0 being the head.
+	Position int
+	// DeliveryCount is the x-delivery-count a quorum queue reported: how
+	// often the message had been handed back before this peek (which adds
+	// one). -1 for a classic queue, which does not count.
+	DeliveryCount int64
+}
+
+// PeekResult is what a Peek saw.
+type PeekResult struct {
+	Queue    string
+	Messages []PeekedMessage
+	// Ready is how many ready messages the queue held when the peek began.
+	Ready int
+}
+
+// Peek reads up to n messages from the head of a queue without removing
+// them: it takes them with basic.get, unacknowledged, then hands them all
+// back (basic.nack with requeue) and closes its channel.
+//
+// What that does to the messages (verified on RabbitMQ 3.10):
+//   - They stay in the queue, in their order: a classic queue puts them
+//     back where they were, a quorum queue at the head, where they were.
+//   - Each is marked redelivered, as if a consumer had failed on it.
+//   - A quorum queue raises each one's x-delivery-count. A queue with a
+//     delivery limit (x-delivery-limit, a delivery-limit policy, or
+//     RabbitMQ 4's default of 20) dead-letters a message handed back once
+//     too often; from a rung of a quorum ladder that sends it on to the
+//     next rung before its time. AssessPeek says when to refuse.
+//   - Requeueing does not restart a message's TTL in either queue type: it
+//     expires when it would have. While the peek holds a message it cannot
+//     expire; one whose TTL passed meanwhile is dead-lettered as soon as it
+//     is back (late by the length of the peek, never early).
+//
+// Read-only mode allows Peek: it removes nothing. Callers should still
+// consult AssessPeek, which refuses quorum queues in read-only mode.
+func (c *Conn) Peek(ctx context.Context, queue string, n int) (PeekResult, error) {
+	res := PeekResult{Queue: queue}
+	if n < 1 || n > MaxPeek {
+		return res, fmt.Errorf("peek %q: count %d is not between 1 and %d", queue, n, MaxPeek)
+	}
+	err := c.steps(ctx, 1, func(ch *amqp.Channel, _ int) error {
+		res.Messages, res.Ready = nil, 0
+		q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+		if isCode(err, amqp.NotFound) {
+			return fmt.Errorf("peek %q: no such queue in vhost %q", queue, c.ep.vhost)
+		}
+		if err != nil {
+			return fmt.Errorf("peek %q: %w", queue, err)
+		}
+		res.Ready = q.Messages
+		var last uint64
+		for i := 0; i < n; i++ {
+			m, ok, err := ch.Get(queue, false)
+			if err != nil {
+				return fmt.Errorf("peek %q: %w", queue, err)
+			}
+			if !ok {
+				break
+			}
+			last = m.DeliveryTag
+			res.Messages = append(res.Messages, peeked(m, i))
+		}
+		if last > 0 {
+			// Hand every one back at once; closing the channel would too,
+			// but an explicit requeue does not depend on how the close goes.
+			if err := ch.Nack(last, true, true); err != nil {
+				return fmt.Errorf("peek %q: put the messages back: %w", queue, err)
+			}
+		}
+		return nil
+	})
+	return res, c.ep.redact(err)
+}
+
+func peeked(m amqp.Delivery, pos int) PeekedMessage {
+	p := PeekedMessage{
+		Delivery: newDelivery(m, false),
+		Properties: Properties{
+			ContentEncoding: m.ContentEncoding, CorrelationID: m.CorrelationId, ReplyTo: m.ReplyTo,
+			Expiration: m.Expiration, Type: m.Type, AppID: m.AppId, UserID: m.UserId, Priority: m.Priority,
+		},
+		Position:      pos,
+		DeliveryCount: -1,
+	}
+	if n, ok := topology.HeaderInt(m.Headers[topology.HeaderDeliveryCount]); ok {
+		p.DeliveryCount = n
+	}
+	return p
+}
+
+// PeekRisk is what peeking a queue would do beyond reading it.
+type PeekRisk struct {
+	Queue string
+	Type  topology.QueueType
+	// Rung is set when the queue is a rung of a known ladder.
+	Rung   bool
+	Ladder string
+	// DeliveryLimit is the queue's effective delivery limit; 0 if it has
+	// none or it is unknown (LimitKnown false).
+	DeliveryLimit int
+	LimitKnown    bool
+	// NeedsForce means peeking can move messages (dead-letter them
+	// early): refuse unless the operator insists.
+	NeedsForce bool
+	// ChangesBroker means peeking changes state that consumers and policies
+	// see (quorum delivery counts): read-only mode refuses it.
+	ChangesBroker bool
+	// Why explains NeedsForce or ChangesBroker in a sentence or two.
+	Why string
+	// Effects lists, plainly, what peeking does to the messages.
+	Effects []string
+}
+
+// Error is the refusal: why peeking needs --force, or read-only mode refuses.
+func (r PeekRisk) Error() string { return r.Why }
+
+// AssessPeek says what peeking queue q does, given the ladders of its vhost
+// and its delivery limit (limit, known: see Management.DeliveryLimit).
+func AssessPeek(q topology.Queue, ladders []topology.Ladder, limit int, known bool) PeekRisk {
+	r := PeekRisk{Queue: q.Name, Type: q.QueueType(), DeliveryLimit: limit, LimitKnown: known}
+	for _, l := range ladders {
+		if role, _, ok := l.QueueRole(q.Name); ok && role == topology.RoleRung {
+			r.Rung, r.Ladder = true, l.Name
+			break
+		}
+	}
+	r.Effects = append(r.Effects, "the messages stay in the queue, in their order, and are marked redelivered")
+	if r.Type != topology.Quorum {
+		r.Effects = append(r.Effects, "their TTLs are not restarted; a message cannot expire while the peek holds it (milliseconds)")
+		return r
+	}
+	r.ChangesBroker = true
+	r.Effects = append(r.Effects, "a quorum queue counts the peek as a delivery: each message's x-delivery-count rises by one")
+	switch {
+	case r.Rung:
+		r.NeedsForce = true
+		r.Why = fmt.Sprintf("%s is a rung of quorum ladder %s: peeking raises each message's x-delivery-count, and with a delivery limit "+
+			"(a delivery-limit policy, x-delivery-limit, or RabbitMQ 4's default of 20) a message peeked once too often is dead-lettered "+
+			"into the next rung before its time", q.Name, r.Ladder)
+		if known && limit > 0 {
+			r.Why += fmt.Sprintf("; this queue's limit is %d", limit)
+		}
+	case known && limit > 0:
+		r.NeedsForce = true
+		r.Why = fmt.Sprintf("%s is a quorum queue with a delivery limit of %d: a message handed back more than %d times is dead-lettered "+
+			"(moved to its dead-letter exchange, or dropped without one), and every peek hands it back once", q.Name, limit, limit)
+	default:
+		r.Why = fmt.Sprintf("%s is a quorum queue: peeking raises each message's x-delivery-count, which delivery limits act on", q.Name)
+		if !known {
+			r.Effects = append(r.Effects, "the queue's delivery limit could not be read (policies need the policymaker or monitoring tag)")
+		}
+	}
+	return r
+}
+
+// DeliveryLimit reads the delivery limit in effect on a quorum queue: the
+// least of its x-delivery-limit argument, the delivery-limit of the policy
+// and of the operator policy that apply to it. known is false when the
+// policies could not be read (the user lacks the tag); 0 with known true
+// means no limit.
+func (m *Management) DeliveryLimit(ctx context.Context, vhost string, q topology.Queue) (limit int, known bool, err error) {
+	var policies, operator []Policy
+	v := url.PathEscape(vhost)
+	if err := m.get(ctx, "policies/"+v, nil, &policies); err != nil {
+		if errors.Is(err, ErrUnauthorized) {
+			return argLimit(q), false, nil
+		}
+		return 0, false, err
+	}
+	if err := m.get(ctx, "operator-policies/"+v, nil, &operator); err != nil && !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrNotFound) {
+		return 0, false, err
+	}
+	return EffectiveDeliveryLimit(q, policies, operator), true, nil
+}
+
+// Policy is a policy or operator policy as the management API lists it.
+type Policy struct {
+	Name       string         `json:"name"`
+	Pattern    string         `json:"pattern"`
+	ApplyTo    string         `json:"apply-to"`
+	Priority   int            `json:"priority"`
+	Definition map[string]any `json:"definition"`
+}
+
+// applies reports whether the policy matches a queue. A pattern Go's regexp
+// cannot compile (a PCRE-only construct) is taken to match, so that a limit
+// is overstated rather than missed.
+func (p Policy) applies(q topology.Queue) bool {
+	switch p.ApplyTo {
+	case "queues", "all", "":
+	case "quorum_queues":
+		if q.QueueType() != topology.Quorum {
+			return false
+		}
+	case "classic_queues":
+		if q.QueueType() != topology.Classic {
+			return false
+		}
+	default:
+		return false
+	}
+	re, err := regexp.Compile(p.Pattern)
+	return err != nil || re.MatchString(q.Name)
+}
+
+// EffectiveDeliveryLimit applies RabbitMQ's rule: of the policies matching
+// the queue, the one with the highest priority applies, and of the queue
+// argument, the policy and the operator policy, the least limit wins.
+func EffectiveDeliveryLimit(q topology.Queue, policies, operator []Policy) int {
+	limit := argLimit(q)
+	for _, ps := range [][]Policy{policies, operator} {
+		var match []Policy
+		for _, p := range ps {
+			if p.applies(q) {
+				match = append(match, p)
+			}
+		}
+		if len(match) == 0 {
+			continue
+		}
+		sort.SliceStable(match, func(i, j int) bool {
+			if match[i].Priority != match[j].Priority {
+				return match[i].Priority > match[j].Priority
+			}
+			return match[i].Name < match[j].Name
+		})
+		if n, ok := topology.HeaderInt(match[0].Definition["delivery-limit"]); ok && n >= 0 {
+			limit = minLimit(limit, int(n))
+		}
+	}
+	return limit
+}
+
+func argLimit(q topology.Queue) int {
+	if n, ok := topology.HeaderInt(q.Args["x-delivery-limit"]); ok && n >= 0 {
+		return int(n)
+	}
+	return 0
+}
+
+// minLimit is the stricter of two limits, 0 meaning none.
+func minLimit(a, b int) int {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	}
+	return min(a, b)
+}

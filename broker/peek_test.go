@@ -1,0 +1,175 @@
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+func TestAssessPeek(t *testing.T) {
+	classic, _ := topology.Ladder{Name: "c", Levels: 3, Targets: []string{"work"}}.Normalize()
+	quorum, _ := topology.Ladder{Name: "q", Levels: 3, QueueType: topology.Quorum}.Normalize()
+	ladders := []topology.Ladder{classic, quorum}
+	qq := topology.Args{"x-queue-type": "quorum"}
+	cases := map[string]struct {
+		q            topology.Queue
+		limit        int
+		known        bool
+		force, write bool
+	}{
+		"classic rung":               {q: topology.Queue{Name: "c.rung.01"}, known: true},
+		"classic work queue":         {q: topology.Queue{Name: "work"}, known: true},
+		"quorum rung":                {q: topology.Queue{Name: "q.rung.01", Args: qq}, known: true, force: true, write: true},
+		"quorum rung, limit unknown": {q: topology.Queue{Name: "q.rung.00", Args: qq}, force: true, write: true},
+		"quorum queue with a limit":  {q: topology.Queue{Name: "dlq", Args: qq}, limit: 5, known: true, force: true, write: true},
+		"quorum queue, no limit":     {q: topology.Queue{Name: "dlq", Args: qq}, known: true, write: true},
+		"quorum by statistics":       {q: topology.Queue{Name: "dlq", Stats: topology.QueueStats{Type: "quorum"}}, known: true, write: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := AssessPeek(tc.q, ladders, tc.limit, tc.known)
+			if r.NeedsForce != tc.force || r.ChangesBroker != tc.write {
+				t.Errorf("AssessPeek() = force %v, changes %v; want %v, %v (%s)", r.NeedsForce, r.ChangesBroker, tc.force, tc.write, r.Why)
+			}
+			if (tc.force || tc.write) && r.Why == "" {
+				t.Error("no explanation")
+			}
+			if len(r.Effects) == 0 {
+				t.Error("no effects listed")
+			}
+		})
+	}
+}
+
+func TestEffectiveDeliveryLimit(t *testing.T) {
+	q := topology.Queue{Name: "orders.dlq", Args: topology.Args{"x-queue-type": "quorum"}}
+	pol := func(name, pattern string, prio int, limit any) Policy {
+		return Policy{Name: name, Pattern: pattern, ApplyTo: "queues", Priority: prio, Definition: map[string]any{"delivery-limit": limit}}
+	}
+	cases := map[string]struct {
+		q        topology.Queue
+		policies []Policy
+		operator []Policy
+		want     int
+	}{
+		"nothing":                   {q: q},
+		"argument":                  {q: topology.Queue{Name: "x", Args: topology.Args{"x-delivery-limit": int64(7)}}, want: 7},
+		"matching policy":           {q: q, policies: []Policy{pol("a", `\.dlq$`, 0, json.Number("4"))}, want: 4},
+		"other queue":               {q: q, policies: []Policy{pol("a", `^billing`, 0, json.Number("4"))}},
+		"highest priority wins":     {q: q, policies: []Policy{pol("low", ".*", 1, json.Number("2")), pol("high", "orders", 5, json.Number("9"))}, want: 9},
+		"high priority without one": {q: q, policies: []Policy{pol("low", ".*", 1, json.Number("2")), {Name: "high", Pattern: ".*", Priority: 5, Definition: map[string]any{"max-length": 1}}}},
+		"operator policy is lower":  {q: q, policies: []Policy{pol("a", ".*", 0, json.Number("9"))}, operator: []Policy{pol("op", ".*", 0, json.Number("3"))}, want: 3},
+		"argument is lower":         {q: topology.Queue{Name: "x", Args: topology.Args{"x-delivery-limit": int64(2)}}, policies: []Policy{pol("a", ".*", 0, float64(9))}, want: 2},
+		"exchanges only":            {q: q, policies: []Policy{{Name: "x", Pattern: ".*", ApplyTo: "exchanges", Definition: map[string]any{"delivery-limit": 1}}}},
+		"pcre pattern counts":       {q: q, policies: []Policy{pol("a", `(?<=x)y`, 0, json.Number("6"))}, want: 6},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := EffectiveDeliveryLimit(tc.q, tc.policies, tc.operator); got != tc.want {
+				t.Errorf("EffectiveDeliveryLimit() = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBucket(t *testing.T) {
+	start := time.Unix(1000, 0)
+	b := newBucket(100, start)
+	took := 0
+	// Over one simulated second, a 100/s bucket hands out about 100.
+	for now := start; now.Before(start.Add(time.Second)); now = now.Add(time.Millisecond) {
+		for b.take(now) {
+			took++
+		}
+	}
+	if took < 95 || took > 106 {
+		t.Errorf("a 100/s bucket gave %d in a second", took)
+	}
+	b = newBucket(2, start)
+	b.take(start)
+	if w := b.wait(start); w < 400*time.Millisecond || w > 500*time.Millisecond {
+		t.Errorf("wait after the burst = %s, want ~500ms", w)
+	}
+}
+
+func TestToOrigin(t *testing.T) {
+	at := time.Unix(1700000000, 0)
+	ladderX := func(x string) bool { return x == "jobs.rung.00.expired" }
+	cases := map[string]struct {
+		headers map[string]any
+		want    Route
+		err     error
+	}{
+		"parked by the retry library": {headers: map[string]any{topology.HeaderQueue: "work"}, want: Route{RoutingKey: "work"}},
+		"parked by a replay": {headers: map[string]any{topology.HeaderQueue: "dlq", topology.HeaderParkedAt: at, topology.HeaderDeath: []any{
+			map[string]any{"queue": "work", "reason": "rejected", "exchange": "orders", "routing-keys": []any{"order.created"}, "time": at},
+		}}, want: Route{RoutingKey: "dlq"}},
+		"parked, then dead-lettered elsewhere": {headers: map[string]any{topology.HeaderQueue: "work", topology.HeaderParkedAt: at, topology.HeaderDeath: []any{
+			map[string]any{"queue": "audit", "reason": "rejected", "exchange": "", "routing-keys": []any{"audit"}, "time": at.Add(time.Minute)},
+		}}, want: Route{RoutingKey: "audit"}},
+		"rejected from a work queue": {headers: map[string]any{topology.HeaderDeath: []any{
+			map[string]any{"queue": "work", "reason": "rejected", "exchange": "orders", "routing-keys": []any{"order.created", "cc"}, "count": int64(1), "time": at},
+		}}, want: Route{Exchange: "orders", RoutingKey: "order.created"}},
+		"out of a ladder's done queue": {headers: map[string]any{topology.HeaderDeath: []any{
+			map[string]any{"queue": "jobs.done", "reason": "expired", "exchange": "jobs.rung.00.expired", "routing-keys": []any{"0.0.1"}},
+			map[string]any{"queue": "jobs.rung.00", "reason": "expired", "exchange": "jobs.ingest", "routing-keys": []any{"0.0.1"}},
+		}}, want: Route{Exchange: "jobs.rung.00.expired", RoutingKey: "0.0.1", SaveDeath: true}},
+		"default exchange": {headers: map[string]any{topology.HeaderDeath: []any{
+			map[string]any{"queue": "work", "reason": "rejected", "exchange": "", "routing-keys": []any{"work"}},
+		}}, want: Route{RoutingKey: "work"}},
+		"never dead-lettered": {headers: map[string]any{"tenant": "acme"}, err: ErrNoOrigin},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ToOrigin(ladderX)(Delivery{Headers: tc.headers})
+			if !errors.Is(err, tc.err) || got != tc.want {
+				t.Errorf("ToOrigin() = %+v, %v; want %+v, %v", got, err, tc.want, tc.err)
+			}
+		})
+	}
+}
+
+func TestReplayedCopy(t *testing.T) {
+	m := &mover{o: MoveOptions{Source: "dlq", Park: "parked"}, run: "r1", c: &Conn{ep: endpoint{amqpURI: amqp.URI{Username: "guest"}}}}
+	d := amqp.Delivery{
+		Headers: amqp.Table{
+			"tenant": "acme", topology.HeaderDeliveryCount: int64(4), topology.HeaderReplayed: int64(1),
+			topology.HeaderDeath: []any{amqp.Table{"queue": "jobs.rung.00", "reason": "expired"}},
+		},
+		Body: []byte("x"), CorrelationId: "c1", ReplyTo: "r", Priority: 3, DeliveryMode: 2, UserId: "alice", AppId: "app",
+	}
+	e := &entry{d: d, route: Route{Exchange: "jobs.ingest", RoutingKey: "0.1", SaveDeath: true}, id: "r1.7"}
+	p := m.copyOf(e)
+	h := p.Headers
+	if _, ok := h[topology.HeaderDeath]; ok {
+		t.Error("x-death kept on a route into a ladder")
+	}
+	if saved, ok := h[topology.HeaderSavedDeath].([]any); !ok || len(saved) != 1 {
+		t.Errorf("x-death not saved: %v", h[topology.HeaderSavedDeath])
+	}
+	if _, ok := h[topology.HeaderDeliveryCount]; ok {
+		t.Error("x-delivery-count kept")
+	}
+	if h[topology.HeaderReplayed] != int64(2) || h[topology.HeaderReplayedFrom] != "dlq" || h[topology.HeaderReplayID] != "r1.7" || h["tenant"] != "acme" {
+		t.Errorf("headers %v", h)
+	}
+	if p.CorrelationId != "c1" || p.ReplyTo != "r" || p.Priority != 3 || p.DeliveryMode != 2 || p.AppId != "app" || string(p.Body) != "x" {
+		t.Errorf("properties lost: %+v", p)
+	}
+	if p.UserId != "" || h["x-rungs-user-id"] != "alice" {
+		t.Errorf("a foreign user-id would close the channel: %q, %v", p.UserId, h["x-rungs-user-id"])
+	}
+	if _, ok := d.Headers[topology.HeaderReplayID]; ok {
+		t.Error("copyOf modified the delivery's headers")
+	}
+	e.park, e.why = true, "unroutable: nowhere"
+	p = m.copyOf(e)
+	if p.Headers[topology.HeaderReason] != "unroutable: nowhere" || p.Headers[topology.HeaderQueue] != "dlq" {
+		t.Errorf("parked copy headers %v", p.Headers)
+	}
+}

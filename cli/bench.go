@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/bench"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+type benchFlags struct {
+	duration, warmup, unit string
+	levels, delayBits      int
+	size, rounds, queues   int
+	inFlight               int
+	persistent, smoke      bool
+	layouts                []string
+	radixes                []int
+	loads                  []string
+	markdown               string
+	seed                   uint64
+}
+
+func (e *env) benchCommand() *cobra.Command {
+	var bf benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure ladders against the broker's own limit (throughput, hops, lateness, console cost)",
+		Long: `bench runs, in one go and in a vhost of its own (removed afterwards):
+
+  1. the limit: a plain queue's publish→consume throughput, with pipelined
+     confirms and the same message size and persistence;
+  2. ladder throughput at saturation for each layout (radix 2) and the
+     prefix layout in every --radix, with the mean hops measured on arrival
+     and the ratio to limit ÷ (1 + mean hops), the most a hop-based design
+     can do; --rounds repeats 1 and 2, and each ratio uses its own round's
+     limit;
+  3. punctuality: lateness (arrival − publish − delay) at each offered load;
+     "max" is the saturation run;
+  4. console cost: management requests and bytes for one refresh and one
+     full snapshot of a vhost of --queues queues, discovery and rendering.
+
+Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
+seconds even on a 24-level ladder (BENCHMARKS.md explains the method).
+The report is Markdown, or JSON with --json. The exit status is 1 if any
+message was lost, duplicated or early; missed targets are reported, not
+failed: timings depend on the machine.`,
+		Example: `  rungs bench --markdown bench.md
+  rungs bench --duration 5s --rounds 1 --layouts prefix --radix 2,16
+  rungs bench --smoke --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBench(cmd, bf) },
+	}
+	d := bench.DefaultOptions()
+	f := cmd.Flags()
+	f.StringVar(&bf.duration, "duration", d.Duration.String(), "measured window of each phase")
+	f.StringVar(&bf.warmup, "warmup", d.Warmup.String(), "ramp before each window (throughput phases add the longest delay)")
+	f.StringVar(&bf.unit, "unit", topology.FormatDelay(d.Unit), "ladder resolution (the lowest rung's TTL)")
+	f.IntVar(&bf.levels, "levels", d.Levels, "binary levels; radix r ladders hold the same range in fewer")
+	f.IntVar(&bf.delayBits, "delay-bits", d.DelayBits, "delays are uniform over [0, 2^N) units")
+	f.IntVar(&bf.size, "size", d.Size, "message body bytes")
+	f.BoolVar(&bf.persistent, "persistent", d.Persistent, "persistent delivery mode")
+	f.StringSliceVar(&bf.layouts, "layouts", d.Layouts, "layouts to measure in radix 2: prefix, suffix")
+	f.IntSliceVar(&bf.radixes, "radix", d.Radixes, "radixes to measure with the prefix layout: 2, 4, 8, 16")
+	f.StringSliceVar(&bf.loads, "loads", []string{"100", "1000", "max"}, "offered loads in msg/s for punctuality; max is saturation")
+	f.IntVar(&bf.rounds, "rounds", d.Rounds, "repetitions of the limit and throughput phases")
+	f.IntVar(&bf.queues, "queues", d.Queues, "queues in the console-cost vhost")
+	f.IntVar(&bf.inFlight, "in-flight", d.InFlight, "cap on undelivered messages of the limit phase (ladders add rate × mean delay)")
+	f.Uint64Var(&bf.seed, "seed", d.Seed, "seed of the drawn delays")
+	f.StringVar(&bf.markdown, "markdown", "", "also write the Markdown report to FILE")
+	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
+	return cmd
+}
+
+// options turns the flags into bench options; explicit flags override the
+// smoke preset.
+func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
+	o := bench.DefaultOptions()
+	if bf.smoke {
+		o = bench.SmokeOptions()
+	}
+	changed := func(name string) bool { return cmd.Flags().Changed(name) }
+	dur := func(name, v string, dst *time.Duration) error {
+		if !changed(name) {
+			return nil
+		}
+		d, err := topology.ParseDelay(v)
+		if err != nil {
+			return usageErr("--%s: %v", name, err)
+		}
+		*dst = d
+		return nil
+	}
+	if err := dur("duration", bf.duration, &o.Duration); err != nil {
+		return o, err
+	}
+	if err := dur("warmup", bf.warmup, &o.Warmup); err != nil {
+		return o, err
+	}
+	if err := dur("unit", bf.unit, &o.Unit); err != nil {
+		return o, err
+	}
+	if changed("levels") {
+		o.Levels = bf.levels
+	}
+	if changed("delay-bits") {
+		o.DelayBits = bf.delayBits
+	}
+	if changed("size") {
+		o.Size = bf.size
+	}
+	if changed("persistent") {
+		o.Persistent = bf.persistent
+	}
+	if changed("layouts") {
+		o.Layouts = bf.layouts
+	}
+	if changed("radix") {
+		o.Radixes = bf.radixes
+	}
+	if changed("rounds") {
+		o.Rounds = bf.rounds
+	}
+	if changed("queues") {
+		o.Queues = bf.queues
+	}
+	if changed("in-flight") {
+		o.InFlight = bf.inFlight
+	}
+	if changed("seed") {
+		o.Seed = bf.seed
+	}
+	if changed("loads") {
+		o.Loads = nil
+		for _, s := range bf.loads {
+			if strings.EqualFold(s, "max") {
+				o.Loads = append(o.Loads, 0)
+				continue
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || v <= 0 {
+				return o, usageErr("--loads: %q is not a positive rate or max", s)
+			}
+			o.Loads = append(o.Loads, v)
+		}
+	}
+	switch {
+	case o.Duration <= 0:
+		return o, usageErr("--duration must be positive")
+	case o.Rounds < 1:
+		return o, usageErr("--rounds must be at least 1")
+	case o.Queues < 1:
+		return o, usageErr("--queues must be at least 1")
+	case o.Size < 0:
+		return o, usageErr("--size must not be negative")
+	}
+	for _, r := range o.Radixes {
+		if r != 2 && r != 4 && r != 8 && r != 16 {
+			return o, usageErr("--radix %d: want 2, 4, 8 or 16", r)
+		}
+	}
+	return o, nil
+}
+
+func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
+	o, err := bf.options(cmd)
+	if err != nil {
+		return err
+	}
+	if err := e.refuseReadOnly("bench"); err != nil {
+		return err
+	}
+	m, err := e.management()
+	if err != nil {
+		return err
+	}
+	o.Log = e.Err
+	o.Render = renderLadderView
+	rep, err := bench.Run(cmd.Context(), e.config(), m, o)
+	if err != nil {
+		if errorsIsOptions(err) {
+			return usageErr("%v", err)
+		}
+		return err
+	}
+	md := rep.Markdown()
+	if bf.markdown != "" {
+		if err := os.WriteFile(bf.markdown, []byte(md), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", bf.markdown, err)
+		}
+	}
+	if e.opts.json {
+		if err := writeJSON(e.Out, rep); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprint(e.Out, md)
+	}
+	if n := len(rep.Problems); n > 0 {
+		return fmt.Errorf("benchmark found %s, first: %s", plural(n, "problem", "problems"), rep.Problems[0])
+	}
+	return nil
+}
+
+// renderLadderView is what the console does with a ladder on every
+// refresh: build its rows from the snapshot and render the view.
+func renderLadderView(f topology.Found, snap topology.Snapshot, w, h int) string {
+	rows := ui.LadderRows(f, snap, ui.Health{})
+	return ui.LadderView(ui.LadderState{Found: f, Rows: rows}, ui.NewStyles(true), w, h)
+}
+
+func errorsIsOptions(err error) bool { return errors.Is(err, bench.ErrOptions) }

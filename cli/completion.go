@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// completionTimeout bounds the broker lookups behind a TAB: a shell that
+// hangs on a slow broker is worse than no suggestions.
+const completionTimeout = 2 * time.Second
+
+// registerCompletions adds the completion command and dynamic completion
+// of the persistent flags.
+func (e *env) registerCompletions(root *cobra.Command) {
+	// Cobra's default completion command has no examples; ours says how
+	// to install the script in each shell.
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(completionCommand())
+	fixed := func(vals ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return vals, cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	_ = root.RegisterFlagCompletionFunc("ladder", e.completeLadders)
+	_ = root.RegisterFlagCompletionFunc("vhost", e.completeVhosts)
+	_ = root.RegisterFlagCompletionFunc("context", e.completeContexts)
+	_ = root.RegisterFlagCompletionFunc("layout", fixed(topology.LayoutNames()...))
+	_ = root.RegisterFlagCompletionFunc("queue-type", fixed(string(topology.Classic), string(topology.Quorum)))
+	_ = root.RegisterFlagCompletionFunc("radix", fixed("2", "4", "8", "16"))
+}
+
+// completeLadders offers the names of the ladders in the vhost, discovered
+// on the broker within completionTimeout; nothing if it does not answer.
+func (e *env) completeLadders(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	m, err := e.management()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
+	defer cancel()
+	snap, err := m.Snapshot(ctx, e.vhost())
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, f := range topology.Discover(snap) {
+		n := f.Ladder.Name
+		if !seen[n] && strings.HasPrefix(n, prefix) {
+			seen[n] = true
+			names = append(names, n+"\t"+f.Ladder.Layout+", "+topology.FormatDelay(f.Ladder.MaxDelay()))
+		}
+	}
+	sort.Strings(names)
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeVhosts offers the vhosts the user can see.
+func (e *env) completeVhosts(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	m, err := e.management()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
+	defer cancel()
+	vs, err := m.Vhosts(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return vs, cobra.ShellCompDirectiveNoFileComp
+}
+
+func completionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "Write the shell completion script",
+		Long: `completion writes a script that teaches your shell to complete rungs'
+commands and flags, including --ladder (the ladders discovered on the
+broker, within 2 s), --vhost, --context, --layout and --queue-type.
+
+  bash         needs the bash-completion package
+  zsh          needs "autoload -U compinit; compinit" in ~/.zshrc
+  fish, powershell`,
+		Example: `  source <(rungs completion bash)                           # this shell only
+  rungs completion bash > /etc/bash_completion.d/rungs      # every bash
+  rungs completion zsh > "${fpath[1]}/_rungs"
+  rungs completion fish > ~/.config/fish/completions/rungs.fish
+  rungs completion powershell | Out-String | Invoke-Expression`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
+		// The script does not depend on the broker configuration.
+		PersistentPreRunE:     func(*cobra.Command, []string) error { return nil },
+		DisableFlagsInUseLine: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, out := cmd.Root(), cmd.OutOrStdout()
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(out, true)
+			case "zsh":
+				return root.GenZshCompletion(out)
+			case "fish":
+				return root.GenFishCompletion(out, true)
+			case "powershell":
+				return root.GenPowerShellCompletionWithDesc(out)
+			}
+			return usageErr("completion: unknown shell %q (bash, zsh, fish or powershell)", args[0])
+		},
+	}
+}

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/rungs-dev/rungs/model"
+)
+
+// connectContext opens the clients of a named context for the console's
+// `:ctx NAME`. The context's own settings apply: the flags and environment
+// variables that chose the first broker (--url, RUNGS_URL, --vhost...) do
+// not carry over, or every context would be pinned to the same broker.
+// The config file, the timeout and --read-only do carry over: read-only
+// asked for on the command line stays on whatever the context says.
+func (e *env) connectContext(ctx context.Context, name string) (model.Backends, error) {
+	x := &env{IO: e.IO, opts: options{configPath: e.opts.configPath, context: name, timeout: e.opts.timeout}}
+	getenv := e.Getenv
+	x.Getenv = func(k string) string {
+		switch k {
+		case "RUNGS_URL", "RUNGS_MGMT_URL", "RUNGS_VHOST", "RUNGS_CONTEXT":
+			return ""
+		}
+		return getenv(k)
+	}
+	cfg := x.config()
+	if err := x.configErr(); err != nil {
+		return model.Backends{}, err
+	}
+	if e.config().ReadOnly && e.opts.readOnly {
+		x.brokerCfg.ReadOnly = true
+		cfg.ReadOnly = true
+	}
+	m, err := x.management()
+	if err != nil {
+		return model.Backends{}, err
+	}
+	conn, err := x.amqp(ctx)
+	if err != nil {
+		return model.Backends{}, err
+	}
+	return model.Backends{
+		Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
+		Vhost: x.vhost(), BrokerLabel: brokerLabel(cfg.URL), ReadOnly: cfg.ReadOnly,
+		Close: x.close,
+	}, nil
+}

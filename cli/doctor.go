@@ -1,0 +1,335 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// Check outcomes, mildest first.
+const (
+	checkOK      = "ok"
+	checkInfo    = "info"
+	checkWarn    = "warn"
+	checkProblem = "problem"
+)
+
+// check is one line of the doctor's report.
+type check struct {
+	Area   string `json:"area"`   // broker, feature-flags, plugins, ladder NAME
+	Status string `json:"status"` // ok, info, warn, problem
+	Text   string `json:"text"`
+}
+
+// Broker requirements of ladder features. Quorum queues arrived in 3.8;
+// at-least-once dead-lettering (x-dead-letter-strategy, which every quorum
+// ladder uses so that no message is lost between two rungs) in 3.10, and it
+// needs the stream_queue feature flag besides quorum_queue (RabbitMQ's
+// dead-lettering guide; NServiceBus' v2 delay infrastructure states the
+// same two flags as its minimum).
+var (
+	minQuorum      = [3]int{3, 8, 0}
+	minAtLeastOnce = [3]int{3, 10, 0}
+)
+
+func (e *env) doctorCommand() *cobra.Command {
+	var allVhosts bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the broker and the ladders: version, feature flags, plugins, integrity",
+		Long: `doctor checks what the ladders on a broker need and whether they are whole:
+
+  broker          the management API answers; RabbitMQ and Erlang versions;
+                  every node is running; AMQP accepts the credentials
+  plugins         rabbitmq_management on every node
+  feature flags   quorum ladders need quorum_queue, and their at-least-once
+                  dead-lettering needs RabbitMQ 3.10+ and stream_queue
+  each ladder     drift from its plan (missing, extra or changed objects),
+                  stuck rungs, unroutable messages, consumers on delay queues
+
+With --ladder it checks that ladder only (and says if it is not there). It
+reads only: nothing on the broker changes. It exits 0 when nothing is wrong
+(warnings included), 1 when a check found a problem.`,
+		Example: `  rungs doctor
+  rungs doctor --ladder jobs
+  rungs doctor --all-vhosts --json | jq '.checks[] | select(.status == "problem")'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			only := ""
+			if cmd.Flags().Lookup("ladder").Changed {
+				only = e.opts.ladder.name
+			}
+			return e.runDoctor(cmd.Context(), only, allVhosts)
+		},
+	}
+	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "check the ladders of every vhost")
+	return cmd
+}
+
+func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error {
+	var checks []check
+	add := func(area, status, format string, a ...any) {
+		checks = append(checks, check{area, status, fmt.Sprintf(format, a...)})
+	}
+	report := func() error {
+		problems := 0
+		for _, c := range checks {
+			if c.Status == checkProblem {
+				problems++
+			}
+		}
+		if e.opts.json {
+			if err := writeJSON(e.Out, map[string]any{"ok": problems == 0, "problems": problems, "checks": checks}); err != nil {
+				return err
+			}
+		} else {
+			printChecks(e, checks, problems)
+		}
+		if problems > 0 {
+			return &exitError{ExitError, nil}
+		}
+		return nil
+	}
+	m, err := e.management()
+	if err != nil {
+		return err
+	}
+	call := func(f func(context.Context) error) error {
+		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		defer cancel()
+		return f(cctx)
+	}
+
+	var ov broker.Overview
+	if err := call(func(c context.Context) (err error) { ov, err = m.Overview(c); return }); err != nil {
+		add("broker", checkProblem, "management API at %s does not answer: %v", m.URL(), err)
+		return report()
+	}
+	version, vok := parseVersion(ov.RabbitMQVersion)
+	add("broker", checkOK, "management API at %s answers as %s: RabbitMQ %s, Erlang %s, node %s", m.URL(), m.User(), ov.RabbitMQVersion, ov.ErlangVersion, ov.Node)
+	if c, err := e.amqp(ctx); err != nil {
+		add("broker", checkProblem, "AMQP: %v", err)
+	} else {
+		add("broker", checkOK, "AMQP accepts the credentials (vhost %s)", c.Vhost())
+	}
+
+	var nodes []broker.Node
+	if err := call(func(c context.Context) (err error) { nodes, err = m.Nodes(c); return }); err != nil {
+		add("plugins", checkWarn, "cannot list the nodes' plugins: %v", err)
+	} else {
+		for _, n := range nodes {
+			switch {
+			case !n.Running:
+				add("broker", checkProblem, "node %s is not running", n.Name)
+			case !contains(n.Plugins, "rabbitmq_management"):
+				add("plugins", checkProblem, "node %s does not run rabbitmq_management", n.Name)
+			default:
+				add("plugins", checkOK, "node %s runs %s", n.Name, strings.Join(n.Plugins, ", "))
+			}
+		}
+	}
+
+	flags := map[string]bool{}
+	ffErr := call(func(c context.Context) error {
+		ffs, err := m.FeatureFlags(c)
+		for _, f := range ffs {
+			flags[f.Name] = f.Enabled()
+		}
+		return err
+	})
+
+	vhosts := []string{e.vhost()}
+	if allVhosts {
+		if err := call(func(c context.Context) (err error) { vhosts, err = m.Vhosts(c); return }); err != nil {
+			return err
+		}
+	}
+	var found []topology.Found
+	snaps := map[string]topology.Snapshot{}
+	for _, vh := range vhosts {
+		var snap topology.Snapshot
+		if err := call(func(c context.Context) (err error) { snap, err = m.Snapshot(c, vh); return }); err != nil {
+			add("ladders", checkProblem, "cannot read vhost %s: %v", vh, err)
+			continue
+		}
+		snaps[vh] = snap
+		for _, f := range topology.Discover(snap) {
+			if only == "" || f.Ladder.Name == only {
+				found = append(found, f)
+			}
+		}
+	}
+	if only != "" && len(found) == 0 {
+		add("ladders", checkProblem, "no ladder %q in vhost %s (rungs discover lists the ladders there)", only, strings.Join(vhosts, ", "))
+	} else if len(found) == 0 {
+		add("ladders", checkInfo, "no ladders in vhost %s", strings.Join(vhosts, ", "))
+	}
+
+	// What the ladders found need from the broker.
+	quorum := ""
+	for _, f := range found {
+		if f.Ladder.QueueType == topology.Quorum {
+			quorum = f.Ladder.Name
+			break
+		}
+	}
+	switch {
+	case quorum == "":
+	case vok && less(version, minQuorum):
+		add("broker", checkProblem, "ladder %s has quorum queues, which need RabbitMQ 3.8+; this is %s", quorum, ov.RabbitMQVersion)
+	case vok && less(version, minAtLeastOnce):
+		add("broker", checkProblem, "ladder %s uses at-least-once dead-lettering, which needs RabbitMQ 3.10+; on %s a message can be lost between rungs", quorum, ov.RabbitMQVersion)
+	}
+	switch {
+	case quorum == "" && ffErr == nil:
+		add("feature-flags", checkOK, "no quorum ladder here; quorum_queue is %s, stream_queue is %s", onOff(flags["quorum_queue"]), onOff(flags["stream_queue"]))
+	case ffErr != nil:
+		status := checkWarn
+		if quorum != "" {
+			status = checkProblem
+		}
+		add("feature-flags", status, "cannot read the feature flags (the user needs the administrator or monitoring tag): %v", ffErr)
+	default:
+		for _, ff := range []struct{ name, why string }{
+			{"quorum_queue", "quorum queues"},
+			{"stream_queue", "at-least-once dead-lettering between quorum rungs"},
+		} {
+			if flags[ff.name] {
+				add("feature-flags", checkOK, "%s is enabled (%s)", ff.name, ff.why)
+			} else {
+				add("feature-flags", checkProblem, "%s is not enabled; ladder %s needs it for %s (rabbitmqctl enable_feature_flag %s)", ff.name, quorum, ff.why, ff.name)
+			}
+		}
+	}
+
+	for _, f := range found {
+		checkLadder(f, snaps[f.Ladder.Vhost], version, vok, add)
+	}
+	return report()
+}
+
+// checkLadder adds one ladder's integrity checks: drift, then every queue
+// the ladder view would mark as a warning or a problem.
+func checkLadder(f topology.Found, snap topology.Snapshot, version [3]int, vok bool, add func(area, status, format string, a ...any)) {
+	l := f.Ladder
+	area := "ladder " + l.Name
+	if len(vhostLabel(l)) > 0 {
+		area += " (" + vhostLabel(l) + ")"
+	}
+	add(area, checkInfo, "%s", describe(l))
+	if len(f.Drift) == 0 {
+		add(area, checkOK, "matches its plan: no missing, extra or changed objects")
+	}
+	for _, d := range f.Drift {
+		add(area, checkProblem, "drift: %s", d)
+	}
+	if l.Layout == "nsb1" && vok && !less(version, [3]int{3, 12, 0}) {
+		add(area, checkInfo, "NServiceBus v1 declares lazy queues; RabbitMQ 3.12+ ignores x-queue-mode. v1 dead-letters at most once: NServiceBus' v2 (quorum) infrastructure does not lose messages between levels")
+	}
+	rows := ui.LadderRows(f, snap, ui.Health{Interval: ui.DefaultInterval})
+	stuck, inFlight := 0, int64(0)
+	for _, r := range rows {
+		if r.Kind == ui.RungRow {
+			inFlight += r.Stats.Messages()
+		}
+		if r.Stuck {
+			stuck++
+		}
+		if r.Missing || len(r.Drift) > 0 && r.Kind != ui.RungRow {
+			continue // reported as drift above
+		}
+		switch r.Severity {
+		case ui.Problem:
+			add(area, checkProblem, "%s: %s", r.Queue, r.Status)
+		case ui.Warning:
+			if len(r.Drift) == 0 {
+				add(area, checkWarn, "%s: %s", r.Queue, r.Status)
+			}
+		}
+	}
+	if stuck == 0 {
+		add(area, checkOK, "%s in flight, no rung stuck", ui.Count(inFlight))
+	}
+}
+
+func vhostLabel(l topology.Ladder) string {
+	if l.Vhost == "/" {
+		return ""
+	}
+	return "vhost " + l.Vhost
+}
+
+func printChecks(e *env, checks []check, problems int) {
+	marks := map[string]string{checkOK: "✓", checkInfo: "·", checkWarn: "!", checkProblem: "✗"}
+	// Checks of one area are printed together, areas in the order they
+	// first came up (a ladder's needs are judged after it is found).
+	var areas []string
+	byArea := map[string][]check{}
+	for _, c := range checks {
+		if _, seen := byArea[c.Area]; !seen {
+			areas = append(areas, c.Area)
+		}
+		byArea[c.Area] = append(byArea[c.Area], c)
+	}
+	for _, area := range areas {
+		fmt.Fprintln(e.Out, area)
+		for _, c := range byArea[area] {
+			fmt.Fprintf(e.Out, "  %s %s\n", marks[c.Status], c.Text)
+		}
+	}
+	if problems == 0 {
+		fmt.Fprintln(e.Out, "no problems found")
+	} else {
+		fmt.Fprintf(e.Out, "%s found\n", plural(problems, "problem", "problems"))
+	}
+}
+
+// parseVersion reads "3.10.8" (or "3.13.0-rc.1") as three numbers.
+func parseVersion(s string) ([3]int, bool) {
+	var v [3]int
+	s, _, _ = strings.Cut(s, "-")
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return v, false
+	}
+	for i := 0; i < 3 && i < len(parts); i++ {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil {
+			return v, false
+		}
+		v[i] = n
+	}
+	return v, true
+}
+
+func less(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+func onOff(b bool) string {
+	if b {
+		return "enabled"
+	}
+	return "disabled"
+}
+
+func contains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// doctor on a healthy quorum ladder: every broker check passes, the
+// feature flags a quorum ladder needs are named, and the exit code is 0.
+// Then one binding goes missing and a rung gets a consumer: exit 1, and
+// the report says what is wrong.
+func TestDoctorChecksBrokerAndLadders(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	mustRun(t, env, "apply", "--ladder", "jobs", "--levels", "4", "--queue-type", "quorum")
+	out := mustRun(t, env, "doctor")
+	for _, want := range []string{"RabbitMQ 3.", "AMQP accepts the credentials", "rabbitmq_management", "quorum_queue is enabled", "stream_queue is enabled", "ladder jobs", "matches its plan", "no problems found"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+	// Damage: delete a binding.
+	l, _ := topology.Ladder{Name: "jobs", Vhost: cfg.Vhost, Levels: 4, QueueType: topology.Quorum}.Normalize()
+	b := l.Plan().Bindings[1]
+	unbind(t, cfg, b)
+	code, out, _ := run(t, env, "doctor", "--ladder", "jobs", "--json")
+	var rep struct {
+		OK       bool
+		Problems int
+		Checks   []check
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if code != ExitError || rep.OK || rep.Problems == 0 {
+		t.Fatalf("doctor after damage: exit %d %+v", code, rep)
+	}
+	found := false
+	for _, ch := range rep.Checks {
+		if ch.Status == checkProblem && strings.Contains(ch.Text, "missing binding "+b.ID()) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the missing binding is not reported: %+v", rep.Checks)
+	}
+	if code, out, _ := run(t, env, "doctor", "--ladder", "ghost"); code != ExitError || !strings.Contains(out, `no ladder "ghost"`) {
+		t.Fatalf("doctor --ladder ghost: exit %d\n%s", code, out)
+	}
+}
+
+// unbind deletes one binding through the management API, as an operator
+// clicking in the management UI would.
+func unbind(t *testing.T, cfg broker.Config, b topology.Binding) {
+	t.Helper()
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind := "q"
+	if b.DestinationType == topology.ToExchange {
+		kind = "e"
+	}
+	props := b.RoutingKey
+	if props == "" {
+		props = "~"
+	}
+	path := strings.Join([]string{cfg.MgmtURL, "api/bindings", url.PathEscape(cfg.Vhost), "e", url.PathEscape(b.Source), kind, url.PathEscape(b.Destination), url.PathEscape(props)}, "/")
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodDelete, path, nil)
+	pw, _ := u.User.Password()
+	req.SetBasicAuth(u.User.Username(), pw)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE %s: %s", path, res.Status)
+	}
+}
+
+func TestVersionAndEveryCommandHasExamples(t *testing.T) {
+	code, out, _ := run(t, offline, "--version")
+	if code != ExitOK || !strings.HasPrefix(out, "rungs version ") {
+		t.Fatalf("--version: %d %q", code, out)
+	}
+	e := &env{IO: IO{Getenv: func(string) string { return "" }}}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Name() == "help" || sub.Hidden {
+				continue
+			}
+			if sub.Example == "" {
+				t.Errorf("%s has no examples in --help", sub.CommandPath())
+			}
+			walk(sub)
+		}
+	}
+	walk(e.rootCommand())
+}
+
+func TestCompletionScripts(t *testing.T) {
+	for shell, want := range map[string]string{"bash": "__rungs_", "zsh": "#compdef rungs", "fish": "complete -c rungs", "powershell": "Register-ArgumentCompleter"} {
+		code, out, errs := run(t, offline, "completion", shell)
+		if code != ExitOK || !strings.Contains(out, want) {
+			t.Errorf("completion %s: exit %d %s (%d bytes)", shell, code, errs, len(out))
+		}
+	}
+	if code, _, _ := run(t, offline, "completion", "tcsh"); code != ExitUsage {
+		t.Errorf("completion tcsh: exit %d", code)
+	}
+	// Static completions need no broker.
+	_, out, _ := run(t, offline, "__complete", "plan", "--layout", "")
+	for _, l := range topology.LayoutNames() {
+		if !strings.Contains(out, l+"\n") {
+			t.Errorf("--layout completion lacks %s:\n%s", l, out)
+		}
+	}
+}
+
+// --ladder completes the ladders discovered on the broker.
+func TestLadderCompletionDiscovers(t *testing.T) {
+	t.Parallel()
+	env, _ := brokerEnv(t)
+	mustRun(t, env, "apply", "--ladder", "alpha", "--levels", "3")
+	mustRun(t, env, "apply", "--ladder", "beta", "--levels", "3")
+	_, out, _ := run(t, env, "__complete", "trace", "--ladder", "al")
+	if !strings.Contains(out, "alpha\tprefix") || strings.Contains(out, "beta") {
+		t.Fatalf("completion:\n%s", out)
+	}
+}
+
+// A broker that cannot carry a quorum ladder safely: RabbitMQ 3.9 (no
+// at-least-once dead-lettering) without the stream_queue flag. The fake
+// management API serves what such a broker reports; a real one of that
+// version is not at hand.
+func TestDoctorNamesQuorumPrerequisites(t *testing.T) {
+	l, _ := topology.Ladder{Name: "jobs", Levels: 3, QueueType: topology.Quorum}.Normalize()
+	defs := broker.PlanDefinitions(l.Plan(), "/")
+	var queues []map[string]any
+	for _, q := range defs.Queues {
+		queues = append(queues, map[string]any{"name": q.Name, "durable": true, "auto_delete": false, "arguments": q.Arguments, "type": "quorum", "state": "running"})
+	}
+	answers := map[string]any{
+		"/api/overview":        map[string]any{"rabbitmq_version": "3.9.13", "erlang_version": "24.3", "node": "rabbit@old"},
+		"/api/nodes":           []any{map[string]any{"name": "rabbit@old", "running": true, "applications": []any{map[string]any{"name": "rabbitmq_management"}}}},
+		"/api/feature-flags":   []any{map[string]any{"name": "quorum_queue", "state": "enabled"}, map[string]any{"name": "stream_queue", "state": "disabled"}},
+		"/api/definitions/%2F": defs,
+		"/api/queues/%2F":      queues,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, ok := answers[r.URL.EscapedPath()]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(a)
+	}))
+	defer srv.Close()
+	vars := map[string]string{"RUNGS_URL": "amqp://guest:guest@127.0.0.1:1/", "RUNGS_MGMT_URL": srv.URL}
+	code, out, _ := run(t, vars, "doctor", "--timeout", "2s")
+	if code != ExitError {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, want := range []string{
+		"✗ AMQP:",
+		"✓ node rabbit@old runs rabbitmq_management",
+		"✗ ladder jobs uses at-least-once dead-lettering, which needs RabbitMQ 3.10+",
+		"✓ quorum_queue is enabled",
+		"✗ stream_queue is not enabled; ladder jobs needs it",
+		"✓ matches its plan",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestParseVersion(t *testing.T) {
+	for in, want := range map[string][3]int{"3.10.8": {3, 10, 8}, "3.13.0-rc.1": {3, 13, 0}, "4.1": {4, 1, 0}} {
+		if got, ok := parseVersion(in); !ok || got != want {
+			t.Errorf("parseVersion(%q) = %v %v", in, got, ok)
+		}
+	}
+	if _, ok := parseVersion("unknown"); ok {
+		t.Error("parsed garbage")
+	}
+	if !less([3]int{3, 9, 13}, minAtLeastOnce) || less([3]int{3, 10, 0}, minAtLeastOnce) {
+		t.Error("version comparison")
+	}
+}

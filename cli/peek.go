@@ -1,0 +1,554 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// defaultPeekBody is how much of each body peek prints unless told.
+const defaultPeekBody = 2048
+
+func (e *env) peekCommand() *cobra.Command {
+	var n, maxBody int
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "peek QUEUE",
+		Short: "Show the first messages of a queue without removing them",
+		Long: `peek reads the first N messages of a queue and puts them back: their
+properties, headers, body (text, pretty JSON, or hex for binary) and their
+x-death history drawn as a timeline of hops, oldest first, with each queue's
+place in the ladders of the vhost. Jobs retried by rungs' retry library show
+their retry history (x-rungs-history) too.
+
+Peeking takes the messages with basic.get and hands them back, so:
+  - they stay in the queue, in their order, but are marked redelivered;
+  - their TTLs are not restarted (a message held by the peek cannot expire
+    meanwhile, and is dead-lettered right after if its time passed: late by
+    milliseconds, never early);
+  - a quorum queue counts the peek as a delivery (x-delivery-count + 1). With
+    a delivery limit (x-delivery-limit, a delivery-limit policy, RabbitMQ 4's
+    default of 20) a message peeked once too often is dead-lettered; from a
+    rung of a quorum ladder that pushes it into the next rung early. peek
+    refuses quorum rungs and quorum queues with a delivery limit unless
+    --force, and --read-only refuses quorum queues altogether.
+
+--read-only allows peeking classic queues: nothing is removed or changed but
+the redelivered flag.`,
+		Example: `  rungs peek jobs.parked
+  rungs peek orders.dlq -n 50 --json
+  rungs peek jobs.rung.03 --force     # a quorum rung: see above`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.runPeek(cmd.Context(), args[0], n, maxBody, force)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVarP(&n, "count", "n", 10, fmt.Sprintf("number of messages to show (1 to %d)", broker.MaxPeek))
+	f.IntVar(&maxBody, "max-body", defaultPeekBody, "bytes of each body to print (0: all)")
+	f.BoolVar(&force, "force", false, "peek a quorum queue where peeking can dead-letter messages early")
+	return cmd
+}
+
+// peekPlan is what runPeek learned before peeking.
+type peekPlan struct {
+	risk    broker.PeekRisk
+	ladders []topology.Ladder
+	checked bool // the management API answered
+}
+
+func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force bool) error {
+	if n < 1 || n > broker.MaxPeek {
+		return usageErr("--count must be between 1 and %d, got %d", broker.MaxPeek, n)
+	}
+	if maxBody < 0 {
+		return usageErr("--max-body cannot be negative")
+	}
+	pp, err := e.assessPeek(ctx, queue, force)
+	if err != nil {
+		return err
+	}
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := conn.Peek(ctx, queue, n)
+	if err != nil {
+		return err
+	}
+	if e.opts.json {
+		return writeJSON(e.Out, toJSONPeek(res, pp))
+	}
+	e.printPeek(res, pp, maxBody)
+	return nil
+}
+
+// assessPeek looks the queue up and decides whether peeking may go ahead.
+func (e *env) assessPeek(ctx context.Context, queue string, force bool) (peekPlan, error) {
+	snap, err := e.snapshot(ctx)
+	return e.assessPeekIn(ctx, snap, err, queue, force)
+}
+
+// assessPeekIn is assessPeek with the vhost's snapshot (or why there is
+// none) already read.
+func (e *env) assessPeekIn(ctx context.Context, snap topology.Snapshot, snapErr error, queue string, force bool) (peekPlan, error) {
+	var pp peekPlan
+	if err := snapErr; err != nil {
+		// Without the management API the queue type is unknown, and a
+		// quorum rung must not be peeked by accident.
+		if !force {
+			return pp, usageErr("cannot tell whether %s is a quorum queue, where peeking raises delivery counts (management API: %v); add --force to peek anyway", queue, err)
+		}
+		if e.opts.readOnly {
+			return pp, fmt.Errorf("peek %s: %w: the queue type is unknown and quorum queues count peeks as deliveries", queue, broker.ErrReadOnly)
+		}
+		fmt.Fprintf(e.Err, "rungs: warning: queue type not checked (management API: %v)\n", err)
+		return pp, nil
+	}
+	q, ok := snap.Queue(queue)
+	if !ok {
+		return pp, fmt.Errorf("no queue %q in vhost %s", queue, e.vhost())
+	}
+	pp.checked = true
+	for _, f := range topology.Discover(snap) {
+		pp.ladders = append(pp.ladders, f.Ladder)
+	}
+	limit, known := 0, true
+	if q.QueueType() == topology.Quorum {
+		m, err := e.management()
+		if err != nil {
+			return pp, err
+		}
+		if limit, known, err = m.DeliveryLimit(ctx, e.vhost(), q); err != nil {
+			known = false
+		}
+	}
+	pp.risk = broker.AssessPeek(q, pp.ladders, limit, known)
+	switch {
+	case e.opts.readOnly && pp.risk.ChangesBroker:
+		return pp, fmt.Errorf("peek %s: %w: %s", queue, broker.ErrReadOnly, pp.risk.Why)
+	case pp.risk.NeedsForce && !force:
+		return pp, usageErr("refusing to peek %s: %s; add --force to peek anyway", queue, pp.risk.Why)
+	case pp.risk.ChangesBroker && !pp.risk.NeedsForce:
+		fmt.Fprintf(e.Err, "rungs: note: %s\n", pp.risk.Why)
+	}
+	return pp, nil
+}
+
+func (e *env) printPeek(res broker.PeekResult, pp peekPlan, maxBody int) {
+	w := e.Out
+	qt := ""
+	if pp.checked {
+		qt = fmt.Sprintf(" (%s queue)", pp.risk.Type)
+	}
+	fmt.Fprintf(w, "%s: %d of %d ready message(s), from the head%s\n", res.Queue, len(res.Messages), res.Ready, qt)
+	if len(res.Messages) > 0 {
+		fmt.Fprintln(w, "peeking left them in the queue, in order, marked redelivered")
+	}
+	for _, m := range res.Messages {
+		fmt.Fprintln(w)
+		writeMessage(w, m, pp.ladders, maxBody)
+	}
+}
+
+// writeMessage prints one peeked message as labelled blocks.
+func writeMessage(w io.Writer, m broker.PeekedMessage, ladders []topology.Ladder, maxBody int) {
+	id := m.MessageID
+	if id == "" {
+		id = "(no message-id)"
+	}
+	fmt.Fprintf(w, "#%d  %s\n", m.Position+1, id)
+	block := func(label string, lines []string) {
+		for i, l := range lines {
+			if i == 0 {
+				fmt.Fprintf(w, "  %-12s  %s\n", label, l)
+			} else {
+				fmt.Fprintf(w, "  %-12s  %s\n", "", l)
+			}
+		}
+	}
+	ex := m.Exchange
+	if ex == "" {
+		ex = "(default exchange)"
+	}
+	block("exchange", []string{ex})
+	block("routing key", []string{m.RoutingKey})
+	block("properties", []string{strings.Join(propertyList(m), ", ")})
+	red := "no"
+	if m.Redelivered {
+		red = "yes"
+	}
+	if m.DeliveryCount >= 0 {
+		red += fmt.Sprintf(", x-delivery-count %d before this peek", m.DeliveryCount)
+	}
+	block("redelivered", []string{red})
+	if hs := headerLines(m.Headers); len(hs) > 0 {
+		block("headers", hs)
+	}
+	kind, body := renderBody(m.Body, m.ContentType, maxBody)
+	block("body", append([]string{fmt.Sprintf("%d bytes, %s", len(m.Body), kind)}, body...))
+	deaths, err := topology.ParseDeaths(m.Headers)
+	switch {
+	case err != nil:
+		block("x-death", []string{err.Error()})
+	case len(deaths) > 0:
+		block("x-death", deathLines(topology.Timeline(deaths, ladders)))
+	}
+	if saved, _ := topology.ParseDeaths(map[string]any{topology.HeaderDeath: m.Headers[topology.HeaderSavedDeath]}); len(saved) > 0 {
+		block("saved x-death", deathLines(topology.Timeline(saved, ladders)))
+	}
+	if h := topology.ParseHistory(m.Headers); len(h) > 0 {
+		block("retries", historyLines(h))
+	}
+}
+
+func propertyList(m broker.PeekedMessage) []string {
+	var ps []string
+	if m.Persistent {
+		ps = append(ps, "persistent")
+	} else {
+		ps = append(ps, "transient")
+	}
+	add := func(name, v string) {
+		if v != "" {
+			ps = append(ps, name+" "+v)
+		}
+	}
+	add("content-type", m.ContentType)
+	add("content-encoding", m.Properties.ContentEncoding)
+	if !m.Timestamp.IsZero() {
+		add("timestamp", m.Timestamp.UTC().Format(time.DateTime+" MST"))
+	}
+	add("correlation-id", m.Properties.CorrelationID)
+	add("reply-to", m.Properties.ReplyTo)
+	add("expiration", m.Properties.Expiration)
+	add("type", m.Properties.Type)
+	add("app-id", m.Properties.AppID)
+	add("user-id", m.Properties.UserID)
+	if m.Properties.Priority > 0 {
+		add("priority", fmt.Sprint(m.Properties.Priority))
+	}
+	return ps
+}
+
+// shownElsewhere are headers peek draws in blocks of their own.
+var shownElsewhere = map[string]bool{
+	topology.HeaderDeath: true, topology.HeaderSavedDeath: true, topology.HeaderHistory: true,
+}
+
+// headerLines prints headers as key=value, sorted, one per line.
+func headerLines(h map[string]any) []string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		if !shownElsewhere[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	lines := make([]string, len(keys))
+	for i, k := range keys {
+		lines[i] = k + "=" + headerText(h[k])
+	}
+	return lines
+}
+
+// headerText shows a header value compactly: text as is, times in UTC,
+// tables and arrays as JSON.
+func headerText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case time.Time:
+		return x.UTC().Format(time.RFC3339)
+	case []byte:
+		return "0x" + hex.EncodeToString(x)
+	case map[string]any, []any:
+		b, err := json.Marshal(jsonSafe(x))
+		if err == nil {
+			return string(b)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+// jsonSafe converts header values to what encoding/json prints well: times
+// as RFC 3339, byte arrays as base64, other odd types as text.
+func jsonSafe(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonSafe(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonSafe(e)
+		}
+		return out
+	case time.Time:
+		return x.UTC().Format(time.RFC3339)
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	case nil, string, bool, int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, float32, float64:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
+// renderBody shows a body as pretty JSON, text or a hex dump, cut at max
+// bytes (0: all). kind says which, and how much was cut.
+func renderBody(body []byte, contentType string, max int) (kind string, lines []string) {
+	if len(body) == 0 {
+		return "empty", nil
+	}
+	cut := func(b []byte) ([]byte, string) {
+		if max > 0 && len(b) > max {
+			return b[:max], fmt.Sprintf(", first %d shown", max)
+		}
+		return b, ""
+	}
+	trimmed := bytes.TrimSpace(body)
+	looksJSON := strings.Contains(contentType, "json") || len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
+	if looksJSON && json.Valid(body) {
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, trimmed, "", "  ") == nil {
+			shown, note := cut(pretty.Bytes())
+			return "JSON" + note, splitLines(string(shown))
+		}
+	}
+	if utf8.Valid(body) && printable(string(body)) {
+		shown, note := cut(body)
+		for !utf8.Valid(shown) && len(shown) > 0 {
+			shown = shown[:len(shown)-1]
+		}
+		return "text" + note, splitLines(string(shown))
+	}
+	shown, note := cut(body)
+	return "binary, hex" + note, splitLines(hex.Dump(shown))
+}
+
+func printable(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) && !unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func splitLines(s string) []string {
+	return strings.Split(strings.TrimRight(s, "\n"), "\n")
+}
+
+// deathLines draws a timeline, one hop a line:
+//
+//	+0s  jobs.rung.02  rung 2 (4s)  expired ×1  13:29:12  from jobs.ingest key 0.1.0.1.work
+func deathLines(hops []topology.DeathHop) []string {
+	rows := make([][]string, len(hops))
+	for i, h := range hops {
+		since := "+" + topology.FormatDelay(h.Since)
+		if h.Time.IsZero() {
+			since = "?"
+		}
+		role := h.Role
+		switch h.Role {
+		case topology.RoleRung:
+			role = fmt.Sprintf("rung %d (%s)", h.Rung.Level, topology.FormatDelay(h.Rung.TTL))
+		case "":
+			role = "-"
+		}
+		at := ""
+		if !h.Time.IsZero() {
+			at = h.Time.UTC().Format(time.TimeOnly)
+		}
+		from := "from " + strings.TrimSpace(orDefault(h.Exchange)+" key "+strings.Join(h.RoutingKeys, ","))
+		rows[i] = []string{since, h.Queue, role, fmt.Sprintf("%s ×%d", h.Reason, h.Count), at, from}
+	}
+	return alignRows(rows)
+}
+
+func orDefault(exchange string) string {
+	if exchange == "" {
+		return "(default exchange)"
+	}
+	return exchange
+}
+
+// historyLines draws a retry history, one attempt a line.
+func historyLines(h []topology.Attempt) []string {
+	rows := make([][]string, len(h))
+	for i, a := range h {
+		next := "retried after " + topology.FormatDelay(a.Delay)
+		if a.Parked {
+			next = "parked"
+		}
+		at := ""
+		if !a.At.IsZero() {
+			at = a.At.UTC().Format(time.DateTime)
+		}
+		rows[i] = []string{fmt.Sprintf("attempt %d", a.N), at, next, a.Reason}
+	}
+	return alignRows(rows)
+}
+
+// alignRows pads columns to a common width.
+func alignRows(rows [][]string) []string {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		var b strings.Builder
+		for j, c := range r {
+			b.WriteString(c)
+			if j < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", width[j]-utf8.RuneCountInString(c)+2))
+			}
+		}
+		out[i] = strings.TrimRight(b.String(), " ")
+	}
+	return out
+}
+
+// jsonPeek is peek --json.
+type jsonPeek struct {
+	Queue     string        `json:"queue"`
+	QueueType string        `json:"queue_type,omitempty"`
+	Ready     int           `json:"ready"`
+	Peeked    int           `json:"peeked"`
+	Effects   []string      `json:"effects"`
+	Messages  []jsonMessage `json:"messages"`
+}
+
+type jsonMessage struct {
+	Position      int            `json:"position"`
+	MessageID     string         `json:"message_id"`
+	Exchange      string         `json:"exchange"`
+	RoutingKey    string         `json:"routing_key"`
+	Redelivered   bool           `json:"redelivered"`
+	DeliveryCount *int64         `json:"delivery_count"`
+	Properties    map[string]any `json:"properties"`
+	Headers       map[string]any `json:"headers"`
+	BodyBytes     int            `json:"body_bytes"`
+	Body          *string        `json:"body"`
+	BodyBase64    string         `json:"body_base64,omitempty"`
+	Deaths        []jsonDeath    `json:"deaths"`
+	History       []jsonAttempt  `json:"history"`
+}
+
+type jsonDeath struct {
+	Queue       string   `json:"queue"`
+	Reason      string   `json:"reason"`
+	Exchange    string   `json:"exchange"`
+	RoutingKeys []string `json:"routing_keys"`
+	Count       int64    `json:"count"`
+	Time        string   `json:"time,omitempty"`
+	SinceMS     int64    `json:"since_ms"`
+	Ladder      string   `json:"ladder,omitempty"`
+	Role        string   `json:"role,omitempty"`
+	Level       *int     `json:"level,omitempty"`
+	TTLMS       int64    `json:"ttl_ms,omitempty"`
+}
+
+type jsonAttempt struct {
+	Attempt int    `json:"attempt"`
+	At      string `json:"at,omitempty"`
+	Reason  string `json:"reason"`
+	Queue   string `json:"queue,omitempty"`
+	DelayMS int64  `json:"delay_ms"`
+	Parked  bool   `json:"parked"`
+}
+
+func toJSONPeek(res broker.PeekResult, pp peekPlan) jsonPeek {
+	out := jsonPeek{Queue: res.Queue, Ready: res.Ready, Peeked: len(res.Messages), Effects: pp.risk.Effects, Messages: []jsonMessage{}}
+	if pp.checked {
+		out.QueueType = string(pp.risk.Type)
+	}
+	if out.Effects == nil {
+		out.Effects = []string{"the messages stay in the queue, in their order, and are marked redelivered"}
+	}
+	for _, m := range res.Messages {
+		jm := jsonMessage{
+			Position: m.Position, MessageID: m.MessageID, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
+			Redelivered: m.Redelivered, BodyBytes: len(m.Body), Headers: map[string]any{},
+			Properties: map[string]any{"persistent": m.Persistent}, Deaths: []jsonDeath{}, History: []jsonAttempt{},
+		}
+		if m.DeliveryCount >= 0 {
+			c := m.DeliveryCount
+			jm.DeliveryCount = &c
+		}
+		props := map[string]string{
+			"content_type": m.ContentType, "content_encoding": m.Properties.ContentEncoding,
+			"correlation_id": m.Properties.CorrelationID, "reply_to": m.Properties.ReplyTo,
+			"expiration": m.Properties.Expiration, "type": m.Properties.Type, "app_id": m.Properties.AppID,
+			"user_id": m.Properties.UserID,
+		}
+		for k, v := range props {
+			if v != "" {
+				jm.Properties[k] = v
+			}
+		}
+		if m.Properties.Priority > 0 {
+			jm.Properties["priority"] = m.Properties.Priority
+		}
+		if !m.Timestamp.IsZero() {
+			jm.Properties["timestamp"] = m.Timestamp.UTC().Format(time.RFC3339)
+		}
+		for k, v := range m.Headers {
+			jm.Headers[k] = jsonSafe(v)
+		}
+		if utf8.Valid(m.Body) {
+			s := string(m.Body)
+			jm.Body = &s
+		} else {
+			jm.BodyBase64 = base64.StdEncoding.EncodeToString(m.Body)
+		}
+		deaths, _ := topology.ParseDeaths(m.Headers)
+		for _, h := range topology.Timeline(deaths, pp.ladders) {
+			jd := jsonDeath{Queue: h.Queue, Reason: h.Reason, Exchange: h.Exchange, RoutingKeys: h.RoutingKeys, Count: h.Count,
+				SinceMS: h.Since.Milliseconds(), Ladder: h.Ladder, Role: h.Role}
+			if jd.RoutingKeys == nil {
+				jd.RoutingKeys = []string{}
+			}
+			if !h.Time.IsZero() {
+				jd.Time = h.Time.UTC().Format(time.RFC3339)
+			}
+			if h.Role == topology.RoleRung {
+				level := h.Rung.Level
+				jd.Level, jd.TTLMS = &level, h.Rung.TTL.Milliseconds()
+			}
+			jm.Deaths = append(jm.Deaths, jd)
+		}
+		for _, a := range topology.ParseHistory(m.Headers) {
+			ja := jsonAttempt{Attempt: a.N, Reason: a.Reason, Queue: a.Queue, DelayMS: a.Delay.Milliseconds(), Parked: a.Parked}
+			if !a.At.IsZero() {
+				ja.At = a.At.UTC().Format(time.RFC3339)
+			}
+			jm.History = append(jm.History, ja)
+		}
+		out.Messages = append(out.Messages, jm)
+	}
+	return out
+}

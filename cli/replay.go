@@ -1,0 +1,441 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// defaultDryRun is how many messages replay --dry-run shows without --limit.
+const defaultDryRun = 50
+
+type replayFlags struct {
+	from, toLadder, toQueue, delay, to, park, rate string
+	toOrigin, dryRun                               bool
+	limit, window, maxHeld                         int
+	where                                          []string
+}
+
+func (e *env) replayCommand() *cobra.Command {
+	var rf replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay --from QUEUE (--to-origin | --to-ladder NAME --delay D | --to-queue QUEUE)",
+		Short: "Move messages off a queue (a dead-letter queue) without losing any",
+		Long: `replay takes messages off a queue and republishes each one, until the
+queue is empty or --limit is reached:
+
+  --to-origin        back where each came from: the exchange and routing key
+                     of its most recent x-death entry (a job parked by rungs'
+                     retry library goes back to its worker's queue). Every
+                     queue bound to that exchange and key gets it again. From
+                     a ladder's done queue or destination it is delivered at
+                     once; from a rung it waits that rung's full TTL again.
+  --to-ladder NAME   into a ladder with --delay, to --to (a destination of
+                     the ladder; default its done queue)
+  --to-queue QUEUE   straight into a queue
+
+It never loses a message: each one is acknowledged on the source only after
+the broker confirmed its copy (confirms are pipelined). Unroutable copies
+stay on the source, or go to --park QUEUE with the reason in x-rungs-reason.
+If the connection drops or rungs is killed, unacknowledged messages go back
+to the source: a message may then be both there and at the target (the
+count of possible duplicates is reported), never neither.
+
+Copies keep body, properties and headers, and gain x-rungs-replayed (a
+count), x-rungs-replayed-from, x-rungs-replayed-at and x-rungs-replay-id.
+Into a ladder, x-death is moved to x-rungs-x-death: RabbitMQ would otherwise
+drop a message that expires into a rung its x-death names.
+
+--where K=V keeps messages whose header K does not read V on the source.
+Messages that stay (filtered out, unroutable) are handed back when replay
+ends; a quorum source counts that as a delivery (x-delivery-count), as it
+does a peek.
+--dry-run peeks at the first messages (see rungs peek) and says where each
+would go. replay asks for the source's name to be typed, or --yes.`,
+		Example: `  rungs replay --from orders.dlq --to-origin --dry-run
+  rungs replay --from jobs.parked --to-origin --yes
+  rungs replay --from orders.dlq --to-ladder jobs --delay 5m --to orders.work --rate 200/s --yes
+  rungs replay --from orders.dlq --to-queue orders.work --where tenant=acme --limit 100 --park orders.unroutable --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return e.runReplay(cmd.Context(), rf) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&rf.from, "from", "", "queue to take messages from (required)")
+	f.BoolVar(&rf.toOrigin, "to-origin", false, "send each message back where x-death says it came from")
+	f.StringVar(&rf.toLadder, "to-ladder", "", "send them into this ladder (with --delay)")
+	f.StringVar(&rf.delay, "delay", "", "delay for --to-ladder, e.g. 30s, 5m")
+	f.StringVar(&rf.to, "to", "", "destination queue for --to-ladder (default: the ladder's done queue)")
+	f.StringVar(&rf.toQueue, "to-queue", "", "send them straight to this queue")
+	f.IntVar(&rf.limit, "limit", 0, "move at most this many messages (default: until the source is empty)")
+	f.StringVar(&rf.rate, "rate", "", "at most this many messages a second: 200, 200/s, 6000/m")
+	f.StringArrayVar(&rf.where, "where", nil, "only messages whose header K reads V: K=V (repeatable, all must match)")
+	f.StringVar(&rf.park, "park", "", "queue for unroutable messages (declared if missing; default: they stay on the source)")
+	f.BoolVar(&rf.dryRun, "dry-run", false, "peek at the first messages and say where each would go; move nothing")
+	f.IntVar(&rf.window, "window", broker.DefaultMoveWindow, "copies awaiting their confirm at once")
+	f.IntVar(&rf.maxHeld, "max-held", 0, "messages kept back on the source (filtered, unroutable) before replay stops (default: 500, 10000 with --where)")
+	f.BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
+	_ = cmd.MarkFlagRequired("from")
+	return cmd
+}
+
+// replayPlan is a replay worked out: where messages go and how it reads.
+type replayPlan struct {
+	opts broker.MoveOptions
+	// describe reads as the end of "replay N messages from Q ...".
+	describe string
+	snap     *topology.Snapshot
+	snapErr  error
+	graph    *topology.Graph
+}
+
+func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
+	opts, err := rf.options()
+	if err != nil {
+		return err
+	}
+	if !rf.dryRun {
+		if err := e.refuseReadOnly("replay"); err != nil {
+			return err
+		}
+	}
+	rp, err := e.planReplay(ctx, rf, opts)
+	if err != nil {
+		return err
+	}
+	if rf.dryRun {
+		return e.dryRunReplay(ctx, rf, rp)
+	}
+	ready := "the"
+	if rp.snap != nil {
+		if q, ok := rp.snap.Queue(rf.from); ok {
+			ready = fmt.Sprintf("about %d", q.Stats.Ready)
+		}
+	}
+	what := fmt.Sprintf("replay %s message(s) from %s %s", ready, rf.from, rp.describe)
+	if rf.limit > 0 {
+		what += fmt.Sprintf(" (at most %d)", rf.limit)
+	}
+	if err := e.confirm(what, rf.from); err != nil {
+		return err
+	}
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return err
+	}
+	rp.opts.Progress = e.replayProgress()
+	res, err := conn.Move(ctx, rp.opts)
+	e.reportReplay(rf, rp, res)
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{130, fmt.Errorf("replay interrupted after %d message(s); the rest stay on %s", res.Moved+res.Parked, rf.from)}
+	case err != nil:
+		return err
+	case res.Kept > 0:
+		return fmt.Errorf("%d message(s) stayed on %s (reasons above)", res.Kept, rf.from)
+	}
+	return nil
+}
+
+// options checks the flags that need no broker.
+func (rf replayFlags) options() (broker.MoveOptions, error) {
+	o := broker.MoveOptions{Source: rf.from, Park: rf.park, Limit: rf.limit, Window: rf.window, MaxHeld: rf.maxHeld}
+	n := 0
+	for _, set := range []bool{rf.toOrigin, rf.toLadder != "", rf.toQueue != ""} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n != 1:
+		return o, usageErr("replay needs exactly one of --to-origin, --to-ladder NAME or --to-queue QUEUE")
+	case rf.toLadder == "" && (rf.delay != "" || rf.to != ""):
+		return o, usageErr("--delay and --to go with --to-ladder")
+	case rf.toLadder != "" && rf.delay == "":
+		return o, usageErr("--to-ladder needs --delay")
+	case rf.toLadder != "" && badDelay(rf.delay) != nil:
+		return o, usageErr("--delay: %v", badDelay(rf.delay))
+	case rf.toQueue != "" && rf.toQueue == rf.from:
+		return o, usageErr("--to-queue is the source queue %s", rf.from)
+	case rf.park != "" && rf.park == rf.from:
+		return o, usageErr("--park is the source queue %s", rf.from)
+	case rf.limit < 0:
+		return o, usageErr("--limit cannot be negative")
+	case rf.window < 1:
+		return o, usageErr("--window must be at least 1")
+	case rf.maxHeld < 0:
+		return o, usageErr("--max-held cannot be negative")
+	}
+	if rf.rate != "" {
+		r, err := parseRate(rf.rate)
+		if err != nil {
+			return o, usageErr("--rate: %v", err)
+		}
+		o.Rate = r
+	}
+	if len(rf.where) > 0 {
+		want := map[string]string{}
+		for _, kv := range rf.where {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return o, usageErr("--where %q: want HEADER=VALUE", kv)
+			}
+			want[k] = v
+		}
+		o.Filter = func(d broker.Delivery) bool {
+			for k, v := range want {
+				hv, ok := d.Headers[k]
+				if !ok || headerText(hv) != v {
+					return false
+				}
+			}
+			return true
+		}
+		if o.MaxHeld == 0 {
+			o.MaxHeld = 10000
+		}
+	}
+	return o, nil
+}
+
+func badDelay(s string) error {
+	_, err := topology.ParseDelay(s)
+	return err
+}
+
+// parseRate reads "200", "200/s", "6000/m" or "36000/h" as messages a second.
+func parseRate(s string) (float64, error) {
+	num, unit, _ := strings.Cut(strings.TrimSpace(s), "/")
+	r, err := strconv.ParseFloat(num, 64)
+	if err != nil || r <= 0 {
+		return 0, fmt.Errorf("%q is not a positive rate (try 200/s or 6000/m)", s)
+	}
+	switch unit {
+	case "", "s":
+	case "m":
+		r /= 60
+	case "h":
+		r /= 3600
+	default:
+		return 0, fmt.Errorf("%q: unknown unit %q (use /s, /m or /h)", s, unit)
+	}
+	return r, nil
+}
+
+// planReplay resolves where messages go, checking what the management API
+// can check.
+func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptions) (replayPlan, error) {
+	rp := replayPlan{opts: o}
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		rp.snapErr = err
+		fmt.Fprintf(e.Err, "rungs: warning: routes not checked (management API: %v); relying on mandatory returns\n", err)
+	} else {
+		rp.snap, rp.graph = &snap, topology.NewGraph(snap)
+		if _, ok := snap.Queue(rf.from); !ok {
+			return rp, fmt.Errorf("no queue %q in vhost %s; nothing was replayed", rf.from, e.vhost())
+		}
+	}
+	switch {
+	case rf.toQueue != "":
+		if rp.snap != nil {
+			if _, ok := rp.snap.Queue(rf.toQueue); !ok {
+				return rp, fmt.Errorf("no queue %q in vhost %s; nothing was replayed", rf.toQueue, e.vhost())
+			}
+		}
+		rp.opts.Route = broker.ToQueue(rf.toQueue)
+		rp.describe = "to queue " + rf.toQueue
+	case rf.toOrigin:
+		var intoLadder func(string) bool
+		if rp.snap != nil {
+			owned := map[string]bool{}
+			for _, f := range topology.Discover(*rp.snap) {
+				for _, x := range f.Ladder.Plan().Exchanges {
+					owned[x.Name] = true
+				}
+			}
+			intoLadder = func(x string) bool { return owned[x] }
+		}
+		rp.opts.Route = broker.ToOrigin(intoLadder)
+		rp.describe = "back where each came from (its latest x-death entry, or x-rungs-queue)"
+	default:
+		d, err := topology.ParseDelay(rf.delay)
+		if err != nil {
+			return rp, usageErr("--delay: %v", err)
+		}
+		e.opts.ladder.name = rf.toLadder
+		r, err := e.resolveLadder(ctx)
+		if err != nil {
+			return rp, err
+		}
+		if r.snap != nil && !r.discovered {
+			return rp, fmt.Errorf("no %s ladder %q in vhost %s; nothing was replayed", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
+		}
+		tr, err := r.ladder.Trace(d, rf.to)
+		if err != nil {
+			return rp, usageErr("%v", err)
+		}
+		if tr.Target == rf.from {
+			return rp, usageErr("the ladder delivers to %s, the source queue: replay would never end", rf.from)
+		}
+		if c := e.checkTrace(r, tr); c.err != nil {
+			return rp, fmt.Errorf("nothing replayed: a message for %s would not reach %s: %v", topology.FormatDelay(tr.Delay), tr.Target, c.err)
+		}
+		if rp.opts.Route, err = broker.ToLadder(r.ladder, d, rf.to); err != nil {
+			return rp, usageErr("%v", err)
+		}
+		rp.describe = fmt.Sprintf("into ladder %s: %s later to %s (exchange %s, key %s)", r.ladder.Name, topology.FormatDelay(tr.Delay), tr.Target, tr.Exchange, tr.Key)
+	}
+	return rp, nil
+}
+
+// replayProgress prints a line to stderr every few seconds at a terminal.
+func (e *env) replayProgress() func(broker.MoveProgress) {
+	if !e.Interactive || e.opts.json {
+		return nil
+	}
+	var last time.Time
+	return func(p broker.MoveProgress) {
+		if p.Done || time.Since(last) < 2*time.Second {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(e.Err, "replay: %d moved, %d parked, %d kept, %.0f/s\n", p.Moved, p.Parked, p.Kept, p.Rate())
+	}
+}
+
+func (e *env) reportReplay(rf replayFlags, rp replayPlan, res broker.MoveProgress) {
+	if e.opts.json {
+		reasons := res.Reasons
+		if reasons == nil {
+			reasons = map[string]int{}
+		}
+		_ = writeJSON(e.Out, map[string]any{
+			"source": rf.from, "destination": rp.describe, "moved": res.Moved, "parked": res.Parked, "kept": res.Kept,
+			"skipped": res.Skipped, "unknown": res.Unknown, "reconnects": res.Reconnects, "reasons": reasons,
+			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "rate": res.Rate(), "source_ready": res.SourceReady,
+		})
+		return
+	}
+	fmt.Fprintf(e.Out, "replayed %d message(s) from %s %s in %s (%.0f/s); stopped: %s\n",
+		res.Moved, rf.from, rp.describe, res.Elapsed.Round(time.Millisecond), res.Rate(), res.Stopped)
+	fmt.Fprintf(e.Out, "  %d parked", res.Parked)
+	if rf.park != "" {
+		fmt.Fprintf(e.Out, " in %s", rf.park)
+	}
+	fmt.Fprintf(e.Out, ", %d kept on the source, %d skipped by --where", res.Kept, res.Skipped)
+	if res.Unknown > 0 || res.Reconnects > 0 {
+		fmt.Fprintf(e.Out, ", %d possibly duplicated (in flight when the connection dropped %s)", res.Unknown, plural(res.Reconnects, "time", "times"))
+	}
+	fmt.Fprintln(e.Out)
+	for _, r := range sortedReasons(res.Reasons) {
+		fmt.Fprintf(e.Out, "  %d × %s\n", res.Reasons[r], r)
+	}
+}
+
+func sortedReasons(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+// dryRunReplay peeks and says where each message would go.
+func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayPlan) error {
+	n := defaultDryRun
+	if rf.limit > 0 {
+		n = min(rf.limit, broker.MaxPeek)
+	}
+	snap := topology.Snapshot{}
+	if rp.snap != nil {
+		snap = *rp.snap
+	}
+	if _, err := e.assessPeekIn(ctx, snap, rp.snapErr, rf.from, false); err != nil {
+		return err
+	}
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return err
+	}
+	previews, res, err := conn.PreviewMove(ctx, rp.opts, n)
+	if err != nil {
+		return err
+	}
+	type jsonPreview struct {
+		Position   int      `json:"position"`
+		MessageID  string   `json:"message_id"`
+		Moves      bool     `json:"moves"`
+		Exchange   string   `json:"exchange,omitempty"`
+		RoutingKey string   `json:"routing_key,omitempty"`
+		Reaches    []string `json:"reaches,omitempty"`
+		Stays      string   `json:"stays,omitempty"`
+	}
+	var out []jsonPreview
+	for _, p := range previews {
+		jp := jsonPreview{Position: p.Message.Position, MessageID: p.Message.MessageID}
+		switch {
+		case p.Skipped:
+			jp.Stays = "filtered out by --where"
+		case p.Err != nil:
+			jp.Stays = "no route: " + p.Err.Error()
+		default:
+			jp.Moves, jp.Exchange, jp.RoutingKey = true, p.Route.Exchange, p.Route.RoutingKey
+			if rp.graph != nil {
+				qs, _, err := rp.graph.Route(p.Route.Exchange, p.Route.RoutingKey)
+				switch {
+				case errors.Is(err, topology.ErrUnknownExchange):
+					jp.Moves, jp.Stays = false, fmt.Sprintf("exchange %q does not exist", p.Route.Exchange)
+				case err == nil && len(qs) == 0:
+					jp.Moves, jp.Stays = false, "unroutable: no queue is bound for "+p.Route.String()
+				case err == nil:
+					jp.Reaches = qs
+				}
+			}
+		}
+		out = append(out, jp)
+	}
+	if e.opts.json {
+		if out == nil {
+			out = []jsonPreview{}
+		}
+		return writeJSON(e.Out, map[string]any{"source": rf.from, "ready": res.Ready, "previewed": len(out), "dry_run": true, "messages": out})
+	}
+	fmt.Fprintf(e.Out, "dry run: the first %d of %d ready message(s) of %s; nothing was moved\n", len(out), res.Ready, rf.from)
+	rows := make([][]string, 0, len(out))
+	for _, p := range out {
+		id := p.MessageID
+		if id == "" {
+			id = "-"
+		}
+		row := []string{fmt.Sprintf("#%d", p.Position+1), id}
+		if p.Moves {
+			dest := "→ " + broker.Route{Exchange: p.Exchange, RoutingKey: p.RoutingKey}.String()
+			if len(p.Reaches) > 0 {
+				dest += " (reaches " + strings.Join(p.Reaches, ", ") + ")"
+			}
+			row = append(row, dest)
+		} else {
+			row = append(row, "stays: "+p.Stays)
+		}
+		rows = append(rows, row)
+	}
+	for _, l := range alignRows(rows) {
+		fmt.Fprintln(e.Out, "  "+l)
+	}
+	return nil
+}

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// fillQueue publishes n persistent messages with unique ids to a queue.
+func fillQueue(t *testing.T, c *broker.Conn, queue, prefix string, n int, headers func(i int) map[string]any) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	ids := make([]string, 0, n)
+	for start := 0; start < n; start += 5000 {
+		var msgs []broker.Message
+		for i := start; i < min(n, start+5000); i++ {
+			id := fmt.Sprintf("%s-%05d", prefix, i)
+			ids = append(ids, id)
+			m := broker.Message{RoutingKey: queue, MessageID: id, Body: []byte(id), Persistent: true}
+			if headers != nil {
+				m.Headers = headers(i)
+			}
+			msgs = append(msgs, m)
+		}
+		if res, err := c.Publish(ctx, msgs); err != nil || res.Confirmed != len(msgs) {
+			t.Fatalf("fill %s: %+v, %v", queue, res, err)
+		}
+	}
+	return ids
+}
+
+// queueDepth reads a queue's ready count with a passive declaration.
+func queueDepth(t *testing.T, c *broker.Conn, queue string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.Peek(ctx, queue, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Ready
+}
+
+// takeAll consumes every message of a queue (the count is read first; run
+// it once nothing else publishes) and returns their message ids in order.
+func takeAll(t *testing.T, cfg broker.Config, c *broker.Conn, queue string) []string {
+	t.Helper()
+	n := queueDepth(t, c, queue)
+	if n == 0 {
+		return nil
+	}
+	ch := rawChannel(t, cfg)
+	if err := ch.Qos(2000, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	in, err := ch.Consume(queue, "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, 0, n)
+	timeout := time.After(60 * time.Second)
+	for len(out) < n {
+		select {
+		case d := <-in:
+			if err := d.Ack(false); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, d.MessageId)
+		case <-timeout:
+			t.Fatalf("took %d of %d from %s", len(out), n, queue)
+		}
+	}
+	_ = ch.Close()
+	return out
+}
+
+func declareQueues(t *testing.T, c *broker.Conn, names ...string) {
+	t.Helper()
+	var p topology.Plan
+	for _, n := range names {
+		p.Queues = append(p.Queues, topology.Queue{Name: n, Durable: true})
+	}
+	if _, err := c.Apply(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReplayToQueueWithFilterAndDryRun(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	c := dial(t, cfg)
+	declareQueues(t, c, "dlq", "work")
+	all := fillQueue(t, c, "dlq", "r", 30, func(i int) map[string]any { return map[string]any{"tenant": []string{"acme", "other"}[i%3/2]} })
+
+	out := mustRun(t, env, "replay", "--from", "dlq", "--to-queue", "work", "--where", "tenant=acme", "--dry-run", "--limit", "3")
+	if !strings.Contains(out, "dry run: the first 3 of 30") || !strings.Contains(out, `→ the default exchange key "work" (reaches work)`) {
+		t.Errorf("dry run:\n%s", out)
+	}
+	if n := queueDepth(t, c, "work"); n != 0 {
+		t.Fatalf("a dry run moved %d messages", n)
+	}
+	code, _, errs := run(t, env, "replay", "--from", "dlq", "--to-queue", "work")
+	if code != ExitUsage || !strings.Contains(errs, "--yes") {
+		t.Fatalf("replay without --yes: exit %d %s", code, errs)
+	}
+	var res struct {
+		Moved, Skipped, Kept int
+		Stopped              string
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, env, "replay", "--from", "dlq", "--to-queue", "work", "--where", "tenant=acme", "--yes", "--json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Moved != 20 || res.Skipped != 10 || res.Stopped != broker.StopEmpty {
+		t.Errorf("replay --where: %+v", res)
+	}
+	var moved, left []string
+	for i, id := range all {
+		if i%3/2 == 0 {
+			moved = append(moved, id)
+		} else {
+			left = append(left, id)
+		}
+	}
+	if got := takeAll(t, cfg, c, "work"); strings.Join(got, ",") != strings.Join(moved, ",") {
+		t.Errorf("work holds %v, want %v", got, moved)
+	}
+	if got := takeAll(t, cfg, c, "dlq"); strings.Join(got, ",") != strings.Join(left, ",") {
+		t.Errorf("dlq holds %v, want %v", got, left)
+	}
+}
+
+func TestReplayParkedJobsBackToTheirWorker(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	c := dial(t, cfg)
+	mustRun(t, env, "apply", "--ladder", "w", "--unit", "100ms", "--levels", "5", "--target", "w.work")
+	// Every attempt fails: three jobs, two attempts each, then parked.
+	out := mustRun(t, env, "worker", "--demo", "--ladder", "w", "--fail", "1", "--attempts", "2", "--steps", "200ms",
+		"--jitter", "0", "--work", "0s", "--feed", "100/s", "--jobs", "3", "--seed", "7")
+	if strings.Count(out, "retry in 200ms") != 3 || strings.Count(out, "parked in w.work.parked") != 3 {
+		t.Fatalf("worker:\n%s", out)
+	}
+	peek := mustRun(t, env, "peek", "w.work.parked")
+	for _, want := range []string{"3 of 3 ready", "x-rungs-reason=simulated failure (--fail 1)", "x-rungs-queue=w.work", "attempt 1", "retried after 200ms", "attempt 2", "parked"} {
+		if !strings.Contains(peek, want) {
+			t.Errorf("peek of the parking queue lacks %q:\n%s", want, peek)
+		}
+	}
+	out = mustRun(t, env, "replay", "--from", "w.work.parked", "--to-origin", "--yes")
+	if !strings.Contains(out, "replayed 3 message(s)") {
+		t.Fatalf("replay:\n%s", out)
+	}
+	if got := takeAll(t, cfg, c, "w.work"); len(got) != 3 {
+		t.Errorf("%d of 3 parked jobs are back in w.work", len(got))
+	}
+}
+
+// settle waits until the broker has dealt with a dead client: its consumer
+// is gone from the source (the broker requeues what it held in the same
+// step) and the queues' depths have stopped changing.
+func settle(t *testing.T, cfg broker.Config, source string, queues ...string) {
+	t.Helper()
+	ch := rawChannel(t, cfg)
+	defer ch.Close()
+	depths := func() (total, consumers int) {
+		for _, q := range append([]string{source}, queues...) {
+			st, err := ch.QueueDeclarePassive(q, true, false, false, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += st.Messages
+			if q == source {
+				consumers = st.Consumers
+			}
+		}
+		return total, consumers
+	}
+	last, consumers := depths()
+	t.Logf("right after the kill: %d messages, %d consumers on %s", last, consumers, source)
+	stable := 0
+	for deadline := time.Now().Add(30 * time.Second); (consumers > 0 || stable < 5) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		var n int
+		n, consumers = depths()
+		if n == last {
+			stable++
+		} else {
+			last, stable = n, 0
+		}
+	}
+	t.Logf("settled: %d messages, %d consumers", last, consumers)
+}
+
+// buildRungs compiles the rungs binary once per test binary.
+var buildRungs = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "rungs-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "rungs")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// TestReplaySurvivesKill9 kills the replaying process in the middle of
+// 50,000 messages: every message must be on the source or the target.
+func TestReplaySurvivesKill9(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	bin, err := buildRungs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, cfg)
+	declareQueues(t, c, "dlq", "target")
+	const n = 50000
+	start := time.Now()
+	want := fillQueue(t, c, "dlq", "k", n, nil)
+	t.Logf("published %d persistent messages in %s", n, time.Since(start))
+
+	cmd := exec.Command(bin, "replay", "--from", "dlq", "--to-queue", "target", "--yes")
+	cmd.Env = append(os.Environ(), "RUNGS_URL="+env["RUNGS_URL"], "RUNGS_MGMT_URL="+env["RUNGS_MGMT_URL"], "RUNGS_VHOST="+env["RUNGS_VHOST"])
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	killed := false
+	for !killed {
+		select {
+		case err := <-exited:
+			t.Fatalf("replay finished before it could be killed (%v): %s", err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if queueDepth(t, c, "target") >= n/3 {
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			killed = true
+		}
+	}
+	err = <-exited
+	t.Logf("killed after %s: %v", time.Since(start), err)
+	settle(t, cfg, "dlq", "target")
+	source, target := takeAll(t, cfg, c, "dlq"), takeAll(t, cfg, c, "target")
+	count := map[string]int{}
+	for _, id := range append(append([]string(nil), source...), target...) {
+		count[id]++
+	}
+	lost, dups := 0, 0
+	for _, id := range want {
+		switch count[id] {
+		case 0:
+			lost++
+		case 1:
+		default:
+			dups += count[id] - 1
+		}
+		delete(count, id)
+	}
+	t.Logf("after kill -9: %d on the source, %d at the target, %d duplicates, %d lost", len(source), len(target), dups, lost)
+	if lost > 0 || len(count) > 0 {
+		t.Fatalf("%d messages lost, %d unknown ones appeared", lost, len(count))
+	}
+	if len(target) == 0 || len(source) == 0 {
+		t.Errorf("the kill did not land mid-replay")
+	}
+}

@@ -1,0 +1,236 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// maxLog bounds the command log: a console left open for a week keeps
+// the last operations, not all of them.
+const maxLog = 200
+
+// commandLog remembers what the console sent to the broker: every
+// operation that changes it (publish, purge) and every connection it opens
+// (:ctx), with the exact parameters and the outcome, so that an operator
+// can say precisely what was done. Oldest first; ids are never reused.
+type commandLog struct {
+	entries []ui.LogEntry
+	ids     []int
+	next    int
+}
+
+// add records an operation as sent and returns its id, to attach the
+// outcome when it comes.
+func (l *commandLog) add(at time.Time, op string, sent ...string) int {
+	l.next++
+	l.entries = append(l.entries, ui.LogEntry{At: at, Op: op, Sent: sent})
+	l.ids = append(l.ids, l.next)
+	if len(l.entries) > maxLog {
+		l.entries = append([]ui.LogEntry(nil), l.entries[len(l.entries)-maxLog:]...)
+		l.ids = append([]int(nil), l.ids[len(l.ids)-maxLog:]...)
+	}
+	return l.next
+}
+
+// finish records the outcome of operation id, if it is still in the log.
+func (l *commandLog) finish(id int, result string, failed bool) {
+	for i := range l.ids {
+		if l.ids[i] == id {
+			l.entries[i].Result, l.entries[i].Failed = result, failed
+			return
+		}
+	}
+}
+
+// loggedMsg carries a reply to a logged operation: the outcome goes into
+// the log, then the reply is handled as usual.
+type loggedMsg struct {
+	id  int
+	msg tea.Msg
+}
+
+// logged wraps the command of a logged operation.
+func logged(id int, cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	return func() tea.Msg { return loggedMsg{id, cmd()} }
+}
+
+// logPublish records a publish exactly as it goes out.
+func (a *App) logPublish(req publishRequest) int {
+	tr := req.trace
+	sent := []string{
+		"exchange=" + tr.Exchange, "routing_key=" + tr.Key, fmt.Sprintf("count=%d", req.count),
+		"mandatory=true", "publisher_confirms=on", deliveryMode(req.persist),
+	}
+	if len(req.msgs) > 0 {
+		m := req.msgs[0]
+		sent = append(sent, fmt.Sprintf("body=%dB", len(m.Body)), "content_type="+m.ContentType)
+		keys := make([]string, 0, len(m.Headers))
+		for k := range m.Headers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			sent = append(sent, fmt.Sprintf("header %s=%v", k, m.Headers[k]))
+		}
+	}
+	sent = append(sent, fmt.Sprintf("(delay %s → %s)", ui.Delay(tr.Delay), tr.Target))
+	return a.log.add(a.now(), "publish", sent...)
+}
+
+func deliveryMode(persistent bool) string {
+	if persistent {
+		return "delivery_mode=2"
+	}
+	return "delivery_mode=1"
+}
+
+// logPurge records a purge of its queues, in the order they are purged.
+func (a *App) logPurge(targets []purgeTarget) int {
+	sent := make([]string, 0, len(targets))
+	for _, t := range targets {
+		sent = append(sent, "queue="+t.queue)
+	}
+	return a.log.add(a.now(), "purge", sent...)
+}
+
+// logResult words a logged reply for the log.
+func logResult(msg tea.Msg) (string, bool) {
+	switch m := msg.(type) {
+	case publishedMsg:
+		r := publishResult(m)
+		return r.Text, r.Kind == ui.ResultError || r.Kind == ui.ResultWarn
+	case purgedMsg:
+		r := purgeResult(m)
+		return r.Text, r.Kind == ui.ResultError || r.Kind == ui.ResultWarn
+	case contextMsg:
+		if m.err != nil {
+			return m.err.Error(), true
+		}
+		return "connected: " + m.b.BrokerLabel + " · vhost " + m.b.Vhost, false
+	}
+	return "done", false
+}
+
+// Backends are the broker clients of one context: what the console reads
+// from, publishes and purges through, and watches.
+type Backends struct {
+	Inspector broker.Inspector
+	Publisher broker.Publisher
+	Purger    broker.Purger
+	Conn      broker.StateWatcher
+	// Vhost, BrokerLabel and ReadOnly are as in Options.
+	Vhost       string
+	BrokerLabel string
+	ReadOnly    bool
+	// Close releases the clients when the console leaves the context;
+	// nil when there is nothing to release.
+	Close func()
+}
+
+// connectTimeout bounds opening a context's clients.
+const connectTimeout = 20 * time.Second
+
+// contextMsg is the outcome of opening a context's clients.
+type contextMsg struct {
+	name string
+	b    Backends
+	err  error
+}
+
+// connectContext opens a context's clients off the UI loop.
+func connectContext(connect func(context.Context, string) (Backends, error), name string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+		defer cancel()
+		b, err := connect(ctx, name)
+		return contextMsg{name: name, b: b, err: err}
+	}
+}
+
+// ctxCommand is `:ctx` (list the contexts) and `:ctx NAME` (switch).
+func (a App) ctxCommand(args []string) (App, tea.Cmd) {
+	if len(a.contexts) == 0 || a.connect == nil {
+		return a.fail("no contexts: name brokers in the config file (rungs config path shows where)")
+	}
+	if len(args) == 0 {
+		var names []string
+		for _, n := range a.contexts {
+			if n == a.context {
+				n = "*" + n
+			}
+			names = append(names, n)
+		}
+		a.result = ui.Result{Kind: ui.ResultInfo, Text: "contexts: " + strings.Join(names, " · ") + " (:ctx NAME switches)"}
+		return a, nil
+	}
+	if len(args) > 1 {
+		return a.fail("usage: :ctx [NAME]")
+	}
+	name := args[0]
+	known := false
+	for _, n := range a.contexts {
+		known = known || n == name
+	}
+	if !known {
+		return a.fail(fmt.Sprintf("no context %q (known: %s)", name, strings.Join(a.contexts, ", ")))
+	}
+	a.busy = "connecting to " + name
+	id := a.log.add(a.now(), "connect", "context="+name)
+	return a, logged(id, connectContext(a.connect, name))
+}
+
+// switchContext replaces the broker clients with a context's and starts
+// over: the old clients are closed, the old refresh loop dies (its
+// generation is past), and the ladders are read afresh.
+func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
+	a.busy = ""
+	if m.err != nil {
+		a.result = ui.Result{Kind: ui.ResultError, Text: fmt.Sprintf("context %s: %v; still on %s", m.name, m.err, a.brokerLabel)}
+		return a, nil
+	}
+	if a.closeBackends != nil {
+		a.closeBackends()
+	}
+	b := m.b
+	a.insp, a.pub, a.purger, a.conn, a.closeBackends = b.Inspector, b.Publisher, b.Purger, b.Conn, b.Close
+	a.vhost = b.Vhost
+	if a.vhost == "" {
+		a.vhost = "/"
+	}
+	a.brokerLabel, a.readOnly, a.context = b.BrokerLabel, b.ReadOnly, m.name
+	a.keys = defaultKeyMap(b.ReadOnly)
+	a.snap, a.live, a.found, a.moves = topology.Snapshot{Vhost: a.vhost}, nil, nil, movements{}
+	a.overview, a.loaded, a.fetchErr, a.pending, a.snapDue = broker.Overview{}, false, nil, nil, false
+	a.screen, a.overlay = screenList, overlayNone
+	a.list = newLadderList(a.vhost, a.styles, a.keys.nav)
+	a.ladder = ladderView{}
+	a.pollGen++
+	a.result = ui.Result{Kind: ui.ResultOK, Text: "context " + m.name + ": " + b.BrokerLabel + " · vhost " + a.vhost}
+	a.resize()
+	cmds := []tea.Cmd{a.startFetch(fetchSnapshot), fetchOverview(a.insp, a.timeout), a.poll()}
+	if a.conn != nil {
+		a.connState = a.conn.State()
+		cmds = append(cmds, watchConn(a.conn.Changes()))
+	}
+	return a, tea.Batch(cmds...)
+}
+
+// Close releases the clients of the context the console ended on; the
+// program calls it after Run.
+func (a App) Close() {
+	if a.closeBackends != nil {
+		a.closeBackends()
+	}
+}
