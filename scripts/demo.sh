@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # rungs' main job on a fresh machine, in one command: bring up a local
 # RabbitMQ, build rungs, declare a demo ladder with a destination queue,
-# put delayed messages in flight, and open the console on it.
+# put delayed messages in flight, start a demo worker that fails a share of
+# its jobs and retries them through the ladder (parking them after four
+# attempts), and open the console on it.
 #
 #   scripts/demo.sh              the console (needs a terminal)
 #   scripts/demo.sh --no-console print the ladder's status instead
@@ -32,8 +34,20 @@ $rungs publish --ladder demo --delay 30s --to demo.work --count 5 --body '{"job"
 
 echo
 if [[ $console == 1 ]]; then
-	exec $rungs --ladder demo
+	# The worker feeds itself a job a second and fails 40% of attempts:
+	# failed jobs climb back into the ladder (5s, 15s, 30s) and, after four
+	# attempts, land in demo.work.parked. Its log: bin/demo-worker.log.
+	$rungs worker --demo --ladder demo --queue demo.work --feed 1/s --fail 0.4 \
+		--steps 5s,15s,30s --attempts 4 >bin/demo-worker.log 2>&1 &
+	worker=$!
+	trap 'kill $worker 2>/dev/null; wait $worker 2>/dev/null' EXIT
+	$rungs --ladder demo
+	exit
 fi
+echo "a demo worker: 12 jobs, 40% of attempts fail, retried after 2s then 4s, parked after 3 attempts"
+$rungs worker --demo --ladder demo --queue demo.work --feed 12/s --jobs 12 --fail 0.4 \
+	--steps 2s,4s --attempts 3 --seed 7
+echo
 echo "waiting 6s: the management API refreshes its statistics every 5s"
 sleep 6
 $rungs status --ladder demo

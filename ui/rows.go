@@ -196,11 +196,17 @@ func judge(r *QueueRow, maxAge time.Duration, h Health) {
 }
 
 // deadLetterQueues finds the queues that the given queues dead-letter to,
-// by following x-dead-letter-exchange through the snapshot's bindings.
+// by following x-dead-letter-exchange through the snapshot's bindings, and
+// the parking queues of the retry library, which parks by publishing (not
+// by dead-lettering) into QUEUE.parked unless told otherwise.
 func deadLetterQueues(snap topology.Snapshot, from []string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, name := range from {
+		if _, ok := snap.Queue(name + ".parked"); ok && !seen[name+".parked"] {
+			seen[name+".parked"] = true
+			out = append(out, name+".parked")
+		}
 		q, ok := snap.Queue(name)
 		if !ok {
 			continue
