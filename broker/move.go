@@ -37,6 +37,9 @@ type Route struct {
 	// into a ladder: RabbitMQ drops a message that expires into a rung its
 	// x-death already names (dead-letter cycle detection).
 	SaveDeath bool
+	// Park, if set, sends the message to the parking queue with this
+	// reason instead (without a parking queue it stays on the source).
+	Park string
 }
 
 // String reads as "exchange E key K" ("default exchange" for "").
@@ -139,6 +142,9 @@ type MoveOptions struct {
 	Rate float64
 	// Filter, if set, picks the messages to move; the others stay.
 	Filter func(d Delivery) bool
+	// Stamp, if set, returns headers to add to the copy of d that takes
+	// route r (a copy parked after the broker returned it gets none).
+	Stamp func(d Delivery, r Route) map[string]any
 	// Window is how many republished messages may await their confirm at
 	// once (DefaultMoveWindow).
 	Window int
@@ -366,6 +372,8 @@ type entry struct {
 	returned string
 	// why is the reason the message is being parked.
 	why string
+	// stamp are the headers MoveOptions.Stamp added for its route.
+	stamp map[string]any
 }
 
 // moveRun is one connection's worth of a Move.
@@ -607,11 +615,19 @@ func (r *moveRun) take(d amqp.Delivery) {
 		r.hold("the route leads back into the source queue", false)
 		return
 	}
+	if route.Park != "" && m.o.Park == "" {
+		r.hold(route.Park, false)
+		return
+	}
 	if why := r.checkExchange(route.Exchange); why != "" {
 		r.hold(why, false)
 		return
 	}
-	r.pending = append(r.pending, &entry{d: d, route: route})
+	e := &entry{d: d, route: route, park: route.Park != "", why: route.Park}
+	if m.o.Stamp != nil {
+		e.stamp = m.o.Stamp(pd, route)
+	}
+	r.pending = append(r.pending, e)
 	if m.limitReached(len(r.pending) + len(r.inflight)) {
 		r.stop(StopLimit)
 	}
@@ -758,6 +774,11 @@ func (m *mover) copyOf(e *entry) amqp.Publishing {
 			h[topology.HeaderSavedDeath] = append(append([]any(nil), deaths...), saved...)
 		}
 		h = amqp.Table(topology.StripBrokerHeaders(h))
+	}
+	if !e.park || e.route.Park != "" {
+		for k, v := range e.stamp {
+			h[k] = fieldValue(v)
+		}
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	if e.park {

@@ -592,15 +592,33 @@ func TestMoveLimitTouchesOnlyWhatItMoves(t *testing.T) {
 	if err != nil || res.Kept != 2 || res.Stopped != broker.StopLimit {
 		t.Errorf("Move() to a missing queue = %+v, %v", res, err)
 	}
-	// A quorum queue takes back what a closed channel held through its log:
-	// a moment after the channel is gone.
-	deadline := time.Now().Add(5 * time.Second)
-	for depth(t, e, "dlq") != 7 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := depth(t, e, "dlq"); n != 7 {
+	// A quorum queue takes back what a closed channel held through its log,
+	// a moment after the channel is gone, and while it does its count can
+	// read 7, 6, 7: wait for the count to hold still before judging it.
+	if n := settledDepth(t, e, "dlq", 7); n != 7 {
 		t.Errorf("the source holds %d, want 7", n)
 	}
+}
+
+// settledDepth polls a queue's depth until it reads want several times in a
+// row, or until it stops changing; it returns the last reading.
+func settledDepth(t *testing.T, e env, queue string, want int) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	same, last := 0, -1
+	for time.Now().Before(deadline) {
+		n := depth(t, e, queue)
+		if n == last {
+			same++
+		} else {
+			same, last = 0, n
+		}
+		if n == want && same >= 5 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return last
 }
 
 // TestMoveStopsWhenTheSourceIsDeleted deletes the source mid-move (slowed

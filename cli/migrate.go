@@ -1,0 +1,561 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// defaultMigratePreview is how many messages per rung migrate --dry-run
+// shows without --limit.
+const defaultMigratePreview = 20
+
+type migrateFlags struct {
+	from, fromLayout, to, toLayout string
+	dest, park, rate, margin       string
+	dryRun, force                  bool
+	limit, window                  int
+}
+
+func (e *env) migrateCommand() *cobra.Command {
+	var mf migrateFlags
+	cmd := &cobra.Command{
+		Use:   "migrate --from LADDER --to LADDER",
+		Short: "Move the messages in flight from one ladder into another, keeping their due times",
+		Long: `migrate takes the messages waiting in every rung of the --from ladder and
+publishes each into the --to ladder with the delay it has left, so that it
+reaches its destination no earlier than it would have through --from. The
+ladders may differ in layout, unit, radix and queue type (a suffix ladder
+into a prefix one, a classic ladder into a quorum one). Both must exist:
+create the target with rungs apply first, and point publishers at it.
+
+The remaining delay: where a message waits and its routing key fix its
+future; only the time it has spent in its current rung is unknown. migrate
+takes a lower bound of it from the time the broker dead-lettered it into the
+rung (its latest x-death entry, when x-death matches the key's path), or for
+a message in its first rung from what rungs publish or the retry library
+recorded; otherwise it assumes none. Recorded times are whole seconds, so it
+allows a second for that, plus --margin for the time between a recorded
+event and the message's arrival in the rung and for clocks that differ. The
+result is rounded up to the target's unit. Messages are never early (as long
+as --margin holds) and at most a second plus the margin late, or up to their
+current rung's TTL when nothing says when they entered it.
+
+The destination comes from the routing key (prefix, nsb and celery keys
+name one; --dest is used for keys that do not, else the target's done
+queue). A message the target cannot take (its destination is not bound
+there, its delay is above the target's maximum, its key is foreign) goes
+to --park QUEUE (default FROM.migrate.parked) with the reason in
+x-rungs-reason and its remaining delay in x-rungs-remaining-ms.
+
+Rungs are drained from the longest down, so that nothing expires into a
+rung already drained. It is at-least-once, as replay is: each message is
+removed from its rung only after the broker confirmed its copy. Copies keep
+body, properties and headers; x-death moves to x-rungs-x-death (RabbitMQ's
+cycle detection would otherwise drop them) and x-rungs-migrated records
+from, to, when, the delays and the basis of the estimate. The done queue
+(finished messages) is left alone.
+
+--dry-run peeks at the first messages of each rung and says where each
+would go with what delay (quorum rungs count peeks as deliveries: add
+--force to preview them). migrate asks for the source ladder's name to be
+typed, or --yes.`,
+		Example: `  rungs migrate --from jobs --to jobs2 --dry-run
+  rungs migrate --from jobs --from-layout suffix --to jobs --to-layout prefix --dest orders.retry --yes
+  rungs migrate --from jobs --to jobs-quorum --rate 500/s --park jobs.unplaced --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return e.runMigrate(cmd.Context(), mf) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&mf.from, "from", "", "ladder to take the messages from (required)")
+	f.StringVar(&mf.fromLayout, "from-layout", "", "its layout, when two ladders of the vhost share the name")
+	f.StringVar(&mf.to, "to", "", "ladder to move them into (required)")
+	f.StringVar(&mf.toLayout, "to-layout", "", "its layout, when two ladders of the vhost share the name")
+	f.StringVar(&mf.dest, "dest", "", "destination in the target for messages whose key names none (default: its done queue)")
+	f.StringVar(&mf.park, "park", "", "queue for messages the target cannot take (default: FROM.migrate.parked; declared if missing)")
+	f.IntVar(&mf.limit, "limit", 0, "move at most this many messages (default: all); with --dry-run, how many to show per rung")
+	f.StringVar(&mf.rate, "rate", "", "at most this many messages a second: 200, 200/s, 6000/m")
+	f.StringVar(&mf.margin, "margin", "1s", "allowance for lag between a recorded time and a message entering its rung, and for clock differences")
+	f.IntVar(&mf.window, "window", broker.DefaultMoveWindow, "copies awaiting their confirm at once")
+	f.BoolVar(&mf.dryRun, "dry-run", false, "peek at the first messages of each rung and say where each would go; move nothing")
+	f.BoolVar(&mf.force, "force", false, "with --dry-run, peek at quorum rungs too (raises their messages' x-delivery-count)")
+	f.BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
+	_ = cmd.MarkFlagRequired("from")
+	_ = cmd.MarkFlagRequired("to")
+	return cmd
+}
+
+// migratePlan is a migration worked out: the two ladders, the rungs to
+// drain and how many messages they held.
+type migratePlan struct {
+	g     topology.Migration
+	park  string
+	opts  broker.MoveOptions // shared by every rung's Move (see broker.MigrateRung)
+	rungs []migrateRung
+	ready int64
+}
+
+type migrateRung struct {
+	rung    topology.Rung
+	qtype   topology.QueueType
+	ready   int64
+	missing bool // the queue does not exist on the broker
+}
+
+func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
+	if err := mf.check(); err != nil {
+		return err
+	}
+	if !mf.dryRun {
+		if err := e.refuseReadOnly("migrate"); err != nil {
+			return err
+		}
+	}
+	mp, err := e.planMigrate(ctx, mf)
+	if err != nil {
+		return err
+	}
+	if mf.dryRun {
+		return e.dryRunMigrate(ctx, mf, mp)
+	}
+	what := fmt.Sprintf("migrate about %d message(s) in flight from %s\n  into %s;\n  messages it cannot take go to %s",
+		mp.ready, describe(mp.g.From), describe(mp.g.To), mp.park)
+	if mf.limit > 0 {
+		what += fmt.Sprintf(" (at most %d messages)", mf.limit)
+	}
+	if err := e.confirm(what, mp.g.From.Name); err != nil {
+		return err
+	}
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := e.migrate(ctx, conn, mf, mp)
+	e.reportMigrate(mp, res)
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{130, fmt.Errorf("migrate interrupted after %d message(s); the rest stay in %s", res.moved+res.parked, mp.g.From.Name)}
+	case err != nil:
+		return err
+	case res.stayed > 0:
+		return fmt.Errorf("%d message(s) stayed in the rungs of %s (reasons above)", res.stayed, mp.g.From.Name)
+	}
+	return nil
+}
+
+// check validates the flags that need no broker.
+func (mf migrateFlags) check() error {
+	switch {
+	case mf.limit < 0:
+		return usageErr("--limit cannot be negative")
+	case mf.window < 1:
+		return usageErr("--window must be at least 1")
+	case mf.force && !mf.dryRun:
+		return usageErr("--force goes with --dry-run")
+	}
+	for _, l := range []string{mf.fromLayout, mf.toLayout} {
+		if l != "" {
+			if _, err := topology.LayoutByName(l); err != nil {
+				return usageErr("%v", err)
+			}
+		}
+	}
+	if mf.rate != "" {
+		if _, err := ui.ParseRate(mf.rate); err != nil {
+			return usageErr("--rate: %v", err)
+		}
+	}
+	if _, err := topology.ParseDelay(mf.margin); err != nil {
+		return usageErr("--margin: %v", err)
+	}
+	return nil
+}
+
+// findMigrateLadder picks the ladder a --from or --to names.
+func findMigrateLadder(snap topology.Snapshot, flag, name, layout string) (topology.Ladder, error) {
+	var found []topology.Ladder
+	for _, f := range topology.Discover(snap) {
+		if f.Ladder.Name == name && (layout == "" || f.Ladder.Layout == layout) {
+			found = append(found, f.Ladder)
+		}
+	}
+	switch len(found) {
+	case 0:
+		in := ""
+		if layout != "" {
+			in = " " + layout
+		}
+		return topology.Ladder{}, fmt.Errorf("no%s ladder %q in vhost %s (rungs discover lists them); nothing was migrated", in, name, snap.Vhost)
+	case 1:
+		return found[0], nil
+	}
+	var layouts []string
+	for _, l := range found {
+		layouts = append(layouts, l.Layout)
+	}
+	return topology.Ladder{}, usageErr("%d ladders are named %q (%s): add %s-layout", len(found), name, strings.Join(layouts, ", "), flag)
+}
+
+// planMigrate finds both ladders and checks that the source's rungs are
+// what its plan says and that the target routes what it claims to.
+func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (migratePlan, error) {
+	var mp migratePlan
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return mp, fmt.Errorf("migrate needs the management API to discover both ladders: %w", err)
+	}
+	from, err := findMigrateLadder(snap, "--from", mf.from, mf.fromLayout)
+	if err != nil {
+		return mp, err
+	}
+	to, err := findMigrateLadder(snap, "--to", mf.to, mf.toLayout)
+	if err != nil {
+		return mp, err
+	}
+	if from.Name == to.Name && from.Layout == to.Layout {
+		return mp, usageErr("--from and --to are the same ladder (%s)", from)
+	}
+	margin, _ := topology.ParseDelay(mf.margin)
+	mp.g = topology.Migration{From: from, To: to, Dest: mf.dest, Margin: margin}
+	mp.park = mf.park
+	if mp.park == "" {
+		mp.park = from.Name + ".migrate.parked"
+	}
+	for _, l := range []topology.Ladder{from, to} {
+		if role, _, ok := l.QueueRole(mp.park); ok {
+			return mp, usageErr("--park %s is the %s queue of ladder %s", mp.park, role, l.Name)
+		}
+	}
+	// Where messages without a destination go must exist in the target.
+	if _, err := to.Place(to.Unit, mf.dest); err != nil {
+		if mf.dest == "" {
+			// nsb and celery have no default; such messages are parked.
+			if !errors.Is(err, topology.ErrBadDest) {
+				return mp, usageErr("%v", err)
+			}
+		} else {
+			return mp, usageErr("--dest: %v", err)
+		}
+	}
+	for _, dest := range append([]string{mf.dest}, to.Targets...) {
+		tr, err := to.Place(to.MaxDelay(), dest)
+		if err != nil {
+			continue
+		}
+		if c := e.checkTrace(resolved{ladder: to, snap: &snap, discovered: true}, tr); c.err != nil {
+			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, c.err, to.Name)
+		}
+	}
+	for _, r := range from.Rungs() {
+		mr := migrateRung{rung: r}
+		q, ok := snap.Queue(r.Queue)
+		if !ok {
+			mr.missing = true
+			mp.rungs = append(mp.rungs, mr)
+			continue
+		}
+		// The estimate assumes the plan's TTL: a rung that holds messages
+		// longer would make them early.
+		if ttl, ok := q.TTL(); !ok || ttl != r.TTL {
+			return mp, fmt.Errorf("nothing migrated: rung %s of %s has a TTL of %s on the broker, its plan %s (see rungs plan --ladder %s)", r.Queue, from.Name, ttlText(ttl, ok), topology.FormatDelay(r.TTL), from.Name)
+		}
+		mr.qtype, mr.ready = q.QueueType(), q.Stats.Ready
+		mp.ready += mr.ready
+		mp.rungs = append(mp.rungs, mr)
+	}
+	mp.opts = broker.MoveOptions{Park: mp.park, ParkType: from.QueueType, Window: mf.window}
+	if mf.rate != "" {
+		mp.opts.Rate, _ = ui.ParseRate(mf.rate)
+	}
+	return mp, nil
+}
+
+func ttlText(ttl time.Duration, ok bool) string {
+	if !ok {
+		return "none"
+	}
+	return topology.FormatDelay(ttl)
+}
+
+// migrateResult is what a migration did, per rung and in all.
+type migrateResult struct {
+	rungs                          []rungResult
+	moved, parked, stayed, unknown int
+	reconnects                     int
+	reasons                        map[string]int
+	elapsed                        time.Duration
+	stopped                        string
+}
+
+type rungResult struct {
+	queue                          string
+	moved, parked, stayed, unknown int
+	left                           int // ready when its Move ended; -1 unknown
+	stopped                        string
+}
+
+// migrate drains the rungs of the source, longest first, one Move each.
+func (e *env) migrate(ctx context.Context, conn *broker.Conn, mf migrateFlags, mp migratePlan) (migrateResult, error) {
+	res := migrateResult{reasons: map[string]int{}, stopped: broker.StopEmpty}
+	start := time.Now()
+	bar := e.migrateBar(mp)
+	for i, mr := range mp.rungs {
+		if mr.missing {
+			res.rungs = append(res.rungs, rungResult{queue: mr.rung.Queue, left: -1, stopped: "the queue does not exist"})
+			continue
+		}
+		o := broker.MigrateRung(mp.opts, mp.g, mr.rung.Queue)
+		if mf.limit > 0 {
+			o.Limit = mf.limit - res.moved - res.parked - res.unknown
+			if o.Limit <= 0 {
+				res.stopped = broker.StopLimit
+				break
+			}
+		}
+		if bar != nil {
+			o.Progress = func(p broker.MoveProgress) { bar(i, mr.rung.Queue, res, p) }
+		}
+		p, err := conn.Move(ctx, o)
+		rr := rungResult{queue: mr.rung.Queue, moved: p.Moved, parked: p.Parked, stayed: p.Kept + p.Skipped,
+			unknown: p.Unknown, left: p.SourceReady, stopped: p.Stopped}
+		res.rungs = append(res.rungs, rr)
+		res.moved += rr.moved
+		res.parked += rr.parked
+		res.stayed += rr.stayed
+		res.unknown += rr.unknown
+		res.reconnects += p.Reconnects
+		for k, v := range p.Reasons {
+			res.reasons[k] += v
+		}
+		if err != nil || p.Stopped != broker.StopEmpty {
+			res.stopped = p.Stopped
+			if bar != nil {
+				fmt.Fprintln(e.Err)
+			}
+			res.elapsed = time.Since(start)
+			return res, err
+		}
+	}
+	if bar != nil {
+		fmt.Fprintln(e.Err)
+	}
+	res.elapsed = time.Since(start)
+	return res, nil
+}
+
+// migrateBar draws a progress bar on stderr, rewriting one line, when a
+// person is watching.
+func (e *env) migrateBar(mp migratePlan) func(i int, queue string, done migrateResult, p broker.MoveProgress) {
+	if !e.Interactive || e.opts.json {
+		return nil
+	}
+	total := int(mp.ready)
+	return func(i int, queue string, done migrateResult, p broker.MoveProgress) {
+		n := done.moved + done.parked + p.Moved + p.Parked
+		line := fmt.Sprintf("migrate %s %d/%d  rung %d/%d %s  moved %d · parked %d · %s/s",
+			textBar(n, total, 24), n, total, i+1, len(mp.rungs), queue,
+			done.moved+p.Moved, done.parked+p.Parked, ui.Rate(p.Rate()))
+		if w := e.width(); len(line) > w-1 {
+			line = line[:w-1]
+		}
+		fmt.Fprintf(e.Err, "\r%-*s", e.width()-1, line)
+	}
+}
+
+// textBar is [#####-----], w cells inside the brackets; more than total
+// (messages that moved between rungs while they were drained) fills it.
+func textBar(n, total, w int) string {
+	fill := w
+	if total > 0 && n < total {
+		fill = n * w / total
+	}
+	return "[" + strings.Repeat("#", fill) + strings.Repeat("-", w-fill) + "]"
+}
+
+func (e *env) reportMigrate(mp migratePlan, res migrateResult) {
+	if e.opts.json {
+		type jsonRung struct {
+			Queue   string `json:"queue"`
+			Moved   int    `json:"moved"`
+			Parked  int    `json:"parked"`
+			Stayed  int    `json:"stayed"`
+			Unknown int    `json:"unknown"`
+			Left    int    `json:"left"`
+			Stopped string `json:"stopped"`
+		}
+		rungs := make([]jsonRung, 0, len(res.rungs))
+		for _, r := range res.rungs {
+			rungs = append(rungs, jsonRung{r.queue, r.moved, r.parked, r.stayed, r.unknown, r.left, r.stopped})
+		}
+		_ = writeJSON(e.Out, map[string]any{
+			"from": toJSONLadder(mp.g.From), "to": toJSONLadder(mp.g.To), "park": mp.park,
+			"moved": res.moved, "parked": res.parked, "stayed": res.stayed, "unknown": res.unknown,
+			"reconnects": res.reconnects, "reasons": res.reasons, "rungs": rungs,
+			"stopped": res.stopped, "seconds": res.elapsed.Seconds(),
+		})
+		return
+	}
+	rate := 0.0
+	if s := res.elapsed.Seconds(); s > 0 {
+		rate = float64(res.moved+res.parked) / s
+	}
+	fmt.Fprintf(e.Out, "migrated %d message(s) from %s %q into %s %q in %s (%.0f/s); stopped: %s\n",
+		res.moved, mp.g.From.Layout, mp.g.From.Name, mp.g.To.Layout, mp.g.To.Name, res.elapsed.Round(time.Millisecond), rate, res.stopped)
+	w := table(e.Out)
+	fmt.Fprintln(w, "  rung\tmoved\tparked\tstayed\tleft")
+	for _, r := range res.rungs {
+		left := "?"
+		if r.left >= 0 {
+			left = fmt.Sprint(r.left)
+		}
+		note := ""
+		if r.stopped != "" && r.stopped != broker.StopEmpty {
+			note = "\tstopped: " + r.stopped
+		}
+		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%s%s\n", r.queue, r.moved, r.parked, r.stayed, left, note)
+	}
+	fmt.Fprintf(w, "  total\t%d\t%d\t%d\n", res.moved, res.parked, res.stayed)
+	_ = w.Flush()
+	if res.parked > 0 {
+		fmt.Fprintf(e.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.parked, mp.park)
+	}
+	if res.unknown > 0 || res.reconnects > 0 {
+		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.unknown, plural(res.reconnects, "time", "times"))
+	}
+	reasons := make([]string, 0, len(res.reasons))
+	for k := range res.reasons {
+		reasons = append(reasons, k)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		a, b := reasons[i], reasons[j]
+		if res.reasons[a] != res.reasons[b] {
+			return res.reasons[a] > res.reasons[b]
+		}
+		return a < b
+	})
+	for _, r := range reasons {
+		fmt.Fprintf(e.Out, "  %d × %s\n", res.reasons[r], r)
+	}
+}
+
+// migratePreview is one message of a dry run.
+type migratePreview struct {
+	Position    int    `json:"position"`
+	MessageID   string `json:"message_id"`
+	DelayMS     int64  `json:"delay_ms"`
+	SpentMS     int64  `json:"spent_ms"`
+	Basis       string `json:"basis"`
+	RemainingMS int64  `json:"remaining_ms"`
+	// TargetDelayMS is RemainingMS rounded up to the target's unit.
+	TargetDelayMS int64  `json:"target_delay_ms,omitempty"`
+	Exchange      string `json:"exchange,omitempty"`
+	RoutingKey    string `json:"routing_key,omitempty"`
+	Target        string `json:"target,omitempty"`
+	Park          string `json:"park,omitempty"`
+}
+
+type migrateRungPreview struct {
+	Queue     string           `json:"queue"`
+	TTLMS     int64            `json:"ttl_ms"`
+	Ready     int              `json:"ready"`
+	Skipped   string           `json:"skipped,omitempty"`
+	Messages  []migratePreview `json:"messages"`
+	estimates []topology.Estimate
+}
+
+// dryRunMigrate peeks at the head of each rung and says where each message
+// would go.
+func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp migratePlan) error {
+	n := defaultMigratePreview
+	if mf.limit > 0 {
+		n = min(mf.limit, broker.MaxPeek)
+	}
+	var conn *broker.Conn
+	var out []migrateRungPreview
+	for _, mr := range mp.rungs {
+		rp := migrateRungPreview{Queue: mr.rung.Queue, TTLMS: mr.rung.TTL.Milliseconds(), Ready: int(mr.ready), Messages: []migratePreview{}}
+		switch {
+		case mr.missing:
+			rp.Skipped = "the queue does not exist"
+		case mr.qtype == topology.Quorum && !mf.force:
+			rp.Skipped = "quorum rung: a peek counts as a delivery (add --force to preview it)"
+		case mr.qtype == topology.Quorum && e.config().ReadOnly:
+			rp.Skipped = "quorum rung: a peek counts as a delivery, which --read-only refuses"
+		}
+		if rp.Skipped != "" {
+			out = append(out, rp)
+			continue
+		}
+		if conn == nil {
+			c, err := e.amqp(ctx)
+			if err != nil {
+				return err
+			}
+			conn = c
+		}
+		o := broker.MigrateRung(mp.opts, mp.g, mr.rung.Queue)
+		previews, res, err := conn.PreviewMove(ctx, o, n)
+		if err != nil {
+			return err
+		}
+		rp.Ready = res.Ready
+		for _, pv := range previews {
+			p, _ := broker.MigrateRoute(mp.g, mr.rung.Queue, pv.Message.Delivery)
+			m := migratePreview{
+				Position: pv.Message.Position, MessageID: pv.Message.MessageID, Park: p.Park,
+				DelayMS: p.Estimate.Total.Milliseconds(), SpentMS: p.Estimate.Spent.Milliseconds(),
+				Basis: string(p.Estimate.Basis), RemainingMS: p.Estimate.Remaining.Milliseconds(),
+			}
+			if p.Park == "" {
+				m.Exchange, m.RoutingKey, m.Target = p.Trace.Exchange, p.Trace.Key, p.Trace.Target
+				m.TargetDelayMS = p.Trace.Delay.Milliseconds()
+			}
+			rp.Messages = append(rp.Messages, m)
+			rp.estimates = append(rp.estimates, p.Estimate)
+		}
+		out = append(out, rp)
+	}
+	if e.opts.json {
+		return writeJSON(e.Out, map[string]any{"dry_run": true, "from": toJSONLadder(mp.g.From), "to": toJSONLadder(mp.g.To), "park": mp.park, "rungs": out})
+	}
+	fmt.Fprintf(e.Out, "dry run: nothing was moved\n  from %s\n  into %s\n", describe(mp.g.From), describe(mp.g.To))
+	for _, rp := range out {
+		head := fmt.Sprintf("%s (%s): %d ready", rp.Queue, topology.FormatDelay(time.Duration(rp.TTLMS)*time.Millisecond), rp.Ready)
+		switch {
+		case rp.Skipped != "":
+			fmt.Fprintf(e.Out, "%s; not previewed: %s\n", head, rp.Skipped)
+			continue
+		case rp.Ready == 0 && len(rp.Messages) == 0:
+			continue
+		}
+		fmt.Fprintf(e.Out, "%s, the first %d:\n", head, len(rp.Messages))
+		w := table(e.Out)
+		for i, m := range rp.Messages {
+			id := m.MessageID
+			if id == "" {
+				id = "-"
+			}
+			est := rp.estimates[i]
+			was := "?"
+			if est.Rung.Queue != "" {
+				was = fmt.Sprintf("%s, ≥%s spent (%s)", topology.FormatDelay(est.Total), topology.FormatDelay(est.Spent.Truncate(time.Millisecond)), est.Basis)
+			}
+			where := "→ park: " + m.Park
+			if m.Park == "" {
+				where = fmt.Sprintf("→ %s via %s key %s → %s", topology.FormatDelay(time.Duration(m.TargetDelayMS)*time.Millisecond), m.Exchange, m.RoutingKey, m.Target)
+			}
+			fmt.Fprintf(w, "  #%d\t%s\t%s\t%s\n", m.Position+1, id, was, where)
+		}
+		_ = w.Flush()
+	}
+	return nil
+}
