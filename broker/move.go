@@ -172,9 +172,11 @@ type MoveProgress struct {
 	// Skipped did not match the filter and stayed on the source.
 	Skipped int
 	// Unknown were republished, but the connection or channel failed
-	// before their confirm (or their removal): their source copy went back
-	// to the queue, so they may now be both at the target and on the
-	// source. Never lost; possibly duplicated.
+	// before their confirm, or before the broker was known to have
+	// processed the acknowledgement removing their source copy: that copy
+	// may have gone back to the queue, so they may now be both at the
+	// target and on the source. Never lost; possibly duplicated. It bounds
+	// the duplicates a Move can make.
 	Unknown int
 	// Reconnects counts connections lost and resumed. Kept and Skipped
 	// count the current connection only: the broker returns every held
@@ -392,6 +394,11 @@ type moveRun struct {
 	lastIn   time.Time
 	probed   time.Time
 	returns  <-chan amqp.Return
+	// unsynced counts source acks sent since the broker was last known to
+	// have processed them. basic.ack has no reply, so an ack sent just
+	// before the connection drops may be lost and its message redelivered
+	// and moved twice; sync bounds how many such acks there can be.
+	unsynced int
 }
 
 // limitReached reports whether Limit messages are moved, parked, in doubt or
@@ -494,6 +501,9 @@ func (m *mover) runOnce(ctx context.Context) error {
 		case <-wakeC:
 			wakeC = nil
 		case <-tick.C:
+			if err := r.sync(); err != nil {
+				return err
+			}
 			if err := r.idle(); err != nil {
 				return err
 			}
@@ -517,9 +527,31 @@ func (m *mover) runOnce(ctx context.Context) error {
 	}
 }
 
+// sync makes sure the broker processed every source ack sent so far: a
+// synchronous method on the same channel (a basic.qos that changes nothing)
+// is answered only after the methods before it.
+func (r *moveRun) sync() error {
+	if r.unsynced == 0 || r.src.IsClosed() {
+		return nil
+	}
+	if err := r.src.Qos(r.prefetch, 0, false); err != nil {
+		return r.lost(fmt.Errorf("acknowledge on the source: %w", err))
+	}
+	r.unsynced = 0
+	return nil
+}
+
 // close ends the run: cancelling and closing the source channel returns
 // every message still unacknowledged (held, pending, left) to the queue.
+// Copies still awaiting their confirm, and acks the broker may not have
+// processed, become Unknown: whatever path ended the run.
 func (r *moveRun) close() {
+	if r.src != nil && !r.src.IsClosed() {
+		_ = r.sync()
+	}
+	r.m.p.Unknown += r.unsynced + len(r.inflight)
+	r.unsynced = 0
+	r.inflight = map[uint64]*entry{}
 	for _, ch := range []*amqp.Channel{r.probeCh, r.pub, r.src} {
 		if ch != nil {
 			_ = ch.Close()
@@ -858,6 +890,7 @@ func (r *moveRun) settle(cf amqp.Confirmation) error {
 		m.p.Unknown++
 		return r.lost(fmt.Errorf("acknowledge on the source: %w", err))
 	}
+	r.unsynced++
 	if e.park {
 		m.p.Parked++
 		m.p.Reasons[e.why]++
