@@ -31,6 +31,7 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 	current, _ := e.contextName()
 	app := model.New(model.Options{
 		Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
+		Peeker: conn, Mover: conn, Limits: m,
 		Vhost: e.vhost(), BrokerLabel: brokerLabel(e.config().URL),
 		ReadOnly: e.config().ReadOnly, Refresh: e.opts.refresh, Ladder: ladder,
 		Contexts: e.cfg.contextNames(), Context: current, Connect: e.connectContext,

@@ -1,27 +1,21 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
-	"sort"
-	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // defaultPeekBody is how much of each body peek prints unless told.
-const defaultPeekBody = 2048
+const defaultPeekBody = ui.DefaultMaxBody
 
 func (e *env) peekCommand() *cobra.Command {
 	var n, maxBody int
@@ -161,275 +155,22 @@ func (e *env) printPeek(res broker.PeekResult, pp peekPlan, maxBody int) {
 	}
 	for _, m := range res.Messages {
 		fmt.Fprintln(w)
-		writeMessage(w, m, pp.ladders, maxBody)
+		for _, l := range ui.MessageText(toUIMessage(m), pp.ladders, maxBody) {
+			fmt.Fprintln(w, l)
+		}
 	}
 }
 
-// writeMessage prints one peeked message as labelled blocks.
-func writeMessage(w io.Writer, m broker.PeekedMessage, ladders []topology.Ladder, maxBody int) {
-	id := m.MessageID
-	if id == "" {
-		id = "(no message-id)"
+// toUIMessage is a peeked message as ui renders it.
+func toUIMessage(m broker.PeekedMessage) ui.PeekedMessage {
+	return ui.PeekedMessage{
+		Position: m.Position, MessageID: m.MessageID, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
+		Redelivered: m.Redelivered, DeliveryCount: m.DeliveryCount, Persistent: m.Persistent,
+		ContentType: m.ContentType, ContentEncoding: m.Properties.ContentEncoding, Timestamp: m.Timestamp,
+		CorrelationID: m.Properties.CorrelationID, ReplyTo: m.Properties.ReplyTo, Expiration: m.Properties.Expiration,
+		Type: m.Properties.Type, AppID: m.Properties.AppID, UserID: m.Properties.UserID, Priority: m.Properties.Priority,
+		Headers: m.Headers, Body: m.Body,
 	}
-	fmt.Fprintf(w, "#%d  %s\n", m.Position+1, id)
-	block := func(label string, lines []string) {
-		for i, l := range lines {
-			if i == 0 {
-				fmt.Fprintf(w, "  %-12s  %s\n", label, l)
-			} else {
-				fmt.Fprintf(w, "  %-12s  %s\n", "", l)
-			}
-		}
-	}
-	ex := m.Exchange
-	if ex == "" {
-		ex = "(default exchange)"
-	}
-	block("exchange", []string{ex})
-	block("routing key", []string{m.RoutingKey})
-	block("properties", []string{strings.Join(propertyList(m), ", ")})
-	red := "no"
-	if m.Redelivered {
-		red = "yes"
-	}
-	if m.DeliveryCount >= 0 {
-		red += fmt.Sprintf(", x-delivery-count %d before this peek", m.DeliveryCount)
-	}
-	block("redelivered", []string{red})
-	if hs := headerLines(m.Headers); len(hs) > 0 {
-		block("headers", hs)
-	}
-	kind, body := renderBody(m.Body, m.ContentType, maxBody)
-	block("body", append([]string{fmt.Sprintf("%d bytes, %s", len(m.Body), kind)}, body...))
-	deaths, err := topology.ParseDeaths(m.Headers)
-	switch {
-	case err != nil:
-		block("x-death", []string{err.Error()})
-	case len(deaths) > 0:
-		block("x-death", deathLines(topology.Timeline(deaths, ladders)))
-	}
-	if saved, _ := topology.ParseDeaths(map[string]any{topology.HeaderDeath: m.Headers[topology.HeaderSavedDeath]}); len(saved) > 0 {
-		block("saved x-death", deathLines(topology.Timeline(saved, ladders)))
-	}
-	if h := topology.ParseHistory(m.Headers); len(h) > 0 {
-		block("retries", historyLines(h))
-	}
-}
-
-func propertyList(m broker.PeekedMessage) []string {
-	var ps []string
-	if m.Persistent {
-		ps = append(ps, "persistent")
-	} else {
-		ps = append(ps, "transient")
-	}
-	add := func(name, v string) {
-		if v != "" {
-			ps = append(ps, name+" "+v)
-		}
-	}
-	add("content-type", m.ContentType)
-	add("content-encoding", m.Properties.ContentEncoding)
-	if !m.Timestamp.IsZero() {
-		add("timestamp", m.Timestamp.UTC().Format(time.DateTime+" MST"))
-	}
-	add("correlation-id", m.Properties.CorrelationID)
-	add("reply-to", m.Properties.ReplyTo)
-	add("expiration", m.Properties.Expiration)
-	add("type", m.Properties.Type)
-	add("app-id", m.Properties.AppID)
-	add("user-id", m.Properties.UserID)
-	if m.Properties.Priority > 0 {
-		add("priority", fmt.Sprint(m.Properties.Priority))
-	}
-	return ps
-}
-
-// shownElsewhere are headers peek draws in blocks of their own.
-var shownElsewhere = map[string]bool{
-	topology.HeaderDeath: true, topology.HeaderSavedDeath: true, topology.HeaderHistory: true,
-}
-
-// headerLines prints headers as key=value, sorted, one per line.
-func headerLines(h map[string]any) []string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		if !shownElsewhere[k] {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	lines := make([]string, len(keys))
-	for i, k := range keys {
-		lines[i] = k + "=" + headerText(h[k])
-	}
-	return lines
-}
-
-// headerText shows a header value compactly: text as is, times in UTC,
-// tables and arrays as JSON.
-func headerText(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case time.Time:
-		return x.UTC().Format(time.RFC3339)
-	case []byte:
-		return "0x" + hex.EncodeToString(x)
-	case map[string]any, []any:
-		b, err := json.Marshal(jsonSafe(x))
-		if err == nil {
-			return string(b)
-		}
-	}
-	return fmt.Sprint(v)
-}
-
-// jsonSafe converts header values to what encoding/json prints well: times
-// as RFC 3339, byte arrays as base64, other odd types as text.
-func jsonSafe(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonSafe(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonSafe(e)
-		}
-		return out
-	case time.Time:
-		return x.UTC().Format(time.RFC3339)
-	case []byte:
-		return base64.StdEncoding.EncodeToString(x)
-	case nil, string, bool, int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, float32, float64:
-		return x
-	}
-	return fmt.Sprint(v)
-}
-
-// renderBody shows a body as pretty JSON, text or a hex dump, cut at max
-// bytes (0: all). kind says which, and how much was cut.
-func renderBody(body []byte, contentType string, max int) (kind string, lines []string) {
-	if len(body) == 0 {
-		return "empty", nil
-	}
-	cut := func(b []byte) ([]byte, string) {
-		if max > 0 && len(b) > max {
-			return b[:max], fmt.Sprintf(", first %d shown", max)
-		}
-		return b, ""
-	}
-	trimmed := bytes.TrimSpace(body)
-	looksJSON := strings.Contains(contentType, "json") || len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
-	if looksJSON && json.Valid(body) {
-		var pretty bytes.Buffer
-		if json.Indent(&pretty, trimmed, "", "  ") == nil {
-			shown, note := cut(pretty.Bytes())
-			return "JSON" + note, splitLines(string(shown))
-		}
-	}
-	if utf8.Valid(body) && printable(string(body)) {
-		shown, note := cut(body)
-		for !utf8.Valid(shown) && len(shown) > 0 {
-			shown = shown[:len(shown)-1]
-		}
-		return "text" + note, splitLines(string(shown))
-	}
-	shown, note := cut(body)
-	return "binary, hex" + note, splitLines(hex.Dump(shown))
-}
-
-func printable(s string) bool {
-	for _, r := range s {
-		if !unicode.IsPrint(r) && !unicode.IsSpace(r) {
-			return false
-		}
-	}
-	return true
-}
-
-func splitLines(s string) []string {
-	return strings.Split(strings.TrimRight(s, "\n"), "\n")
-}
-
-// deathLines draws a timeline, one hop a line:
-//
-//	+0s  jobs.rung.02  rung 2 (4s)  expired ×1  13:29:12  from jobs.ingest key 0.1.0.1.work
-func deathLines(hops []topology.DeathHop) []string {
-	rows := make([][]string, len(hops))
-	for i, h := range hops {
-		since := "+" + topology.FormatDelay(h.Since)
-		if h.Time.IsZero() {
-			since = "?"
-		}
-		role := h.Role
-		switch h.Role {
-		case topology.RoleRung:
-			role = fmt.Sprintf("rung %d (%s)", h.Rung.Level, topology.FormatDelay(h.Rung.TTL))
-		case "":
-			role = "-"
-		}
-		at := ""
-		if !h.Time.IsZero() {
-			at = h.Time.UTC().Format(time.TimeOnly)
-		}
-		from := "from " + strings.TrimSpace(orDefault(h.Exchange)+" key "+strings.Join(h.RoutingKeys, ","))
-		rows[i] = []string{since, h.Queue, role, fmt.Sprintf("%s ×%d", h.Reason, h.Count), at, from}
-	}
-	return alignRows(rows)
-}
-
-func orDefault(exchange string) string {
-	if exchange == "" {
-		return "(default exchange)"
-	}
-	return exchange
-}
-
-// historyLines draws a retry history, one attempt a line.
-func historyLines(h []topology.Attempt) []string {
-	rows := make([][]string, len(h))
-	for i, a := range h {
-		next := "retried after " + topology.FormatDelay(a.Delay)
-		if a.Parked {
-			next = "parked"
-		}
-		at := ""
-		if !a.At.IsZero() {
-			at = a.At.UTC().Format(time.DateTime)
-		}
-		rows[i] = []string{fmt.Sprintf("attempt %d", a.N), at, next, a.Reason}
-	}
-	return alignRows(rows)
-}
-
-// alignRows pads columns to a common width.
-func alignRows(rows [][]string) []string {
-	var width []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i >= len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		var b strings.Builder
-		for j, c := range r {
-			b.WriteString(c)
-			if j < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", width[j]-utf8.RuneCountInString(c)+2))
-			}
-		}
-		out[i] = strings.TrimRight(b.String(), " ")
-	}
-	return out
 }
 
 // jsonPeek is peek --json.
@@ -517,7 +258,7 @@ func toJSONPeek(res broker.PeekResult, pp peekPlan) jsonPeek {
 			jm.Properties["timestamp"] = m.Timestamp.UTC().Format(time.RFC3339)
 		}
 		for k, v := range m.Headers {
-			jm.Headers[k] = jsonSafe(v)
+			jm.Headers[k] = ui.JSONSafe(v)
 		}
 		if utf8.Valid(m.Body) {
 			s := string(m.Body)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // defaultDryRun is how many messages replay --dry-run shows without --limit.
@@ -175,7 +174,7 @@ func (rf replayFlags) options() (broker.MoveOptions, error) {
 		return o, usageErr("--max-held cannot be negative")
 	}
 	if rf.rate != "" {
-		r, err := parseRate(rf.rate)
+		r, err := ui.ParseRate(rf.rate)
 		if err != nil {
 			return o, usageErr("--rate: %v", err)
 		}
@@ -193,7 +192,7 @@ func (rf replayFlags) options() (broker.MoveOptions, error) {
 		o.Filter = func(d broker.Delivery) bool {
 			for k, v := range want {
 				hv, ok := d.Headers[k]
-				if !ok || headerText(hv) != v {
+				if !ok || ui.HeaderText(hv) != v {
 					return false
 				}
 			}
@@ -209,25 +208,6 @@ func (rf replayFlags) options() (broker.MoveOptions, error) {
 func badDelay(s string) error {
 	_, err := topology.ParseDelay(s)
 	return err
-}
-
-// parseRate reads "200", "200/s", "6000/m" or "36000/h" as messages a second.
-func parseRate(s string) (float64, error) {
-	num, unit, _ := strings.Cut(strings.TrimSpace(s), "/")
-	r, err := strconv.ParseFloat(num, 64)
-	if err != nil || r <= 0 {
-		return 0, fmt.Errorf("%q is not a positive rate (try 200/s or 6000/m)", s)
-	}
-	switch unit {
-	case "", "s":
-	case "m":
-		r /= 60
-	case "h":
-		r /= 3600
-	default:
-		return 0, fmt.Errorf("%q: unknown unit %q (use /s, /m or /h)", s, unit)
-	}
-	return r, nil
 }
 
 // planReplay resolves where messages go, checking what the management API
@@ -252,7 +232,7 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptio
 			}
 		}
 		rp.opts.Route = broker.ToQueue(rf.toQueue)
-		rp.describe = "to queue " + rf.toQueue
+		rp.describe = ui.ReplayToQueue(rf.toQueue)
 	case rf.toOrigin:
 		var intoLadder func(string) bool
 		if rp.snap != nil {
@@ -265,7 +245,7 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptio
 			intoLadder = func(x string) bool { return owned[x] }
 		}
 		rp.opts.Route = broker.ToOrigin(intoLadder)
-		rp.describe = "back where each came from (its latest x-death entry, or x-rungs-queue)"
+		rp.describe = ui.ReplayToOrigin
 	default:
 		d, err := topology.ParseDelay(rf.delay)
 		if err != nil {
@@ -292,7 +272,7 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptio
 		if rp.opts.Route, err = broker.ToLadder(r.ladder, d, rf.to); err != nil {
 			return rp, usageErr("%v", err)
 		}
-		rp.describe = fmt.Sprintf("into ladder %s: %s later to %s (exchange %s, key %s)", r.ladder.Name, topology.FormatDelay(tr.Delay), tr.Target, tr.Exchange, tr.Key)
+		rp.describe = ui.ReplayIntoLadder(tr)
 	}
 	return rp, nil
 }
@@ -325,34 +305,17 @@ func (e *env) reportReplay(rf replayFlags, rp replayPlan, res broker.MoveProgres
 		})
 		return
 	}
-	fmt.Fprintf(e.Out, "replayed %d message(s) from %s %s in %s (%.0f/s); stopped: %s\n",
-		res.Moved, rf.from, rp.describe, res.Elapsed.Round(time.Millisecond), res.Rate(), res.Stopped)
-	fmt.Fprintf(e.Out, "  %d parked", res.Parked)
-	if rf.park != "" {
-		fmt.Fprintf(e.Out, " in %s", rf.park)
-	}
-	fmt.Fprintf(e.Out, ", %d kept on the source, %d skipped by --where", res.Kept, res.Skipped)
-	if res.Unknown > 0 || res.Reconnects > 0 {
-		fmt.Fprintf(e.Out, ", %d possibly duplicated (in flight when the connection dropped %s)", res.Unknown, plural(res.Reconnects, "time", "times"))
-	}
-	fmt.Fprintln(e.Out)
-	for _, r := range sortedReasons(res.Reasons) {
-		fmt.Fprintf(e.Out, "  %d × %s\n", res.Reasons[r], r)
+	for _, l := range ui.ReplayReport(moveCounts(res), rf.from, rp.describe, rf.park, "--where") {
+		fmt.Fprintln(e.Out, l)
 	}
 }
 
-func sortedReasons(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// moveCounts are a Move's counts as ui reports them.
+func moveCounts(p broker.MoveProgress) ui.MoveCounts {
+	return ui.MoveCounts{
+		Moved: p.Moved, Parked: p.Parked, Kept: p.Kept, Skipped: p.Skipped, Unknown: p.Unknown, Reconnects: p.Reconnects,
+		Reasons: p.Reasons, SourceReady: p.SourceReady, Elapsed: p.Elapsed, Stopped: p.Stopped, Done: p.Done,
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	return keys
 }
 
 // dryRunReplay peeks and says where each message would go.
@@ -434,7 +397,7 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayPlan) e
 		}
 		rows = append(rows, row)
 	}
-	for _, l := range alignRows(rows) {
+	for _, l := range ui.AlignRows(rows) {
 		fmt.Fprintln(e.Out, "  "+l)
 	}
 	return nil

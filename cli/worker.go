@@ -14,6 +14,7 @@ import (
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/retry"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 type workerFlags struct {
@@ -112,7 +113,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 	}
 	var feed float64
 	if wf.feed != "" {
-		if feed, err = parseRate(wf.feed); err != nil {
+		if feed, err = ui.ParseRate(wf.feed); err != nil {
 			return usageErr("--feed: %v", err)
 		}
 	}

@@ -24,6 +24,12 @@ type Options struct {
 	Inspector broker.Inspector
 	Publisher broker.Publisher
 	Purger    broker.Purger
+	// Peeker reads messages without removing them and Mover moves them
+	// (peek and replay); nil switches either off. Limits reads a quorum
+	// queue's delivery limit before a peek; nil leaves it unknown.
+	Peeker Peeker
+	Mover  Mover
+	Limits DeliveryLimiter
 	// Conn is the AMQP connection to watch; nil shows the management
 	// API's health instead.
 	Conn broker.StateWatcher
@@ -56,6 +62,7 @@ type screen int
 const (
 	screenList screen = iota
 	screenLadder
+	screenPeek
 )
 
 type overlay int
@@ -66,6 +73,8 @@ const (
 	overlayPublish
 	overlayConfirm
 	overlayLog
+	overlayForce
+	overlayReplay
 )
 
 // App is the root model: it routes messages to the screen in front and
@@ -74,6 +83,9 @@ type App struct {
 	insp        broker.Inspector
 	pub         broker.Publisher
 	purger      broker.Purger
+	peeker      Peeker
+	mover       Mover
+	limits      DeliveryLimiter
 	conn        broker.StateWatcher
 	vhost       string
 	brokerLabel string
@@ -118,6 +130,12 @@ type App struct {
 	prompt  prompt
 	form    publishForm
 	confirm purgeConfirm
+	peek    peekView
+	force   peekForce
+	replay  replayDialog
+	// replaySeq numbers replays, so that the reports of one that ended
+	// are told from the current one's.
+	replaySeq int
 
 	result ui.Result
 	busy   string
@@ -144,6 +162,7 @@ func New(opts Options) App {
 	st := ui.NewStyles(true)
 	a := App{
 		insp: opts.Inspector, pub: opts.Publisher, purger: opts.Purger, conn: opts.Conn,
+		peeker: opts.Peeker, mover: opts.Mover, limits: opts.Limits,
 		vhost: vhost, brokerLabel: opts.BrokerLabel, readOnly: opts.ReadOnly,
 		openName: opts.Ladder, now: now,
 		styles: st, keys: defaultKeyMap(opts.ReadOnly),
@@ -218,6 +237,10 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.busy = ""
 		a.result = purgeResult(msg)
 		return a, a.refreshNow()
+	case peekLimitMsg, peekedMsg:
+		return a.updatePeekReply(msg)
+	case replayProgressMsg, replayDoneMsg:
+		return a.updateMove(msg)
 	case loggedMsg:
 		text, failed := logResult(msg.msg)
 		a.log.finish(msg.id, text, failed)
@@ -231,7 +254,7 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // updateKey routes a key press by focus: overlay, then input line, then
 // global keys, then the screen.
 func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	if key.Matches(msg, a.keys.global.ForceQuit) {
+	if key.Matches(msg, a.keys.global.ForceQuit) && !a.replayStoppable() {
 		return a, tea.Quit
 	}
 	if a.overlay != overlayNone || a.prompt.active() {
@@ -250,6 +273,9 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, g.Command):
 		return a, a.prompt.open(promptCommand, "", a.suggestions())
 	case key.Matches(msg, g.Filter):
+		if a.screen == screenPeek {
+			return a, nil // a peek has nothing to filter
+		}
 		return a, a.prompt.open(promptFilter, a.currentFilter(), nil)
 	case key.Matches(msg, g.Refresh):
 		return a, a.refreshNow()
@@ -278,6 +304,10 @@ func (a App) updateFocused(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a.updateForm(msg)
 	case a.overlay == overlayConfirm:
 		return a.updateConfirm(msg)
+	case a.overlay == overlayForce:
+		return a.updateForce(msg)
+	case a.overlay == overlayReplay:
+		return a.updateReplay(msg)
 	case a.prompt.active():
 		return a.updatePrompt(msg)
 	}
@@ -286,8 +316,11 @@ func (a App) updateFocused(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // updateScreen handles a key or wheel event for the screen in front.
 func (a App) updateScreen(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if a.screen == screenLadder {
+	switch a.screen {
+	case screenLadder:
 		return a.updateLadder(msg)
+	case screenPeek:
+		return a.updatePeek(msg)
 	}
 	return a.updateList(msg)
 }
@@ -338,6 +371,15 @@ func (a App) updateLadder(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return a, a.openConfirm(newQueuePurge(row, a.styles))
 		case key.Matches(km, k.PurgeAll):
 			return a, a.openConfirm(newLadderPurge(a.ladder, a.styles))
+		case key.Matches(km, k.Peek), key.Matches(km, k.Replay):
+			row, ok := a.ladder.Selected()
+			if !ok || row.Missing {
+				return a.fail("nothing to " + km.String() + ": select a queue that exists")
+			}
+			if key.Matches(km, k.Peek) {
+				return a.openPeek(row.Queue, peekCount)
+			}
+			return a.openReplay(row.Queue)
 		case key.Matches(km, k.Refused):
 			return a.refuse(refusedAction(km))
 		}
@@ -349,8 +391,11 @@ func (a App) updateLadder(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // refusedAction names what a key refused in read-only mode would have done.
 func refusedAction(km tea.KeyPressMsg) string {
-	if km.String() == "p" {
+	switch km.String() {
+	case "p":
 		return "publishing"
+	case "R":
+		return "replaying"
 	}
 	return "purging"
 }
@@ -474,6 +519,12 @@ func (a *App) showPublished(m publishedMsg) {
 // back is esc: close the innermost thing open.
 func (a *App) back() {
 	switch {
+	case a.screen == screenPeek:
+		a.screen = a.peek.back
+	case a.screen == screenLadder && a.ladder.traced != nil && a.peek.queue != "":
+		// A traced message: back to the peek it was picked from.
+		a.ladder.ClearTrace()
+		a.screen = screenPeek
 	case a.screen == screenLadder && a.ladder.showDrift:
 		a.ladder.showDrift = false
 		a.ladder.clamp()
@@ -560,6 +611,9 @@ func (a *App) setStyles(st ui.Styles) {
 	a.prompt.SetStyles(st)
 	a.form.setStyles(st)
 	a.confirm.st = st
+	a.peek.st = st
+	a.force.st = st
+	a.replay.setStyles(st)
 }
 
 // bodyHeight is the height left for the screen between header and footer.
@@ -574,8 +628,11 @@ func (a App) bodyHeight() int {
 func (a *App) resize() {
 	a.list.SetSize(a.width, a.bodyHeight())
 	a.ladder.SetSize(a.width, a.bodyHeight())
+	a.peek.SetSize(a.width, a.bodyHeight())
 	a.form.w = a.width
 	a.confirm.w = a.width
+	a.force.w = a.width
+	a.replay.w = a.width
 }
 
 // View renders the screen. Terminal modes are set on every path: a view
@@ -603,7 +660,7 @@ func (a App) render() string {
 	case overlayHelp:
 		note := ""
 		if a.readOnly {
-			note = "read-only: publish and purge are off"
+			note = "read-only: publish, purge and replay are off"
 		}
 		box := ui.HelpOverlay(a.keys.helpGroups(), commandHelp(), note, st, min(w, 100), a.height)
 		return ui.Overlay(screen, box, w, a.height)
@@ -613,6 +670,10 @@ func (a App) render() string {
 		return ui.Overlay(screen, a.confirm.View(), w, a.height)
 	case overlayLog:
 		return ui.Overlay(screen, ui.LogOverlay(a.log.entries, a.context, st, min(w, 100), a.height), w, a.height)
+	case overlayForce:
+		return ui.Overlay(screen, a.force.View(), w, a.height)
+	case overlayReplay:
+		return ui.Overlay(screen, a.replay.View(), w, a.height)
 	}
 	return screen
 }
@@ -634,6 +695,8 @@ func (a App) body() string {
 		return ui.Message("Reading ladders from "+a.brokerLabel+", vhost "+a.vhost+" …", detail, st.Muted, st, w, h)
 	case a.screen == screenLadder:
 		return a.ladder.View()
+	case a.screen == screenPeek:
+		return a.peek.View(a.now())
 	}
 	return a.list.View()
 }
@@ -655,8 +718,11 @@ func (a App) footer() string {
 		return ui.Footer(a.prompt.View(), a.styles, a.width)
 	}
 	hints := a.keys.listHelp()
-	if a.screen == screenLadder {
+	switch a.screen {
+	case screenLadder:
 		hints = a.keys.ladderHelp()
+	case screenPeek:
+		hints = a.keys.peekHelp()
 	}
 	return ui.Footer(ui.KeyHints(hints, a.styles, a.width-2), a.styles, a.width)
 }
@@ -678,6 +744,12 @@ func (a App) headerState() ui.HeaderState {
 	}
 	h.AMQP = a.connView()
 	h.Refresh = a.refreshView()
+	if a.screen == screenPeek {
+		if a.peek.back == screenLadder {
+			h.Crumbs = append(h.Crumbs, a.ladder.found.Ladder.Name)
+		}
+		h.Crumbs = append(h.Crumbs, "peek "+a.peek.queue)
+	}
 	if a.screen == screenLadder {
 		h.Crumbs = append(h.Crumbs, a.ladder.found.Ladder.Name)
 		if a.ladder.showDrift {

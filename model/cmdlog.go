@@ -114,6 +114,12 @@ func logResult(msg tea.Msg) (string, bool) {
 	case purgedMsg:
 		r := purgeResult(m)
 		return r.Text, r.Kind == ui.ResultError || r.Kind == ui.ResultWarn
+	case peekedMsg:
+		r := peekResult(m)
+		return r.Text, r.Kind == ui.ResultError
+	case replayDoneMsg:
+		r := replayResult(m)
+		return r.Text, r.Kind == ui.ResultError
 	case contextMsg:
 		if m.err != nil {
 			return m.err.Error(), true
@@ -129,6 +135,9 @@ type Backends struct {
 	Inspector broker.Inspector
 	Publisher broker.Publisher
 	Purger    broker.Purger
+	Peeker    Peeker
+	Mover     Mover
+	Limits    DeliveryLimiter
 	Conn      broker.StateWatcher
 	// Vhost, BrokerLabel and ReadOnly are as in Options.
 	Vhost       string
@@ -205,6 +214,7 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	}
 	b := m.b
 	a.insp, a.pub, a.purger, a.conn, a.closeBackends = b.Inspector, b.Publisher, b.Purger, b.Conn, b.Close
+	a.peeker, a.mover, a.limits = b.Peeker, b.Mover, b.Limits
 	a.vhost = b.Vhost
 	if a.vhost == "" {
 		a.vhost = "/"
@@ -216,6 +226,7 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	a.screen, a.overlay = screenList, overlayNone
 	a.list = newLadderList(a.vhost, a.styles, a.keys.nav)
 	a.ladder = ladderView{}
+	a.peek = peekView{}
 	a.pollGen++
 	a.result = ui.Result{Kind: ui.ResultOK, Text: "context " + m.name + ": " + b.BrokerLabel + " · vhost " + a.vhost}
 	a.resize()

@@ -52,6 +52,10 @@ func (a App) runCommand(line string) (App, tea.Cmd) {
 			return a.fail("usage: :purge QUEUE or :purge LADDER")
 		}
 		return a.purgeCommand(args[0])
+	case "peek":
+		return a.peekCommand(args)
+	case "replay":
+		return a.replayCommand(args)
 	case "refresh", "r":
 		return a.refreshCommand(args)
 	case "log":
@@ -213,7 +217,7 @@ func (a App) suggestions() []string {
 	}
 	if a.screen == screenLadder {
 		for _, r := range a.ladder.rows {
-			s = append(s, "purge "+r.Queue)
+			s = append(s, "purge "+r.Queue, "peek "+r.Queue, "replay "+r.Queue)
 		}
 		s = append(s, "purge "+a.ladder.found.Ladder.Name)
 	}

@@ -28,6 +28,20 @@ type fakeBroker struct {
 	purged    []string
 	purgeErr  error
 	ov        broker.Overview
+
+	// Peeking: canned results by queue, the queues peeked, and the
+	// delivery limit DeliveryLimit reports.
+	peekRes    map[string]broker.PeekResult
+	peeked     []string
+	peekErr    error
+	limit      int
+	limitKnown bool
+	// Moving: the moves asked for; each moves moveN messages, reporting
+	// each one, and with moveBlock then waits for its context.
+	moves     []broker.MoveOptions
+	moveN     int
+	moveErr   error
+	moveBlock bool
 }
 
 func newFake(snap topology.Snapshot) *fakeBroker {
@@ -99,6 +113,60 @@ func (f *fakeBroker) Purge(ctx context.Context, queue string) (int, error) {
 	return int(q.Stats.Ready), nil
 }
 
+func (f *fakeBroker) Peek(ctx context.Context, queue string, n int) (broker.PeekResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.peeked = append(f.peeked, queue)
+	if f.peekErr != nil {
+		return broker.PeekResult{Queue: queue}, f.peekErr
+	}
+	if r, ok := f.peekRes[queue]; ok {
+		if len(r.Messages) > n {
+			r.Messages = r.Messages[:n]
+		}
+		return r, nil
+	}
+	q, _ := f.snap.Queue(queue)
+	return broker.PeekResult{Queue: queue, Ready: int(q.Stats.Ready)}, nil
+}
+
+func (f *fakeBroker) DeliveryLimit(ctx context.Context, vhost string, q topology.Queue) (int, bool, error) {
+	if err := f.read(ctx, "limit"); err != nil {
+		return 0, false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.limit, f.limitKnown, nil
+}
+
+func (f *fakeBroker) Move(ctx context.Context, o broker.MoveOptions) (broker.MoveProgress, error) {
+	f.mu.Lock()
+	f.moves = append(f.moves, o)
+	n, block, err := f.moveN, f.moveBlock, f.moveErr
+	f.mu.Unlock()
+	p := broker.MoveProgress{SourceReady: -1, Reasons: map[string]int{}}
+	report := func() {
+		if o.Progress != nil {
+			o.Progress(p)
+		}
+	}
+	for i := 0; i < n; i++ {
+		p.Moved++
+		p.Elapsed += 100 * time.Millisecond
+		report()
+	}
+	p.Done = true
+	if block {
+		<-ctx.Done()
+		p.Stopped = broker.StopCancelled
+		report()
+		return p, ctx.Err()
+	}
+	p.Stopped, p.SourceReady = broker.StopEmpty, 0
+	report()
+	return p, err
+}
+
 // fakeConn is a StateWatcher whose state the test sets.
 type fakeConn struct {
 	state broker.ConnState
@@ -122,6 +190,7 @@ func newApp(t *testing.T, fb *fakeBroker, opts Options, w, h int) (App, *clock) 
 	t.Helper()
 	c := newClock()
 	opts.Inspector, opts.Publisher, opts.Purger = fb, fb, fb
+	opts.Peeker, opts.Mover, opts.Limits = fb, fb, fb
 	if opts.BrokerLabel == "" {
 		opts.BrokerLabel = "guest@127.0.0.1:5672"
 	}

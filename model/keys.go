@@ -42,11 +42,11 @@ func defaultNavKeys() navKeys {
 	}
 }
 
-// actionKeys act on a ladder. Those that change the broker are switched
-// off in read-only mode, and Refused takes their keys so that pressing one
-// says why nothing happens.
+// actionKeys act on a ladder and its queues. Those that change the broker
+// are switched off in read-only mode, and Refused takes their keys so that
+// pressing one says why nothing happens.
 type actionKeys struct {
-	Trace, Drift, Publish, Purge, PurgeAll, Refused key.Binding
+	Trace, Drift, Publish, Purge, PurgeAll, Peek, Replay, Refused key.Binding
 }
 
 func defaultActionKeys(readOnly bool) actionKeys {
@@ -56,13 +56,62 @@ func defaultActionKeys(readOnly bool) actionKeys {
 		Publish:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "publish")),
 		Purge:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "purge")),
 		PurgeAll: key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "purge all")),
-		Refused:  key.NewBinding(key.WithKeys("p", "x", "X"), key.WithHelp("p x X", "off (read-only)")),
+		Peek:     key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "peek")),
+		Replay:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay")),
+		Refused:  key.NewBinding(key.WithKeys("p", "x", "X", "R"), key.WithHelp("p x X R", "off (read-only)")),
 	}
 	k.Publish.SetEnabled(!readOnly)
 	k.Purge.SetEnabled(!readOnly)
 	k.PurgeAll.SetEnabled(!readOnly)
+	k.Replay.SetEnabled(!readOnly)
 	k.Refused.SetEnabled(readOnly)
 	return k
+}
+
+// peekKeys drive the peek view: the message list, the detail pane and what
+// can be done with the selected message.
+type peekKeys struct {
+	Up, Down, Top, Bottom, ScrollUp, ScrollDown, Trace, Again, Replay key.Binding
+}
+
+func defaultPeekKeys(readOnly bool) peekKeys {
+	k := peekKeys{
+		Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/↓", "message")),
+		Down: key.NewBinding(key.WithKeys("down", "j")),
+		// Pairs share one help line: the second of each has no help text.
+		Top:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/G", "first/last")),
+		Bottom:     key.NewBinding(key.WithKeys("end", "G")),
+		ScrollUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u", "K"), key.WithHelp("pgup/dn", "scroll")),
+		ScrollDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d", "J", "space")),
+		Trace:      key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "trace message")),
+		Again:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "peek again")),
+		Replay:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay")),
+	}
+	k.Replay.SetEnabled(!readOnly)
+	return k
+}
+
+// replayKeys drive the replay dialog through its steps: the form, the
+// confirmation, the progress and the outcome.
+type replayKeys struct {
+	Next, Prev, Toggle, Review, Cancel key.Binding
+	Start, Back                        key.Binding
+	Stop                               key.Binding
+	Close                              key.Binding
+}
+
+func defaultReplayKeys() replayKeys {
+	return replayKeys{
+		Next:   key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab", "next")),
+		Prev:   key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab", "previous")),
+		Toggle: key.NewBinding(key.WithKeys("space", "left", "right"), key.WithHelp("space", "where to")),
+		Review: key.NewBinding(key.WithKeys("enter", "ctrl+s"), key.WithHelp("enter", "review")),
+		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		Start:  key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "replay")),
+		Back:   key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "back to the form")),
+		Stop:   key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("esc", "stop")),
+		Close:  key.NewBinding(key.WithKeys("enter", "esc", "q"), key.WithHelp("enter", "close")),
+	}
 }
 
 // promptKeys drive the input line (command, filter, trace).
@@ -124,6 +173,7 @@ type keyMap struct {
 	actions actionKeys
 	prompt  promptKeys
 	form    formKeys
+	peek    peekKeys
 }
 
 func defaultKeyMap(readOnly bool) keyMap {
@@ -133,6 +183,7 @@ func defaultKeyMap(readOnly bool) keyMap {
 		actions: defaultActionKeys(readOnly),
 		prompt:  defaultPromptKeys(),
 		form:    defaultFormKeys(),
+		peek:    defaultPeekKeys(readOnly),
 	}
 }
 
@@ -143,7 +194,12 @@ func (k keyMap) listHelp() []key.Binding {
 
 // ladderHelp is the footer of the ladder view.
 func (k keyMap) ladderHelp() []key.Binding {
-	return []key.Binding{k.global.Back, k.actions.Trace, k.actions.Publish, k.actions.Purge, k.actions.PurgeAll, k.actions.Refused, k.actions.Drift, k.global.Filter, k.global.Command, k.global.Quit, k.global.Help}
+	return []key.Binding{k.global.Back, k.actions.Trace, k.actions.Peek, k.actions.Replay, k.actions.Publish, k.actions.Purge, k.actions.PurgeAll, k.actions.Refused, k.actions.Drift, k.global.Filter, k.global.Command, k.global.Quit, k.global.Help}
+}
+
+// peekHelp is the footer of the peek view.
+func (k keyMap) peekHelp() []key.Binding {
+	return []key.Binding{k.global.Back, k.peek.Up, k.peek.ScrollUp, k.peek.Trace, k.peek.Replay, k.peek.Again, k.global.Command, k.global.Quit, k.global.Help}
 }
 
 // helpGroups is the help overlay's content. Disabled bindings are kept so
@@ -152,6 +208,7 @@ func (k keyMap) helpGroups() []ui.HelpGroup {
 	return []ui.HelpGroup{
 		{Title: "move", Keys: []key.Binding{k.nav.Up, k.nav.Down, k.nav.Top, k.nav.PageUp, k.nav.Open, k.global.Back}},
 		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Publish, k.actions.Purge, k.actions.PurgeAll, k.global.Log}},
+		{Title: "queue", Keys: []key.Binding{k.actions.Peek, k.actions.Replay}},
 		{Title: "console", Keys: []key.Binding{k.global.Filter, k.global.Command, k.global.Refresh, k.global.Help, k.global.Quit, k.global.ForceQuit}},
 	}
 }
@@ -164,7 +221,7 @@ func commandHelp() []ui.HelpCommand {
 		{Usage: ":publish [DELAY [DEST [COUNT]]]", Desc: "open the publish form, pre-filled"},
 		{Usage: ":purge QUEUE|LADDER", Desc: "purge a queue, or every queue of a ladder"},
 		{Usage: ":refresh [EVERY]", Desc: "refresh now, or set the interval (10s)"},
-		{Usage: ":drift", Desc: "show how the ladder differs from its plan"},
+		{Usage: ":peek|:replay [QUEUE]", Desc: "peek at its head (:peek Q 50), or replay it"},
 		{Usage: ":ctx [NAME]", Desc: "list the contexts, or switch broker"},
 		{Usage: ":q", Desc: "quit (↑/↓ recall earlier commands)"},
 	}

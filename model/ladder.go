@@ -22,6 +22,7 @@ type ladderView struct {
 	gone      bool
 	filter    string
 	trace     *ui.TraceState
+	traced    *ui.MessageTrace // set while the trace is a peeked message's
 	showDrift bool
 	sel       int // index into the shown rows
 	offset    int
@@ -45,7 +46,9 @@ func (v *ladderView) SetRows(f topology.Found, rows []ui.QueueRow, gone bool) {
 	cur, ok := v.Selected()
 	v.found, v.rows, v.gone = f, rows, gone
 	if v.trace != nil {
+		mt := v.traced
 		v.SetTrace(v.trace.Input)
+		v.traced = mt
 	}
 	if ok {
 		v.selectQueue(cur.Queue)
@@ -76,7 +79,7 @@ func (v *ladderView) SetTrace(input string) {
 			ts.Trace = &tr
 		}
 	}
-	v.trace = ts
+	v.trace, v.traced = ts, nil
 	v.clamp()
 }
 
@@ -98,7 +101,7 @@ func traceInput(l topology.Ladder, fields []string) (topology.Trace, error) {
 
 // ClearTrace removes the trace.
 func (v *ladderView) ClearTrace() {
-	v.trace = nil
+	v.trace, v.traced = nil, nil
 	v.clamp()
 }
 
@@ -121,11 +124,17 @@ func (v *ladderView) selectQueue(name string) {
 
 // shown are the rows on screen: traced, then filtered.
 func (v ladderView) shown() []ui.QueueRow {
+	return ui.FilterRows(v.traceRows(), v.filter)
+}
+
+// traceRows are the rows with the trace's hops marked, and the queues a
+// traced message has left.
+func (v ladderView) traceRows() []ui.QueueRow {
 	var tr *topology.Trace
 	if v.trace != nil {
 		tr = v.trace.Trace
 	}
-	return ui.FilterRows(ui.ApplyTrace(v.rows, tr), v.filter)
+	return ui.MarkVisited(ui.ApplyTrace(v.rows, tr), v.traced)
 }
 
 // Selected returns the row under the cursor.
@@ -138,14 +147,16 @@ func (v ladderView) Selected() (ui.QueueRow, bool) {
 }
 
 func (v ladderView) state() ui.LadderState {
-	var tr *topology.Trace
-	if v.trace != nil {
-		tr = v.trace.Trace
+	trace := v.trace
+	if trace != nil && v.traced != nil {
+		ts := *trace
+		ts.Message = v.traced
+		trace = &ts
 	}
 	return ui.LadderState{
-		Found: v.found, Rows: v.shown(), All: ui.ApplyTrace(v.rows, tr),
+		Found: v.found, Rows: v.shown(), All: v.traceRows(),
 		Selected: v.sel, Offset: v.offset, Filter: v.filter,
-		Trace: v.trace, ShowDrift: v.showDrift, Gone: v.gone,
+		Trace: trace, ShowDrift: v.showDrift, Gone: v.gone,
 	}
 }
 

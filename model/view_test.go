@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ui"
 	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
@@ -43,6 +44,25 @@ func checkScreen(t *testing.T, a App, w, h int) {
 		t.Errorf("header missing: %q", ls[0])
 	}
 	golden.RequireEqual(t, s)
+}
+
+// openParked opens Orders with the cursor on its parking queue.
+func openParked(t *testing.T, w, h int) App {
+	t.Helper()
+	fb := newFake(fixture.Busy())
+	fb.peekRes = map[string]broker.PeekResult{"orders.work.parked": fixture.Parked()}
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, w, h)
+	return keys(t, load(t, a, fb), "G")
+}
+
+// peekParked peeks at Orders' parking queue.
+func peekParked(t *testing.T, w, h int) App {
+	t.Helper()
+	a, _ := run(t, openParked(t, w, h), press("v"))
+	if a.screen != screenPeek {
+		t.Fatalf("v did not open the peek: screen %v, result %+v", a.screen, a.result)
+	}
+	return a
 }
 
 func TestScreensGolden(t *testing.T) {
@@ -116,6 +136,53 @@ func TestScreensGolden(t *testing.T) {
 			a, _ := newApp(t, fb, Options{}, w, h)
 			a = keys(t, load(t, a, fb), ":")
 			return typeText(t, a, "ladder or")
+		},
+		"peek": func(t *testing.T, w, h int) App {
+			return peekParked(t, w, h)
+		},
+		"peek-binary": func(t *testing.T, w, h int) App {
+			return keys(t, peekParked(t, w, h), "j", "j")
+		},
+		"peek-history": func(t *testing.T, w, h int) App {
+			return keys(t, peekParked(t, w, h), "j")
+		},
+		"peek-force": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			fb.limitKnown = true
+			a, _ := newApp(t, fb, Options{Ladder: "retry4"}, w, h)
+			a = keys(t, load(t, a, fb), ":")
+			a = typeText(t, a, "peek retry4.rung.02.3")
+			a, _ = run(t, a, press("enter"))
+			return typeText(t, a, "for")
+		},
+		"trace-message": func(t *testing.T, w, h int) App {
+			return keys(t, peekParked(t, w, h), "t")
+		},
+		"replay-form": func(t *testing.T, w, h int) App {
+			a := openParked(t, w, h)
+			a = keys(t, a, "R", "space", "tab")
+			a = typeText(t, a, "5m")
+			a = keys(t, a, "tab")
+			return typeText(t, a, "orders.work")
+		},
+		"replay-confirm": func(t *testing.T, w, h int) App {
+			a := keys(t, openParked(t, w, h), "R", "tab", "tab")
+			a = typeText(t, a, "200/s")
+			return keys(t, a, "enter")
+		},
+		"replay-progress": func(t *testing.T, w, h int) App {
+			a := keys(t, openParked(t, w, h), "R", "enter")
+			m, _ := a.Update(press("y"))
+			a = m.(App)
+			return update(t, a, replayProgressMsg{id: a.replay.run.id, p: broker.MoveProgress{Moved: 7, Kept: 1, Elapsed: 1500 * time.Millisecond, SourceReady: -1}})
+		},
+		"replay-done": func(t *testing.T, w, h int) App {
+			a := keys(t, openParked(t, w, h), "R", "enter")
+			m, _ := a.Update(press("y"))
+			a = m.(App)
+			return update(t, a, replayDoneMsg{id: a.replay.run.id, source: "orders.work.parked", describe: ui.ReplayToOrigin,
+				p: broker.MoveProgress{Moved: 16, Kept: 1, Elapsed: 1200 * time.Millisecond, Stopped: broker.StopEmpty, Done: true,
+					Reasons: map[string]int{"no route: " + broker.ErrNoOrigin.Error(): 1}}})
 		},
 		"reconnecting": func(t *testing.T, w, h int) App {
 			fb := newFake(fixture.Healthy())

@@ -34,6 +34,8 @@ type TraceState struct {
 	Input string
 	Trace *topology.Trace
 	Err   error
+	// Message is set when the trace is a peeked message's.
+	Message *MessageTrace
 }
 
 // summaryHeight is the summary's height: a facts line and a health line.
@@ -286,6 +288,9 @@ func queueLine(t table, r QueueRow, selected bool, maxDepth int64, st Styles) st
 	mark := " "
 	markStyle := st.Accent
 	switch {
+	case r.Visited:
+		mark = "✓"
+		markStyle = st.OK
 	case r.Hop != nil:
 		mark = "●"
 		markStyle = st.Hop

@@ -75,6 +75,8 @@ type QueueRow struct {
 	End bool
 	// EndAt is when, after publishing, the traced message reaches End.
 	EndAt time.Duration
+	// Visited marks a queue a traced message has left (its x-death).
+	Visited bool
 }
 
 // Health supplies what a single snapshot cannot: how long each queue's

@@ -66,6 +66,9 @@ func traceLines(ts TraceState, st Styles, w int) []string {
 		}
 		out = append(out, prefix+c)
 	}
+	if ts.Message != nil {
+		out = append(out, messageTraceLines(*ts.Message, st, w)...)
+	}
 	return out
 }
 

@@ -1,0 +1,580 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// peekCount is how many messages the console peeks at unless told
+// (`:peek QUEUE N`).
+const peekCount = 20
+
+// peekTimeout bounds one peek, and reading a queue's delivery limit.
+const peekTimeout = 15 * time.Second
+
+// forceWord is what the operator types to peek where peeking can push
+// messages along a quorum ladder early.
+const forceWord = "force"
+
+// Peeker reads the first messages of a queue without removing them
+// (broker.Conn does).
+type Peeker interface {
+	Peek(ctx context.Context, queue string, n int) (broker.PeekResult, error)
+}
+
+// DeliveryLimiter reads the delivery limit in effect on a quorum queue
+// (broker.Management does).
+type DeliveryLimiter interface {
+	DeliveryLimit(ctx context.Context, vhost string, q topology.Queue) (limit int, known bool, err error)
+}
+
+// peekLimitMsg carries a quorum queue's delivery limit, read before peeking.
+type peekLimitMsg struct {
+	queue string
+	n     int
+	limit int
+	known bool
+}
+
+// fetchLimit reads a quorum queue's delivery limit. A failure leaves the
+// limit unknown, as rungs peek does: AssessPeek then says so.
+func fetchLimit(dl DeliveryLimiter, vhost string, q topology.Queue, n int) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
+		defer cancel()
+		limit, known, err := dl.DeliveryLimit(ctx, vhost, q)
+		return peekLimitMsg{queue: q.Name, n: n, limit: limit, known: known && err == nil}
+	}
+}
+
+// peekedMsg reports a peek.
+type peekedMsg struct {
+	queue  string
+	n      int
+	risk   broker.PeekRisk
+	forced bool
+	res    broker.PeekResult
+	err    error
+	at     time.Time
+}
+
+// peek reads up to n messages from the head of queue and hands them back.
+func peek(p Peeker, queue string, n int, risk broker.PeekRisk, forced bool, now func() time.Time) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
+		defer cancel()
+		res, err := p.Peek(ctx, queue, n)
+		return peekedMsg{queue: queue, n: n, risk: risk, forced: forced, res: res, err: err, at: now()}
+	}
+}
+
+// peekResult words a peek for the header and the command log.
+func peekResult(m peekedMsg) ui.Result {
+	if m.err != nil {
+		return ui.Result{Kind: ui.ResultError, Text: fmt.Sprintf("peek %s failed: %v", m.queue, m.err)}
+	}
+	n := len(m.res.Messages)
+	return ui.Result{Kind: ui.ResultOK, Text: fmt.Sprintf("peeked %d of %d in %s", n, m.res.Ready, m.queue)}
+}
+
+// ladders are the vhost's ladders, for naming queues in a timeline.
+func (a App) ladders() []topology.Ladder {
+	ls := make([]topology.Ladder, len(a.found))
+	for i, f := range a.found {
+		ls[i] = f.Ladder
+	}
+	return ls
+}
+
+// openPeek starts peeking at queue. Peeking a quorum queue can dead-letter
+// messages early, so the queue's delivery limit is read first and the
+// risk weighed before anything is taken off it.
+func (a App) openPeek(queue string, n int) (App, tea.Cmd) {
+	if a.peeker == nil {
+		return a.fail("peeking needs an AMQP connection, and this console has none")
+	}
+	q, ok := a.merged().Queue(queue)
+	if !ok {
+		return a.fail(fmt.Sprintf("no queue %q in vhost %s", queue, a.vhost))
+	}
+	if q.QueueType() == topology.Quorum && a.limits != nil {
+		a.busy = "reading the delivery limit of " + queue
+		return a, fetchLimit(a.limits, a.vhost, q, n)
+	}
+	// A classic queue has no delivery limit; a quorum queue's is unknown
+	// without a management client to read it.
+	return a.assessPeek(q, n, 0, q.QueueType() != topology.Quorum)
+}
+
+// assessPeek refuses, asks for force, or peeks, as AssessPeek says.
+func (a App) assessPeek(q topology.Queue, n, limit int, known bool) (App, tea.Cmd) {
+	risk := broker.AssessPeek(q, a.ladders(), limit, known)
+	switch {
+	case a.readOnly && risk.ChangesBroker:
+		return a, a.openForce(newPeekForce(risk, n, true, a.styles))
+	case risk.NeedsForce:
+		return a, a.openForce(newPeekForce(risk, n, false, a.styles))
+	}
+	return a.runPeek(q.Name, n, risk, false)
+}
+
+// runPeek peeks, logging it: a peek changes what consumers see (the
+// redelivered flag, quorum delivery counts).
+func (a App) runPeek(queue string, n int, risk broker.PeekRisk, forced bool) (App, tea.Cmd) {
+	a.busy = fmt.Sprintf("peeking at %d from %s", n, queue)
+	sent := []string{"queue=" + queue, fmt.Sprintf("count=%d", n), "basic.get no-ack=false", "then basic.nack requeue=true"}
+	if forced {
+		sent = append(sent, "(forced: "+risk.Why+")")
+	}
+	id := a.log.add(a.now(), "peek", sent...)
+	return a, logged(id, peek(a.peeker, queue, n, risk, forced, a.now))
+}
+
+// updatePeekReply handles the replies of a peek's commands: the delivery
+// limit read first, then the peek itself.
+func (a App) updatePeekReply(msg tea.Msg) (App, tea.Cmd) {
+	a.busy = ""
+	switch msg := msg.(type) {
+	case peekLimitMsg:
+		q, ok := a.merged().Queue(msg.queue)
+		if !ok {
+			return a.fail(fmt.Sprintf("no queue %q in vhost %s", msg.queue, a.vhost))
+		}
+		return a.assessPeek(q, msg.n, msg.limit, msg.known)
+	case peekedMsg:
+		a.showPeek(msg)
+	}
+	return a, nil
+}
+
+// showPeek opens the peek view on a peek's messages.
+func (a *App) showPeek(m peekedMsg) {
+	a.result = peekResult(m)
+	if m.err != nil {
+		return
+	}
+	back := a.screen
+	if back == screenPeek {
+		back = a.peek.back
+	}
+	a.peek = newPeekView(m, a.ladders(), a.styles, a.keys.peek, back)
+	a.screen = screenPeek
+	a.resize()
+}
+
+// peekEffect says in one line what the peek did to the messages.
+func peekEffect(risk broker.PeekRisk, forced bool) (string, bool) {
+	text := "peeking left them in the queue, in order, marked redelivered"
+	if risk.Type == topology.Quorum {
+		text = "peeking left them in order, marked redelivered, and raised x-delivery-count by 1"
+	}
+	if forced {
+		return "forced: " + text, true
+	}
+	return text, false
+}
+
+// peekView shows a peek: the messages taken from the head of a queue and
+// handed back, the selected one in full.
+type peekView struct {
+	keys    peekKeys
+	st      ui.Styles
+	queue   string
+	qtype   string
+	ready   int
+	n       int
+	msgs    []ui.PeekedMessage
+	ladders []topology.Ladder
+	risk    broker.PeekRisk
+	forced  bool
+	at      time.Time
+	stale   string
+	// back is the screen esc returns to.
+	back                screen
+	sel, offset, scroll int
+	w, h                int
+}
+
+func newPeekView(m peekedMsg, ladders []topology.Ladder, st ui.Styles, keys peekKeys, back screen) peekView {
+	v := peekView{
+		keys: keys, st: st, queue: m.queue, qtype: string(m.risk.Type), ready: m.res.Ready, n: m.n,
+		ladders: ladders, risk: m.risk, forced: m.forced, at: m.at, back: back,
+	}
+	for _, pm := range m.res.Messages {
+		v.msgs = append(v.msgs, uiMessage(pm))
+	}
+	return v
+}
+
+// uiMessage is a peeked message as ui renders it.
+func uiMessage(m broker.PeekedMessage) ui.PeekedMessage {
+	return ui.PeekedMessage{
+		Position: m.Position, MessageID: m.MessageID, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
+		Redelivered: m.Redelivered, DeliveryCount: m.DeliveryCount, Persistent: m.Persistent,
+		ContentType: m.ContentType, ContentEncoding: m.Properties.ContentEncoding, Timestamp: m.Timestamp,
+		CorrelationID: m.Properties.CorrelationID, ReplyTo: m.Properties.ReplyTo, Expiration: m.Properties.Expiration,
+		Type: m.Properties.Type, AppID: m.Properties.AppID, UserID: m.Properties.UserID, Priority: m.Properties.Priority,
+		Headers: m.Headers, Body: m.Body,
+	}
+}
+
+// SetSize gives the view its body size.
+func (v *peekView) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.clamp()
+}
+
+// Selected returns the message under the cursor.
+func (v peekView) Selected() (ui.PeekedMessage, bool) {
+	if v.sel < 0 || v.sel >= len(v.msgs) {
+		return ui.PeekedMessage{}, false
+	}
+	return v.msgs[v.sel], true
+}
+
+func (v peekView) state(now time.Time) ui.PeekState {
+	effect, warn := peekEffect(v.risk, v.forced)
+	return ui.PeekState{
+		Queue: v.queue, QueueType: v.qtype, Ready: v.ready, Messages: v.msgs, Ladders: v.ladders,
+		Selected: v.sel, Offset: v.offset, Scroll: v.scroll,
+		Effect: effect, Warn: warn, Stale: v.stale, At: v.at, Now: now, MaxBody: ui.DefaultMaxBody,
+	}
+}
+
+func (v *peekView) clamp() {
+	v.sel = max(0, min(v.sel, len(v.msgs)-1))
+	s := v.state(time.Time{})
+	v.offset = ui.Scroll(v.sel, v.offset, s.ListHeight(v.h), len(v.msgs))
+	v.scroll = max(0, min(v.scroll, s.DetailLen(v.w)-s.DetailHeight(v.h)))
+}
+
+// Update moves between messages and scrolls the detail pane.
+func (v peekView) Update(msg tea.Msg) (peekView, tea.Cmd) {
+	page := max(1, v.state(time.Time{}).DetailHeight(v.h)-1)
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		k := v.keys
+		switch {
+		case key.Matches(msg, k.Up):
+			v.sel, v.scroll = v.sel-1, 0
+		case key.Matches(msg, k.Down):
+			v.sel, v.scroll = v.sel+1, 0
+		case key.Matches(msg, k.Top):
+			v.sel, v.scroll = 0, 0
+		case key.Matches(msg, k.Bottom):
+			v.sel, v.scroll = len(v.msgs)-1, 0
+		case key.Matches(msg, k.ScrollUp):
+			v.scroll -= page
+		case key.Matches(msg, k.ScrollDown):
+			v.scroll += page
+		}
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			v.scroll -= 3
+		case tea.MouseWheelDown:
+			v.scroll += 3
+		}
+	}
+	v.clamp()
+	return v, nil
+}
+
+// View renders the peek view.
+func (v peekView) View(now time.Time) string {
+	return ui.PeekView(v.state(now), v.st, v.w, v.h)
+}
+
+// updatePeek handles a key or wheel event on the peek view.
+func (a App) updatePeek(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		k := a.keys.peek
+		switch {
+		case key.Matches(km, k.Trace):
+			return a.traceMessage()
+		case key.Matches(km, k.Again):
+			return a.openPeek(a.peek.queue, a.peek.n)
+		case km.String() == "R":
+			return a.openReplay(a.peek.queue)
+		}
+	}
+	var cmd tea.Cmd
+	a.peek, cmd = a.peek.Update(msg)
+	return a, cmd
+}
+
+// traceMessage traces the selected message on its ladder: its routing key
+// (or one its x-death recorded) decodes to a delay and a destination, the
+// ladder view traces them, and the queues x-death says the message has
+// left are marked.
+func (a App) traceMessage() (App, tea.Cmd) {
+	m, ok := a.peek.Selected()
+	if !ok {
+		return a.fail("no message to trace: the queue was empty")
+	}
+	deaths, _ := topology.ParseDeaths(m.Headers)
+	hops := topology.Timeline(deaths, a.ladders())
+	prefer := ""
+	if a.peek.back == screenLadder {
+		prefer = a.ladder.found.Ladder.Name
+	}
+	f, d, dest, rk, ok := decodeMessage(m, hops, a.found, prefer)
+	label := fmt.Sprintf("#%d", m.Position+1)
+	if m.MessageID != "" {
+		label += " " + m.MessageID
+	}
+	if !ok {
+		return a.fail(fmt.Sprintf("message %s: its routing key %q is not a key of any ladder in vhost %s, and neither is any in its x-death", label, m.RoutingKey, a.vhost))
+	}
+	if a.ladder.found.Ladder.Name != f.Ladder.Name || a.ladder.found.Ladder.Layout != f.Ladder.Layout || a.peek.back != screenLadder {
+		a.openLadder(f)
+	}
+	a.screen = screenLadder
+	input := ui.Delay(d)
+	if dest != "" {
+		input += " " + dest
+	}
+	a.ladder.SetTrace(input)
+	a.ladder.traced = &ui.MessageTrace{Label: label, Hops: hops, Now: a.peek.queue}
+	a.ladder.selectQueue(a.peek.queue)
+	a.ladder.clamp()
+	a.result = ui.Result{Kind: ui.ResultInfo, Text: fmt.Sprintf("traced %s: %s → %s (key %s) · esc: back to the peek", label, ui.Delay(d), orDone(dest), rk)}
+	return a, nil
+}
+
+func orDone(dest string) string {
+	if dest == "" {
+		return "the ladder's done queue"
+	}
+	return dest
+}
+
+// decodeMessage finds the ladder a message's routing key belongs to. Keys
+// are tried in order: the key the message has now, then those x-death
+// recorded, oldest first (a message dead-lettered with a new key still
+// carries its ladder key there). Ladders are tried in order too: those
+// whose queues the message has been through, then prefer, then the rest.
+func decodeMessage(m ui.PeekedMessage, hops []topology.DeathHop, found []topology.Found, prefer string) (f topology.Found, d time.Duration, dest, rk string, ok bool) {
+	keys := []string{m.RoutingKey}
+	for _, h := range hops {
+		keys = append(keys, h.RoutingKeys...)
+	}
+	rank := func(f topology.Found) int {
+		for _, h := range hops {
+			if h.Ladder == f.Ladder.Name {
+				return 0
+			}
+		}
+		if f.Ladder.Name == prefer {
+			return 1
+		}
+		return 2
+	}
+	for _, k := range keys {
+		if strings.TrimSpace(k) == "" {
+			continue
+		}
+		for r := 0; r <= 2; r++ {
+			for _, c := range found {
+				if rank(c) != r {
+					continue
+				}
+				if d, dest, err := c.Ladder.Decode(k); err == nil {
+					return c, d, dest, k, true
+				}
+			}
+		}
+	}
+	return topology.Found{}, 0, "", "", false
+}
+
+// peekForce is the refusal to peek where AssessPeek says peeking could
+// push messages along a quorum ladder early: it gives the reason and, out
+// of read-only mode, lets the operator insist by typing "force".
+type peekForce struct {
+	keys     confirmKeys
+	st       ui.Styles
+	risk     broker.PeekRisk
+	n        int
+	readOnly bool
+	input    textinput.Model
+	err      string
+	w        int
+	// done is set when the dialog closes; confirmed if it closed on a
+	// typed "force".
+	done, confirmed bool
+}
+
+func newPeekForce(risk broker.PeekRisk, n int, readOnly bool, st ui.Styles) peekForce {
+	c := peekForce{st: st, risk: risk, n: n, readOnly: readOnly}
+	if readOnly {
+		c.keys = confirmKeys{
+			Yes: key.NewBinding(key.WithKeys("enter")),
+			No:  key.NewBinding(key.WithKeys("esc", "q", "enter"), key.WithHelp("esc", "close")),
+		}
+		c.keys.Yes.SetEnabled(false)
+		return c
+	}
+	c.keys = confirmKeys{
+		Yes: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "peek anyway")),
+		No:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+	}
+	in := textinput.New()
+	in.Prompt = ""
+	in.Placeholder = forceWord
+	in.SetStyles(textinput.DefaultStyles(st.IsDark))
+	c.input = in
+	return c
+}
+
+// Init focuses the input.
+func (c *peekForce) Init() tea.Cmd {
+	if c.readOnly {
+		return nil
+	}
+	return c.input.Focus()
+}
+
+// Update answers the dialog.
+func (c peekForce) Update(msg tea.Msg) (peekForce, tea.Cmd) {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(km, c.keys.No):
+			c.done = true
+			return c, nil
+		case key.Matches(km, c.keys.Yes):
+			if strings.TrimSpace(c.input.Value()) != forceWord {
+				c.err = "type " + forceWord + " to peek anyway, or esc"
+				return c, nil
+			}
+			c.done, c.confirmed = true, true
+			return c, nil
+		}
+	}
+	if c.readOnly {
+		return c, nil
+	}
+	var cmd tea.Cmd
+	c.input, cmd = c.input.Update(msg)
+	if editing(msg) {
+		c.err = ""
+	}
+	return c, cmd
+}
+
+// View renders the dialog.
+func (c peekForce) View() string {
+	w := min(c.w, 76)
+	title := "Not peeking " + c.risk.Queue
+	lines := []string{c.risk.Why + "."}
+	if c.readOnly {
+		title = "Read-only: not peeking " + c.risk.Queue
+		lines = append(lines, c.st.Warn.Render("--read-only refuses it: a quorum queue counts a peek as a delivery, which changes what its consumers and policies see."))
+	}
+	lines = append(lines, "", c.st.Muted.Render("Peeking:"))
+	for _, e := range c.risk.Effects {
+		lines = append(lines, c.st.Muted.Render("· "+e))
+	}
+	s := ui.ConfirmState{Title: title, Lines: lines, Err: c.err, Keys: []key.Binding{c.keys.Yes, c.keys.No}}
+	if !c.readOnly {
+		c.input.SetWidth(len(forceWord) + 2)
+		s.Prompt = fmt.Sprintf("Type %s to peek at %d anyway:", forceWord, c.n)
+		s.Input = c.input.View()
+	}
+	return ui.Confirm(s, c.st, w)
+}
+
+// openForce opens the refusal dialog.
+func (a *App) openForce(c peekForce) tea.Cmd {
+	c.w = a.width
+	a.force = c
+	a.overlay = overlayForce
+	return a.force.Init()
+}
+
+func (a App) updateForce(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	a.force, cmd = a.force.Update(msg)
+	if !a.force.done {
+		return a, cmd
+	}
+	a.overlay = overlayNone
+	r := a.force.risk
+	if !a.force.confirmed {
+		kind, text := ui.ResultWarn, "not peeked: "+r.Queue+" is a quorum queue where peeking can move messages early"
+		if a.force.readOnly {
+			text = "read-only: peeking quorum queue " + r.Queue + " is refused (it raises delivery counts)"
+		}
+		a.result = ui.Result{Kind: kind, Text: text}
+		return a, nil
+	}
+	return a.runPeek(r.Queue, a.force.n, r, true)
+}
+
+// peekCommand is `:peek [QUEUE] [N]`: the queue under the cursor (or the
+// one being peeked) unless named.
+func (a App) peekCommand(args []string) (App, tea.Cmd) {
+	queue, n := a.currentQueue(), peekCount
+	if a.screen == screenPeek && len(args) == 0 {
+		n = a.peek.n
+	}
+	switch len(args) {
+	case 0:
+	case 1, 2:
+		if c, err := parseCount(args[0]); err == nil && len(args) == 1 {
+			n = c
+		} else {
+			queue = args[0]
+		}
+		if len(args) == 2 {
+			c, err := parseCount(args[1])
+			if err != nil {
+				return a.fail(err.Error())
+			}
+			n = c
+		}
+	default:
+		return a.fail("usage: :peek [QUEUE] [N]")
+	}
+	if queue == "" {
+		return a.fail("no queue to peek at: select one in a ladder, or :peek QUEUE")
+	}
+	return a.openPeek(queue, n)
+}
+
+// parseCount reads a peek count.
+func parseCount(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("count %q is not a number", s)
+	}
+	if n < 1 || n > broker.MaxPeek {
+		return 0, fmt.Errorf("count %d is not between 1 and %d", n, broker.MaxPeek)
+	}
+	return n, nil
+}
+
+// currentQueue is the queue a command applies to when none is named: the
+// one being peeked, or the row under the cursor of the ladder view.
+func (a App) currentQueue() string {
+	switch a.screen {
+	case screenPeek:
+		return a.peek.queue
+	case screenLadder:
+		if r, ok := a.ladder.Selected(); ok && !r.Missing {
+			return r.Queue
+		}
+	}
+	return ""
+}

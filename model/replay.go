@@ -1,0 +1,654 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// Mover moves messages off a queue, republishing each with confirms
+// before removing it (broker.Conn does).
+type Mover interface {
+	Move(ctx context.Context, o broker.MoveOptions) (broker.MoveProgress, error)
+}
+
+// Where a replay sends messages.
+type replayTo int
+
+const (
+	toOrigin replayTo = iota
+	toLadder
+	toQueue
+	numReplayTo
+)
+
+// Replay form fields, in tab order. Which are shown depends on where the
+// messages go.
+const (
+	rfTo = iota
+	rfDelay
+	rfDest
+	rfQueue
+	rfLimit
+	rfRate
+	rfPark
+	numReplayFields
+)
+
+// replayPlan is a filled-in form worked out: the Move to run and how it
+// reads ("replay N messages from Q " + describe).
+type replayPlan struct {
+	opts     broker.MoveOptions
+	describe string
+}
+
+// replayRun is a Move in flight: the channel its progress comes on and the
+// cancel that stops it.
+type replayRun struct {
+	id       int
+	progress chan broker.MoveProgress
+	cancel   context.CancelFunc
+}
+
+// replayEvent is what the dialog asks of the App.
+type replayEvent int
+
+const (
+	replayNothing replayEvent = iota
+	replayClosed              // the dialog closed
+	replayStart               // the operator confirmed: run the Move
+	replayStop                // the operator cancelled a running Move
+)
+
+// replayDialog replays a queue's messages: a form (where to, limit, rate,
+// parking queue), a confirmation naming the source, the count and the
+// destination, then the progress of the Move and its outcome.
+type replayDialog struct {
+	keys   replayKeys
+	st     ui.Styles
+	source string
+	ready  int // the source's depth when the dialog opened; -1 unknown
+	// ladder is the ladder the messages can be sent back into (the one
+	// open); nil when there is none.
+	ladder *topology.Ladder
+	check  func(topology.Trace) error
+	queues map[string]bool
+	owned  map[string]bool // exchanges that belong to a ladder
+
+	to     replayTo
+	inputs [numReplayFields]textinput.Model
+	focus  int
+	err    string
+
+	form   bool // the form is shown; else phase says what is
+	phase  ui.ReplayPhase
+	plan   replayPlan
+	run    *replayRun
+	counts ui.MoveCounts
+	// cancelled is set once the operator stopped the Move; runErr is why
+	// it stopped early otherwise.
+	cancelled bool
+	runErr    string
+	w         int
+}
+
+func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology.Snapshot, found []topology.Found, st ui.Styles) replayDialog {
+	d := replayDialog{keys: defaultReplayKeys(), st: st, source: source, ready: ready, ladder: l, form: true,
+		check: routeCheck(snap), queues: map[string]bool{}, owned: map[string]bool{}}
+	for _, q := range snap.Queues {
+		d.queues[q.Name] = true
+	}
+	for _, f := range found {
+		for _, x := range f.Ladder.Plan().Exchanges {
+			d.owned[x.Name] = true
+		}
+	}
+	placeholders := [numReplayFields]string{
+		rfDelay: "90s, 5m, 1h30m",
+		rfQueue: "the queue to move them to",
+		rfLimit: "all: until the source is empty",
+		rfRate:  "no cap; e.g. 200/s or 6000/m",
+		rfPark:  "none: unroutable messages stay on " + source,
+	}
+	if l != nil {
+		placeholders[rfDest] = destPlaceholder(*l)
+	}
+	for i := range d.inputs {
+		in := textinput.New()
+		in.Prompt = ""
+		in.Placeholder = placeholders[i]
+		in.CharLimit = 255
+		d.inputs[i] = in
+	}
+	d.setStyles(st)
+	return d
+}
+
+func (d *replayDialog) setStyles(st ui.Styles) {
+	d.st = st
+	s := textinput.DefaultStyles(st.IsDark)
+	s.Focused.Placeholder = st.Faint
+	s.Blurred.Placeholder = st.Faint
+	s.Cursor.Color = st.AccentColor
+	for i := range d.inputs {
+		d.inputs[i].SetStyles(s)
+	}
+}
+
+// Init focuses the first field.
+func (d *replayDialog) Init() tea.Cmd { return d.setFocus(rfTo) }
+
+// fields are the form's fields for the destination chosen.
+func (d replayDialog) fields() []int {
+	fs := []int{rfTo}
+	switch d.to {
+	case toLadder:
+		fs = append(fs, rfDelay, rfDest)
+	case toQueue:
+		fs = append(fs, rfQueue)
+	}
+	return append(fs, rfLimit, rfRate, rfPark)
+}
+
+func (d *replayDialog) setFocus(f int) tea.Cmd {
+	d.focus = f
+	var cmd tea.Cmd
+	for i := range d.inputs {
+		if i == f && i != rfTo {
+			cmd = d.inputs[i].Focus()
+		} else {
+			d.inputs[i].Blur()
+		}
+	}
+	return cmd
+}
+
+// move shifts the focus by step among the fields shown.
+func (d *replayDialog) move(step int) tea.Cmd {
+	fs := d.fields()
+	at := 0
+	for i, f := range fs {
+		if f == d.focus {
+			at = i
+		}
+	}
+	return d.setFocus(fs[(at+step+len(fs))%len(fs)])
+}
+
+// toggle switches where the messages go; into a ladder only when there is
+// one.
+func (d *replayDialog) toggle(step int) {
+	for {
+		d.to = (d.to + replayTo(step) + numReplayTo) % numReplayTo
+		if d.to != toLadder || d.ladder != nil {
+			return
+		}
+	}
+}
+
+// running reports whether a Move is under way.
+func (d replayDialog) running() bool {
+	return !d.form && (d.phase == ui.ReplayRunning || d.phase == ui.ReplayCancelling)
+}
+
+// replayStoppable reports whether ctrl+c should stop a replay rather than
+// quit: it stops a running replay first; pressed again while the replay
+// stops, it quits (the broker returns every unconfirmed message then).
+func (a App) replayStoppable() bool {
+	return a.overlay == overlayReplay && !a.replay.form && a.replay.phase == ui.ReplayRunning
+}
+
+// Update steps through the dialog.
+func (d replayDialog) Update(msg tea.Msg) (replayDialog, replayEvent, tea.Cmd) {
+	km, isKey := msg.(tea.KeyPressMsg)
+	if !d.form {
+		if !isKey {
+			return d, replayNothing, nil
+		}
+		k := d.keys
+		switch d.phase {
+		case ui.ReplayConfirm:
+			switch {
+			case key.Matches(km, k.Start):
+				return d, replayStart, nil
+			case key.Matches(km, k.Back):
+				d.form = true
+				return d, replayNothing, d.setFocus(d.focus)
+			}
+		case ui.ReplayRunning:
+			if key.Matches(km, k.Stop) {
+				d.phase = ui.ReplayCancelling
+				d.cancelled = true
+				return d, replayStop, nil
+			}
+		case ui.ReplayDone:
+			if key.Matches(km, k.Close) {
+				return d, replayClosed, nil
+			}
+		}
+		return d, replayNothing, nil
+	}
+	if isKey {
+		k := d.keys
+		switch {
+		case key.Matches(km, k.Cancel):
+			return d, replayClosed, nil
+		case key.Matches(km, k.Review):
+			p, err := d.makePlan()
+			if err != nil {
+				d.err = err.Error()
+				return d, replayNothing, nil
+			}
+			d.plan, d.form, d.phase = p, false, ui.ReplayConfirm
+			return d, replayNothing, nil
+		case key.Matches(km, k.Next):
+			return d, replayNothing, d.move(1)
+		case key.Matches(km, k.Prev):
+			return d, replayNothing, d.move(-1)
+		case d.focus == rfTo && key.Matches(km, k.Toggle):
+			step := 1
+			if km.String() == "left" {
+				step = -1
+			}
+			d.toggle(step)
+			d.err = ""
+			return d, replayNothing, nil
+		}
+	}
+	if d.focus == rfTo {
+		return d, replayNothing, nil
+	}
+	var cmd tea.Cmd
+	d.inputs[d.focus], cmd = d.inputs[d.focus].Update(msg)
+	if editing(msg) {
+		d.err = ""
+	}
+	return d, replayNothing, cmd
+}
+
+func (d replayDialog) value(f int) string { return strings.TrimSpace(d.inputs[f].Value()) }
+
+// makePlan checks the form as rungs replay checks its flags, and works out
+// the Move.
+func (d replayDialog) makePlan() (replayPlan, error) {
+	o := broker.MoveOptions{Source: d.source, Park: d.value(rfPark)}
+	if s := d.value(rfLimit); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return replayPlan{}, fmt.Errorf("limit: %q is not a positive number", s)
+		}
+		o.Limit = n
+	}
+	if s := d.value(rfRate); s != "" {
+		r, err := ui.ParseRate(s)
+		if err != nil {
+			return replayPlan{}, fmt.Errorf("rate: %v", err)
+		}
+		o.Rate = r
+	}
+	if o.Park == d.source {
+		return replayPlan{}, fmt.Errorf("park: %s is the source queue", d.source)
+	}
+	p := replayPlan{opts: o}
+	switch d.to {
+	case toOrigin:
+		owned := d.owned
+		p.opts.Route = broker.ToOrigin(func(x string) bool { return owned[x] })
+		p.describe = ui.ReplayToOrigin
+	case toQueue:
+		q := d.value(rfQueue)
+		switch {
+		case q == "":
+			return replayPlan{}, errors.New("queue: type the queue to move them to")
+		case q == d.source:
+			return replayPlan{}, fmt.Errorf("queue: %s is the source queue", q)
+		case !d.queues[q]:
+			return replayPlan{}, fmt.Errorf("queue: no queue %q in this vhost", q)
+		}
+		p.opts.Route = broker.ToQueue(q)
+		p.describe = ui.ReplayToQueue(q)
+	case toLadder:
+		if d.ladder == nil {
+			return replayPlan{}, errors.New("no ladder to replay into")
+		}
+		s := d.value(rfDelay)
+		if s == "" {
+			return replayPlan{}, errors.New("delay: type one, e.g. 5m")
+		}
+		delay, err := topology.ParseDelay(s)
+		if err != nil {
+			return replayPlan{}, fmt.Errorf("delay: %w", err)
+		}
+		tr, err := d.ladder.Trace(delay, d.value(rfDest))
+		if err != nil {
+			return replayPlan{}, err
+		}
+		if tr.Target == d.source {
+			return replayPlan{}, fmt.Errorf("the ladder delivers to %s, the source queue: replay would never end", d.source)
+		}
+		if d.check != nil {
+			if err := d.check(tr); err != nil {
+				return replayPlan{}, err
+			}
+		}
+		if p.opts.Route, err = broker.ToLadder(*d.ladder, delay, d.value(rfDest)); err != nil {
+			return replayPlan{}, err
+		}
+		p.describe = ui.ReplayIntoLadder(tr)
+	}
+	return p, nil
+}
+
+// View renders the dialog: the form, or the confirmation and progress.
+func (d replayDialog) View() string {
+	w := min(d.w, 76)
+	if !d.form {
+		s := ui.ReplayState{
+			Phase: d.phase, Source: d.source, Describe: d.plan.describe, Park: d.plan.opts.Park,
+			Ready: d.ready, Limit: d.plan.opts.Limit, Rate: d.plan.opts.Rate,
+			Counts: d.counts, Cancelled: d.cancelled, Err: d.runErr,
+		}
+		switch d.phase {
+		case ui.ReplayConfirm:
+			s.Keys = []key.Binding{d.keys.Start, d.keys.Back}
+		case ui.ReplayRunning:
+			s.Keys = []key.Binding{d.keys.Stop}
+		case ui.ReplayDone:
+			s.Keys = []key.Binding{d.keys.Close}
+		}
+		return ui.Replay(s, d.st, w)
+	}
+	labels := [numReplayFields]string{"Where to", "Delay", "Destination", "Queue", "Limit", "Rate", "Park in"}
+	inputW := max(10, w-4-2-len("Destination")-2-1)
+	var fields []ui.FormField
+	for _, f := range d.fields() {
+		in, hint := "", ""
+		if f == rfTo {
+			in, hint = d.choices(), "space switches"
+		} else {
+			d.inputs[f].SetWidth(inputW)
+			in = d.inputs[f].View()
+		}
+		fields = append(fields, ui.FormField{Label: labels[f], Input: in, Focused: f == d.focus, Hint: hint})
+	}
+	state := ui.FormState{
+		Title:  "Replay from " + d.source,
+		Fields: fields,
+		Keys:   []key.Binding{d.keys.Next, d.keys.Review, d.keys.Cancel},
+	}
+	p, err := d.makePlan()
+	switch {
+	case d.err != "":
+		state.PreviewErr = d.err
+	case err != nil:
+		state.Preview = []string{d.st.Muted.Render(err.Error())}
+	default:
+		n := "every message"
+		if d.ready >= 0 {
+			n = fmt.Sprintf("about %s %s", ui.Count(int64(d.ready)), plural(d.ready, "message", "messages"))
+		}
+		state.Preview = []string{
+			"replay " + n + " from " + d.st.Bold.Render(d.source) + " " + p.describe,
+			d.st.Muted.Render("each leaves the source only once its copy is confirmed; enter reviews, then y starts"),
+		}
+	}
+	return ui.Form(state, d.st, w)
+}
+
+// choices draws the destination switch.
+func (d replayDialog) choices() string {
+	names := [numReplayTo]string{"origin", "this ladder", "a queue"}
+	if d.ladder != nil {
+		names[toLadder] = "ladder " + d.ladder.Name
+	}
+	var out []string
+	for i, n := range names {
+		switch {
+		case replayTo(i) == d.to:
+			out = append(out, d.st.Accent.Render("(•) "+n))
+		case replayTo(i) == toLadder && d.ladder == nil:
+			out = append(out, d.st.Faint.Render("( ) "+n))
+		default:
+			out = append(out, "( ) "+n)
+		}
+	}
+	return strings.Join(out, "  ")
+}
+
+// replayProgressMsg is a Move's progress, forwarded from its goroutine.
+type replayProgressMsg struct {
+	id int
+	p  broker.MoveProgress
+}
+
+// replayDoneMsg is a Move's end.
+type replayDoneMsg struct {
+	id       int
+	p        broker.MoveProgress
+	err      error
+	source   string
+	describe string
+}
+
+// forwardProgress is Move's progress callback: it must not block, so it
+// keeps only the newest report in a one-slot channel, replacing one the
+// UI has not read yet. Move is its only sender.
+func forwardProgress(ch chan broker.MoveProgress) func(broker.MoveProgress) {
+	return func(p broker.MoveProgress) {
+		for {
+			select {
+			case ch <- p:
+				return
+			default:
+			}
+			select {
+			case <-ch:
+			default:
+			}
+		}
+	}
+}
+
+// move runs the Move; it closes the progress channel when Move returns,
+// which ends the progress reader.
+func move(m Mover, ctx context.Context, o broker.MoveOptions, id int, ch chan broker.MoveProgress, describe string) tea.Cmd {
+	return func() tea.Msg {
+		p, err := m.Move(ctx, o)
+		close(ch)
+		return replayDoneMsg{id: id, p: p, err: err, source: o.Source, describe: describe}
+	}
+}
+
+// waitProgress blocks for the next progress report; Update re-arms it
+// after each one, as long as the Move runs.
+func waitProgress(id int, ch <-chan broker.MoveProgress) tea.Cmd {
+	return func() tea.Msg {
+		p, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return replayProgressMsg{id: id, p: p}
+	}
+}
+
+// counts copies a Move's counts for ui.
+func counts(p broker.MoveProgress) ui.MoveCounts {
+	return ui.MoveCounts{
+		Moved: p.Moved, Parked: p.Parked, Kept: p.Kept, Skipped: p.Skipped, Unknown: p.Unknown, Reconnects: p.Reconnects,
+		Reasons: p.Reasons, SourceReady: p.SourceReady, Elapsed: p.Elapsed, Stopped: p.Stopped, Done: p.Done,
+	}
+}
+
+// openReplay opens the replay form for a queue.
+func (a App) openReplay(queue string) (App, tea.Cmd) {
+	if a.readOnly {
+		return a.refuse("replaying")
+	}
+	if a.mover == nil {
+		return a.fail("replaying needs an AMQP connection, and this console has none")
+	}
+	snap := a.merged()
+	q, ok := snap.Queue(queue)
+	if !ok {
+		return a.fail(fmt.Sprintf("no queue %q in vhost %s", queue, a.vhost))
+	}
+	var l *topology.Ladder
+	if f, ok := a.replayLadder(queue); ok {
+		l = &f.Ladder
+	}
+	a.replay = newReplayDialog(queue, int(q.Stats.Ready), l, snap, a.found, a.styles)
+	a.replay.w = a.width
+	a.overlay = overlayReplay
+	return a, a.replay.Init()
+}
+
+// replayLadder is the ladder a queue's messages can be sent back into: the
+// one open, else the one the queue belongs to.
+func (a App) replayLadder(queue string) (topology.Found, bool) {
+	if a.screen == screenLadder || a.screen == screenPeek && a.peek.back == screenLadder {
+		return a.ladder.found, true
+	}
+	for _, f := range a.found {
+		if _, _, ok := f.Ladder.QueueRole(queue); ok {
+			return f, true
+		}
+	}
+	return topology.Found{}, false
+}
+
+func (a App) updateReplay(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var ev replayEvent
+	var cmd tea.Cmd
+	a.replay, ev, cmd = a.replay.Update(msg)
+	switch ev {
+	case replayClosed:
+		a.overlay = overlayNone
+		if a.replay.form || a.replay.phase == ui.ReplayConfirm {
+			a.result = ui.Result{Kind: ui.ResultInfo, Text: "replay cancelled: nothing was moved"}
+		}
+		return a, nil
+	case replayStart:
+		return a.startReplay()
+	case replayStop:
+		if r := a.replay.run; r != nil {
+			r.cancel()
+		}
+		a.busy = "stopping the replay from " + a.replay.source
+		return a, nil
+	}
+	return a, cmd
+}
+
+// startReplay runs the Move in a command. Its progress comes back through
+// a channel that waitProgress reads, one report at a time.
+func (a App) startReplay() (App, tea.Cmd) {
+	if a.mover == nil {
+		return a.fail("replaying needs an AMQP connection, and this console has none")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.replaySeq++
+	ch := make(chan broker.MoveProgress, 1)
+	d := &a.replay
+	d.run = &replayRun{id: a.replaySeq, progress: ch, cancel: cancel}
+	d.phase, d.counts, d.cancelled, d.runErr = ui.ReplayRunning, ui.MoveCounts{SourceReady: -1}, false, ""
+	o := d.plan.opts
+	o.Progress = forwardProgress(ch)
+	a.busy = "replaying from " + d.source
+	id := a.logReplay(*d)
+	return a, tea.Batch(logged(id, move(a.mover, ctx, o, d.run.id, ch, d.plan.describe)), waitProgress(d.run.id, ch))
+}
+
+// logReplay records a replay as it starts.
+func (a *App) logReplay(d replayDialog) int {
+	o := d.plan.opts
+	sent := []string{"from=" + o.Source, "route: " + d.plan.describe, "publisher_confirms=on", "mandatory=true"}
+	if o.Limit > 0 {
+		sent = append(sent, fmt.Sprintf("limit=%d", o.Limit))
+	}
+	if o.Rate > 0 {
+		sent = append(sent, "rate="+ui.Rate(o.Rate)+"/s")
+	}
+	if o.Park != "" {
+		sent = append(sent, "park="+o.Park)
+	}
+	return a.log.add(a.now(), "replay", sent...)
+}
+
+// updateMove handles a running Move's reports.
+func (a App) updateMove(msg tea.Msg) (App, tea.Cmd) {
+	r := a.replay.run
+	switch msg := msg.(type) {
+	case replayProgressMsg:
+		if r == nil || msg.id != r.id || !a.replay.running() {
+			return a, nil // a Move that already ended
+		}
+		a.replay.counts = counts(msg.p)
+		return a, waitProgress(r.id, r.progress)
+	case replayDoneMsg:
+		if r == nil || msg.id != r.id {
+			return a, nil
+		}
+		r.cancel()
+		a.busy = ""
+		a.replay.phase = ui.ReplayDone
+		a.replay.counts = counts(msg.p)
+		if errors.Is(msg.err, context.Canceled) || msg.p.Stopped == broker.StopCancelled {
+			a.replay.cancelled = true
+		} else if msg.err != nil {
+			a.replay.runErr = msg.err.Error()
+		}
+		a.result = replayResult(msg)
+		if a.peek.queue == msg.source && msg.p.Moved+msg.p.Parked > 0 {
+			a.peek.stale = fmt.Sprintf("%d replayed away since this peek; v peeks again", msg.p.Moved+msg.p.Parked)
+		}
+		return a, a.refreshNow()
+	}
+	return a, nil
+}
+
+// replayResult words a replay's end for the header and the command log.
+func replayResult(m replayDoneMsg) ui.Result {
+	c := counts(m.p)
+	text := ui.ReplayReport(c, m.source, m.describe, "", "")[0]
+	switch {
+	case errors.Is(m.err, broker.ErrReadOnly):
+		return ui.Result{Kind: ui.ResultWarn, Text: "refused: the broker client is read-only"}
+	case errors.Is(m.err, context.Canceled) || m.p.Stopped == broker.StopCancelled:
+		return ui.Result{Kind: ui.ResultWarn, Text: fmt.Sprintf("replay stopped: %d moved, the rest stay on %s", c.Moved+c.Parked, m.source)}
+	case m.err != nil:
+		return ui.Result{Kind: ui.ResultError, Text: fmt.Sprintf("replay from %s: %v (%d moved)", m.source, m.err, c.Moved+c.Parked)}
+	case c.Kept > 0 || c.Unknown > 0:
+		return ui.Result{Kind: ui.ResultWarn, Text: text + fmt.Sprintf("; %d stayed", c.Kept)}
+	}
+	return ui.Result{Kind: ui.ResultOK, Text: text}
+}
+
+// replayCommand is `:replay [QUEUE]`: the queue under the cursor (or the
+// one being peeked) unless named.
+func (a App) replayCommand(args []string) (App, tea.Cmd) {
+	if a.readOnly {
+		return a.refuse("replaying")
+	}
+	queue := a.currentQueue()
+	switch len(args) {
+	case 0:
+	case 1:
+		queue = args[0]
+	default:
+		return a.fail("usage: :replay [QUEUE]")
+	}
+	if queue == "" {
+		return a.fail("no queue to replay from: select one in a ladder, or :replay QUEUE")
+	}
+	return a.openReplay(queue)
+}
