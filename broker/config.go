@@ -338,7 +338,7 @@ func (e endpoint) tlsHint(err error) error {
 		return err
 	}
 	if len(e.tls.Certificates) == 0 {
-		return fmt.Errorf("%w (over TLS this is how a broker refuses a client without a certificate: give --cert and --key)", err)
+		return fmt.Errorf("%w (a broker that requires a client certificate closes TLS connections like this: give --cert and --key)", err)
 	}
-	return fmt.Errorf("%w (over TLS this is how a broker refuses a client certificate its CA did not sign)", err)
+	return fmt.Errorf("%w (a broker that does not trust the client certificate closes TLS connections like this: check that its CA signed --cert)", err)
 }

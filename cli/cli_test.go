@@ -38,8 +38,8 @@ func TestBadInputIsOneLineUsageError(t *testing.T) {
 		"levels and max":      {"plan", "--levels", "4", "--max-delay", "1h"},
 		"suffix destination":  {"trace", "5s", "--layout", "suffix", "--to", "q"},
 		"wildcard dest":       {"trace", "5s", "--to", "a.#"},
-		"key and delay":       {"trace", "5s", "--key", "0.1"},
-		"foreign key":         {"trace", "--key", "banana", "--levels", "4"},
+		"key and delay":       {"trace", "5s", "--routing-key", "0.1"},
+		"foreign key":         {"trace", "--routing-key", "banana", "--levels", "4"},
 		"count zero":          {"publish", "--delay", "1s", "--count", "0"},
 		"bad header":          {"publish", "--delay", "1s", "--header", "novalue"},
 		"missing body file":   {"publish", "--delay", "1s", "--body", "@/nonexistent/file"},
@@ -107,7 +107,7 @@ func TestTraceRoundsUpAndDecodesKeys(t *testing.T) {
 	if !strings.Contains(out, "delay    2s (1.001s rounded up to the 1s unit)") {
 		t.Errorf("rounding not reported:\n%s", out)
 	}
-	code, out, _ := run(t, offline, "trace", "--key", "1.0.0.1.orders", "--levels", "4", "--json")
+	code, out, _ := run(t, offline, "trace", "--routing-key", "1.0.0.1.orders", "--levels", "4", "--json")
 	if code != ExitOK || !strings.Contains(out, `"delay_ms": 9000`) || !strings.Contains(out, `"destination": "orders"`) {
 		t.Errorf("exit %d, decode:\n%s", code, out)
 	}

@@ -17,7 +17,8 @@ func (e *env) traceCommand() *cobra.Command {
 		Short: "Show the path a delay takes through a ladder, checked against the broker",
 		Long: `trace spells a delay as its routing key and lists the rungs the message
 waits in, each with its TTL and the times it enters and leaves, then where it
-ends. Delays are rounded up to the ladder's unit, never down. With --key it
+ends. Delays are rounded up to the ladder's unit, never down. With
+--routing-key it
 decodes an existing routing key instead.
 
 When the management API answers, the path is also simulated over the
@@ -25,11 +26,11 @@ broker's real bindings; if the broker would route the message differently
 (a missing binding, a wrong TTL), trace says where and exits 3.`,
 		Example: `  rungs trace 90s --ladder jobs
   rungs trace 1h30m --ladder jobs --to orders.retry
-  rungs trace --ladder jobs --key 0.0.1.0.1.orders.retry`,
+  rungs trace --ladder jobs --routing-key 0.0.1.0.1.orders.retry`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (len(args) == 1) == (key != "") {
-				return usageErr("trace needs a DELAY or --key, not both")
+				return usageErr("trace needs a DELAY or --routing-key, not both")
 			}
 			r, err := e.resolveLadder(cmd.Context())
 			if err != nil {
@@ -63,7 +64,9 @@ broker's real bindings; if the broker would route the message differently
 		},
 	}
 	cmd.Flags().StringVar(&dest, "to", "", "destination queue (default: the ladder's done queue)")
-	cmd.Flags().StringVar(&key, "key", "", "decode this routing key instead of a delay")
+	// Not --key: that is the global TLS client key, which a local flag of
+	// the same name would hide.
+	cmd.Flags().StringVarP(&key, "routing-key", "k", "", "decode this routing key instead of a delay")
 	return cmd
 }
 

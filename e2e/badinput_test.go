@@ -30,6 +30,7 @@ import (
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/cli"
 	"github.com/rungs-dev/rungs/model"
+	"github.com/rungs-dev/rungs/retry"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -222,6 +223,16 @@ func TestBadInput(t *testing.T) {
 		"read-only publish":                    {args: []string{"publish", "--ladder", "bad", "--delay", "1s", "--read-only"}, code: 1, want: "read-only"},
 		"read-only purge with --yes":           {args: []string{"purge", "bad.unroutable", "--yes", "--read-only"}, code: 1, want: "read-only"},
 		"read-only teardown with --yes":        {args: []string{"teardown", "--ladder", "bad", "--yes", "--read-only"}, code: 1, want: "read-only"},
+
+		// Replay moves messages: it wants consent and a sound route.
+		"replay from a script without --yes":   {args: []string{"replay", "--from", "bad.unroutable", "--to-queue", "work"}, code: 2, want: "needs --yes"},
+		"read-only replay with --yes":          {args: []string{"replay", "--from", "bad.unroutable", "--to-queue", "work", "--yes", "--read-only"}, code: 1, want: "read-only"},
+		"replay from an unknown queue":         {args: []string{"replay", "--from", "no-such-queue", "--to-queue", "work", "--yes"}, code: 1, want: `no queue "no-such-queue"`},
+		"replay into an unknown queue":         {args: []string{"replay", "--from", "bad.unroutable", "--to-queue", "no-such-queue", "--yes"}, code: 1, want: `no queue "no-such-queue"`},
+		"replay into the source":               {args: []string{"replay", "--from", "bad.unroutable", "--to-queue", "bad.unroutable", "--yes"}, code: 2, want: "is the source queue"},
+		"replay over the ladder's maximum":     {args: []string{"replay", "--from", "bad.unroutable", "--to-ladder", "bad", "--delay", "2h", "--yes"}, code: 2, want: "exceeds"},
+		"replay with a bare-number delay":      {args: []string{"replay", "--from", "bad.unroutable", "--to-ladder", "bad", "--delay", "30", "--yes"}, code: 2, want: "has no unit"},
+		"replay to a destination nobody bound": {args: []string{"replay", "--from", "bad.unroutable", "--to-ladder", "bad", "--delay", "5s", "--to", "nobody", "--yes"}, code: 1, want: "nothing replayed"},
 	}
 	names := make([]string, 0, len(cases))
 	for name := range cases {
@@ -269,6 +280,36 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+
+	// Below the CLI: a name RabbitMQ cannot read closes the connection.
+	// The engine must say so at once, not resend it after every reconnect
+	// until its deadline, and the connection must come back for the next
+	// request.
+	t.Run("engine/a queue name that is not UTF-8", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := broker.Dial(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		start := time.Now()
+		_, err = conn.Apply(ctx, topology.Plan{Queues: []topology.Queue{{Name: "bad\xff", Durable: true}}})
+		if err == nil || !strings.Contains(err.Error(), "FRAME_ERROR") || strings.Contains(err.Error(), "deadline") {
+			t.Errorf("Apply with a non-UTF-8 name = %v, want the broker's FRAME_ERROR at once", err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("the refusal took %s", took)
+		}
+		// Declaring an existing queue as it is changes nothing.
+		if _, err := conn.Apply(ctx, topology.Plan{Queues: []topology.Queue{{Name: "work", Durable: true}}}); err != nil {
+			t.Errorf("the connection did not come back: %v", err)
+		}
+		if after := brokerState(t, env, cfg); after != state {
+			t.Errorf("the broker changed: %s", stateDiff(state, after))
+			state = after
+		}
+	})
 
 	// The console's forms and command line, through its model with real
 	// broker clients.
@@ -445,6 +486,21 @@ func TestReadOnlyBelowTheUI(t *testing.T) {
 	if _, err := conn.EnsureQueue(ctx, "new-destination", topology.Classic); !errors.Is(err, broker.ErrReadOnly) {
 		t.Errorf("EnsureQueue through a read-only client = %v", err)
 	}
+	// The replay engine and the retry library refuse too.
+	if _, err := conn.Move(ctx, broker.MoveOptions{Source: "bad.unroutable", Route: broker.ToQueue("work")}); !errors.Is(err, broker.ErrReadOnly) {
+		t.Errorf("Move through a read-only client = %v", err)
+	}
+	l, err := topology.Ladder{Name: "bad", Vhost: cfg.Vhost, Unit: time.Second, Levels: 12, Targets: []string{"work"}}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := retry.New(conn, l, "work", "", retry.Policy{MaxAttempts: 3, Steps: []time.Duration{time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Retry(ctx, broker.Delivery{MessageID: "job-1", Body: []byte("{}")}, errors.New("boom")); !errors.Is(err, broker.ErrReadOnly) {
+		t.Errorf("Retry through a read-only client = %v", err)
+	}
 	if after := brokerState(t, env, cfg); after != before {
 		t.Errorf("the broker changed: %s", stateDiff(before, after))
 	}
@@ -541,8 +597,8 @@ func TestPasswordsNeverShown(t *testing.T) {
 		{good, []string{"apply", "--ladder", "pw", "--levels", "6", "--json"}, true},
 		{good, []string{"plan", "--ladder", "pw"}, true},
 		{good, []string{"trace", "5s", "--ladder", "pw"}, true},
-		{good, []string{"publish", "--ladder", "pw", "--delay", "1h", "--count", "2"}, true},
-		{good, []string{"publish", "--ladder", "pw", "--delay", "1h", "--json"}, true},
+		{good, []string{"publish", "--ladder", "pw", "--delay", "40s", "--count", "2"}, true},
+		{good, []string{"publish", "--ladder", "pw", "--delay", "40s", "--json"}, true},
 		{good, []string{"status", "--ladder", "pw"}, true},
 		{good, []string{"status", "--json"}, true},
 		{good, []string{"discover", "--all-vhosts"}, true},
@@ -578,7 +634,8 @@ func TestPasswordsNeverShown(t *testing.T) {
 	// when the password stops working under it.
 	mustRungs(t, []string{"RUNGS_URL=" + amqpURL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}, "apply", "--ladder", "pw", "--levels", "6")
 	termEnv := []string{"RUNGS_URL=" + amqpURL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
-	m := newTerm(t, 200, 40, termEnv, rungsBinary(t)+" --ladder pw --refresh 1s; echo rungs-exit=$?; sleep 600")
+	// Wide enough for the whole AMQP error in the header.
+	m := newTerm(t, 400, 40, termEnv, rungsBinary(t)+" --ladder pw --refresh 1s; echo rungs-exit=$?; sleep 600")
 	s := m.waitFor("the ladder", text("ladders › pw"), 30*time.Second)
 	if !strings.Contains(s, user+"@") {
 		t.Errorf("the header does not name the user:\n%s", s)

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -354,6 +355,22 @@ func (a *arrivals) record(d broker.Delivery, prefix string, count int, notBefore
 	}
 }
 
+// recordReplayed checks a copy that rungs replay sent into a ladder with
+// delay: it must not arrive before it was replayed (x-rungs-replayed-at,
+// whole seconds) plus delay.
+func (a *arrivals) recordReplayed(d broker.Delivery, prefix string, count int, notBefore time.Time, delay time.Duration) {
+	at, _ := d.Headers["x-rungs-replayed-at"].(time.Time)
+	if at.After(notBefore) {
+		notBefore = at
+	}
+	d.Timestamp = time.Time{}
+	if d.Headers == nil {
+		d.Headers = map[string]any{}
+	}
+	d.Headers["x-rungs-delay-ms"] = delay.Milliseconds()
+	a.record(d, prefix, count, notBefore)
+}
+
 func (a *arrivals) duplicates() int { return a.total - len(a.seen) - len(a.foreign) }
 
 // consumeUntil consumes queue from cfg's broker, acking every message,
@@ -410,70 +427,199 @@ func consumeUntil(t *testing.T, cfg broker.Config, queue string, within, quiet t
 	}
 }
 
+// running is a rungs command started in the background.
+type running struct {
+	cmd       *exec.Cmd
+	out, err  bytes.Buffer
+	exited    chan error
+	took      time.Duration
+	exitErr   error
+	ended     bool
+	startedAt time.Time
+}
+
+// startRungs starts the binary and kills it if the test ends first.
+func startRungs(t *testing.T, env []string, args ...string) *running {
+	t.Helper()
+	r := &running{cmd: exec.Command(rungsBinary(t), args...), exited: make(chan error, 1)}
+	r.cmd.Env = append(os.Environ(), env...)
+	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.err
+	r.startedAt = time.Now()
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := r.cmd.Wait()
+		r.took = time.Since(r.startedAt)
+		r.exited <- err
+	}()
+	t.Cleanup(func() {
+		if !r.ended {
+			_ = r.cmd.Process.Kill()
+		}
+	})
+	return r
+}
+
+// poll notes whether the command has ended, without waiting.
+func (r *running) poll() bool {
+	if !r.ended {
+		select {
+		case r.exitErr = <-r.exited:
+			r.ended = true
+		default:
+		}
+	}
+	return r.ended
+}
+
+// wait waits for the command to end, failing the test after within.
+func (r *running) wait(t *testing.T, within time.Duration) {
+	t.Helper()
+	if r.ended {
+		return
+	}
+	select {
+	case r.exitErr = <-r.exited:
+		r.ended = true
+	case <-time.After(within):
+		// Go prints every goroutine's stack on SIGQUIT: say where it hangs.
+		_ = r.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-r.exited:
+			r.ended = true
+		case <-time.After(5 * time.Second):
+		}
+		t.Fatalf("%v did not end within %s\nstdout: %s\nstderr: %s", r.cmd.Args[1:], within, r.out.String(), r.err.String())
+	}
+}
+
+// checkOneLine checks that a failed command said why in one line naming want.
+func (r *running) checkOneLine(t *testing.T, want string) {
+	t.Helper()
+	line := strings.TrimRight(r.err.String(), "\n")
+	if strings.Contains(line, "\n") || !strings.HasPrefix(line, "rungs: ") || !strings.Contains(line, want) {
+		t.Errorf("%v failed without one clear line naming %q:\n%s", r.cmd.Args[1:2], want, line)
+	}
+}
+
+// fillQueue declares a durable queue and puts n persistent messages in it
+// with the ids PREFIX1..PREFIXn.
+func fillQueue(t *testing.T, cfg broker.Config, queue, prefix string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Apply(ctx, topology.Plan{Queues: []topology.Queue{{Name: queue, Durable: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	for sent := 0; sent < n; {
+		batch := make([]broker.Message, min(5000, n-sent))
+		for i := range batch {
+			batch[i] = broker.Message{RoutingKey: queue, MessageID: prefix + strconv.Itoa(sent+i+1), Persistent: true, Timestamp: time.Now()}
+		}
+		if res, err := conn.Publish(ctx, batch); err != nil || res.Confirmed != len(batch) {
+			t.Fatalf("fill %s: %+v %v", queue, res, err)
+		}
+		sent += len(batch)
+	}
+}
+
+// drainIDs takes every message off a queue and returns their ids.
+func drainIDs(t *testing.T, cfg broker.Config, queue string) map[string]int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ids := map[string]int{}
+	for {
+		d, ok, err := conn.Get(ctx, queue, true)
+		if err != nil {
+			t.Fatalf("drain %s: %v", queue, err)
+		}
+		if !ok {
+			return ids
+		}
+		ids[d.MessageID]++
+	}
+}
+
+// replayReport is rungs replay --json's report.
+type replayReport struct {
+	Moved      int    `json:"moved"`
+	Parked     int    `json:"parked"`
+	Kept       int    `json:"kept"`
+	Unknown    int    `json:"unknown"`
+	Reconnects int    `json:"reconnects"`
+	Stopped    string `json:"stopped"`
+}
+
 // TestFaultBrokerRestart restarts a node of its own under a long publish
-// into a durable ladder and an open console. The console must show the
-// outage with a reconnect countdown and come back by itself; the publish
-// must finish or stop with a clear error and an exact confirmed count; and
-// every confirmed message must arrive, none early.
+// into a durable classic ladder, a long replay into a quorum ladder, and an
+// open console. The console must show the outage with a reconnect
+// countdown and come back by itself; the publish and the replay must
+// finish or stop with a clear error and exact counts; every confirmed
+// message must arrive, none early, and every replayed message must be at
+// the ladder's end or still on its source, never neither.
+//
+// The published messages rest in one long rung while the broker is down.
+// The replayed ones are moving from rung to rung, which only a quorum
+// ladder survives: RabbitMQ dead-letters from classic queues at most once,
+// so a classic ladder can lose messages that are between two rungs when a
+// node stops.
 func TestFaultBrokerRestart(t *testing.T) {
 	n := startNode(t, "fault", 0, nil)
 	env := n.rungsEnv()
 	const (
-		ladder = "fault"
-		count  = 100000
-		delay  = 13100 * time.Millisecond // rungs of 12.8s, 200ms and 100ms
-		prefix = "r-"
+		ladder  = "fault" // classic
+		count   = 100000  // published with 25.7s: 25.6s in rung 08, then 100ms
+		prefix  = "r-"
+		qladder = "faultq" // quorum
+		parked  = "fault.parked"
+		replays = 30000 // replayed from parked into faultq with 3s: four rungs
+		pprefix = "p-"
+		rdelay  = 3 * time.Second
 	)
 	mustRungs(t, env, "apply", "--ladder", ladder, "--unit", "100ms", "--levels", "10")
+	mustRungs(t, env, "apply", "--ladder", qladder, "--unit", "100ms", "--levels", "10", "--queue-type", "quorum")
+	fillQueue(t, n.config(), parked, pprefix, replays)
 
 	m := newTerm(t, 160, 40, env, rungsBinary(t)+" --ladder "+ladder+" --refresh 1s; echo rungs-exit=$?; sleep 600")
 	m.waitFor("the ladder view", text("ladders › "+ladder), 30*time.Second)
 	m.waitFor("a live connection", text("● connected"), 10*time.Second)
 
-	// A publish long enough for the broker to go down in the middle of it.
-	pub := exec.Command(rungsBinary(t), "publish", "--ladder", ladder, "--delay", "13.1s",
+	// Long enough for the broker to go down in the middle of both.
+	pub := startRungs(t, env, "publish", "--ladder", ladder, "--delay", "25.7s",
 		"--count", strconv.Itoa(count), "--id-prefix", prefix, "--json")
-	pub.Env = append(os.Environ(), env...)
-	var pubOut, pubErr bytes.Buffer
-	pub.Stdout, pub.Stderr = &pubOut, &pubErr
-	t0 := time.Now()
-	if err := pub.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	var pubTook time.Duration
-	go func() {
-		err := pub.Wait()
-		pubTook = time.Since(t0)
-		exited <- err
-	}()
-	t.Cleanup(func() {
-		if pub.ProcessState == nil {
-			_ = pub.Process.Kill()
-		}
-	})
+	rp := startRungs(t, env, "replay", "--from", parked, "--to-ladder", qladder, "--delay", "3s", "--yes", "--json")
+	t0 := pub.startedAt
 	time.Sleep(time.Second)
 
 	stopAt := time.Now()
 	n.must("down")
 	downAt := time.Now()
-	// The publish either stopped when the connection dropped (messages
-	// awaiting a confirm have an unknown outcome) or waits for the broker.
-	var exitErr error
-	ended := false
-	select {
-	case exitErr = <-exited:
-		ended = true
-		if exitErr == nil {
-			t.Fatalf("the publish finished before the broker went down; raise the count\n%s", pubOut.String())
+	// The publish stops when the connection drops (messages awaiting a
+	// confirm have an unknown outcome) or waits for the broker; the replay
+	// waits and resumes. Neither may have finished before the outage.
+	for _, r := range []*running{pub, rp} {
+		if r.poll() && r.exitErr == nil {
+			t.Fatalf("%v finished before the broker went down; raise its count\n%s", r.cmd.Args[1:2], r.out.String())
 		}
-	default:
 	}
 	// The outage, with a countdown to the next attempt.
-	s := m.waitFor("the reconnect countdown", regexp.MustCompile(`reconnecting (in \d+s|now)`), 30*time.Second)
-	countdowns := map[string]bool{regexp.MustCompile(`reconnecting (in \d+s|now)( \(attempt \d+\))?`).FindString(s): true}
+	countdown := regexp.MustCompile(`reconnecting (in \d+s|now)( \(attempt \d+\))?`)
+	s := m.waitFor("the reconnect countdown", countdown, 30*time.Second)
+	countdowns := map[string]bool{countdown.FindString(s): true}
 	for end := time.Now().Add(6 * time.Second); time.Now().Before(end) && len(countdowns) < 2; time.Sleep(200 * time.Millisecond) {
-		if c := regexp.MustCompile(`reconnecting (in \d+s|now)( \(attempt \d+\))?`).FindString(m.screen()); c != "" {
+		if c := countdown.FindString(m.screen()); c != "" {
 			countdowns[c] = true
 		}
 	}
@@ -487,54 +633,88 @@ func TestFaultBrokerRestart(t *testing.T) {
 	m.waitFor("the console connected again", text("● connected"), 30*time.Second)
 	m.waitGone("the stale-data marker", text("stale since"), 30*time.Second)
 	reconnect := time.Since(upAt)
+	t.Logf("broker stopped in %s (down at +%s), back up %s later; console reconnected %s after the broker answered; countdowns seen %v",
+		downAt.Sub(stopAt).Round(time.Millisecond), downAt.Sub(t0).Round(time.Millisecond),
+		upAt.Sub(downAt).Round(time.Millisecond), reconnect.Round(time.Millisecond), countdowns)
 
-	if !ended {
-		select {
-		case exitErr = <-exited:
-		case <-time.After(2 * time.Minute):
-			t.Fatalf("the publish did not end within 2m of the broker coming back\n%s", pubErr.String())
-		}
-	}
+	// The publish: exact counts, and one clear line if it stopped.
+	pub.wait(t, 2*time.Minute)
 	var rep publishReport
-	if err := json.Unmarshal(pubOut.Bytes(), &rep); err != nil {
-		t.Fatalf("publish --json: %v\nstdout: %s\nstderr: %s", err, pubOut.String(), pubErr.String())
+	if err := json.Unmarshal(pub.out.Bytes(), &rep); err != nil {
+		t.Fatalf("publish --json: %v\nstdout: %s\nstderr: %s", err, pub.out.String(), pub.err.String())
 	}
 	if rep.Requested != count || rep.Confirmed+rep.Returned+rep.Nacked+rep.Failed > count {
-		t.Fatalf("inconsistent counts: %+v", rep)
+		t.Fatalf("inconsistent publish counts: %+v", rep)
 	}
-	stderr := strings.TrimRight(pubErr.String(), "\n")
-	if exitErr != nil {
-		want := fmt.Sprintf("publish stopped after %d of %d messages were confirmed", rep.Confirmed, count)
-		if strings.Contains(stderr, "\n") || !strings.HasPrefix(stderr, "rungs: ") || !strings.Contains(stderr, want) {
-			t.Errorf("publish failed without one clear line naming %q:\n%s", want, stderr)
-		}
+	if pub.exitErr != nil {
+		pub.checkOneLine(t, fmt.Sprintf("publish stopped after %d of %d messages were confirmed", rep.Confirmed, count))
 	} else if rep.Confirmed != count {
 		t.Errorf("publish exited 0 with %d of %d confirmed", rep.Confirmed, count)
+	}
+	t.Logf("publish: %+v in %s (exit %v)", rep, pub.took.Round(time.Millisecond), pub.exitErr)
+
+	// The replay: it resumes after the outage, or says why it stopped.
+	rp.wait(t, 2*time.Minute)
+	var rrep replayReport
+	if err := json.Unmarshal(rp.out.Bytes(), &rrep); err != nil {
+		t.Fatalf("replay --json: %v\nstdout: %s\nstderr: %s", err, rp.out.String(), rp.err.String())
+	}
+	if rp.exitErr != nil {
+		rp.checkOneLine(t, parked)
+	} else if rrep.Reconnects == 0 {
+		t.Errorf("the replay finished without noticing the restart: %+v", rrep)
+	}
+	left := drainIDs(t, n.config(), parked)
+	t.Logf("replay: %+v in %s (exit %v); %d left on %s", rrep, rp.took.Round(time.Millisecond), rp.exitErr, len(left), parked)
+	if rrep.Moved+len(left) < replays {
+		t.Errorf("replay moved %d and left %d of %d", rrep.Moved, len(left), replays)
 	}
 
 	// Every confirmed message arrives, none early; duplicates are allowed
 	// and counted. Messages of unknown outcome (failed) may or may not.
-	got := newArrivals()
+	got, replayed := newArrivals(), newArrivals()
+	consumeUntil(t, n.config(), qladder+".done", 2*time.Minute, 20*time.Second,
+		func(d broker.Delivery) { replayed.recordReplayed(d, pprefix, replays, rp.startedAt, rdelay) },
+		func() bool { return len(replayed.seen)+len(left) >= replays })
 	consumeUntil(t, n.config(), ladder+".done", 3*time.Minute, 20*time.Second,
 		func(d broker.Delivery) { got.record(d, prefix, count, t0) },
 		func() bool { return len(got.seen) >= rep.Confirmed+rep.Failed })
-	t.Logf("publish: %+v in %s (exit %v)", rep, pubTook.Round(time.Millisecond), exitErr)
-	t.Logf("broker stopped in %s (down at +%s), back up %s later; console reconnected %s after the broker answered",
-		downAt.Sub(stopAt).Round(time.Millisecond), downAt.Sub(t0).Round(time.Millisecond),
-		upAt.Sub(downAt).Round(time.Millisecond), reconnect.Round(time.Millisecond))
-	t.Logf("arrived: %d deliveries, %d distinct, %d duplicates, %d early, %d foreign; countdowns seen %v",
-		got.total, len(got.seen), got.duplicates(), len(got.early), len(got.foreign), countdowns)
+	t.Logf("published, arrived: %d deliveries, %d distinct, %d duplicates, %d early, %d foreign",
+		got.total, len(got.seen), got.duplicates(), len(got.early), len(got.foreign))
 	if len(got.seen) < rep.Confirmed {
 		t.Errorf("lost: %d distinct messages arrived, %d were confirmed", len(got.seen), rep.Confirmed)
 	}
 	if len(got.seen) > rep.Confirmed+rep.Failed {
 		t.Errorf("unexpected: %d distinct messages arrived, at most %d (confirmed + unknown) could", len(got.seen), rep.Confirmed+rep.Failed)
 	}
-	if len(got.early) > 0 {
-		t.Errorf("%d messages arrived early, e.g. %v", len(got.early), got.early[:min(5, len(got.early))])
+	for what, a := range map[string]*arrivals{"published": got, "replayed": replayed} {
+		if len(a.early) > 0 {
+			t.Errorf("%d %s messages arrived early, e.g. %v", len(a.early), what, a.early[:min(5, len(a.early))])
+		}
+		if len(a.foreign) > 0 {
+			t.Errorf("%d %s messages nobody sent, e.g. %v", len(a.foreign), what, a.foreign[:min(5, len(a.foreign))])
+		}
 	}
-	if len(got.foreign) > 0 {
-		t.Errorf("%d messages nobody published, e.g. %v", len(got.foreign), got.foreign[:min(5, len(got.foreign))])
+	// Replayed: at the end of the ladder or still on the source, never
+	// neither. A copy in both places or twice at the end is a duplicate:
+	// the replay counts those whose confirm the outage cut off as unknown,
+	// and at-least-once dead-lettering may repeat a message between rungs.
+	var lost []string
+	both := 0
+	for i := 1; i <= replays; i++ {
+		id := pprefix + strconv.Itoa(i)
+		switch {
+		case replayed.seen[i] == 0 && left[id] == 0:
+			lost = append(lost, id)
+		case replayed.seen[i] > 0 && left[id] > 0:
+			both++
+		}
+	}
+	dups := replayed.duplicates() + both
+	t.Logf("replayed, arrived: %d deliveries, %d distinct, %d duplicates (%d also left on the source; the replay reported %d of unknown outcome), %d early",
+		replayed.total, len(replayed.seen), dups, both, rrep.Unknown, len(replayed.early))
+	if len(lost) > 0 {
+		t.Errorf("%d replayed messages are neither at the end of the ladder nor on %s, e.g. %v", len(lost), parked, lost[:min(5, len(lost))])
 	}
 	m.keys("q")
 	m.waitFor("a clean exit", text("rungs-exit=0"), 10*time.Second)

@@ -104,6 +104,10 @@ func TestTLS(t *testing.T) {
 	if out := mustRungs(t, env, with(mutual, "status", "--ladder", "tls")...); !strings.Contains(out, "tls.rung.03") {
 		t.Fatalf("status over TLS:\n%s", out)
 	}
+	// trace's own flag is --routing-key, so the client key still reaches it.
+	if out := mustRungs(t, env, with(mutual, "trace", "3s", "--ladder", "tls")...); !strings.Contains(out, "checked: the broker's bindings route it exactly this way") {
+		t.Fatalf("trace over TLS:\n%s", out)
+	}
 	if out := mustRungs(t, env, with(mutual, "discover")...); !strings.Contains(out, "tls") {
 		t.Fatalf("discover over TLS:\n%s", out)
 	}
@@ -143,15 +147,15 @@ func TestTLS(t *testing.T) {
 		},
 		"no client certificate, AMQP": {
 			[]string{"apply", "--ladder", "other", "--ca-cert", certs.ca},
-			[]string{"amqps://localhost", "refuses a client without a certificate: give --cert and --key"},
+			[]string{"amqps://localhost", "requires a client certificate closes TLS connections like this: give --cert and --key"},
 		},
 		"no client certificate, management API": {
 			[]string{"status", "--ca-cert", certs.ca},
-			[]string{"https://localhost", "refuses a client without a certificate: give --cert and --key"},
+			[]string{"https://localhost", "requires a client certificate closes TLS connections like this: give --cert and --key"},
 		},
 		"client certificate of another CA": {
 			with([]string{"--ca-cert", certs.ca, "--cert", certs.strangerCert, "--key", certs.strangerKey}, "apply", "--ladder", "other"),
-			[]string{"amqps://localhost", "refuses a client certificate its CA did not sign"},
+			[]string{"amqps://localhost", "does not trust the client certificate closes TLS connections like this"},
 		},
 		"key of another certificate": {
 			with([]string{"--ca-cert", certs.ca, "--cert", certs.clientCert, "--key", certs.strangerKey}, "status"),

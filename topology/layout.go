@@ -134,6 +134,13 @@ func (l Ladder) Decode(key string) (time.Duration, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
+	if dest != "" {
+		// A key can name a destination no key may be made for ("#"):
+		// refuse it as Key would, not trace it.
+		if err := checkDest(dest); err != nil {
+			return 0, "", fmt.Errorf("%w: %q: %v", ErrBadKey, key, err)
+		}
+	}
 	return time.Duration(u) * l.Unit, dest, nil
 }
 

@@ -133,7 +133,15 @@ func (prefixLayout) Decode(l Ladder, key string) (uint64, string, error) {
 	if !ok {
 		return 0, "", fmt.Errorf("%w: %q does not start with %d base-%d digits", ErrBadKey, key, l.Levels, l.Radix)
 	}
-	return u, strings.Join(words[l.Levels:], "."), nil
+	if len(words) == l.Levels {
+		return u, "", nil
+	}
+	// "0.1." is not "0.1": its empty last word routes nowhere.
+	dest := strings.Join(words[l.Levels:], ".")
+	if err := checkDest(dest); err != nil {
+		return 0, "", fmt.Errorf("%w: %q: %v", ErrBadKey, key, err)
+	}
+	return u, dest, nil
 }
 
 func (p prefixLayout) Target(l Ladder, dest string) (string, error) {

@@ -1,0 +1,285 @@
+//go:build cluster
+
+package e2e
+
+// A real three-node cluster on loopback (scripts/cluster.sh), a quorum
+// ladder on it, and the crash (SIGKILL) of a node while thousands of
+// persistent delayed messages are in flight: every one must arrive, none
+// early; duplicates are allowed (at-least-once) and counted. Run it with
+// scripts/test-cluster.sh.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+)
+
+// cluster is a cluster of the test's own, run by scripts/cluster.sh.
+type cluster struct {
+	t                *testing.T
+	env              []string
+	amqp, mgmt, dist []int
+}
+
+func startCluster(t *testing.T, size int) *cluster {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "rungs-cluster-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := freePorts(t, 3*size)
+	c := &cluster{t: t, amqp: ports[:size], mgmt: ports[size : 2*size], dist: ports[2*size:]}
+	join := func(ps []int) string {
+		s := make([]string, len(ps))
+		for i, p := range ps {
+			s[i] = strconv.Itoa(p)
+		}
+		return strings.Join(s, " ")
+	}
+	c.env = []string{
+		"RUNGS_CLUSTER_DIR=" + dir, "RUNGS_CLUSTER_NODE=" + fmt.Sprintf("rungs-t%d-", os.Getpid()),
+		"RUNGS_CLUSTER_AMQP_PORTS=" + join(c.amqp), "RUNGS_CLUSTER_MGMT_PORTS=" + join(c.mgmt),
+		"RUNGS_CLUSTER_DIST_PORTS=" + join(c.dist),
+	}
+	t.Cleanup(func() {
+		if err := c.script("clean"); err != nil {
+			t.Errorf("stop the cluster: %v", err)
+		}
+	})
+	start := time.Now()
+	if err := c.script("up"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a cluster of %d nodes up in %s", size, time.Since(start).Round(time.Second))
+	return c
+}
+
+func (c *cluster) script(args ...string) error {
+	cmd := exec.Command("bash", append([]string{"../scripts/cluster.sh"}, args...)...)
+	cmd.Env = append(os.Environ(), c.env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("cluster.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// node is node n's (1-based) name and connection settings.
+func (c *cluster) node(n int) (name string, cfg broker.Config) {
+	prefix := strings.TrimPrefix(c.env[1], "RUNGS_CLUSTER_NODE=")
+	return fmt.Sprintf("%s%d@localhost", prefix, n), broker.Config{
+		URL:     fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", c.amqp[n-1]),
+		MgmtURL: fmt.Sprintf("http://127.0.0.1:%d", c.mgmt[n-1]),
+	}
+}
+
+// leaders maps each quorum queue of the default vhost to its leader, as
+// node n's management API reports it.
+func (c *cluster) leaders(n int) map[string]string {
+	c.t.Helper()
+	_, cfg := c.node(n)
+	req, err := http.NewRequest(http.MethodGet, cfg.MgmtURL+"/api/queues/%2F?columns=name,type,leader,members", nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.SetBasicAuth("guest", "guest")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var qs []struct {
+		Name, Type, Leader string
+		Members            []string
+	}
+	if err := json.NewDecoder(res.Body).Decode(&qs); err != nil {
+		c.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, q := range qs {
+		if q.Type == "quorum" {
+			out[q.Name] = q.Leader
+		}
+	}
+	return out
+}
+
+func TestClusterQuorumLadderSurvivesNodeLoss(t *testing.T) {
+	c := startCluster(t, 3)
+	n1, cfg1 := c.node(1)
+	_, cfg2 := c.node(2)
+	env := []string{"RUNGS_URL=" + cfg1.URL, "RUNGS_MGMT_URL=" + cfg1.MgmtURL, "RUNGS_VHOST=/"}
+	mustRungs(t, env, "apply", "--ladder", "cq", "--queue-type", "quorum", "--unit", "100ms", "--levels", "8")
+
+	// Declared through node 1, every queue's leader is there: losing node
+	// 1 makes every rung elect a new leader with messages in flight.
+	before := c.leaders(1)
+	onNode1 := 0
+	for q, l := range before {
+		if strings.HasPrefix(q, "cq.rung.") && l == n1 {
+			onNode1++
+		}
+	}
+	if onNode1 == 0 {
+		t.Fatalf("no rung's leader is on %s: %v", n1, before)
+	}
+
+	// Consume from node 2 all along.
+	type batch struct {
+		prefix string
+		count  int
+		start  time.Time
+	}
+	delays := []string{"2s", "3.5s", "5s", "7.5s", "10s", "12.7s"}
+	const each = 500
+	var (
+		mu      sync.Mutex
+		batches = map[string]batch{}
+		got     = map[string]*arrivals{}
+	)
+	total := func() (distinct, deliveries, dups, early, foreign int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, a := range got {
+			distinct += len(a.seen)
+			deliveries += a.total
+			dups += a.duplicates()
+			early += len(a.early)
+			foreign += len(a.foreign)
+		}
+		return
+	}
+	for _, d := range delays {
+		p := "d" + strings.ReplaceAll(d, ".", "_") + "-"
+		got[p] = newArrivals()
+	}
+	consumed := make(chan struct{})
+	go func() {
+		defer close(consumed)
+		consumeUntil(t, cfg2, "cq.done", 3*time.Minute, 45*time.Second, func(d broker.Delivery) {
+			mu.Lock()
+			defer mu.Unlock()
+			p, _, _ := strings.Cut(d.MessageID, "-")
+			b, ok := batches[p+"-"]
+			if !ok {
+				if got["?"] == nil {
+					got["?"] = newArrivals()
+				}
+				got["?"].foreign = append(got["?"].foreign, d.MessageID)
+				return
+			}
+			got[b.prefix].record(d, b.prefix, b.count, b.start)
+		}, func() bool {
+			distinct, _, _, _, _ := total()
+			return distinct == len(delays)*each
+		})
+	}()
+
+	// A few thousand persistent messages with delays of a few seconds.
+	pubStart := time.Now()
+	for _, d := range delays {
+		p := "d" + strings.ReplaceAll(d, ".", "_") + "-"
+		mu.Lock()
+		batches[p] = batch{prefix: p, count: each, start: time.Now()}
+		mu.Unlock()
+		out := mustRungs(t, env, "publish", "--ladder", "cq", "--delay", d, "--count", strconv.Itoa(each), "--id-prefix", p)
+		if !strings.Contains(out, fmt.Sprintf("%d confirmed", each)) {
+			t.Fatalf("publish %s:\n%s", d, out)
+		}
+	}
+	published := time.Since(pubStart)
+
+	// Node 1 crashes while most of them are still in the rungs.
+	arrived, _, _, _, _ := total()
+	stopAt := time.Now()
+	if err := c.script("kill", "1"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("published %d in %s; killed %s %s after the first publish (%d of them had arrived), in %s",
+		len(delays)*each, published.Round(time.Millisecond), n1, stopAt.Sub(pubStart).Round(time.Millisecond),
+		arrived, time.Since(stopAt).Round(time.Millisecond))
+	// Every queue elects a leader on a surviving node.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		stale := []string{}
+		for q, l := range c.leaders(2) {
+			if l == n1 || l == "" {
+				stale = append(stale, q)
+			}
+		}
+		if len(stale) == 0 {
+			t.Logf("%d rungs were led by %s; every queue had a new leader %s after the crash",
+				onNode1, n1, time.Since(stopAt).Round(100*time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("still led by the crashed node after 60s: %v", stale)
+			break
+		}
+	}
+
+	<-consumed
+	distinct, deliveries, dups, early, foreign := total()
+	t.Logf("arrived: %d deliveries, %d distinct of %d, %d duplicates, %d early, %d foreign",
+		deliveries, distinct, len(delays)*each, dups, early, foreign)
+	mu.Lock()
+	defer mu.Unlock()
+	for p, a := range got {
+		if p == "?" {
+			continue
+		}
+		if len(a.seen) != each {
+			missing := []int{}
+			for i := 1; i <= each && len(missing) < 10; i++ {
+				if a.seen[i] == 0 {
+					missing = append(missing, i)
+				}
+			}
+			t.Errorf("%s: %d of %d arrived; missing e.g. %v", p, len(a.seen), each, missing)
+		}
+		if len(a.early) > 0 {
+			t.Errorf("%s: %d arrived early, e.g. %v", p, len(a.early), a.early[:min(5, len(a.early))])
+		}
+		if len(a.foreign) > 0 {
+			t.Errorf("%s: %d with ids nobody published, e.g. %v", p, len(a.foreign), a.foreign[:min(5, len(a.foreign))])
+		}
+	}
+	if a, ok := got["?"]; ok {
+		t.Errorf("%d messages of no batch, e.g. %v", len(a.foreign), a.foreign[:min(5, len(a.foreign))])
+	}
+
+	// Nothing is left behind in the ladder, as node 2 sees it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := broker.NewManagement(cfg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Second) {
+		st, err := m.Stats(ctx, "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = left[:0]
+		for _, q := range st {
+			if n := q.Stats.Messages(); n > 0 {
+				left = append(left, fmt.Sprintf("%s: %d", q.Name, n))
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("messages left in the ladder: %v", left)
+	}
+}
