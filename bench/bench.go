@@ -18,6 +18,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -58,6 +59,11 @@ type Options struct {
 	// InFlight caps published-but-undelivered messages of the limit
 	// phase; ladders get this plus the limit's rate times the mean delay.
 	InFlight int
+	// TopicReference adds a phase per round that publishes the binary
+	// ladder's keys through a topic exchange to one queue without delay:
+	// what a single topic-routed transfer costs, next to the limit's
+	// default-exchange transfer.
+	TopicReference bool
 	// MaxMessages caps each phase's messages (smoke runs); 0 is no cap.
 	MaxMessages int
 	// Smoke marks a correctness-only run: timings are not meaningful.
@@ -66,9 +72,12 @@ type Options struct {
 	Seed uint64
 	// Log receives one line per phase as the run progresses.
 	Log io.Writer
-	// Render, if set, renders the console's ladder view of a ladder at
-	// width×height; the run times it. The ui package provides it.
-	Render func(f topology.Found, snap topology.Snapshot, width, height int) string
+	// Render, if set, is the console's work for one ladder on a refresh:
+	// it builds the ladder's rows from the snapshot (the model's part) and
+	// returns the function that renders the view at width×height (the
+	// view's part). The run times the two apart. The ui package provides
+	// both.
+	Render func(f topology.Found, snap topology.Snapshot) func(width, height int) string
 }
 
 // DefaultOptions is a full run: about 15 minutes on a 2-core machine.
@@ -78,7 +87,7 @@ func DefaultOptions() Options {
 		Levels: 24, Unit: time.Millisecond, DelayBits: 12, Size: 256, Persistent: false,
 		Layouts: []string{"prefix", "suffix"}, Radixes: []int{2, 4, 8, 16},
 		Loads: []float64{100, 1000, 0}, Rounds: 3, Queues: 1000, InFlight: 2000,
-		Seed: 1,
+		TopicReference: true, Seed: 1,
 	}
 }
 
@@ -201,7 +210,7 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Started: time.Now().UTC(), Machine: ReadMachine(), Options: reportOptions(o)}
+	rep := Report{Started: time.Now().UTC(), Machine: ReadMachine(), Options: reportOptions(o), Problems: []string{}}
 	began := time.Now()
 	ov, err := mgmt.Overview(ctx)
 	if err != nil {
@@ -285,9 +294,17 @@ func (r *runner) maxDelay() time.Duration {
 // phase applies a target's objects, runs one flow and tears them down.
 func (r *runner) phase(ctx context.Context, tg target, spec flowSpec) (flowResult, error) {
 	var plan topology.Plan
-	if tg.ladder != nil {
+	switch {
+	case tg.keysOnly:
+		plan = topology.Plan{
+			Exchanges: []topology.Exchange{{Name: tg.exchange, Type: "topic", Durable: true}},
+			Queues:    []topology.Queue{{Name: tg.queue, Durable: true}},
+			Bindings: []topology.Binding{{Source: tg.exchange, Destination: tg.queue, DestinationType: topology.ToQueue,
+				RoutingKey: strings.TrimSuffix(strings.Repeat("*.", tg.ladder.Levels), ".") + ".#"}},
+		}
+	case tg.ladder != nil:
 		plan = tg.ladder.Plan()
-	} else {
+	default:
 		plan = topology.Plan{Queues: []topology.Queue{{Name: tg.queue, Durable: true}}}
 	}
 	if _, err := r.pub.Apply(ctx, plan); err != nil {
@@ -349,6 +366,17 @@ func (r *runner) throughput(ctx context.Context, designs []topology.Ladder) erro
 		limPhase := newPhase(limitTarget, nil, 0, lim, Phase{})
 		r.rep.Limit = append(r.rep.Limit, limPhase)
 		r.logf("round %d/%d: limit %s msg/s (p50 %s, broker %s µs/msg)", round, r.o.Rounds, formatRate(lim.Rate), ms(lim.Lateness.P50), formatUS(limPhase.BrokerCPUus))
+		if r.o.TopicReference {
+			keys := designs[0]
+			tg := target{name: "topic", ladder: &keys, keysOnly: true, exchange: "bench.topic", queue: "bench.topic"}
+			res, err := r.phase(ctx, tg, flowSpec{delayBits: r.o.DelayBits, warmup: r.o.Warmup, window: r.o.Duration, inFlight: r.o.InFlight})
+			if err != nil {
+				return err
+			}
+			p := newPhase(tg, nil, 0, res, Phase{})
+			r.rep.Topic = append(r.rep.Topic, p)
+			r.logf("round %d/%d: topic transfer %s msg/s (broker %s µs/msg)", round, r.o.Rounds, formatRate(res.Rate), formatUS(p.BrokerCPUus))
+		}
 		for i, l := range designs {
 			l := l
 			tg := target{name: designName(l), ladder: &l, queue: l.Name + ".done"}
@@ -374,28 +402,50 @@ func (r *runner) throughput(ctx context.Context, designs []topology.Ladder) erro
 }
 
 func (r *runner) punctuality(ctx context.Context, designs []topology.Ladder) error {
+	// One row per design and load; the rounds go round-robin over the
+	// rows, so that a burst of load from elsewhere on the machine hits one
+	// round of many rows rather than every round of one.
+	type row struct {
+		l    topology.Ladder
+		load float64
+	}
+	var rows []row
 	for _, l := range designs {
-		l := l
-		tg := target{name: designName(l), ladder: &l, queue: l.Name + ".done"}
 		for _, load := range r.o.Loads {
-			if load <= 0 {
-				// Saturation: the median round of the throughput phases.
+			p := Punct{Design: designName(l), Offered: "max", OfferedPerS: max(load, 0)}
+			if load > 0 {
+				p.Offered = formatRate(load)
+			} else {
+				// Saturation: the throughput phases' rounds.
 				for _, d := range r.rep.Throughput {
-					if d.Name == tg.name {
-						m := d.median()
-						r.rep.Punctuality = append(r.rep.Punctuality, Punct{Design: tg.name, Offered: "max", Phase: m})
+					if d.Name == p.Design {
+						p.Rounds = d.Rounds
 					}
 				}
+			}
+			r.rep.Punctuality = append(r.rep.Punctuality, p)
+			rows = append(rows, row{l, load})
+		}
+	}
+	for round := 1; round <= r.o.Rounds; round++ {
+		for i, rw := range rows {
+			if rw.load <= 0 {
 				continue
 			}
-			res, err := r.phase(ctx, tg, flowSpec{rate: load, delayBits: r.o.DelayBits, warmup: r.o.Warmup, window: r.o.Duration})
+			l := rw.l
+			tg := target{name: designName(l), ladder: &l, queue: l.Name + ".done"}
+			res, err := r.phase(ctx, tg, flowSpec{rate: rw.load, delayBits: r.o.DelayBits, warmup: r.o.Warmup, window: r.o.Duration, probe: true})
 			if err != nil {
 				return err
 			}
-			p := newPhase(tg, &l, load, res, Phase{})
-			r.rep.Punctuality = append(r.rep.Punctuality, Punct{Design: tg.name, Offered: formatRate(load), OfferedPerS: load, Phase: p})
-			r.logf("punctuality: %s at %s msg/s: p50 %s p99 %s max %s, %d early", tg.name, formatRate(load), ms(res.Lateness.P50), ms(res.Lateness.P99), ms(res.Lateness.Max), res.Early)
+			p := newPhase(tg, &l, rw.load, res, Phase{})
+			r.rep.Punctuality[i].Rounds = append(r.rep.Punctuality[i].Rounds, p)
+			r.logf("round %d/%d: punctuality of %s at %s msg/s: p50 %s p99 %s max %s, %d early (host timer p99 %s)", round, r.o.Rounds,
+				tg.name, formatRate(rw.load), ms(res.Lateness.P50), ms(res.Lateness.P99), ms(res.Lateness.Max), res.Early, ms(res.HostTimer.P99))
 		}
+	}
+	for i := range r.rep.Punctuality {
+		r.rep.Punctuality[i].summarise()
 	}
 	return nil
 }

@@ -85,9 +85,14 @@ func TestMarkdownTargets(t *testing.T) {
 		Limit:   []Phase{{Name: "limit", DeliveredPerS: 20000, BrokerCPUus: 40}},
 		Throughput: []Design{{Name: "prefix", Layout: "prefix", Radix: 2, Levels: 24,
 			DeliveredPerS: 2000, HopBoundPerS: 2857, MeanHops: 6, Ratio: 0.7, RatioMin: 0.6, RatioMax: 0.8}},
-		Punctuality: []Punct{{Design: "prefix", Offered: "1,000", OfferedPerS: 1000, Phase: Phase{Lateness: DistMS{N: 10, P50: 3, P99: 12, Max: 20}}}},
-		Console:     ConsoleCost{Queues: 1000, Ladders: 10, RungsPerLadder: 28, StatsRequests: 1, StatsBytes: 1 << 20, RenderNs: 400000},
+		Punctuality: []Punct{{Design: "prefix", Offered: "1,000", OfferedPerS: 1000, Rounds: []Phase{
+			{Lateness: DistMS{N: 10, P50: 3, P99: 30, Max: 40}},
+			{Lateness: DistMS{N: 10, P50: 3, P99: 12, Max: 20}},
+			{Lateness: DistMS{N: 10, P50: 2, P99: 5, Max: 9}},
+		}}},
+		Console: ConsoleCost{Queues: 1000, Ladders: 10, RungsPerLadder: 28, StatsRequests: 1, StatsBytes: 1 << 20, RenderNs: 400000},
 	}
+	r.Punctuality[0].summarise()
 	r.Targets = r.targets()
 	met := map[string]bool{}
 	for _, tg := range r.Targets {
@@ -100,7 +105,7 @@ func TestMarkdownTargets(t *testing.T) {
 		}
 	}
 	md := r.Markdown()
-	for _, s := range []string{"| prefix | 24 |", "**0.70**", "| prefix | 1,000 |", "| 12.0 |", "none before its delay"} {
+	for _, s := range []string{"| prefix | 24 |", "**0.70**", "| prefix | 1,000 |", "| 12.0 |", "| 5.0–30.0 |", "none before its delay"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}

@@ -98,7 +98,9 @@ func consoleCost(ctx context.Context, cfg broker.Config, mgmt *broker.Management
 	c.DiscoverNs = timeOp(o.Smoke, func() { topology.Discover(snap) })
 	if o.Render != nil && len(found) > 0 {
 		f := found[0]
-		c.RenderNs = timeOp(o.Smoke, func() { o.Render(f, snap, renderWidth, renderHeight) })
+		c.RowsNs = timeOp(o.Smoke, func() { o.Render(f, snap) })
+		view := o.Render(f, snap)
+		c.RenderNs = timeOp(o.Smoke, func() { view(renderWidth, renderHeight) })
 		c.RenderSize = fmt.Sprintf("%d×%d", renderWidth, renderHeight)
 	}
 	return c, nil

@@ -36,6 +36,8 @@ const (
 	batch = 100
 	// tick is the pacing interval of an offered load.
 	tick = 5 * time.Millisecond
+	// pacedBatch caps one Publish call of an offered load that catches up.
+	pacedBatch = 500
 )
 
 // target is where a phase's messages go: a ladder's entry exchange, or a
@@ -44,6 +46,10 @@ type target struct {
 	name   string
 	ladder *topology.Ladder // nil for the limit
 	queue  string           // where messages arrive and are consumed
+	// keysOnly publishes to exchange with the ladder's keys but no delay:
+	// one topic-routed transfer, the reference a ladder hop compares to.
+	keysOnly bool
+	exchange string
 }
 
 // route spells a delay of units as exchange, routing key and rungs visited.
@@ -52,6 +58,10 @@ func (tg target) route(units uint64) (exchange, key string, hops int, err error)
 		return "", tg.queue, 0, nil
 	}
 	d := time.Duration(units) * tg.ladder.Unit
+	if tg.keysOnly {
+		key, err := tg.ladder.Key(d, "")
+		return tg.exchange, key, 0, err
+	}
 	tr, err := tg.ladder.Trace(d, "")
 	if err != nil {
 		return "", "", 0, err
@@ -81,6 +91,8 @@ type flowSpec struct {
 	seed       uint64
 	// cpu reads the broker's CPU time, if the broker is local.
 	cpu func() (time.Duration, bool)
+	// probe measures the host's timer lateness during the window.
+	probe bool
 }
 
 // arrival is one delivery, as the consumer saw it.
@@ -111,6 +123,8 @@ type flowResult struct {
 	LateByHops map[int]Dist
 	// BrokerCPU is the broker's CPU time during the window, 0 if unknown.
 	BrokerCPU time.Duration
+	// HostTimer is the oversleep of 1 ms sleeps during the window.
+	HostTimer Dist
 }
 
 // pubRecord is one Publish call's outcome.
@@ -214,6 +228,13 @@ func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (
 	if spec.delayBits > 0 {
 		maxUnits = uint64(1)<<spec.delayBits - 1
 	}
+	// delayOf is the delay a message of u units asks for.
+	delayOf := func(u uint64) int64 {
+		if spec.target.keysOnly {
+			return 0
+		}
+		return int64(time.Duration(u) * spec.unit)
+	}
 	// build makes n messages, reserving their sequence numbers.
 	build := func(rng *rand.Rand, n int) ([]broker.Message, error) {
 		first := seq.Add(int64(n)) - int64(n)
@@ -235,7 +256,7 @@ func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (
 				Exchange: ex, RoutingKey: key, Body: spec.body, Persistent: spec.persistent,
 				Headers: map[string]any{
 					hdrSeq: first + int64(i), hdrSent: sent,
-					hdrDelay: int64(time.Duration(u) * spec.unit),
+					hdrDelay: delayOf(u),
 				},
 			}
 		}
@@ -284,6 +305,25 @@ func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (
 				return
 			}
 			cpuAt[i], cpuOK[i] = spec.cpu()
+		}
+	}()
+	// The host timer probe: how late this process wakes from 1 ms sleeps.
+	var oversleep []time.Duration
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		if !spec.probe {
+			return
+		}
+		select {
+		case <-time.After(spec.warmup - since()):
+		case <-ctx.Done():
+			return
+		}
+		for since() < stopAt && ctx.Err() == nil {
+			t0 := time.Now()
+			time.Sleep(time.Millisecond)
+			oversleep = append(oversleep, time.Since(t0)-time.Millisecond)
 		}
 	}()
 	end := time.NewTimer(stopAt)
@@ -359,7 +399,17 @@ func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (
 					return
 				case <-t.C:
 				}
-				due := int(spec.rate*since().Seconds()) - sentN
+				// The end wins over a tick that is ready at the same time.
+				select {
+				case <-ended:
+					return
+				default:
+				}
+				// Open loop: ticks missed while the broker was slow are
+				// caught up (a late broker must not lower the offered load),
+				// but only messages due within the phase, at most
+				// pacedBatch per call, so that the end is seen promptly.
+				due := min(int(spec.rate*min(since(), stopAt).Seconds())-sentN, pacedBatch)
 				if due = budget(due); due <= 0 {
 					if spec.maxMessages > 0 && int(seq.Load()) >= spec.maxMessages {
 						return
@@ -403,6 +453,8 @@ func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (
 	_ = sub.Close()
 	<-consumed
 	<-cpuDone
+	<-probeDone
+	res.HostTimer = newDist(oversleep)
 	if cpuOK[0] && cpuOK[1] {
 		res.BrokerCPU = cpuAt[1] - cpuAt[0]
 	}

@@ -28,9 +28,11 @@ func TestSmoke(t *testing.T) {
 	env := brokertest.Require(t)
 	opts := SmokeOptions()
 	opts.Log = logWriter{t}
-	opts.Render = func(f topology.Found, snap topology.Snapshot, w, h int) string {
+	opts.Render = func(f topology.Found, snap topology.Snapshot) func(w, h int) string {
 		rows := ui.LadderRows(f, snap, ui.Health{})
-		return ui.LadderView(ui.LadderState{Found: f, Rows: rows}, ui.NewStyles(true), w, h)
+		return func(w, h int) string {
+			return ui.LadderView(ui.LadderState{Found: f, Rows: rows}, ui.NewStyles(true), w, h)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -53,6 +55,10 @@ func TestSmoke(t *testing.T) {
 		}
 	}
 	check(rep.Limit[0])
+	if len(rep.Topic) != 1 {
+		t.Fatalf("%d topic reference phases, want 1", len(rep.Topic))
+	}
+	check(rep.Topic[0])
 	for _, d := range rep.Throughput {
 		check(d.Rounds[0])
 		// Hops counted on arrival (x-death) must match the digits sent.
@@ -65,15 +71,20 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("%d punctuality rows, want %d", len(rep.Punctuality), wantPunct)
 	}
 	for _, p := range rep.Punctuality {
+		if len(p.Rounds) != 1 {
+			t.Errorf("%s at %s: %d rounds, want 1", p.Design, p.Offered, len(p.Rounds))
+		}
 		if p.OfferedPerS > 0 {
-			check(p.Phase)
+			for _, rp := range p.Rounds {
+				check(rp)
+			}
 		}
 	}
-	if c := rep.Console; c.StatsRequests != 1 || c.SnapshotRequests < 1 || c.StatsBytes == 0 || c.RenderNs == 0 {
+	if c := rep.Console; c.StatsRequests != 1 || c.SnapshotRequests < 1 || c.StatsBytes == 0 || c.RenderNs == 0 || c.RowsNs == 0 {
 		t.Errorf("console cost %+v", c)
 	}
 	md := rep.Markdown()
-	for _, want := range []string{"### Throughput", "| prefix |", "| suffix |", "| prefix r16 |", "### Punctuality", "### Console cost", "### Targets", "none before its delay"} {
+	for _, want := range []string{"### Throughput", "| prefix |", "| suffix |", "| prefix r16 |", "reference: the 24-word keys", "### Punctuality", "### Console cost", "### Targets", "none before its delay"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}

@@ -21,6 +21,7 @@ type benchFlags struct {
 	size, rounds, queues   int
 	inFlight               int
 	persistent, smoke      bool
+	topicRef               bool
 	layouts                []string
 	radixes                []int
 	loads                  []string
@@ -71,6 +72,7 @@ failed: timings depend on the machine.`,
 	f.IntSliceVar(&bf.radixes, "radix", d.Radixes, "radixes to measure with the prefix layout: 2, 4, 8, 16")
 	f.StringSliceVar(&bf.loads, "loads", []string{"100", "1000", "max"}, "offered loads in msg/s for punctuality; max is saturation")
 	f.IntVar(&bf.rounds, "rounds", d.Rounds, "repetitions of the limit and throughput phases")
+	f.BoolVar(&bf.topicRef, "topic-reference", d.TopicReference, "also measure the ladder's keys through a topic exchange with no delay (what one routed transfer costs)")
 	f.IntVar(&bf.queues, "queues", d.Queues, "queues in the console-cost vhost")
 	f.IntVar(&bf.inFlight, "in-flight", d.InFlight, "cap on undelivered messages of the limit phase (ladders add rate × mean delay)")
 	f.Uint64Var(&bf.seed, "seed", d.Seed, "seed of the drawn delays")
@@ -127,6 +129,9 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	}
 	if changed("rounds") {
 		o.Rounds = bf.rounds
+	}
+	if changed("topic-reference") {
+		o.TopicReference = bf.topicRef
 	}
 	if changed("queues") {
 		o.Queues = bf.queues
@@ -210,10 +215,13 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 }
 
 // renderLadderView is what the console does with a ladder on every
-// refresh: build its rows from the snapshot and render the view.
-func renderLadderView(f topology.Found, snap topology.Snapshot, w, h int) string {
+// refresh: build its rows from the snapshot, then render the view.
+func renderLadderView(f topology.Found, snap topology.Snapshot) func(w, h int) string {
 	rows := ui.LadderRows(f, snap, ui.Health{})
-	return ui.LadderView(ui.LadderState{Found: f, Rows: rows}, ui.NewStyles(true), w, h)
+	st := ui.NewStyles(true)
+	return func(w, h int) string {
+		return ui.LadderView(ui.LadderState{Found: f, Rows: rows}, st, w, h)
+	}
 }
 
 func errorsIsOptions(err error) bool { return errors.Is(err, bench.ErrOptions) }
