@@ -139,3 +139,13 @@ func TestVersionAndHelpHaveExamples(t *testing.T) {
 		}
 	}
 }
+
+// plan shows what the same range would cost in every radix.
+func TestPlanShowsRadixCosts(t *testing.T) {
+	_, out, _ := run(t, offline, "plan", "--levels", "12")
+	for _, want := range []string{"radix  levels  rungs  bindings  mean hops  max hops", "← this ladder", "16     3       45"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -86,6 +86,9 @@ func (e *env) printPlan(r resolved, objects bool) error {
 		fmt.Fprintf(e.Out, "  %s, %s, %s; a random delay takes %.1f hops on average, %d at most\n",
 			plural(len(plan.Exchanges), "exchange", "exchanges"), plural(len(plan.Queues), "queue", "queues"),
 			plural(len(plan.Bindings), "binding", "bindings"), r.ladder.MeanHops(), r.ladder.Levels)
+		if r.ladder.Layout == "prefix" {
+			printRadixCosts(e, r.ladder)
+		}
 		if objects {
 			w := table(e.Out)
 			for _, x := range plan.Exchanges {
@@ -119,4 +122,20 @@ func nonNil(a topology.Args) map[string]any {
 		return map[string]any{}
 	}
 	return a
+}
+
+// printRadixCosts shows what the same range costs in each radix: a higher
+// radix means fewer, cheaper hops (BENCHMARKS.md measures it) for more
+// queues.
+func printRadixCosts(e *env, l topology.Ladder) {
+	w := table(e.Out)
+	fmt.Fprintln(w, "  radix\tlevels\trungs\tbindings\tmean hops\tmax hops\t")
+	for _, c := range l.RadixCosts() {
+		mark := ""
+		if c.Radix == l.Radix {
+			mark = "← this ladder"
+		}
+		fmt.Fprintf(w, "  %d\t%d\t%d\t%d\t%.1f\t%d\t%s\n", c.Radix, c.Levels, c.Cost.Rungs, c.Cost.Bindings, c.Cost.MeanHops, c.Cost.MaxHops, mark)
+	}
+	w.Flush()
 }
