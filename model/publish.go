@@ -105,12 +105,19 @@ func defaultTarget(l topology.Ladder) string {
 	return tr.Target
 }
 
-func (f *publishForm) setStyles(st ui.Styles) {
-	f.st = st
+// formInputStyles styles the inputs of the console's forms (publish,
+// replay): faint placeholders, so an example never reads as a typed value.
+func formInputStyles(st ui.Styles) textinput.Styles {
 	s := textinput.DefaultStyles(st.IsDark)
 	s.Focused.Placeholder = st.Faint
 	s.Blurred.Placeholder = st.Faint
 	s.Cursor.Color = st.AccentColor
+	return s
+}
+
+func (f *publishForm) setStyles(st ui.Styles) {
+	f.st = st
+	s := formInputStyles(st)
 	for i := range f.inputs {
 		f.inputs[i].SetStyles(s)
 	}

@@ -136,10 +136,7 @@ func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology
 
 func (d *replayDialog) setStyles(st ui.Styles) {
 	d.st = st
-	s := textinput.DefaultStyles(st.IsDark)
-	s.Focused.Placeholder = st.Faint
-	s.Blurred.Placeholder = st.Faint
-	s.Cursor.Color = st.AccentColor
+	s := formInputStyles(st)
 	for i := range d.inputs {
 		d.inputs[i].SetStyles(s)
 	}
