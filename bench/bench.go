@@ -64,6 +64,12 @@ type Options struct {
 	// what a single topic-routed transfer costs, next to the limit's
 	// default-exchange transfer.
 	TopicReference bool
+	// FloorReference adds a phase per round that sends every message
+	// through a chain of one-unit TTL queues, as many as the binary
+	// ladder's mean hops, dead-lettered through the default exchange: what
+	// a hop costs the broker when nothing is routed, the floor under any
+	// dead-letter ladder.
+	FloorReference bool
 	// MaxMessages caps each phase's messages (smoke runs); 0 is no cap.
 	MaxMessages int
 	// Smoke marks a correctness-only run: timings are not meaningful.
@@ -87,7 +93,7 @@ func DefaultOptions() Options {
 		Levels: 24, Unit: time.Millisecond, DelayBits: 12, Size: 256, Persistent: false,
 		Layouts: []string{"prefix", "suffix"}, Radixes: []int{2, 4, 8, 16},
 		Loads: []float64{100, 1000, 0}, Rounds: 3, Queues: 1000, InFlight: 2000,
-		TopicReference: true, Seed: 1,
+		TopicReference: true, FloorReference: true, Seed: 1,
 	}
 }
 
@@ -302,6 +308,15 @@ func (r *runner) phase(ctx context.Context, tg target, spec flowSpec) (flowResul
 			Bindings: []topology.Binding{{Source: tg.exchange, Destination: tg.queue, DestinationType: topology.ToQueue,
 				RoutingKey: strings.TrimSuffix(strings.Repeat("*.", tg.ladder.Levels), ".") + ".#"}},
 		}
+	case tg.chain > 0:
+		for i := 0; i < tg.chain; i++ {
+			plan.Queues = append(plan.Queues, topology.Queue{Name: chainQueue(i), Durable: true, Args: topology.Args{
+				"x-message-ttl":             r.o.Unit.Milliseconds(),
+				"x-dead-letter-exchange":    "",
+				"x-dead-letter-routing-key": chainQueue(i + 1),
+			}})
+		}
+		plan.Queues = append(plan.Queues, topology.Queue{Name: chainQueue(tg.chain), Durable: true})
 	case tg.ladder != nil:
 		plan = tg.ladder.Plan()
 	default:
@@ -376,6 +391,20 @@ func (r *runner) throughput(ctx context.Context, designs []topology.Ladder) erro
 			p := newPhase(tg, nil, 0, res, Phase{})
 			r.rep.Topic = append(r.rep.Topic, p)
 			r.logf("round %d/%d: topic transfer %s msg/s (broker %s µs/msg)", round, r.o.Rounds, formatRate(res.Rate), formatUS(p.BrokerCPUus))
+		}
+		if r.o.FloorReference {
+			// As many hops as the binary ladder's delays visit on average,
+			// so that the floor's ratio is read against the same bound.
+			n := max(1, (r.o.DelayBits+1)/2)
+			tg := target{name: "floor", chain: n, queue: chainQueue(n)}
+			inflight := r.o.InFlight + int(math.Ceil(lim.Rate*(time.Duration(n)*r.o.Unit).Seconds()))
+			res, err := r.phase(ctx, tg, flowSpec{warmup: r.o.Warmup, window: r.o.Duration, inFlight: inflight})
+			if err != nil {
+				return err
+			}
+			p := newPhase(tg, nil, 0, res, limPhase)
+			r.rep.Floor = append(r.rep.Floor, p)
+			r.logf("round %d/%d: floor chain of %d hops %s msg/s, ratio %.2f, CPU ratio %.2f (broker %s µs/msg)", round, r.o.Rounds, n, formatRate(res.Rate), p.Ratio, p.CPURatio, formatUS(p.BrokerCPUus))
 		}
 		for i, l := range designs {
 			l := l

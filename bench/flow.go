@@ -50,10 +50,21 @@ type target struct {
 	// one topic-routed transfer, the reference a ladder hop compares to.
 	keysOnly bool
 	exchange string
+	// chain > 0 sends every message through that many TTL queues of one
+	// unit each, dead-lettered through the default exchange: a hop with no
+	// routing decision at all, the cheapest a dead-letter design can hop.
+	chain int
 }
+
+// chainQueue names the i-th queue of a floor chain; the last, chain, is
+// the one consumed.
+func chainQueue(i int) string { return fmt.Sprintf("bench.chain.%02d", i) }
 
 // route spells a delay of units as exchange, routing key and rungs visited.
 func (tg target) route(units uint64) (exchange, key string, hops int, err error) {
+	if tg.chain > 0 {
+		return "", chainQueue(0), tg.chain, nil
+	}
 	if tg.ladder == nil {
 		return "", tg.queue, 0, nil
 	}
@@ -232,6 +243,9 @@ func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (
 	delayOf := func(u uint64) int64 {
 		if spec.target.keysOnly {
 			return 0
+		}
+		if spec.target.chain > 0 {
+			return int64(time.Duration(spec.target.chain) * spec.unit)
 		}
 		return int64(time.Duration(u) * spec.unit)
 	}

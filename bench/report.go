@@ -22,7 +22,11 @@ type Report struct {
 	Limit   []Phase    `json:"limit"`
 	// Topic is the reference phase: the ladder's keys through a topic
 	// exchange to one queue, no delay (empty unless TopicReference).
-	Topic       []Phase     `json:"topic,omitempty"`
+	Topic []Phase `json:"topic,omitempty"`
+	// Floor is the other reference: a chain of TTL queues dead-lettering
+	// through the default exchange, a hop with no routing (empty unless
+	// FloorReference).
+	Floor       []Phase     `json:"floor,omitempty"`
 	Throughput  []Design    `json:"throughput"`
 	Punctuality []Punct     `json:"punctuality"`
 	Console     ConsoleCost `json:"console"`
@@ -54,6 +58,7 @@ type RunOptions struct {
 	Loads       []float64 `json:"loads"`
 	Rounds      int       `json:"rounds"`
 	TopicRef    bool      `json:"topic_reference"`
+	FloorRef    bool      `json:"floor_reference"`
 	Queues      int       `json:"queues"`
 	InFlight    int       `json:"in_flight"`
 	MaxMessages int       `json:"max_messages,omitempty"`
@@ -67,7 +72,7 @@ func reportOptions(o Options) RunOptions {
 		UnitMS: msf(o.Unit), DelayBits: o.DelayBits,
 		MaxDelayMS: msf(time.Duration(uint64(1)<<o.DelayBits-1) * o.Unit),
 		Size:       o.Size, Persistent: o.Persistent, Layouts: o.Layouts, Radixes: o.Radixes,
-		Loads: o.Loads, Rounds: o.Rounds, TopicRef: o.TopicReference, Queues: o.Queues, InFlight: o.InFlight,
+		Loads: o.Loads, Rounds: o.Rounds, TopicRef: o.TopicReference, FloorRef: o.FloorReference, Queues: o.Queues, InFlight: o.InFlight,
 		MaxMessages: o.MaxMessages, Smoke: o.Smoke, Seed: o.Seed,
 	}
 }
@@ -137,14 +142,15 @@ func newPhase(tg target, l *topology.Ladder, offered float64, res flowResult, li
 	if n := res.Rate * res.WindowSeconds; res.BrokerCPU > 0 && n > 0 {
 		p.BrokerCPUus = float64(res.BrokerCPU.Microseconds()) / n
 	}
-	if l != nil && limit.DeliveredPerS > 0 {
+	hopBased := l != nil || tg.chain > 0
+	if hopBased && limit.DeliveredPerS > 0 {
 		p.LimitPerS = limit.DeliveredPerS
 		p.HopBoundPerS = limit.DeliveredPerS / (1 + res.MeanHops)
 		if p.HopBoundPerS > 0 {
 			p.Ratio = res.Rate / p.HopBoundPerS
 		}
 	}
-	if l != nil && limit.BrokerCPUus > 0 && p.BrokerCPUus > 0 {
+	if hopBased && limit.BrokerCPUus > 0 && p.BrokerCPUus > 0 {
 		p.LimitCPUus = limit.BrokerCPUus
 		p.CPURatio = limit.BrokerCPUus * (1 + res.MeanHops) / p.BrokerCPUus
 		if res.MeanHops > 0 {
@@ -368,6 +374,20 @@ func (r Report) Markdown() string {
 		lo, hi := minMax(rates)
 		w("| reference: the %d-word keys through a topic exchange, no delay | – | 1 queue | 1 | 0 | %s | – | – | %s–%s msg/s | %s | – | – |\n",
 			o.Levels, formatRate(median(rates)), formatRate(lo), formatRate(hi), formatUS(median(cpus)))
+	}
+	if len(r.Floor) > 0 {
+		var rates, bounds, ratios, cpus, perHop, cpuRatios, hops []float64
+		for _, p := range r.Floor {
+			rates, bounds, ratios = append(rates, p.DeliveredPerS), append(bounds, p.HopBoundPerS), append(ratios, p.Ratio)
+			hops = append(hops, p.MeanHops)
+			if p.BrokerCPUus > 0 {
+				cpus, perHop, cpuRatios = append(cpus, p.BrokerCPUus), append(perHop, p.CPUPerHopUS), append(cpuRatios, p.CPURatio)
+			}
+		}
+		lo, hi := minMax(ratios)
+		w("| floor: a chain of %.0f TTL queues dead-lettering through the default exchange, no routing | – | %.0f | – | %.2f | %s | %s | **%.2f** | %.2f–%.2f | %s | %s | %s |\n",
+			median(hops), median(hops), median(hops), formatRate(median(rates)), formatRate(median(bounds)), median(ratios), lo, hi,
+			formatUS(median(cpus)), formatUS(median(perHop)), formatRatio(median(cpuRatios)))
 	}
 	for _, d := range r.Throughput {
 		w("| %s | %d | %d | %d | %.2f | %s | %s | **%.2f** | %.2f–%.2f | %s | %s | %s |\n", d.Name, d.Levels, d.Cost.Rungs, d.Cost.Bindings,

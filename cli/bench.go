@@ -21,7 +21,7 @@ type benchFlags struct {
 	size, rounds, queues   int
 	inFlight               int
 	persistent, smoke      bool
-	topicRef               bool
+	topicRef, floorRef     bool
 	layouts                []string
 	radixes                []int
 	loads                  []string
@@ -73,6 +73,7 @@ failed: timings depend on the machine.`,
 	f.StringSliceVar(&bf.loads, "loads", []string{"100", "1000", "max"}, "offered loads in msg/s for punctuality; max is saturation")
 	f.IntVar(&bf.rounds, "rounds", d.Rounds, "repetitions of the limit and throughput phases")
 	f.BoolVar(&bf.topicRef, "topic-reference", d.TopicReference, "also measure the ladder's keys through a topic exchange with no delay (what one routed transfer costs)")
+	f.BoolVar(&bf.floorRef, "floor-reference", d.FloorReference, "also measure a chain of TTL queues dead-lettering with no routing (the cheapest a hop can be)")
 	f.IntVar(&bf.queues, "queues", d.Queues, "queues in the console-cost vhost")
 	f.IntVar(&bf.inFlight, "in-flight", d.InFlight, "cap on undelivered messages of the limit phase (ladders add rate × mean delay)")
 	f.Uint64Var(&bf.seed, "seed", d.Seed, "seed of the drawn delays")
@@ -132,6 +133,9 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	}
 	if changed("topic-reference") {
 		o.TopicReference = bf.topicRef
+	}
+	if changed("floor-reference") {
+		o.FloorReference = bf.floorRef
 	}
 	if changed("queues") {
 		o.Queues = bf.queues
