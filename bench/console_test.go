@@ -70,6 +70,18 @@ func BenchmarkRenderLadderView(b *testing.B) {
 	}
 }
 
+// BenchmarkRenderLadderViewSmall renders the same view at 80×24, the
+// smallest size the console must serve in full: fewer columns and rows.
+func BenchmarkRenderLadderViewSmall(b *testing.B) {
+	snap, found := consoleFixture(b)
+	st := ui.NewStyles(true)
+	rows := ui.LadderRows(found[0], snap, ui.Health{})
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = ui.LadderView(ui.LadderState{Found: found[0], Rows: rows}, st, 80, 24)
+	}
+}
+
 // BenchmarkRenderLadderList renders the list of the 10 ladders at 120×40.
 func BenchmarkRenderLadderList(b *testing.B) {
 	snap, found := consoleFixture(b)

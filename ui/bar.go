@@ -1,10 +1,6 @@
 package ui
 
-import (
-	"strings"
-
-	"charm.land/lipgloss/v2"
-)
+import "strings"
 
 // eighths are the partial blocks that give a bar cell eight steps.
 var eighths = []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
@@ -32,13 +28,4 @@ func barText(v, maxV int64, w int) (fill, track string) {
 		n++
 	}
 	return fill, strings.Repeat(" ", w-n)
-}
-
-// bar is a depth bar cell: it draws itself so that the selection's
-// background runs under it.
-func bar(v, maxV int64, style lipgloss.Style) func(int, lipgloss.Style) string {
-	return func(w int, base lipgloss.Style) string {
-		fill, track := barText(v, maxV, w)
-		return style.Inherit(base).Render(fill) + base.Render(track)
-	}
 }

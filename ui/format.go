@@ -103,7 +103,14 @@ func fit(s string, w int, right bool) string {
 	if w <= 0 {
 		return ""
 	}
-	sw := lipgloss.Width(s)
+	return fitWidth(s, lipgloss.Width(s), w, right)
+}
+
+// fitWidth is fit for s already known to be sw cells wide.
+func fitWidth(s string, sw, w int, right bool) string {
+	if w <= 0 {
+		return ""
+	}
 	if sw > w {
 		return ansi.Truncate(s, w, "…")
 	}
@@ -149,6 +156,87 @@ func lines(s string, w, h int) []string {
 
 // block joins lines into exactly h lines of width w.
 func block(s string, w, h int) string { return strings.Join(lines(s, w, h), "\n") }
+
+// line is a rendered line and its width in cells, or -1 if not known.
+type line struct {
+	s string
+	w int
+}
+
+// unmeasured splits s into lines of unknown width.
+func unmeasured(s string) []line {
+	var out []line
+	for l := range strings.SplitSeq(s, "\n") {
+		out = append(out, line{s: l, w: -1})
+	}
+	return out
+}
+
+// frame stacks blocks of w cells, as block and strings.Join would, but
+// keeps each line's width: measuring styled text again for every block a
+// line passes through was much of what a view cost.
+type frame struct {
+	w     int
+	lines []line
+}
+
+// block appends block(s, f.w, h)'s lines.
+func (f *frame) block(s string, h int) {
+	var ls []line
+	if s != "" {
+		ls = unmeasured(s)
+	}
+	f.fitted(ls, h)
+}
+
+// fitted appends ls cut or padded to h lines, each fitted to w, as lines
+// does.
+func (f *frame) fitted(ls []line, h int) {
+	for i := range h {
+		l := line{}
+		if i < len(ls) {
+			l = ls[i]
+		}
+		f.lines = append(f.lines, fitLine(l, f.w))
+	}
+}
+
+// raw appends s's lines as they are, for a pane that is not a block.
+func (f *frame) raw(s string) { f.lines = append(f.lines, unmeasured(s)...) }
+
+// String joins the lines.
+func (f *frame) String() string {
+	n := 0
+	for _, l := range f.lines {
+		n += len(l.s) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, l := range f.lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l.s)
+	}
+	return b.String()
+}
+
+// fitLine is fit(l.s, w, false), measuring l only if its width is unknown.
+func fitLine(l line, w int) line {
+	switch {
+	case w <= 0:
+		return line{}
+	case l.w == w:
+		return l
+	case l.w < 0:
+		l.w = lipgloss.Width(l.s)
+	}
+	if l.w > w {
+		// A cut before a wide character leaves the line a cell short.
+		return line{s: fitWidth(l.s, l.w, w, false), w: -1}
+	}
+	return line{s: fitWidth(l.s, l.w, w, false), w: w}
+}
 
 // spread puts left and right on one line of width w, cutting left first:
 // the right side holds status that must stay visible.

@@ -77,12 +77,16 @@ func tableLines(rows []QueueRow) []ladderLine {
 // SelectedLine returns the table line of row sel and the number of lines.
 func SelectedLine(rows []QueueRow, sel int) (line, total int) {
 	ls := tableLines(rows)
+	return selectedLine(ls, sel), len(ls)
+}
+
+func selectedLine(ls []ladderLine, sel int) int {
 	for i, l := range ls {
 		if l.row == sel {
-			return i, len(ls)
+			return i
 		}
 	}
-	return 0, len(ls)
+	return 0
 }
 
 // Scroll returns the first visible line that keeps line sel in a window of
@@ -93,12 +97,12 @@ func Scroll(sel, offset, h, n int) int { return scroll(sel, offset, h, n) }
 // drift list) and the detail or trace pane.
 func LadderView(s LadderState, st Styles, w, h int) string {
 	tableH := s.TableHeight(w, h)
+	ls := tableLines(s.Rows)
 	if !s.ShowDrift {
-		line, n := SelectedLine(s.Rows, s.Selected)
-		s.Offset = scroll(line, s.Offset, tableH, n)
+		s.Offset = scroll(selectedLine(ls, s.Selected), s.Offset, tableH, len(ls))
 	}
 	pos := ""
-	if n := len(tableLines(s.Rows)); !s.ShowDrift && n > tableH {
+	if n := len(ls); !s.ShowDrift && n > tableH {
 		pos = st.Muted.Render(fmt.Sprintf("%d–%d/%d", s.Offset+1, min(n, s.Offset+tableH), n))
 		switch {
 		case s.Offset == 0:
@@ -109,18 +113,23 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 			pos += st.Muted.Render(" ↕")
 		}
 	}
-	parts := []string{block(ladderSummary(s, st, w, pos, true), w, summaryHeight)}
+	parts := frame{w: w, lines: make([]line, 0, h+summaryHeight+2)}
+	parts.block(ladderSummary(s, st, w, pos, true), summaryHeight)
 	if s.ShowDrift {
-		parts = append(parts, block(driftList(s.Found, s.Offset, st, w, tableH+1, true), w, tableH+1))
+		parts.block(driftList(s.Found, s.Offset, st, w, tableH+1, true), tableH+1)
 	} else {
-		parts = append(parts, block(ladderTable(s, st, w, tableH), w, tableH+1))
+		parts.fitted(ladderTable(s, ls, st, w, tableH), tableH+1)
 	}
 	if s.Trace != nil {
-		parts = append(parts, strings.Join(traceLines(*s.Trace, st, w), "\n"))
+		parts.raw(strings.Join(traceLines(*s.Trace, st, w), "\n"))
 	} else {
-		parts = append(parts, block(rowDetail(s, st, w), w, 2))
+		parts.block(rowDetail(s, st, w), 2)
 	}
-	return block(strings.Join(parts, "\n"), w, h)
+	// The parts may not add up to h (a tall trace, a tiny terminal): cut
+	// or pad them as one block.
+	view := frame{w: w, lines: make([]line, 0, h)}
+	view.fitted(parts.lines, h)
+	return view.String()
 }
 
 // ladderSummary is two lines: what the ladder is, and how healthy it is.
@@ -203,7 +212,7 @@ func ladderColumns(s LadderState, status bool) []column {
 	// less important columns make way before names are cut.
 	qw := 12
 	for _, r := range s.Rows {
-		qw = max(qw, min(lipgloss.Width(r.Queue), 24))
+		qw = max(qw, min(textWidth(r.Queue), 24))
 	}
 	cols := []column{
 		{id: "mark", width: 1},
@@ -244,135 +253,178 @@ func ladderLayout(s LadderState, w int) table {
 	return newTable(ladderColumns(s, false), w)
 }
 
-// ladderTable renders the column titles and h table lines from s.Offset.
-func ladderTable(s LadderState, st Styles, w, h int) string {
+// ladderTable renders the column titles and h table lines from s.Offset;
+// ls are s.Rows' table lines.
+func ladderTable(s LadderState, ls []ladderLine, st Styles, w, h int) []line {
 	t := ladderLayout(s, w)
-	out := []string{t.header(st)}
 	if len(s.Rows) == 0 {
 		msg := "no queues"
 		if s.Filter != "" {
 			msg = fmt.Sprintf("no queue matches %q", s.Filter)
 		}
-		return out[0] + "\n" + st.Muted.Render("  "+msg)
+		return append(tableText(t, s, nil, st, w), unmeasured(st.Muted.Render("  "+msg))...)
 	}
+	start := min(s.Offset, len(ls))
+	return tableText(t, s, ls[start:min(len(ls), start+h)], st, w)
+}
+
+// tableText renders t's column titles and the table lines ls of s.Rows.
+// The lines share one buffer, so that a table is one allocation rather
+// than one per row.
+func tableText(t table, s LadderState, ls []ladderLine, st Styles, w int) []line {
 	var maxDepth int64
 	for _, r := range s.Rows {
 		if r.Kind == RungRow {
 			maxDepth = max(maxDepth, r.Stats.Messages())
 		}
 	}
-	ls := tableLines(s.Rows)
-	end := min(len(ls), s.Offset+h)
-	for i := s.Offset; i < end; i++ {
-		l := ls[i]
-		if l.row < 0 {
-			out = append(out, sectionLine(l.section, st, w))
-			continue
+	plain := newPalette(st, false)
+	var selected *palette // only when the cursor's row is visible
+	var b lineBuffer
+	// Escape sequences and block characters take a styled line to about
+	// three bytes a cell; a little more spares growing the buffer.
+	b.Grow((len(ls) + 1) * (4*w + 64))
+	b.marks = make([]lineMark, 0, len(ls)+1)
+	b.end(t.header(&b.Builder, plain))
+	for _, l := range ls {
+		switch {
+		case l.row < 0:
+			b.end(sectionLine(&b.Builder, l.section, plain, w))
+		case l.row == s.Selected:
+			if selected == nil {
+				selected = newPalette(st, true)
+			}
+			b.end(queueLine(&b.Builder, t, s.Rows[l.row], true, maxDepth, selected))
+		default:
+			b.end(queueLine(&b.Builder, t, s.Rows[l.row], false, maxDepth, plain))
 		}
-		out = append(out, queueLine(t, s.Rows[l.row], l.row == s.Selected, maxDepth, st))
 	}
-	return strings.Join(out, "\n")
+	return b.lines()
 }
 
-func sectionLine(k RowKind, st Styles, w int) string {
+// sectionLine writes a section heading to b and returns its width, or -1
+// if a style changed it.
+func sectionLine(b *strings.Builder, k RowKind, p *palette, w int) int {
 	label := "  ─ " + k.Section() + " "
-	return st.Section.Render(label) + st.Faint.Render(strings.Repeat("─", max(0, min(w, 40)-lipgloss.Width(label))))
+	lw := textWidth(label)
+	rule := max(0, min(w, 40)-lw)
+	known := p.section.write(b, label)
+	if !p.faint.write(b, strings.Repeat("─", rule)) || !known {
+		return -1
+	}
+	return lw + rule
 }
 
-// queueLine renders one row of the ladder table.
-func queueLine(t table, r QueueRow, selected bool, maxDepth int64, st Styles) string {
-	base := lipgloss.NewStyle()
-	if selected {
-		base = st.Selected
-	}
+// queueLine writes one row of the ladder table to b and returns its width,
+// as table.row does. p is the row's palette: plain, or the selection's.
+func queueLine(b *strings.Builder, t table, r QueueRow, selected bool, maxDepth int64, p *palette) int {
 	mark := " "
-	markStyle := st.Accent
+	markInk := &p.accent
 	switch {
 	case r.Visited:
 		mark = "✓"
-		markStyle = st.OK
+		markInk = &p.ok
 	case r.Hop != nil:
 		mark = "●"
-		markStyle = st.Hop
+		markInk = &p.hop
 	case r.End:
 		mark = "◆"
-		markStyle = st.Hop
+		markInk = &p.hop
 	case selected:
 		mark = "▸"
 	}
-	nameStyle := st.Text
+	nameInk := &p.text
 	switch {
 	case r.Missing:
-		nameStyle = st.Danger.Strikethrough(true)
+		nameInk = &p.struck
 	case r.Hop != nil || r.End:
-		nameStyle = st.Hop
+		nameInk = &p.hop
 	case r.Kind == UnroutableRow && r.Stats.Messages() > 0:
-		nameStyle = st.Danger
+		nameInk = &p.danger
 	case r.Kind == ExtraRow:
-		nameStyle = st.Warn
+		nameInk = &p.warn
 	}
-	lvl := ""
-	if r.Kind == RungRow {
-		lvl = fmt.Sprintf("%02d", r.Level)
-		if t.colWidth("lvl") > 3 {
-			lvl = fmt.Sprintf("%02d.%x", r.Level, r.Digit)
+	count := func(n int64) cell {
+		if r.Missing {
+			return cell{text: "—", ink: &p.faint}
 		}
-	}
-	ttl := "—"
-	if r.Kind == RungRow {
-		ttl = Delay(r.TTL)
-		if len(ttl) > t.colWidth("ttl") {
-			ttl = ShortDelay(r.TTL)
-		}
-	}
-	numStyle := func(n int64) lipgloss.Style {
 		if n == 0 {
-			return st.Faint
+			return cell{text: Count(n), ink: &p.faint}
 		}
-		return st.Text
+		return cell{text: Count(n), ink: &p.text}
 	}
-	rateStyle := func(v float64) lipgloss.Style {
+	rate := func(v float64) cell {
+		if r.Missing {
+			return cell{text: "—", ink: &p.faint}
+		}
 		if v <= 0 {
-			return st.Faint
+			return cell{text: Rate(v), ink: &p.faint}
 		}
-		return st.Text
+		return cell{text: Rate(v), ink: &p.text}
 	}
-	barStyle := st.Bar
-	if r.Stuck {
-		barStyle = st.BarWarn
-	}
-	sevStyle := severityStyle(r.Severity, st)
-	cells := map[string]cell{
-		"mark":   {text: mark, style: markStyle},
-		"lvl":    {text: lvl, style: st.Muted},
-		"queue":  {text: r.Queue, style: nameStyle, cutL: true},
-		"ttl":    {text: ttl, style: st.Text},
-		"ready":  {text: Count(r.Stats.Ready), style: numStyle(r.Stats.Ready)},
-		"unack":  {text: Count(r.Stats.Unacked), style: numStyle(r.Stats.Unacked)},
-		"in":     {text: Rate(r.Stats.PublishRate), style: rateStyle(r.Stats.PublishRate)},
-		"out":    {text: Rate(outRate(r.Stats)), style: rateStyle(outRate(r.Stats))},
-		"cons":   {text: Count(r.Stats.Consumers), style: numStyle(r.Stats.Consumers)},
-		"state":  {text: r.Stats.State, style: st.Muted},
-		"status": {text: statusText(r), style: sevStyle},
-		"flag":   {text: flag(r.Severity), style: sevStyle},
-	}
-	if r.Missing {
-		for _, id := range []string{"ready", "unack", "in", "out", "cons"} {
-			cells[id] = cell{text: "—", style: st.Faint}
+	return t.row(b, p, func(c column, w int) cell {
+		switch c.id {
+		case "mark":
+			return cell{text: mark, ink: markInk}
+		case "lvl":
+			switch {
+			case r.Kind != RungRow:
+				return cell{ink: &p.muted}
+			case w > 3:
+				return cell{text: fmt.Sprintf("%02d.%x", r.Level, r.Digit), ink: &p.muted}
+			}
+			return cell{text: fmt.Sprintf("%02d", r.Level), ink: &p.muted}
+		case "queue":
+			return cell{text: r.Queue, ink: nameInk, cutL: true}
+		case "ttl":
+			if r.Kind != RungRow {
+				return cell{text: "—", ink: &p.text}
+			}
+			ttl := Delay(r.TTL)
+			if len(ttl) > w {
+				ttl = ShortDelay(r.TTL)
+			}
+			return cell{text: ttl, ink: &p.text}
+		case "ready":
+			return count(r.Stats.Ready)
+		case "unack":
+			return count(r.Stats.Unacked)
+		case "bar":
+			if r.Missing {
+				return cell{}
+			}
+			ink := &p.bar
+			if r.Stuck {
+				ink = &p.barWarn
+			}
+			fill, track := barText(r.Stats.Messages(), maxDepth, w)
+			return cell{text: fill, track: track, ink: ink, bar: true}
+		case "in":
+			return rate(r.Stats.PublishRate)
+		case "out":
+			return rate(outRate(r.Stats))
+		case "cons":
+			return count(r.Stats.Consumers)
+		case "arrive":
+			switch {
+			case r.Hop != nil:
+				return cell{text: "+" + Delay(r.Hop.Start), ink: &p.hop}
+			case r.End:
+				return cell{text: "+" + Delay(r.EndAt), ink: &p.hop}
+			}
+		case "head":
+			if r.Stats.HeadAge > 0 {
+				return cell{text: Age(r.Stats.HeadAge), ink: &p.text}
+			}
+		case "state":
+			return cell{text: r.Stats.State, ink: &p.muted}
+		case "status":
+			return cell{text: statusText(r), ink: p.severity(r.Severity)}
+		case "flag":
+			return cell{text: flag(r.Severity), ink: p.severity(r.Severity)}
 		}
-	} else {
-		cells["bar"] = cell{draw: bar(r.Stats.Messages(), maxDepth, barStyle)}
-	}
-	if r.Stats.HeadAge > 0 {
-		cells["head"] = cell{text: Age(r.Stats.HeadAge), style: st.Text}
-	}
-	switch {
-	case r.Hop != nil:
-		cells["arrive"] = cell{text: "+" + Delay(r.Hop.Start), style: st.Hop}
-	case r.End:
-		cells["arrive"] = cell{text: "+" + Delay(r.EndAt), style: st.Hop}
-	}
-	return t.row(cells, base)
+		return cell{}
+	})
 }
 
 // outRate is how fast messages leave a queue: delivered to consumers or,
@@ -455,20 +507,9 @@ func LadderText(f topology.Found, snap topology.Snapshot, width int) string {
 	rows := LadderRows(f, snap, Health{})
 	s := LadderState{Found: f, Rows: rows, Selected: -1}
 	out := []string{ladderSummary(s, st, width, "", false)}
-	t := ladderLayout(s, width)
-	out = append(out, "", t.header(st))
-	var maxDepth int64
-	for _, r := range rows {
-		if r.Kind == RungRow {
-			maxDepth = max(maxDepth, r.Stats.Messages())
-		}
-	}
-	for _, l := range tableLines(rows) {
-		if l.row < 0 {
-			out = append(out, sectionLine(l.section, st, width))
-			continue
-		}
-		out = append(out, queueLine(t, rows[l.row], false, maxDepth, st))
+	out = append(out, "")
+	for _, l := range tableText(ladderLayout(s, width), s, tableLines(rows), st, width) {
+		out = append(out, l.s)
 	}
 	var problems []string
 	for _, r := range rows {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"charm.land/lipgloss/v2"
 )
 
 // ListState is what the ladder list shows.
@@ -43,58 +41,83 @@ func listColumns() []column {
 // ladder found, and a one-line total under it.
 func LadderList(s ListState, st Styles, w, h int) string {
 	t := newTable(listColumns(), w)
-	out := []string{t.header(st)}
+	plain := newPalette(st, false)
+	var b lineBuffer
+	b.end(t.header(&b.Builder, plain))
 	rowsH := ListHeight(h)
 	if len(s.Items) == 0 {
 		msg := fmt.Sprintf("no ladders in vhost %s; declare one with `rungs apply`", s.Vhost)
 		if s.Filter != "" {
 			msg = fmt.Sprintf("no ladder matches %q (%d hidden; esc clears the filter)", s.Filter, s.Total)
 		}
-		out = append(out, "", st.Muted.Render("  "+msg))
-		return block(strings.Join(out, "\n"), w, h)
+		ls := append(b.lines(), line{}) // a blank line under the titles
+		ls = append(ls, unmeasured(st.Muted.Render("  "+msg))...)
+		f := frame{w: w}
+		f.fitted(ls, h)
+		return f.String()
 	}
 	s.Offset = scroll(s.Selected, s.Offset, rowsH, len(s.Items))
 	end := min(len(s.Items), s.Offset+rowsH)
 	for i := s.Offset; i < end; i++ {
-		out = append(out, itemLine(t, s.Items[i], i == s.Selected, st))
+		p := plain
+		if i == s.Selected {
+			p = newPalette(st, true)
+		}
+		b.end(itemLine(&b.Builder, t, s.Items[i], i == s.Selected, p))
 	}
-	body := block(strings.Join(out, "\n"), w, h-1)
-	return body + "\n" + listTotals(s, st, w, rowsH)
+	body := frame{w: w}
+	body.fitted(b.lines(), h-1)
+	return body.String() + "\n" + listTotals(s, st, w, rowsH)
 }
 
-func itemLine(t table, it LadderItem, selected bool, st Styles) string {
+// itemLine writes one row of the list to b and returns its width, as
+// table.row does. p is the row's palette: plain, or the selection's.
+func itemLine(b *strings.Builder, t table, it LadderItem, selected bool, p *palette) int {
 	l := it.Found.Ladder
-	base := lipgloss.NewStyle()
 	mark := " "
 	if selected {
-		base, mark = st.Selected, "▸"
+		mark = "▸"
 	}
-	num := func(n int64, bad lipgloss.Style) cell {
+	num := func(n int64, bad *ink) cell {
 		if n <= 0 {
-			return cell{text: strconv.FormatInt(max(n, 0), 10), style: st.Faint}
+			return cell{text: strconv.FormatInt(max(n, 0), 10), ink: &p.faint}
 		}
-		return cell{text: Count(n), style: bad}
+		return cell{text: Count(n), ink: bad}
 	}
-	cells := map[string]cell{
-		"mark":    {text: mark, style: st.Accent},
-		"name":    {text: l.Name, style: st.Bold},
-		"layout":  {text: l.Layout, style: st.Muted},
-		"type":    {text: string(l.QueueType), style: st.Muted},
-		"unit":    {text: Delay(l.Unit), style: st.Text},
-		"max":     {text: ShortDelay(l.MaxDelay()), style: st.Text},
-		"levels":  {text: strconv.Itoa(l.Levels), style: st.Text},
-		"radix":   {text: strconv.Itoa(l.Radix), style: st.Text},
-		"targets": {text: strconv.Itoa(len(l.Targets)), style: st.Text},
-		"flight":  num(it.InFlight, st.Text),
-		"stuck":   num(int64(it.Stuck), st.Danger),
-		"drift":   num(int64(len(it.Found.Drift)), st.Warn),
-	}
-	if it.Unroutable < 0 {
-		cells["unroutable"] = cell{text: "—", style: st.Faint}
-	} else {
-		cells["unroutable"] = num(it.Unroutable, st.Danger)
-	}
-	return t.row(cells, base)
+	return t.row(b, p, func(c column, _ int) cell {
+		switch c.id {
+		case "mark":
+			return cell{text: mark, ink: &p.accent}
+		case "name":
+			return cell{text: l.Name, ink: &p.bold}
+		case "layout":
+			return cell{text: l.Layout, ink: &p.muted}
+		case "type":
+			return cell{text: string(l.QueueType), ink: &p.muted}
+		case "unit":
+			return cell{text: Delay(l.Unit), ink: &p.text}
+		case "max":
+			return cell{text: ShortDelay(l.MaxDelay()), ink: &p.text}
+		case "levels":
+			return cell{text: strconv.Itoa(l.Levels), ink: &p.text}
+		case "radix":
+			return cell{text: strconv.Itoa(l.Radix), ink: &p.text}
+		case "targets":
+			return cell{text: strconv.Itoa(len(l.Targets)), ink: &p.text}
+		case "flight":
+			return num(it.InFlight, &p.text)
+		case "stuck":
+			return num(int64(it.Stuck), &p.danger)
+		case "drift":
+			return num(int64(len(it.Found.Drift)), &p.warn)
+		case "unroutable":
+			if it.Unroutable < 0 {
+				return cell{text: "—", ink: &p.faint}
+			}
+			return num(it.Unroutable, &p.danger)
+		}
+		return cell{}
+	})
 }
 
 // listTotals sums the visible ladders on the last line.

@@ -92,9 +92,18 @@ func PeekView(s PeekState, st Styles, w, h int) string {
 	sel := max(0, min(s.Selected, len(s.Messages)-1))
 	offset := scroll(sel, s.Offset, listH, len(s.Messages))
 	t := newTable(peekColumns(s), w)
-	out = append(out, t.header(st))
+	plain := newPalette(st, false)
+	var b lineBuffer
+	b.end(t.header(&b.Builder, plain))
 	for i := offset; i < offset+listH && i < len(s.Messages); i++ {
-		out = append(out, peekRow(t, s, i, i == sel, st))
+		p := plain
+		if i == sel {
+			p = newPalette(st, true)
+		}
+		b.end(peekRow(&b.Builder, t, s, i, i == sel, p))
+	}
+	for _, l := range b.lines() {
+		out = append(out, l.s)
 	}
 	s.Selected = sel
 	detail := peekDetail(s, st, w)
@@ -142,13 +151,13 @@ func peekColumns(s PeekState) []column {
 	return append(cols, column{id: "age", title: "AGE", width: 5, right: true, drop: 5})
 }
 
-// peekRow renders message i of the list.
-func peekRow(t table, s PeekState, i int, selected bool, st Styles) string {
+// peekRow writes message i of the list to b and returns its width, as
+// table.row does. p is the row's palette: plain, or the selection's.
+func peekRow(b *strings.Builder, t table, s PeekState, i int, selected bool, p *palette) int {
 	m := s.Messages[i]
-	base := lipgloss.NewStyle()
 	mark := " "
 	if selected {
-		base, mark = st.Selected, "▸"
+		mark = "▸"
 	}
 	kind, _ := Body(m.Body, m.ContentType, 1)
 	kind, _, _ = strings.Cut(kind, ",")
@@ -156,36 +165,46 @@ func peekRow(t table, s PeekState, i int, selected bool, st Styles) string {
 		kind = "hex"
 	}
 	deaths, err := topology.ParseDeaths(m.Headers)
-	last, lastStyle := "", st.Muted
+	last, lastInk := "", &p.muted
 	switch {
 	case err != nil:
-		last, lastStyle = "malformed x-death", st.Warn
+		last, lastInk = "malformed x-death", &p.warn
 	case len(deaths) > 0:
 		d := deaths[0]
 		last = fmt.Sprintf("%s from %s ×%d", d.Reason, d.Queue, d.Count)
 		if d.Reason != "expired" {
-			lastStyle = st.Danger
+			lastInk = &p.danger
 		}
 	}
 	age := ""
 	if !m.Timestamp.IsZero() && !s.Now.IsZero() && s.Now.After(m.Timestamp) {
 		age = Age(s.Now.Sub(m.Timestamp))
 	}
-	numStyle := st.Text
+	numInk := &p.text
 	if len(deaths) == 0 {
-		numStyle = st.Faint
+		numInk = &p.faint
 	}
-	cells := map[string]cell{
-		"mark":   {text: mark, style: st.Accent},
-		"pos":    {text: fmt.Sprint(m.Position + 1), style: st.Muted},
-		"id":     {text: messageID(m), style: st.Text},
-		"body":   {text: byteSize(len(m.Body)) + " " + kind, style: st.Text},
-		"deaths": {text: fmt.Sprint(len(deaths)), style: numStyle},
-		"last":   {text: last, style: lastStyle},
-		"deliv":  {text: fmt.Sprint(m.DeliveryCount), style: st.Text},
-		"age":    {text: age, style: st.Muted},
-	}
-	return t.row(cells, base)
+	return t.row(b, p, func(c column, _ int) cell {
+		switch c.id {
+		case "mark":
+			return cell{text: mark, ink: &p.accent}
+		case "pos":
+			return cell{text: fmt.Sprint(m.Position + 1), ink: &p.muted}
+		case "id":
+			return cell{text: messageID(m), ink: &p.text}
+		case "body":
+			return cell{text: byteSize(len(m.Body)) + " " + kind, ink: &p.text}
+		case "deaths":
+			return cell{text: fmt.Sprint(len(deaths)), ink: numInk}
+		case "last":
+			return cell{text: last, ink: lastInk}
+		case "deliv":
+			return cell{text: fmt.Sprint(m.DeliveryCount), ink: &p.text}
+		case "age":
+			return cell{text: age, ink: &p.muted}
+		}
+		return cell{}
+	})
 }
 
 // byteSize prints a size in bytes: 48 B, 2.1 kB, 3.4 MB.

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"strings"
-
-	"charm.land/lipgloss/v2"
 )
 
 // column describes one table column. Tables lay themselves out for the
@@ -91,28 +89,34 @@ func (t table) colWidth(id string) int {
 	return 0
 }
 
-// cell is one table cell: plain text in a style, or a custom drawing (a
-// bar) that styles its own segments on top of the row's base style.
+// cell is one table cell: plain text in an ink, or a depth bar. A nil ink
+// leaves the cell in the row's background.
 type cell struct {
-	text  string
-	style lipgloss.Style
-	cutL  bool // cut from the left, keeping the distinctive end
-	draw  func(w int, base lipgloss.Style) string
+	text string
+	ink  *ink
+	cutL bool // cut from the left, keeping the distinctive end
+	// track follows a bar's text in the row's background, so that the
+	// selection runs under the bar; a bar is exactly its column's width.
+	track string
+	bar   bool
 }
 
-// header renders the column titles.
-func (t table) header(st Styles) string {
-	cells := map[string]cell{}
-	for _, c := range t.cols {
-		cells[c.id] = cell{text: c.title, style: st.TableHeader}
-	}
-	return t.row(cells, lipgloss.NewStyle())
+// colGapText is the blank between two columns.
+var colGapText = strings.Repeat(" ", colGap)
+
+// header writes the column titles to b; see row for the result.
+func (t table) header(b *strings.Builder, p *palette) int {
+	return t.row(b, p, func(c column, _ int) cell { return cell{text: c.title, ink: &p.header} })
 }
 
-// row renders one line. base carries the row's background (the selection),
-// which every cell and gap inherits so that the highlight has no holes.
-func (t table) row(cells map[string]cell, base lipgloss.Style) string {
-	var b strings.Builder
+// row writes one line to b: the cell of each visible column, asked of
+// cellAt only for those, so that hidden columns cost nothing. p carries
+// the row's background (the selection), which every cell and gap inherits
+// so that the highlight has no holes. row returns the line's width in
+// cells, or -1 when a style changed some text's width and the caller must
+// measure it.
+func (t table) row(b *strings.Builder, p *palette, cellAt func(c column, w int) cell) int {
+	width, known := 0, true
 	first := true
 	for i, c := range t.cols {
 		w := t.widths[i]
@@ -120,26 +124,80 @@ func (t table) row(cells map[string]cell, base lipgloss.Style) string {
 			continue
 		}
 		if !first {
-			b.WriteString(base.Render(strings.Repeat(" ", colGap)))
+			known = p.base.write(b, colGapText) && known
+			width += colGap
 		}
 		first = false
-		cl := cells[c.id]
-		if cl.draw != nil {
-			b.WriteString(cl.draw(w, base))
+		cl := cellAt(c, w)
+		k := cl.ink
+		if k == nil {
+			k = &p.base
+		}
+		width += w
+		if cl.bar {
+			known = k.write(b, cl.text) && known
+			known = p.base.write(b, cl.track) && known
 			continue
 		}
-		var text string
-		if cl.cutL {
-			text = fitLeft(cl.text, w)
-		} else {
-			text = fit(cl.text, w, c.right)
+		// Cells are mostly plain text that fits: pad it as fit would
+		// without building the padded string.
+		text, sw := cl.text, textWidth(cl.text)
+		switch {
+		case sw <= w && c.right && !cl.cutL:
+			known = k.writePadded(b, w-sw, text, 0) && known
+		case sw <= w:
+			known = k.writePadded(b, 0, text, w-sw) && known
+		default:
+			if cl.cutL {
+				text = fitLeft(cl.text, w)
+			} else {
+				text = fit(cl.text, w, c.right)
+			}
+			// A cut before a wide character leaves the cell a cell short.
+			width += textWidth(text) - w
+			known = k.write(b, text) && known
 		}
-		b.WriteString(cl.style.Inherit(base).Render(text))
+		known = known && measurable(text)
 	}
 	if pad := t.width - t.used(); pad > 0 {
-		b.WriteString(base.Render(strings.Repeat(" ", pad)))
+		known = p.base.writePadded(b, 0, "", pad) && known
+		width += pad
 	}
-	return b.String()
+	if !known {
+		return -1
+	}
+	return width
+}
+
+// lineBuffer collects lines written one after another in one buffer, so
+// that a table costs one allocation rather than one per row.
+type lineBuffer struct {
+	strings.Builder
+	marks []lineMark
+}
+
+type lineMark struct{ end, w int }
+
+// end ends the line written since the last one; w is its width in cells,
+// or -1 if not known.
+func (lb *lineBuffer) end(w int) { lb.marks = append(lb.marks, lineMark{end: lb.Len(), w: w}) }
+
+// lines returns the lines written. A line of unknown width is split where
+// a style may have broken it, as joining and splitting lines would.
+func (lb *lineBuffer) lines() []line {
+	text := lb.String()
+	out := make([]line, 0, len(lb.marks))
+	from := 0
+	for _, m := range lb.marks {
+		l := line{s: text[from:m.end], w: m.w}
+		from = m.end
+		if l.w < 0 {
+			out = append(out, unmeasured(l.s)...)
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // scroll returns the first visible index that keeps sel in a window of h
