@@ -10,9 +10,10 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// ConsoleRungs is the rung count of the console fixture's ladders: the
-// default ladder's 28 levels.
-const ConsoleRungs = topology.DefaultLevels
+// ConsoleRungs is the rung count of the console fixture's ladders: binary
+// ladders of the default range, 28 levels, the size the render
+// target names.
+const ConsoleRungs = topology.DefaultBinaryLevels
 
 // Render sizes the run times the ladder view at.
 const (
@@ -28,7 +29,7 @@ func ConsoleFixture(vhost string, queues int) []topology.Plan {
 	var plans []topology.Plan
 	total := 0
 	for i := 0; i < n; i++ {
-		l, err := topology.Ladder{Name: fmt.Sprintf("console.l%02d", i), Vhost: vhost, Unit: time.Second, Levels: ConsoleRungs}.Normalize()
+		l, err := topology.Ladder{Name: fmt.Sprintf("console.l%02d", i), Vhost: vhost, Unit: time.Second, Levels: ConsoleRungs, Radix: 2}.Normalize()
 		if err != nil {
 			continue // cannot happen: the ladder is valid by construction
 		}

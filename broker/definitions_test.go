@@ -83,7 +83,8 @@ func TestForeignFixturesAreDiscovered(t *testing.T) {
 // or changed in the format, for every layout.
 func TestPlanDefinitionsRoundTrip(t *testing.T) {
 	for _, l := range []topology.Ladder{
-		{Name: "jobs", Levels: 6, Unit: 10 * time.Millisecond, QueueType: topology.Quorum, Targets: []string{"work"}},
+		{Name: "jobs", Levels: 6, Radix: 2, Unit: 10 * time.Millisecond, QueueType: topology.Quorum, Targets: []string{"work"}},
+		{Name: "hex", Targets: []string{"work"}}, // the default: radix 16, 7 levels
 		{Name: "seed", Layout: "suffix", Levels: 4},
 		{Layout: "nsb", Targets: []string{"Sales"}},
 		{Layout: "nsb1"},

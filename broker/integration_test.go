@@ -122,9 +122,10 @@ func (e env) snapshot(t *testing.T) topology.Snapshot {
 
 func TestApplyLayouts(t *testing.T) {
 	cases := map[string]topology.Ladder{
-		"prefix classic": {Name: "pc", Layout: "prefix", Unit: time.Second, Levels: 12, Targets: []string{"orders.retry", "billing"}},
-		"prefix quorum":  {Name: "pq", Layout: "prefix", Unit: 100 * time.Millisecond, Levels: 8, QueueType: topology.Quorum, Targets: []string{"orders"}},
+		"prefix classic": {Name: "pc", Layout: "prefix", Unit: time.Second, Levels: 12, Radix: 2, Targets: []string{"orders.retry", "billing"}},
+		"prefix quorum":  {Name: "pq", Layout: "prefix", Unit: 100 * time.Millisecond, Levels: 8, Radix: 2, QueueType: topology.Quorum, Targets: []string{"orders"}},
 		"prefix radix 4": {Name: "p4", Layout: "prefix", Unit: time.Second, Levels: 5, Radix: 4},
+		"prefix default": {Name: "pd", Layout: "prefix", Unit: time.Second, Targets: []string{"orders"}}, // radix 16, 7 levels
 		"suffix classic": {Name: "sc", Layout: "suffix", Unit: time.Second, Levels: 10},
 		"suffix quorum":  {Name: "sq", Layout: "suffix", Unit: time.Second, Levels: 6, QueueType: topology.Quorum},
 		// Level 27's x-message-ttl is 2^27 s = 134217728000 ms.
@@ -293,7 +294,7 @@ func layoutTarget(l topology.Ladder, dest string) (string, error) {
 
 func TestDeliveryPrefix(t *testing.T) {
 	t.Parallel()
-	deliveryRun(t, topology.Ladder{Name: "dp", Layout: "prefix", Unit: 10 * time.Millisecond, Levels: 10, Targets: []string{"work.retry"}},
+	deliveryRun(t, topology.Ladder{Name: "dp", Layout: "prefix", Unit: 10 * time.Millisecond, Levels: 10, Radix: 2, Targets: []string{"work.retry"}},
 		"work.retry", 250, 3*time.Second)
 }
 
@@ -304,7 +305,7 @@ func TestDeliverySuffix(t *testing.T) {
 
 func TestDeliveryPrefixQuorum(t *testing.T) {
 	t.Parallel()
-	deliveryRun(t, topology.Ladder{Name: "dq", Layout: "prefix", Unit: 10 * time.Millisecond, Levels: 9, QueueType: topology.Quorum}, "", 60, 2*time.Second)
+	deliveryRun(t, topology.Ladder{Name: "dq", Layout: "prefix", Unit: 10 * time.Millisecond, Levels: 9, Radix: 2, QueueType: topology.Quorum}, "", 60, 2*time.Second)
 }
 
 func TestUnroutable(t *testing.T) {
@@ -312,7 +313,7 @@ func TestUnroutable(t *testing.T) {
 	e := newEnv(t)
 	ctx := ctxFor(t, 30*time.Second)
 	suffix := ladder(t, e, topology.Ladder{Name: "s", Layout: "suffix", Unit: time.Second, Levels: 4})
-	prefix := ladder(t, e, topology.Ladder{Name: "p", Layout: "prefix", Unit: 10 * time.Millisecond, Levels: 8})
+	prefix := ladder(t, e, topology.Ladder{Name: "p", Layout: "prefix", Unit: 10 * time.Millisecond, Levels: 8, Radix: 2})
 	e.apply(t, suffix)
 	e.apply(t, prefix)
 
@@ -382,7 +383,7 @@ func TestConflict(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := ctxFor(t, 30*time.Second)
-	l := ladder(t, e, topology.Ladder{Name: "c", Layout: "prefix", Unit: time.Second, Levels: 4})
+	l := ladder(t, e, topology.Ladder{Name: "c", Layout: "prefix", Unit: time.Second, Levels: 4, Radix: 2})
 	odd := topology.Queue{Name: "c.rung.00", Durable: true, Args: topology.Args{"x-message-ttl": int64(999), "x-dead-letter-exchange": "c.rung.00.expired"}}
 	if _, err := e.conn.Apply(ctx, topology.Plan{Queues: []topology.Queue{odd}}); err != nil {
 		t.Fatal(err)
@@ -414,7 +415,7 @@ func TestPurgeAndTeardown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := ctxFor(t, 60*time.Second)
-	l := ladder(t, e, topology.Ladder{Name: "pt", Layout: "prefix", Unit: time.Minute, Levels: 6, Targets: []string{"keep.me"}})
+	l := ladder(t, e, topology.Ladder{Name: "pt", Layout: "prefix", Unit: time.Minute, Levels: 6, Radix: 2, Targets: []string{"keep.me"}})
 	e.apply(t, l)
 
 	// More than one publish window, in one call.
@@ -569,7 +570,7 @@ func TestReadOnly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := ctxFor(t, 30*time.Second)
-	l := ladder(t, e, topology.Ladder{Name: "ro", Layout: "prefix", Unit: time.Second, Levels: 4})
+	l := ladder(t, e, topology.Ladder{Name: "ro", Layout: "prefix", Unit: time.Second, Levels: 4, Radix: 2})
 	e.apply(t, l)
 	if res, err := e.conn.Publish(ctx, []broker.Message{{Exchange: "ro.ingest", RoutingKey: "0.0.0.1"}}); err != nil || res.Confirmed != 1 {
 		t.Fatal(res, err)
@@ -688,7 +689,7 @@ func TestManagementOnRealBroker(t *testing.T) {
 	if !found {
 		t.Errorf("Vhosts() = %v lacks %s", vs, e.vhost)
 	}
-	e.apply(t, ladder(t, e, topology.Ladder{Name: "cost", Layout: "prefix", Unit: time.Second, Levels: 28}))
+	e.apply(t, ladder(t, e, topology.Ladder{Name: "cost", Layout: "prefix", Unit: time.Second, Levels: 28, Radix: 2}))
 	r0, b0 := e.mgmt.Cost()
 	if _, err := e.mgmt.Snapshot(ctx, e.vhost); err != nil {
 		t.Fatal(err)
@@ -751,7 +752,7 @@ func TestLongestRung(t *testing.T) {
 	e := newEnv(t)
 	ctx := ctxFor(t, 60*time.Second)
 	for _, qt := range []topology.QueueType{topology.Classic, topology.Quorum} {
-		l := ladder(t, e, topology.Ladder{Name: "long-" + string(qt), Layout: "prefix", Unit: time.Second, Levels: 28, QueueType: qt})
+		l := ladder(t, e, topology.Ladder{Name: "long-" + string(qt), Layout: "prefix", Unit: time.Second, Levels: 28, Radix: 2, QueueType: qt})
 		e.apply(t, l)
 		top := l.Rungs()[0]
 		if ttl := top.TTL; ttl != 134217728*time.Second {

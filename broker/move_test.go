@@ -400,7 +400,7 @@ func TestMoveFilterLimitAndRate(t *testing.T) {
 func TestMoveToOriginAndIntoALadder(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	l := ladder(t, e, topology.Ladder{Name: "j", Unit: 100 * time.Millisecond, Levels: 4, Targets: []string{"work"}})
+	l := ladder(t, e, topology.Ladder{Name: "j", Unit: 100 * time.Millisecond, Levels: 4, Radix: 2, Targets: []string{"work"}})
 	declare(t, e, topology.Queue{Name: "work", Args: topology.Args{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"}}, topology.Queue{Name: "dlq"})
 	ctx := ctxFor(t, 60*time.Second)
 	if _, err := e.conn.Apply(ctx, l.Plan()); err != nil {

@@ -12,8 +12,8 @@ import (
 )
 
 func TestAssessPeek(t *testing.T) {
-	classic, _ := topology.Ladder{Name: "c", Levels: 3, Targets: []string{"work"}}.Normalize()
-	quorum, _ := topology.Ladder{Name: "q", Levels: 3, QueueType: topology.Quorum}.Normalize()
+	classic, _ := topology.Ladder{Name: "c", Levels: 3, Radix: 2, Targets: []string{"work"}}.Normalize()
+	quorum, _ := topology.Ladder{Name: "q", Levels: 3, Radix: 2, QueueType: topology.Quorum}.Normalize()
 	ladders := []topology.Ladder{classic, quorum}
 	qq := topology.Args{"x-queue-type": "quorum"}
 	cases := map[string]struct {

@@ -31,18 +31,28 @@ apply reads the broker back and reports any drift.`,
 
 func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
-	l, err := e.opts.ladder.fromFlags(e.vhost())
-	if err != nil {
+	if err := e.opts.ladder.check(); err != nil {
 		return err
 	}
 	if err := e.refuseReadOnly("apply"); err != nil {
 		return err
 	}
+	r, err := e.resolveLadder(ctx)
+	if err != nil {
+		return err
+	}
+	l := r.ladder
+	// Two shapes of one ladder share its entry and level exchanges, whose
+	// bindings would then overlap and deliver a message twice.
+	if r.discovered && !sameShape(r.existing, l) {
+		return fmt.Errorf("apply %s: %s ladder %s already exists in vhost %s as %s; the flags describe %s, and two shapes would share its exchanges and deliver messages twice; nothing was declared (apply the new shape under another name and move messages with rungs migrate, or rungs teardown %s first)",
+			l.Name, r.existing.Layout, l.Name, l.Vhost, shape(r.existing), shape(l), l.Name)
+	}
 	plan := l.Plan()
 	// Refuse a conflict before declaring anything: declaring stops at the
 	// first object the broker refuses, after creating those before it.
-	if snap, err := e.snapshot(ctx); err == nil {
-		if c := conflicts(plan, snap); len(c) > 0 {
+	if r.snap != nil {
+		if c := conflicts(plan, *r.snap); len(c) > 0 {
 			return fmt.Errorf("apply %s: %s %s exists with other arguments: %s (rungs never deletes it for you); nothing was declared%s",
 				l.Name, c[0].Object, c[0].Name, c[0].Detail, more(len(c)-1, "conflict"))
 		}

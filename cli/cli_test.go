@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -91,7 +92,7 @@ func TestPasswordNeverPrinted(t *testing.T) {
 }
 
 func TestTraceWorksOfflineAndSaysItWasNotChecked(t *testing.T) {
-	code, out, _ := run(t, offline, "trace", "5s", "--ladder", "jobs", "--levels", "4", "--to", "work")
+	code, out, _ := run(t, offline, "trace", "5s", "--ladder", "jobs", "--levels", "4", "--radix", "2", "--to", "work")
 	if code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
@@ -103,11 +104,11 @@ func TestTraceWorksOfflineAndSaysItWasNotChecked(t *testing.T) {
 }
 
 func TestTraceRoundsUpAndDecodesKeys(t *testing.T) {
-	_, out, _ := run(t, offline, "trace", "1001ms", "--levels", "4")
+	_, out, _ := run(t, offline, "trace", "1001ms", "--levels", "4", "--radix", "2")
 	if !strings.Contains(out, "delay    2s (1.001s rounded up to the 1s unit)") {
 		t.Errorf("rounding not reported:\n%s", out)
 	}
-	code, out, _ := run(t, offline, "trace", "--routing-key", "1.0.0.1.orders", "--levels", "4", "--json")
+	code, out, _ := run(t, offline, "trace", "--routing-key", "1.0.0.1.orders", "--levels", "4", "--radix", "2", "--json")
 	if code != ExitOK || !strings.Contains(out, `"delay_ms": 9000`) || !strings.Contains(out, `"destination": "orders"`) {
 		t.Errorf("exit %d, decode:\n%s", code, out)
 	}
@@ -142,10 +143,104 @@ func TestVersionAndHelpHaveExamples(t *testing.T) {
 
 // plan shows what the same range would cost in every radix.
 func TestPlanShowsRadixCosts(t *testing.T) {
-	_, out, _ := run(t, offline, "plan", "--levels", "12")
-	for _, want := range []string{"radix  levels  rungs  bindings  mean hops  max hops", "← this ladder", "16     3       45"} {
+	_, out, _ := run(t, offline, "plan", "--levels", "12", "--radix", "2")
+	for _, want := range []string{"radix  levels  rungs  bindings  mean hops  max hops", "16     3       45"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, out)
 		}
+	}
+	if this := thisLadderRow(out); !strings.HasPrefix(this, "2      12      12 ") {
+		t.Errorf("plan marks %q as this ladder, want the radix 2 row:\n%s", this, out)
+	}
+}
+
+// thisLadderRow is the radix cost table's row marked as the planned ladder.
+func thisLadderRow(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "← this ladder") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// Without shape flags, plan describes the default prefix ladder: radix 16,
+// 7 levels, the range of 28 binary levels (2^28 - 1 units).
+func TestPlanDefaultsToRadix16(t *testing.T) {
+	code, out, errs := run(t, offline, "plan")
+	if code != ExitError || !strings.Contains(errs, "drift not checked") {
+		t.Fatalf("offline plan: exit %d, want %d (drift not checked)\n%s%s", code, ExitError, out, errs)
+	}
+	for _, want := range []string{`prefix ladder "rungs" in vhost /: 7 levels of 1s, radix 16, max delay 3106d21h24m15s, classic queues`, "107 queues"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out)
+		}
+	}
+	if this := thisLadderRow(out); !strings.HasPrefix(this, "16     7       105 ") {
+		t.Errorf("plan marks %q as this ladder, want the radix 16 row:\n%s", this, out)
+	}
+	_, out, _ = run(t, offline, "plan", "--json")
+	var p struct {
+		Ladder struct {
+			Layout     string `json:"layout"`
+			Radix      int    `json:"radix"`
+			Levels     int    `json:"levels"`
+			MaxDelayMS int64  `json:"max_delay_ms"`
+		} `json:"ladder"`
+		Queues []struct {
+			Name string `json:"name"`
+		} `json:"queues"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	if l := p.Ladder; l.Layout != "prefix" || l.Radix != 16 || l.Levels != 7 || l.MaxDelayMS != (1<<28-1)*1000 {
+		t.Errorf("plan --json ladder = %+v, want prefix, radix 16, 7 levels, max %d ms", l, (1<<28-1)*1000)
+	}
+	names := map[string]bool{}
+	for _, q := range p.Queues {
+		names[q.Name] = true
+	}
+	for _, want := range []string{"rungs.rung.06.f", "rungs.rung.00.1", "rungs.done"} {
+		if !names[want] {
+			t.Errorf("plan --json has no queue %s", want)
+		}
+	}
+	if names["rungs.rung.00"] {
+		t.Errorf("plan --json has the binary rung rungs.rung.00")
+	}
+	// trace uses the same default.
+	code, out, _ = run(t, offline, "trace", "5s", "--to", "work")
+	if code != ExitOK || !strings.Contains(out, "key      0.0.0.0.0.0.5.work") || !strings.Contains(out, "rungs.rung.00.5") {
+		t.Errorf("trace on the default ladder: exit %d\n%s", code, out)
+	}
+}
+
+// The radix default depends on the layout: a layout that is binary needs
+// no --radix, and --max-delay counts levels in the default radix.
+func TestPlanRadixDefaultFollowsLayout(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"suffix":           {[]string{"--layout", "suffix"}, `suffix ladder "rungs" in vhost /: 28 levels of 1s, max delay 3106d21h24m15s`},
+		"suffix max-delay": {[]string{"--layout", "suffix", "--max-delay", "1h"}, `suffix ladder "rungs" in vhost /: 12 levels of 1s, max delay 1h8m15s`},
+		"nsb":              {[]string{"--layout", "nsb"}, `nsb ladder "nsb.v2" in vhost /: 28 levels of 1s, max delay 3106d21h24m15s`},
+		"celery":           {[]string{"--layout", "celery"}, `celery ladder "celery" in vhost /: 28 levels of 1s, max delay 3106d21h24m15s`},
+		"max-delay":        {[]string{"--max-delay", "1h"}, `prefix ladder "rungs" in vhost /: 3 levels of 1s, radix 16, max delay 1h8m15s`},
+		"max-delay radix":  {[]string{"--max-delay", "1h", "--radix", "2"}, `prefix ladder "rungs" in vhost /: 12 levels of 1s, max delay 1h8m15s`},
+		"radix alone":      {[]string{"--radix", "4"}, `prefix ladder "rungs" in vhost /: 14 levels of 1s, radix 4, max delay 3106d21h24m15s`},
+		"binary alone":     {[]string{"--radix", "2"}, `prefix ladder "rungs" in vhost /: 28 levels of 1s, max delay 3106d21h24m15s`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, out, errs := run(t, offline, append([]string{"plan"}, tc.args...)...)
+			if code != ExitError || strings.Contains(errs, "binary") || !strings.Contains(errs, "drift not checked") {
+				t.Errorf("exit %d, want %d (drift not checked)\n%s", code, ExitError, errs)
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("plan output lacks %q:\n%s", tc.want, out)
+			}
+		})
 	}
 }

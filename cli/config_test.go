@@ -206,7 +206,7 @@ func TestContextAgainstTheBroker(t *testing.T) {
 	  "ro": {"url": %q, "mgmt_url": %q, "vhost": %q, "password_env": "TEST_PW", "read_only": true}}}`,
 		u.String(), cfg.MgmtURL, cfg.Vhost, u.String(), cfg.MgmtURL, cfg.Vhost)
 	vars, _ := writeConfig(t, conf, map[string]string{"TEST_PW": pw})
-	mustRun(t, vars, "--context", "rw", "apply", "--ladder", "ctx", "--levels", "3")
+	mustRun(t, vars, "--context", "rw", "apply", "--ladder", "ctx", "--levels", "3", "--radix", "2")
 	if out := mustRun(t, vars, "--context", "ro", "discover"); !strings.Contains(out, "ctx") {
 		t.Fatalf("discover in the context's vhost:\n%s", out)
 	}

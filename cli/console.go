@@ -13,7 +13,7 @@ import (
 // runConsole opens the full-screen console (rungs with no subcommand).
 func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
-	if _, err := e.opts.ladder.fromFlags(e.vhost()); err != nil {
+	if err := e.opts.ladder.check(); err != nil {
 		return err
 	}
 	m, err := e.management()

@@ -22,7 +22,7 @@ import (
 func TestDoctorChecksBrokerAndLadders(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "jobs", "--levels", "4", "--queue-type", "quorum")
+	mustRun(t, env, "apply", "--ladder", "jobs", "--levels", "4", "--radix", "2", "--queue-type", "quorum")
 	out := mustRun(t, env, "doctor")
 	for _, want := range []string{"RabbitMQ 3.", "AMQP accepts the credentials", "rabbitmq_management", "quorum_queue is enabled", "stream_queue is enabled", "ladder jobs", "matches its plan", "no problems found"} {
 		if !strings.Contains(out, want) {
@@ -30,7 +30,7 @@ func TestDoctorChecksBrokerAndLadders(t *testing.T) {
 		}
 	}
 	// Damage: delete a binding.
-	l, _ := topology.Ladder{Name: "jobs", Vhost: cfg.Vhost, Levels: 4, QueueType: topology.Quorum}.Normalize()
+	l, _ := topology.Ladder{Name: "jobs", Vhost: cfg.Vhost, Levels: 4, Radix: 2, QueueType: topology.Quorum}.Normalize()
 	b := l.Plan().Bindings[1]
 	unbind(t, cfg, b)
 	code, out, _ := run(t, env, "doctor", "--ladder", "jobs", "--json")
@@ -133,8 +133,8 @@ func TestCompletionScripts(t *testing.T) {
 func TestLadderCompletionDiscovers(t *testing.T) {
 	t.Parallel()
 	env, _ := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "alpha", "--levels", "3")
-	mustRun(t, env, "apply", "--ladder", "beta", "--levels", "3")
+	mustRun(t, env, "apply", "--ladder", "alpha", "--levels", "3", "--radix", "2")
+	mustRun(t, env, "apply", "--ladder", "beta", "--levels", "3", "--radix", "2")
 	_, out, _ := run(t, env, "__complete", "trace", "--ladder", "al")
 	if !strings.Contains(out, "alpha\tprefix") || strings.Contains(out, "beta") {
 		t.Fatalf("completion:\n%s", out)
@@ -146,7 +146,7 @@ func TestLadderCompletionDiscovers(t *testing.T) {
 // management API serves what such a broker reports; a real one of that
 // version is not at hand.
 func TestDoctorNamesQuorumPrerequisites(t *testing.T) {
-	l, _ := topology.Ladder{Name: "jobs", Levels: 3, QueueType: topology.Quorum}.Normalize()
+	l, _ := topology.Ladder{Name: "jobs", Levels: 3, Radix: 2, QueueType: topology.Quorum}.Normalize()
 	defs := broker.PlanDefinitions(l.Plan(), "/")
 	var queues []map[string]any
 	for _, q := range defs.Queues {

@@ -65,7 +65,7 @@ func drain(t *testing.T, c *broker.Conn, queue string, n int, within time.Durati
 func TestApplyPlanPublishStatusPurgeTeardown(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	ladder := []string{"--ladder", "jobs", "--unit", "10ms", "--levels", "10"}
+	ladder := []string{"--ladder", "jobs", "--unit", "10ms", "--levels", "10", "--radix", "2"}
 	out := mustRun(t, env, append([]string{"apply"}, ladder...)...)
 	if !strings.Contains(out, "drift: none") {
 		t.Fatalf("apply:\n%s", out)
@@ -107,7 +107,7 @@ func TestApplyPlanPublishStatusPurgeTeardown(t *testing.T) {
 func TestPlanExitsThreeOnDrift(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "d", "--levels", "3")
+	mustRun(t, env, "apply", "--ladder", "d", "--levels", "3", "--radix", "2")
 	// A left-over rung from a taller ladder is drift.
 	c := dial(t, cfg)
 	extra := topology.Plan{Queues: []topology.Queue{{Name: "d.rung.07", Durable: true}}}
@@ -122,23 +122,64 @@ func TestPlanExitsThreeOnDrift(t *testing.T) {
 
 func TestApplyConflictNamesQueueAndArgumentAndDeletesNothing(t *testing.T) {
 	t.Parallel()
-	env, _ := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "c", "--levels", "3", "--unit", "1s")
-	mustRun(t, env, "publish", "--ladder", "c", "--delay", "7s")
-	code, _, errs := run(t, env, "apply", "--ladder", "c", "--levels", "3", "--unit", "2s")
-	if code != ExitError || !strings.Contains(errs, "c.rung.") || !strings.Contains(errs, "x-message-ttl") {
+	env, cfg := brokerEnv(t)
+	// Someone else's queue where the ladder wants its done queue.
+	c := dial(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Apply(ctx, topology.Plan{Queues: []topology.Queue{{Name: "c.done", Durable: true, Args: topology.Args{"x-max-length": int64(5)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, env, "apply", "--ladder", "c", "--levels", "3", "--radix", "2", "--unit", "1s")
+	if code != ExitError || !strings.Contains(errs, "c.done") || !strings.Contains(errs, "x-max-length") || !strings.Contains(errs, "nothing was declared") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	out := mustRun(t, env, "status", "--ladder", "c", "--json")
-	if !strings.Contains(out, `"unit": "1s"`) {
-		t.Fatalf("the ladder changed:\n%s", out)
+	if out := mustRun(t, env, "discover", "--json"); strings.Contains(out, `"name": "c"`) {
+		t.Fatalf("apply declared part of the ladder:\n%s", out)
+	}
+}
+
+// After the default radix changed, a ladder applied before must keep its
+// shape: flags not given come from the broker, and a shape that differs is
+// refused before anything is declared, since two shapes of one ladder share
+// its exchanges and would deliver messages twice.
+func TestApplyKeepsAnExistingLaddersShapeAndRefusesAnother(t *testing.T) {
+	t.Parallel()
+	env, _ := brokerEnv(t)
+	mustRun(t, env, "apply", "--ladder", "k", "--radix", "2", "--max-delay", "1h", "--target", "k.work")
+	before := mustRun(t, env, "discover", "--json")
+	out := mustRun(t, env, "apply", "--ladder", "k", "--max-delay", "1h")
+	if !strings.Contains(out, "12 levels of 1s, max delay") || strings.Contains(out, "radix") {
+		t.Fatalf("re-apply without --radix changed the shape:\n%s", out)
+	}
+	for _, args := range [][]string{
+		{"--radix", "16"},
+		{"--radix", "16", "--max-delay", "1h"},
+		{"--unit", "2s"},
+		{"--levels", "13"},
+		{"--queue-type", "quorum"},
+	} {
+		code, _, errs := run(t, env, append([]string{"apply", "--ladder", "k"}, args...)...)
+		if code != ExitError || !strings.Contains(errs, "already exists in vhost") || !strings.Contains(errs, "12 levels of 1s, radix 2, classic") ||
+			!strings.Contains(errs, "nothing was declared") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("apply %v: exit %d: %s", args, code, errs)
+		}
+	}
+	if after := mustRun(t, env, "discover", "--json"); after != before {
+		t.Fatalf("a refused apply changed the broker:\nbefore %s\nafter %s", before, after)
+	}
+	// Other commands resolve the same way: plan with --unit shows the
+	// binary ladder at 2s, not a radix-16 one.
+	code, out, errs := run(t, env, "plan", "--ladder", "k", "--unit", "2s")
+	if code != ExitDrift || !strings.Contains(out, "12 levels of 2s") || strings.Contains(out, "radix 16") {
+		t.Fatalf("plan --unit 2s: exit %d\n%s%s", code, out, errs)
 	}
 }
 
 func TestPublishRefusesUnroutableAndUnknownLadders(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "u", "--levels", "4")
+	mustRun(t, env, "apply", "--ladder", "u", "--levels", "4", "--radix", "2")
 	code, _, errs := run(t, env, "publish", "--ladder", "u", "--delay", "1s", "--to", "nobody")
 	if code != ExitError || !strings.Contains(errs, "nothing published") || !strings.Contains(errs, "u.unroutable") {
 		t.Fatalf("exit %d: %s", code, errs)

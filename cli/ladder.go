@@ -34,9 +34,9 @@ func (lf *ladderFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&lf.name, "ladder", topology.DefaultName, "ladder name (the prefix of its queues and exchanges)")
 	f.StringVar(&lf.layout, "layout", topology.DefaultLayout, "ladder layout: "+strings.Join(topology.LayoutNames(), ", "))
 	f.StringVar(&lf.unit, "unit", "1s", "resolution: the lowest rung's TTL (1ms and up)")
-	f.StringVar(&lf.maxDelay, "max-delay", "", "longest delay the ladder must hold (default: 28 levels)")
-	f.IntVar(&lf.levels, "levels", 0, "number of digit levels (instead of --max-delay)")
-	f.IntVar(&lf.radix, "radix", topology.DefaultRadix, "digit base: 2, 4, 8 or 16 (prefix layout)")
+	f.StringVar(&lf.maxDelay, "max-delay", "", "longest delay the ladder must hold (default: 2^28 units, 8.5 years at 1s)")
+	f.IntVar(&lf.levels, "levels", 0, "number of digit levels (instead of --max-delay; default: the fewest holding 2^28 units)")
+	f.IntVar(&lf.radix, "radix", 0, fmt.Sprintf("digit base: 2, 4, 8 or 16 (prefix layout; default %d, the other layouts are binary)", topology.DefaultRadix))
 	f.StringVar(&lf.queueType, "queue-type", string(topology.Classic), "rung queue type: classic or quorum")
 }
 
@@ -50,8 +50,33 @@ func (lf *ladderFlags) changed() bool {
 	return false
 }
 
-// fromFlags builds and validates the ladder the flags describe.
-func (lf *ladderFlags) fromFlags(vhost string) (topology.Ladder, error) {
+// check catches what is wrong with the flags whatever the broker holds, so
+// that such input fails before any connection is made. Whether the shape
+// they describe is valid can depend on the ladder found on the broker
+// (fromFlags with a base).
+func (lf *ladderFlags) check() error {
+	if _, err := topology.ParseDelay(lf.unit); err != nil {
+		return usageErr("--unit: %v", err)
+	}
+	if _, err := topology.LayoutByName(lf.layout); err != nil {
+		return usageErr("%v", err)
+	}
+	if lf.maxDelay != "" {
+		if lf.levels != 0 {
+			return usageErr("--max-delay and --levels both set; give one")
+		}
+		if _, err := topology.ParseDelay(lf.maxDelay); err != nil {
+			return usageErr("--max-delay: %v", err)
+		}
+	}
+	return nil
+}
+
+// fromFlags builds and validates the ladder the flags describe. With a base
+// (the ladder of that name found on the broker), the shape flags not given
+// are the base's rather than the defaults: `--max-delay 7d` on an existing
+// binary ladder means 7 days in binary, not a radix-16 ladder laid over it.
+func (lf *ladderFlags) fromFlags(vhost string, base *topology.Ladder) (topology.Ladder, error) {
 	unit, err := topology.ParseDelay(lf.unit)
 	if err != nil {
 		return topology.Ladder{}, usageErr("--unit: %v", err)
@@ -61,8 +86,33 @@ func (lf *ladderFlags) fromFlags(vhost string) (topology.Ladder, error) {
 		Levels: lf.levels, Radix: lf.radix, QueueType: topology.QueueType(lf.queueType),
 		Targets: lf.targets,
 	}
-	if l.Layout == "nsb" && !lf.set.Lookup("unit").Changed {
+	given := func(name string) bool { return lf.set.Lookup(name).Changed }
+	if l.Layout == "nsb" && !given("unit") {
 		l.Unit = time.Second
+	}
+	if base != nil {
+		if !given("layout") {
+			l.Layout = base.Layout
+		}
+		if !given("unit") {
+			l.Unit = base.Unit
+		}
+		if !given("radix") {
+			l.Radix = base.Radix
+		}
+		if !given("levels") && !given("max-delay") {
+			// Levels count digits of the base's radix: in another radix,
+			// keep its range instead.
+			l.Levels = base.Levels
+			if l.Radix != base.Radix {
+				if n, err := topology.LevelsFor(base.MaxDelay(), base.Unit, l.Radix); err == nil {
+					l.Levels = n
+				}
+			}
+		}
+		if !given("queue-type") {
+			l.QueueType = base.QueueType
+		}
 	}
 	if lf.maxDelay != "" {
 		if lf.levels != 0 {
@@ -72,7 +122,11 @@ func (lf *ladderFlags) fromFlags(vhost string) (topology.Ladder, error) {
 		if err != nil {
 			return l, usageErr("--max-delay: %v", err)
 		}
-		if l.Levels, err = topology.LevelsFor(max, l.Unit, l.Radix); err != nil {
+		radix := l.Radix
+		if radix == 0 {
+			radix = topology.DefaultRadixFor(l.Layout)
+		}
+		if l.Levels, err = topology.LevelsFor(max, l.Unit, radix); err != nil {
 			return l, usageErr("--max-delay: %v", err)
 		}
 	}
@@ -88,38 +142,44 @@ func (lf *ladderFlags) fromFlags(vhost string) (topology.Ladder, error) {
 type resolved struct {
 	ladder     topology.Ladder
 	snap       *topology.Snapshot
-	discovered bool  // the ladder exists on the broker
-	mgmtErr    error // why there is no snapshot
+	discovered bool            // the ladder exists on the broker
+	existing   topology.Ladder // as found there, when discovered
+	mgmtErr    error           // why there is no snapshot
 }
 
 // resolveLadder combines flags and discovery: a ladder found on the broker
 // under the flag's name supplies every shape flag not given explicitly.
 func (e *env) resolveLadder(ctx context.Context) (resolved, error) {
 	lf := &e.opts.ladder
-	flagLadder, err := lf.fromFlags(e.vhost())
-	if err != nil {
+	if err := lf.check(); err != nil {
 		return resolved{}, err
 	}
-	r := resolved{ladder: flagLadder}
 	snap, err := e.snapshot(ctx)
 	if err != nil {
-		r.mgmtErr = err
-		return r, nil
+		l, ferr := lf.fromFlags(e.vhost(), nil)
+		return resolved{ladder: l, mgmtErr: err}, ferr
 	}
-	r.snap = &snap
+	r := resolved{snap: &snap}
 	for _, f := range topology.Discover(snap) {
-		if f.Ladder.Name != flagLadder.Name {
+		if f.Ladder.Name != lf.name {
 			continue
 		}
-		if lf.set.Lookup("layout").Changed && f.Ladder.Layout != flagLadder.Layout {
+		if lf.set.Lookup("layout").Changed && f.Ladder.Layout != lf.layout {
 			continue
 		}
-		r.discovered = true
-		if !lf.changed() {
-			f.Ladder.Targets = mergeTargets(f.Ladder.Targets, lf.targets)
-			r.ladder = f.Ladder
+		r.discovered, r.existing = true, f.Ladder
+		l, err := lf.fromFlags(e.vhost(), &f.Ladder)
+		if err != nil {
+			return resolved{}, err
 		}
+		l.Targets = mergeTargets(f.Ladder.Targets, lf.targets)
+		r.ladder = l
 		break
+	}
+	if !r.discovered {
+		if r.ladder, err = lf.fromFlags(e.vhost(), nil); err != nil {
+			return resolved{}, err
+		}
 	}
 	return r, nil
 }
@@ -145,6 +205,17 @@ func (e *env) snapshot(ctx context.Context) (topology.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	defer cancel()
 	return m.Snapshot(ctx, e.vhost())
+}
+
+// sameShape reports whether two ladders of one name lay out the same
+// objects and keys.
+func sameShape(a, b topology.Ladder) bool {
+	return a.Layout == b.Layout && a.Unit == b.Unit && a.Radix == b.Radix && a.Levels == b.Levels && a.QueueType == b.QueueType
+}
+
+// shape is a ladder's shape in a few words: 20 levels of 1s, radix 2, classic.
+func shape(l topology.Ladder) string {
+	return fmt.Sprintf("%d levels of %s, radix %d, %s", l.Levels, topology.FormatDelay(l.Unit), l.Radix, l.QueueType)
 }
 
 // describe is the one-line summary of a ladder's shape.

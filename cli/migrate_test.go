@@ -143,7 +143,7 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 	// The source: 8 binary levels of 100ms (up to 25.5s), no destinations.
 	mustRun(t, env, "apply", "--ladder", "s", "--layout", "suffix", "--unit", "100ms", "--levels", "8")
 	// The target: up to 15.75s in steps of 250ms, delivering to s.work.
-	mustRun(t, env, "apply", "--ladder", "p", "--unit", "250ms", "--levels", "6", "--target", "s.work")
+	mustRun(t, env, "apply", "--ladder", "p", "--unit", "250ms", "--levels", "6", "--radix", "2", "--target", "s.work")
 	a := watch(t, c, "s.work", "p.done")
 
 	batches := []published{
@@ -237,8 +237,8 @@ func TestMigrateBetweenQueueTypes(t *testing.T) {
 func migrateQueueTypes(t *testing.T, from, to topology.QueueType) {
 	env, cfg := brokerEnv(t)
 	c := dial(t, cfg)
-	mustRun(t, env, "apply", "--ladder", "c", "--unit", "100ms", "--levels", "8", "--queue-type", string(from), "--target", "work", "--target", "other")
-	mustRun(t, env, "apply", "--ladder", "q", "--unit", "100ms", "--levels", "8", "--queue-type", string(to), "--target", "work")
+	mustRun(t, env, "apply", "--ladder", "c", "--unit", "100ms", "--levels", "8", "--radix", "2", "--queue-type", string(from), "--target", "work", "--target", "other")
+	mustRun(t, env, "apply", "--ladder", "q", "--unit", "100ms", "--levels", "8", "--radix", "2", "--queue-type", string(to), "--target", "work")
 	a := watch(t, c, "work", "q.done")
 	toWork := []published{
 		publishDelayed(t, env, "c", "w3-", 3*time.Second, 10, "work"), // 1.6s, then waits in the 800ms rung
@@ -254,7 +254,7 @@ func migrateQueueTypes(t *testing.T, from, to topology.QueueType) {
 	if res.Moved != 30 || res.Parked != 10 || res.Stayed != 0 || res.Reasons["destination other is not bound to ladder q"] != 10 {
 		t.Errorf("migrate: %+v", res)
 	}
-	src, _ := topology.Ladder{Name: "c", Unit: 100 * time.Millisecond, Levels: 8}.Normalize()
+	src, _ := topology.Ladder{Name: "c", Unit: 100 * time.Millisecond, Levels: 8, Radix: 2}.Normalize()
 	rungsEmpty(t, c, src)
 
 	// Late by up to 1s for whole-second timestamps, plus the 1s --margin,
@@ -300,7 +300,7 @@ func TestMigrateRefusesUnknownAndSameLadders(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
 	c := dial(t, cfg)
-	mustRun(t, env, "apply", "--ladder", "a", "--unit", "100ms", "--levels", "4")
+	mustRun(t, env, "apply", "--ladder", "a", "--unit", "100ms", "--levels", "4", "--radix", "2")
 	// A suffix ladder of the same name: its rungs, without the ingest
 	// exchange and done queue that the prefix ladder's names take.
 	suffix, _ := topology.Ladder{Name: "a", Layout: "suffix", Unit: 100 * time.Millisecond, Levels: 4}.Normalize()

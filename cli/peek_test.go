@@ -105,7 +105,7 @@ func TestPeekDrawsTheHopsOfADeadLetter(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	mustRun(t, env, "apply", "--ladder", "p", "--unit", "100ms", "--levels", "4", "--target", "work")
+	mustRun(t, env, "apply", "--ladder", "p", "--unit", "100ms", "--levels", "4", "--radix", "2", "--target", "work")
 	mustRun(t, env, "publish", "--ladder", "p", "--delay", "500ms", "--to", "work", "--count", "2", "--body", `{"order":42}`, "--header", "tenant=acme")
 	rejectAll(t, cfg, "work", 2)
 
@@ -141,7 +141,7 @@ func TestPeekDrawsTheHopsOfADeadLetter(t *testing.T) {
 func TestPeekRefusesQuorumRungsWithoutForce(t *testing.T) {
 	t.Parallel()
 	env, _ := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "q", "--unit", "1s", "--levels", "3", "--queue-type", "quorum")
+	mustRun(t, env, "apply", "--ladder", "q", "--unit", "1s", "--levels", "3", "--radix", "2", "--queue-type", "quorum")
 	mustRun(t, env, "publish", "--ladder", "q", "--delay", "6s", "--count", "2")
 	code, out, errs := run(t, env, "peek", "q.rung.02")
 	if code != ExitUsage || !strings.Contains(errs, "quorum ladder q") || !strings.Contains(errs, "--force") || out != "" {

@@ -16,10 +16,10 @@ func (e *env) planCommand() *cobra.Command {
 		Long: `plan computes every object the ladder needs and compares it with what the
 broker holds. It exits 0 when they match, 3 when they drift (missing,
 extra or differently declared objects), so it can gate a deploy. When the
-ladder exists on the broker and no shape flag is given, its discovered
-shape is used.`,
+ladder exists on the broker, the shape flags not given are its discovered
+ones, so --unit 2s shows the same ladder at 2s.`,
 		Example: `  rungs plan --ladder jobs
-  rungs plan --ladder jobs --unit 10ms --levels 24 --objects
+  rungs plan --ladder jobs --unit 10ms --max-delay 1d --objects
   rungs plan --ladder jobs --json | jq .drift`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

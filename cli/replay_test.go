@@ -145,7 +145,7 @@ func TestReplayParkedJobsBackToTheirWorker(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
 	c := dial(t, cfg)
-	mustRun(t, env, "apply", "--ladder", "w", "--unit", "100ms", "--levels", "5", "--target", "w.work")
+	mustRun(t, env, "apply", "--ladder", "w", "--unit", "100ms", "--levels", "5", "--radix", "2", "--target", "w.work")
 	// Every attempt fails: three jobs, two attempts each, then parked.
 	out := mustRun(t, env, "worker", "--demo", "--ladder", "w", "--fail", "1", "--attempts", "2", "--steps", "200ms",
 		"--jitter", "0", "--work", "0s", "--feed", "100/s", "--jobs", "3", "--seed", "7")

@@ -102,7 +102,7 @@ func badInputFixture(t *testing.T) (brokertest.Env, broker.Config, map[string]st
 	cfg := env.NewVhost(t)
 	vars := map[string]string{"RUNGS_URL": cfg.URL, "RUNGS_MGMT_URL": cfg.MgmtURL, "RUNGS_VHOST": cfg.Vhost}
 	for _, args := range [][]string{
-		{"apply", "--ladder", "bad", "--unit", "1s", "--levels", "12", "--target", "work"},
+		{"apply", "--ladder", "bad", "--unit", "1s", "--levels", "12", "--radix", "2", "--target", "work"},
 		{"publish", "--ladder", "bad", "--delay", "1h", "--count", "3"},
 	} {
 		if r := cliRun(vars, "", false, args...); r.code != 0 {
@@ -197,10 +197,10 @@ func TestBadInput(t *testing.T) {
 		"a destination nobody bound":   {args: []string{"publish", "--ladder", "bad", "--delay", "1s", "--to", "nobody"}, code: 1, want: "nothing published"},
 
 		// Existing queues that conflict.
-		"another unit on existing rungs":    {args: []string{"apply", "--ladder", "bad", "--unit", "2s", "--levels", "12"}, code: 1, want: "argument x-message-ttl is"},
-		"another queue type":                {args: []string{"apply", "--ladder", "bad", "--levels", "12", "--queue-type", "quorum"}, code: 1, want: "nothing was declared"},
-		"a foreign queue named like a rung": {args: []string{"apply", "--ladder", "foreign", "--levels", "4"}, code: 1, want: "queue foreign.rung.03 exists with other arguments"},
-		"growing into a foreign rung":       {args: []string{"apply", "--ladder", "bad", "--levels", "16"}, code: 1, want: "queue bad.rung.15 exists with other arguments"},
+		"another unit on existing rungs":    {args: []string{"apply", "--ladder", "bad", "--unit", "2s", "--levels", "12", "--radix", "2"}, code: 1, want: "already exists in vhost"},
+		"another queue type":                {args: []string{"apply", "--ladder", "bad", "--levels", "12", "--radix", "2", "--queue-type", "quorum"}, code: 1, want: "nothing was declared"},
+		"a foreign queue named like a rung": {args: []string{"apply", "--ladder", "foreign", "--levels", "4", "--radix", "2"}, code: 1, want: "queue foreign.rung.03 exists with other arguments"},
+		"growing into a foreign rung":       {args: []string{"apply", "--ladder", "bad", "--levels", "16", "--radix", "2"}, code: 1, want: "as 12 levels of 1s, radix 2, classic"},
 		"a lone foreign rung is no ladder":  {args: []string{"purge", "--ladder", "foreign", "--yes"}, code: 1, want: `no ladder "foreign"`},
 
 		// Sizes and encodings.
@@ -490,7 +490,7 @@ func TestReadOnlyBelowTheUI(t *testing.T) {
 	if _, err := conn.Move(ctx, broker.MoveOptions{Source: "bad.unroutable", Route: broker.ToQueue("work")}); !errors.Is(err, broker.ErrReadOnly) {
 		t.Errorf("Move through a read-only client = %v", err)
 	}
-	l, err := topology.Ladder{Name: "bad", Vhost: cfg.Vhost, Unit: time.Second, Levels: 12, Targets: []string{"work"}}.Normalize()
+	l, err := topology.Ladder{Name: "bad", Vhost: cfg.Vhost, Unit: time.Second, Levels: 12, Radix: 2, Targets: []string{"work"}}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,8 +593,8 @@ func TestPasswordsNeverShown(t *testing.T) {
 		args []string
 		ok   bool
 	}{
-		{good, []string{"apply", "--ladder", "pw", "--levels", "6", "--target", "work"}, true},
-		{good, []string{"apply", "--ladder", "pw", "--levels", "6", "--json"}, true},
+		{good, []string{"apply", "--ladder", "pw", "--levels", "6", "--radix", "2", "--target", "work"}, true},
+		{good, []string{"apply", "--ladder", "pw", "--levels", "6", "--radix", "2", "--json"}, true},
 		{good, []string{"plan", "--ladder", "pw"}, true},
 		{good, []string{"trace", "5s", "--ladder", "pw"}, true},
 		{good, []string{"publish", "--ladder", "pw", "--delay", "40s", "--count", "2"}, true},
@@ -608,7 +608,7 @@ func TestPasswordsNeverShown(t *testing.T) {
 		{map[string]string{}, []string{"status", "--url", amqpURL, "--mgmt-url", mgmtURL, "--vhost", cfg.Vhost}, true},
 		// Errors.
 		{good, []string{"status", "--ladder", "ghost"}, false},
-		{good, []string{"apply", "--ladder", "pw", "--unit", "2s", "--levels", "6"}, false},
+		{good, []string{"apply", "--ladder", "pw", "--unit", "2s", "--levels", "6", "--radix", "2"}, false},
 		{good, []string{"status", "--vhost", "/"}, false}, // no permission there
 		{good, []string{"apply", "--vhost", noSuchVhost}, false},
 		{good, []string{"purge", "--ladder", "pw"}, false},
@@ -632,7 +632,7 @@ func TestPasswordsNeverShown(t *testing.T) {
 
 	// The console: the header names the user, never the password, also
 	// when the password stops working under it.
-	mustRungs(t, []string{"RUNGS_URL=" + amqpURL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}, "apply", "--ladder", "pw", "--levels", "6")
+	mustRungs(t, []string{"RUNGS_URL=" + amqpURL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}, "apply", "--ladder", "pw", "--levels", "6", "--radix", "2")
 	termEnv := []string{"RUNGS_URL=" + amqpURL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
 	// Wide enough for the whole AMQP error in the header.
 	m := newTerm(t, 400, 40, termEnv, rungsBinary(t)+" --ladder pw --refresh 1s; echo rungs-exit=$?; sleep 600")

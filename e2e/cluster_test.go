@@ -118,7 +118,7 @@ func TestClusterQuorumLadderSurvivesNodeLoss(t *testing.T) {
 	n1, cfg1 := c.node(1)
 	_, cfg2 := c.node(2)
 	env := []string{"RUNGS_URL=" + cfg1.URL, "RUNGS_MGMT_URL=" + cfg1.MgmtURL, "RUNGS_VHOST=/"}
-	mustRungs(t, env, "apply", "--ladder", "cq", "--queue-type", "quorum", "--unit", "100ms", "--levels", "8")
+	mustRungs(t, env, "apply", "--ladder", "cq", "--queue-type", "quorum", "--unit", "100ms", "--levels", "8", "--radix", "2")
 
 	// Declared through node 1, every queue's leader is there: losing node
 	// 1 makes every rung elect a new leader with messages in flight.

@@ -110,7 +110,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 	cfg := brokertest.NewVhost(t)
 	bin := build(t)
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
-	apply := exec.Command(bin, "apply", "--ladder", "e2e", "--unit", "1s", "--levels", "8")
+	apply := exec.Command(bin, "apply", "--ladder", "e2e", "--unit", "1s", "--levels", "8", "--radix", "2")
 	apply.Env = append(os.Environ(), env...)
 	if out, err := apply.CombinedOutput(); err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)

@@ -47,10 +47,10 @@ func TestConsoleDeadLetters(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	cli("apply", "--ladder", "dl", "--unit", "100ms", "--levels", "4", "--target", "work")
+	cli("apply", "--ladder", "dl", "--unit", "100ms", "--levels", "4", "--radix", "2", "--target", "work")
 	// Published as rungs publish does; rungs publish itself refuses, because
 	// the broker's bindings (rightly) take the messages on past work.
-	l, err := topology.Ladder{Name: "dl", Vhost: cfg.Vhost, Unit: 100 * time.Millisecond, Levels: 4, Targets: []string{"work"}}.Normalize()
+	l, err := topology.Ladder{Name: "dl", Vhost: cfg.Vhost, Unit: 100 * time.Millisecond, Levels: 4, Radix: 2, Targets: []string{"work"}}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -588,8 +588,8 @@ func TestFaultBrokerRestart(t *testing.T) {
 		pprefix = "p-"
 		rdelay  = 3 * time.Second
 	)
-	mustRungs(t, env, "apply", "--ladder", ladder, "--unit", "100ms", "--levels", "10")
-	mustRungs(t, env, "apply", "--ladder", qladder, "--unit", "100ms", "--levels", "10", "--queue-type", "quorum")
+	mustRungs(t, env, "apply", "--ladder", ladder, "--unit", "100ms", "--levels", "10", "--radix", "2")
+	mustRungs(t, env, "apply", "--ladder", qladder, "--unit", "100ms", "--levels", "10", "--radix", "2", "--queue-type", "quorum")
 	fillQueue(t, n.config(), parked, pprefix, replays)
 
 	m := newTerm(t, 160, 40, env, rungsBinary(t)+" --ladder "+ladder+" --refresh 1s; echo rungs-exit=$?; sleep 600")
@@ -727,7 +727,7 @@ func TestFaultManagementDown(t *testing.T) {
 	cfg := brokertest.NewVhost(t)
 	p := newProxy(t, hostPort(t, cfg.MgmtURL))
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=http://" + p.addr, "RUNGS_VHOST=" + cfg.Vhost}
-	mustRungs(t, env, "apply", "--ladder", "mg", "--levels", "6")
+	mustRungs(t, env, "apply", "--ladder", "mg", "--levels", "6", "--radix", "2")
 
 	m := newTerm(t, 160, 40, env, rungsBinary(t)+" --ladder mg --refresh 1s --timeout 2s; echo rungs-exit=$?; sleep 600")
 	m.waitFor("the ladder view", text("ladders › mg"), 30*time.Second)
@@ -774,7 +774,7 @@ func TestFaultAMQPDown(t *testing.T) {
 	p := newProxy(t, hostPort(t, cfg.URL))
 	direct := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
 	env := []string{"RUNGS_URL=amqp://guest:guest@" + p.addr + "/", "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
-	mustRungs(t, direct, "apply", "--ladder", "am", "--levels", "8")
+	mustRungs(t, direct, "apply", "--ladder", "am", "--levels", "8", "--radix", "2")
 
 	m := newTerm(t, 160, 40, env, rungsBinary(t)+" --ladder am --refresh 1s; echo rungs-exit=$?; sleep 600")
 	m.waitFor("the ladder view", text("ladders › am"), 30*time.Second)
@@ -818,7 +818,7 @@ func TestFaultAMQPDown(t *testing.T) {
 func TestFaultStuckRung(t *testing.T) {
 	cfg := brokertest.NewVhost(t)
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
-	mustRungs(t, env, "apply", "--ladder", "st", "--unit", "1s", "--levels", "4")
+	mustRungs(t, env, "apply", "--ladder", "st", "--unit", "1s", "--levels", "4", "--radix", "2")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -888,7 +888,7 @@ func TestFaultStuckRung(t *testing.T) {
 // returns the trace of delay, for publishing into the ladder.
 func raiseTTL(t *testing.T, conn *broker.Conn, vhost, queue string, ttl, delay time.Duration) topology.Trace {
 	t.Helper()
-	l, err := topology.Ladder{Name: "st", Vhost: vhost, Unit: time.Second, Levels: 4}.Normalize()
+	l, err := topology.Ladder{Name: "st", Vhost: vhost, Unit: time.Second, Levels: 4, Radix: 2}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func TestTLS(t *testing.T) {
 	with := func(flags []string, args ...string) []string { return append(args, flags...) }
 
 	// Everything works over TLS with the CA and a client certificate.
-	out := mustRungs(t, env, with(mutual, "apply", "--ladder", "tls", "--unit", "100ms", "--levels", "6")...)
+	out := mustRungs(t, env, with(mutual, "apply", "--ladder", "tls", "--unit", "100ms", "--levels", "6", "--radix", "2")...)
 	if !strings.Contains(out, "drift: none") {
 		t.Fatalf("apply over TLS did not verify through the HTTPS management API:\n%s", out)
 	}

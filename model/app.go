@@ -525,8 +525,8 @@ func (a *App) back() {
 		// A traced message: back to the peek it was picked from.
 		a.ladder.ClearTrace()
 		a.screen = screenPeek
-	case a.screen == screenLadder && a.ladder.showDrift:
-		a.ladder.showDrift = false
+	case a.screen == screenLadder && (a.ladder.showDrift || a.ladder.showCost):
+		a.ladder.showDrift, a.ladder.showCost = false, false
 		a.ladder.clamp()
 	case a.screen == screenLadder && a.ladder.trace != nil:
 		a.ladder.ClearTrace()
@@ -554,7 +554,7 @@ func (a *App) setFilter(f string) {
 
 // openLadder switches to a ladder's view.
 func (a *App) openLadder(f topology.Found) {
-	a.ladder = newLadderView(f, a.styles, a.keys.nav, a.keys.actions.Drift)
+	a.ladder = newLadderView(f, a.styles, a.keys.nav, a.keys.actions.Drift, a.keys.actions.Fold, a.keys.actions.Cost)
 	a.screen = screenLadder
 	a.resize()
 	a.rebuild()
@@ -754,6 +754,8 @@ func (a App) headerState() ui.HeaderState {
 		h.Crumbs = append(h.Crumbs, a.ladder.found.Ladder.Name)
 		if a.ladder.showDrift {
 			h.Crumbs = append(h.Crumbs, "drift")
+		} else if a.ladder.showCost {
+			h.Crumbs = append(h.Crumbs, "cost")
 		}
 		if tr, ok := a.ladder.Trace(); ok {
 			h.Chips = append(h.Chips, "trace "+ui.Delay(tr.Requested))

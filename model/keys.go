@@ -46,13 +46,15 @@ func defaultNavKeys() navKeys {
 // are switched off in read-only mode, and Refused takes their keys so that
 // pressing one says why nothing happens.
 type actionKeys struct {
-	Trace, Drift, Publish, Purge, PurgeAll, Peek, Replay, Refused key.Binding
+	Trace, Drift, Fold, Cost, Publish, Purge, PurgeAll, Peek, Replay, Refused key.Binding
 }
 
 func defaultActionKeys(readOnly bool) actionKeys {
 	k := actionKeys{
 		Trace:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "trace")),
 		Drift:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "drift")),
+		Fold:     key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "fold idle")),
+		Cost:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "radix cost")),
 		Publish:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "publish")),
 		Purge:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "purge")),
 		PurgeAll: key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "purge all")),
@@ -205,11 +207,15 @@ func (k keyMap) peekHelp() []key.Binding {
 // helpGroups is the help overlay's content. Disabled bindings are kept so
 // the overlay can show them struck through.
 func (k keyMap) helpGroups() []ui.HelpGroup {
+	// Pairs share a line, as g/G does, so that the overlay fits 80×24.
+	purge := key.NewBinding(key.WithKeys("x", "X"), key.WithHelp("x/X", "purge one/all"))
+	purge.SetEnabled(k.actions.Purge.Enabled())
+	quit := key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/^c", "quit/now"))
 	return []ui.HelpGroup{
 		{Title: "move", Keys: []key.Binding{k.nav.Up, k.nav.Down, k.nav.Top, k.nav.PageUp, k.nav.Open, k.global.Back}},
-		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Publish, k.actions.Purge, k.actions.PurgeAll, k.global.Log}},
+		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Fold, k.actions.Cost, k.actions.Publish, purge}},
 		{Title: "queue", Keys: []key.Binding{k.actions.Peek, k.actions.Replay}},
-		{Title: "console", Keys: []key.Binding{k.global.Filter, k.global.Command, k.global.Refresh, k.global.Help, k.global.Quit, k.global.ForceQuit}},
+		{Title: "console", Keys: []key.Binding{k.global.Filter, k.global.Command, k.global.Refresh, k.global.Log, k.global.Help, quit}},
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 type ladderView struct {
 	keys      navKeys
 	drift     key.Binding
+	fold      key.Binding
+	cost      key.Binding
 	st        ui.Styles
 	found     topology.Found
 	rows      []ui.QueueRow // all rows, untraced and unfiltered
@@ -24,14 +26,20 @@ type ladderView struct {
 	trace     *ui.TraceState
 	traced    *ui.MessageTrace // set while the trace is a peeked message's
 	showDrift bool
-	sel       int // index into the shown rows
-	offset    int
-	driftOff  int
-	w, h      int
+	showCost  bool // the radix cost pane instead of the table
+	// unfold shows every rung of a radix > 2 ladder; by default its idle
+	// rungs are folded away (ui.FoldIdleRungs). keep is the queue under
+	// the cursor, which folding never hides.
+	unfold   bool
+	keep     string
+	sel      int // index into the shown rows
+	offset   int
+	driftOff int
+	w, h     int
 }
 
-func newLadderView(f topology.Found, st ui.Styles, keys navKeys, drift key.Binding) ladderView {
-	return ladderView{keys: keys, drift: drift, st: st, found: f}
+func newLadderView(f topology.Found, st ui.Styles, keys navKeys, drift, fold, cost key.Binding) ladderView {
+	return ladderView{keys: keys, drift: drift, fold: fold, cost: cost, st: st, found: f}
 }
 
 // SetSize gives the view its body size.
@@ -51,6 +59,7 @@ func (v *ladderView) SetRows(f topology.Found, rows []ui.QueueRow, gone bool) {
 		v.traced = mt
 	}
 	if ok {
+		v.keep = cur.Queue
 		v.selectQueue(cur.Queue)
 	}
 	v.clamp()
@@ -122,9 +131,26 @@ func (v *ladderView) selectQueue(name string) {
 	}
 }
 
-// shown are the rows on screen: traced, then filtered.
+// shown are the rows on screen: traced, folded, then filtered.
 func (v ladderView) shown() []ui.QueueRow {
-	return ui.FilterRows(v.traceRows(), v.filter)
+	rows, _ := v.visible()
+	return rows
+}
+
+// visible is shown plus the number of rungs folded away. A filter unfolds:
+// whoever types a rung's name wants to see it, idle or not.
+func (v ladderView) visible() ([]ui.QueueRow, int) {
+	rows, folded := v.traceRows(), 0
+	if v.Folds() {
+		rows, folded = ui.FoldIdleRungs(rows, v.keep)
+	}
+	return ui.FilterRows(rows, v.filter), folded
+}
+
+// Folds reports whether idle rungs are folded away: on ladders of radix
+// above 2, unless unfolded or filtered.
+func (v ladderView) Folds() bool {
+	return !v.unfold && v.filter == "" && v.found.Ladder.Radix > 2
 }
 
 // traceRows are the rows with the trace's hops marked, and the queues a
@@ -153,16 +179,24 @@ func (v ladderView) state() ui.LadderState {
 		ts.Message = v.traced
 		trace = &ts
 	}
+	rows, folded := v.visible()
 	return ui.LadderState{
-		Found: v.found, Rows: v.shown(), All: v.traceRows(),
+		Found: v.found, Rows: rows, All: v.traceRows(), Folded: folded,
 		Selected: v.sel, Offset: v.offset, Filter: v.filter,
-		Trace: trace, ShowDrift: v.showDrift, Gone: v.gone,
+		Trace: trace, ShowDrift: v.showDrift, ShowCost: v.showCost && !v.showDrift, Gone: v.gone,
 	}
 }
 
 func (v *ladderView) clamp() {
 	rows := v.shown()
 	v.sel = max(0, min(v.sel, len(rows)-1))
+	if v.sel < len(rows) && rows[v.sel].Queue != v.keep {
+		// The cursor moved to another queue: keep that one instead, and
+		// find it again, since the idle rung kept before may fold away.
+		v.keep = rows[v.sel].Queue
+		v.selectQueue(v.keep)
+		rows = v.shown()
+	}
 	if v.showDrift {
 		v.driftOff = max(0, min(v.driftOff, v.maxDriftOffset()))
 		v.offset = v.driftOff
@@ -186,7 +220,14 @@ func (v ladderView) Update(msg tea.Msg) (ladderView, tea.Cmd) {
 		switch {
 		case key.Matches(msg, v.drift):
 			v.showDrift = !v.showDrift
+			v.showCost = false
 			v.driftOff = 0
+		case key.Matches(msg, v.cost):
+			v.showCost = !v.showCost
+			v.showDrift = false
+		case key.Matches(msg, v.fold) && v.found.Ladder.Radix > 2:
+			v.unfold = !v.unfold
+			v.selectQueue(v.keep)
 		case key.Matches(msg, v.keys.Up):
 			step = -1
 		case key.Matches(msg, v.keys.Down):

@@ -22,9 +22,9 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer conn.Close()
-	// The ladder as `rungs apply --ladder jobs --unit 1s --max-delay 1h` made it
-	// (or found with topology.Discover).
-	ladder := topology.Ladder{Name: "jobs", Unit: time.Second, Levels: 12}
+	// The ladder as `rungs apply --ladder jobs --unit 1s --max-delay 1h` made it,
+	// 3 levels of the default radix 16 (or found with topology.Discover).
+	ladder := topology.Ladder{Name: "jobs", Unit: time.Second, Levels: 3}
 	r, err := retry.New(conn, ladder, "orders", "orders.parked", retry.Policy{
 		Initial: time.Second, Multiplier: 2, Max: time.Minute, Jitter: 0.2, MaxAttempts: 5,
 	})
@@ -41,7 +41,7 @@ func Example() {
 		return nil // acknowledged
 	}, func(ev retry.Event) {
 		if ev.Err != nil {
-			fmt.Println(ev.Delivery.MessageID, ev.Outcome) // e.g. "attempt 2 failed: retry in 2s via 0.0...1.0.orders"
+			fmt.Println(ev.Delivery.MessageID, ev.Outcome) // e.g. "attempt 2 failed: retry in 2s via 0.0.2.orders"
 		}
 	})
 	if err != nil {

@@ -23,7 +23,7 @@ type env struct {
 	ladder topology.Ladder
 }
 
-// newEnv applies a ladder of the given queue type in a fresh vhost.
+// newEnv applies a binary ladder of the given queue type in a fresh vhost.
 func newEnv(t *testing.T, qt topology.QueueType, unit time.Duration, levels int) env {
 	t.Helper()
 	cfg := brokertest.NewVhost(t)
@@ -34,7 +34,7 @@ func newEnv(t *testing.T, qt topology.QueueType, unit time.Duration, levels int)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	l, err := topology.Ladder{Name: "jobs", Vhost: cfg.Vhost, Unit: unit, Levels: levels, QueueType: qt}.Normalize()
+	l, err := topology.Ladder{Name: "jobs", Vhost: cfg.Vhost, Unit: unit, Levels: levels, Radix: 2, QueueType: qt}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func redeliver(m broker.Message, queue string) broker.Delivery {
 }
 
 func TestRetryTenTimesKeepsKeyAndHistory(t *testing.T) {
-	l := testLadder(t, topology.Ladder{Name: "jobs", Levels: 10, Unit: time.Second, Targets: []string{"work"}})
+	l := testLadder(t, topology.Ladder{Name: "jobs", Levels: 10, Radix: 2, Unit: time.Second, Targets: []string{"work"}})
 	pub := &fakePublisher{}
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	r, err := New(pub, l, "work", "", Policy{Steps: []time.Duration{3 * time.Second}, MaxAttempts: 11},
@@ -104,7 +104,7 @@ func TestRetryTenTimesKeepsKeyAndHistory(t *testing.T) {
 }
 
 func TestRetryParksPermanentErrorsAtOnce(t *testing.T) {
-	l := testLadder(t, topology.Ladder{Name: "jobs", Levels: 10, Targets: []string{"work"}})
+	l := testLadder(t, topology.Ladder{Name: "jobs", Levels: 10, Radix: 2, Targets: []string{"work"}})
 	pub := &fakePublisher{}
 	r, err := New(pub, l, "work", "dead", Policy{Initial: time.Second, MaxAttempts: 5})
 	if err != nil {
@@ -117,7 +117,7 @@ func TestRetryParksPermanentErrorsAtOnce(t *testing.T) {
 }
 
 func TestRetryReportsPublishFailure(t *testing.T) {
-	l := testLadder(t, topology.Ladder{Name: "jobs", Levels: 10, Targets: []string{"work"}})
+	l := testLadder(t, topology.Ladder{Name: "jobs", Levels: 10, Radix: 2, Targets: []string{"work"}})
 	r, err := New(&fakePublisher{err: errors.New("connection lost")}, l, "work", "", Policy{Initial: time.Second, MaxAttempts: 5})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestRetryReportsPublishFailure(t *testing.T) {
 }
 
 func TestNewRefusesWhatTheLadderCannotDo(t *testing.T) {
-	short := testLadder(t, topology.Ladder{Name: "s", Levels: 4, Unit: time.Second, Targets: []string{"work"}}) // 15s
+	short := testLadder(t, topology.Ladder{Name: "s", Levels: 4, Radix: 2, Unit: time.Second, Targets: []string{"work"}}) // 15s
 	suffix := testLadder(t, topology.Ladder{Name: "x", Layout: "suffix", Levels: 4, Unit: time.Second})
 	ok := Policy{Initial: time.Second, Max: 8 * time.Second, MaxAttempts: 10}
 	cases := map[string]struct {

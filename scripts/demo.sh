@@ -25,6 +25,10 @@ echo "building rungs"
 go build -o bin/rungs .
 rungs=bin/rungs
 
+# The demo ladder is rebuilt on each run, so that it has this version's
+# shape even where an older rungs left one of another shape (which apply
+# would rightly refuse to lay over it).
+$rungs teardown --ladder demo --yes >/dev/null 2>&1 || true
 $rungs apply --ladder demo --unit 1s --max-delay 1h --target demo.work
 # A spread of delays, so every part of the ladder has something to show.
 for d in 5s 20s 45s 90s 3m 7m 15m 40m; do

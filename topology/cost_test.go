@@ -17,7 +17,7 @@ func TestCostCounts(t *testing.T) {
 		// i's exchange binds i rungs + deliver, plus deliver→done and the
 		// unroutable queue: 25 + (1+...+24) + 2 = 327.
 		"prefix binary 24": {
-			Ladder{Layout: "prefix", Unit: time.Millisecond, Levels: 24},
+			Ladder{Layout: "prefix", Unit: time.Millisecond, Levels: 24, Radix: 2},
 			Cost{Exchanges: 27, Queues: 26, Rungs: 24, Bindings: 327, MeanHops: 12, MaxHops: 24},
 		},
 		"prefix radix 16, 6 levels": {
@@ -45,7 +45,7 @@ func TestCostCounts(t *testing.T) {
 }
 
 func TestRadixCostsSameRange(t *testing.T) {
-	l, err := Ladder{Layout: "prefix", Unit: time.Millisecond, Levels: 24}.Normalize()
+	l, err := Ladder{Layout: "prefix", Unit: time.Millisecond, Levels: 24, Radix: 2}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

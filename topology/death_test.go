@@ -61,7 +61,7 @@ func TestParseDeaths(t *testing.T) {
 }
 
 func TestTimelineNamesLadderQueues(t *testing.T) {
-	l, err := Ladder{Name: "jobs", Levels: 4, Unit: time.Second, Targets: []string{"work"}}.Normalize()
+	l, err := Ladder{Name: "jobs", Levels: 4, Radix: 2, Unit: time.Second, Targets: []string{"work"}}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestTimelineNamesLadderQueues(t *testing.T) {
 	// As RabbitMQ 3.10 leaves a 1.5s delay through four rungs of 100ms to
 	// 800ms, all within one second: the latest first, the rest reversed at
 	// every hop.
-	fast, _ := Ladder{Name: "x", Levels: 4, Unit: 100 * time.Millisecond}.Normalize()
+	fast, _ := Ladder{Name: "x", Levels: 4, Radix: 2, Unit: 100 * time.Millisecond}.Normalize()
 	same := []Death{
 		{Queue: "x.rung.00", Reason: "expired", Time: at}, {Queue: "x.rung.02", Reason: "expired", Time: at},
 		{Queue: "x.rung.03", Reason: "expired", Time: at}, {Queue: "x.rung.01", Reason: "expired", Time: at},
@@ -113,7 +113,7 @@ func TestTimelineNamesLadderQueues(t *testing.T) {
 }
 
 func TestQueueRole(t *testing.T) {
-	l, _ := Ladder{Name: "j", Levels: 3, Targets: []string{"w"}}.Normalize()
+	l, _ := Ladder{Name: "j", Levels: 3, Radix: 2, Targets: []string{"w"}}.Normalize()
 	cases := map[string]string{"j.rung.01": RoleRung, "j.done": RoleDone, "j.unroutable": RoleUnroutable, "w": RoleTarget, "j.ingest": "", "x": ""}
 	for q, want := range cases {
 		t.Run(q, func(t *testing.T) {

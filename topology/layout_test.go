@@ -90,7 +90,7 @@ func TestNSBKeyMatchesDocumentation(t *testing.T) {
 }
 
 func TestPrefixKeysAndBindings(t *testing.T) {
-	l := mustLadder(t, Ladder{Name: "r", Levels: 4})
+	l := mustLadder(t, Ladder{Name: "r", Levels: 4, Radix: 2})
 	key, err := l.Key(5*time.Second, "orders.retry")
 	if err != nil || key != "0.1.0.1.orders.retry" {
 		t.Fatalf("key = %q, %v", key, err)
@@ -141,7 +141,7 @@ func TestQuorumLaddersDeadLetterAtLeastOnce(t *testing.T) {
 }
 
 func TestUnitsRoundUpAndLimits(t *testing.T) {
-	l := mustLadder(t, Ladder{Unit: 10 * time.Millisecond, Levels: 4}) // max 150ms
+	l := mustLadder(t, Ladder{Unit: 10 * time.Millisecond, Levels: 4, Radix: 2}) // max 150ms
 	cases := map[time.Duration]uint64{0: 0, 1: 1, 10 * time.Millisecond: 1, 11 * time.Millisecond: 2, 150 * time.Millisecond: 15}
 	for d, want := range cases {
 		if got, err := l.Units(d); err != nil || got != want {
@@ -201,7 +201,7 @@ func TestDecodeRejectsForeignKeys(t *testing.T) {
 }
 
 func TestDiffFindsDrift(t *testing.T) {
-	l := mustLadder(t, Ladder{Name: "d", Levels: 3})
+	l := mustLadder(t, Ladder{Name: "d", Levels: 3, Radix: 2})
 	plan := l.Plan()
 	s := plan.Snapshot()
 	// A deleted binding, a queue with another TTL, a left-over rung, a
@@ -239,7 +239,7 @@ func TestDiffTreatsExplicitClassicAsClassic(t *testing.T) {
 // found, not a reason to lose the ladder.
 func TestDiscoverSurvivesOneEditedRung(t *testing.T) {
 	for _, layout := range []string{"prefix", "suffix"} {
-		l := mustLadder(t, Ladder{Name: "jobs", Layout: layout, Levels: 6})
+		l := mustLadder(t, Ladder{Name: "jobs", Layout: layout, Levels: 6, Radix: 2})
 		s := l.Plan().Snapshot()
 		for i, q := range s.Queues {
 			if ttl, ok := q.TTL(); ok && ttl == 4*time.Second {

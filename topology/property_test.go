@@ -219,7 +219,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add("#.1.*", "suffix")
 	f.Add("..", "nsb")
 	f.Fuzz(func(t *testing.T, key, layout string) {
-		l, err := Ladder{Layout: layout, Levels: 4}.Normalize()
+		l, err := Ladder{Layout: layout, Levels: 4, Radix: 2}.Normalize()
 		if err != nil {
 			l, err = Ladder{Layout: "nsb"}.Normalize()
 			if err != nil {
@@ -239,7 +239,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 func ExampleLadder_Trace() {
-	l, _ := Ladder{Name: "jobs", Levels: 4}.Normalize()
+	l, _ := Ladder{Name: "jobs", Levels: 4, Radix: 2}.Normalize()
 	tr, _ := l.Trace(5*time.Second, "work")
 	fmt.Println(tr)
 	// Output: 5s via 0.1.0.1.work: jobs.rung.02(4s) → jobs.rung.00(1s) → work

@@ -158,7 +158,7 @@ func TestEstimateRemainingRefusesForeignMessages(t *testing.T) {
 
 func TestMigrationPlace(t *testing.T) {
 	suffix := mustLadder(t, Ladder{Name: "s", Layout: "suffix", Unit: 100 * time.Millisecond, Levels: 8})
-	prefix := mustLadder(t, Ladder{Name: "p", Unit: time.Second, Levels: 4, Targets: []string{"work"}})
+	prefix := mustLadder(t, Ladder{Name: "p", Unit: time.Second, Levels: 4, Radix: 2, Targets: []string{"work"}})
 	nsb := mustLadder(t, Ladder{Layout: "nsb", Targets: []string{"sales"}})
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	cases := map[string]struct {
@@ -184,7 +184,7 @@ func TestMigrationPlace(t *testing.T) {
 			key: strings.Repeat("0.", 26) + "1.0.sales", exchange: "nsb.v2.delay-level-01", target: "sales",
 		},
 		"beyond the target's maximum": {
-			g: Migration{From: suffix, To: mustLadder(t, Ladder{Name: "q", Unit: time.Second, Levels: 2})}, m: InFlight{Queue: "s.delay.128", Key: "1.0.0.0.0.0.0.0"},
+			g: Migration{From: suffix, To: mustLadder(t, Ladder{Name: "q", Unit: time.Second, Levels: 2, Radix: 2})}, m: InFlight{Queue: "s.delay.128", Key: "1.0.0.0.0.0.0.0"},
 			park: "exceeds the maximum of ladder q (3s)",
 		},
 		"suffix has no destinations": {

@@ -83,6 +83,16 @@ func ShortDelay(d time.Duration) string {
 	}
 }
 
+// MaxDelay prints a ladder's longest delay: exactly below a day, in days
+// and whole hours above (3106d21h for 2^28 s), rounded down so that the
+// figure never promises more than the ladder holds.
+func MaxDelay(d time.Duration) string {
+	if d < 24*time.Hour {
+		return Delay(d)
+	}
+	return ShortDelay(d.Truncate(time.Hour))
+}
+
 // Age prints how long ago something happened, coarsely: 4s, 3m, 2h, 5d.
 func Age(d time.Duration) string {
 	switch {

@@ -23,10 +23,14 @@ type LadderState struct {
 	Filter   string
 	// Trace is set while a trace is shown.
 	Trace *TraceState
-	// ShowDrift replaces the table with the list of drift.
+	// ShowDrift replaces the table with the list of drift; ShowCost with
+	// what the ladder's range costs in each radix.
 	ShowDrift bool
+	ShowCost  bool
 	// Gone is set when the latest snapshot no longer holds the ladder.
 	Gone bool
+	// Folded counts idle rungs left out of Rows (see FoldIdleRungs).
+	Folded int
 }
 
 // TraceState is a trace being typed or pinned.
@@ -93,16 +97,17 @@ func selectedLine(ls []ladderLine, sel int) int {
 // h lines, moving the window as little as possible from offset.
 func Scroll(sel, offset, h, n int) int { return scroll(sel, offset, h, n) }
 
-// LadderView renders the ladder view in w×h cells: summary, table (or
-// drift list) and the detail or trace pane.
+// LadderView renders the ladder view in w×h cells: summary, table (or the
+// drift or cost pane) and the detail or trace pane.
 func LadderView(s LadderState, st Styles, w, h int) string {
 	tableH := s.TableHeight(w, h)
 	ls := tableLines(s.Rows)
-	if !s.ShowDrift {
+	pane := s.ShowDrift || s.ShowCost // a pane replaces the table
+	if !pane {
 		s.Offset = scroll(selectedLine(ls, s.Selected), s.Offset, tableH, len(ls))
 	}
 	pos := ""
-	if n := len(ls); !s.ShowDrift && n > tableH {
+	if n := len(ls); !pane && n > tableH {
 		pos = st.Muted.Render(fmt.Sprintf("%d–%d/%d", s.Offset+1, min(n, s.Offset+tableH), n))
 		switch {
 		case s.Offset == 0:
@@ -115,9 +120,12 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 	}
 	parts := frame{w: w, lines: make([]line, 0, h+summaryHeight+2)}
 	parts.block(ladderSummary(s, st, w, pos, true), summaryHeight)
-	if s.ShowDrift {
+	switch {
+	case s.ShowDrift:
 		parts.block(driftList(s.Found, s.Offset, st, w, tableH+1, true), tableH+1)
-	} else {
+	case s.ShowCost:
+		parts.block(costList(s.Found.Ladder, st, w, tableH+1, true), tableH+1)
+	default:
 		parts.fitted(ladderTable(s, ls, st, w, tableH), tableH+1)
 	}
 	if s.Trace != nil {
@@ -166,7 +174,7 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 		l.Layout,
 		string(l.QueueType),
 		shape,
-		"max " + Delay(l.MaxDelay()),
+		"max " + MaxDelay(l.MaxDelay()),
 		st.Bold.Render(Count(inFlight)) + " in flight",
 	}
 	if n := len(l.Targets); n > 0 && w >= 100 {
@@ -197,6 +205,13 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 	}
 	if problems > 0 {
 		health = append(health, st.Warn.Render(fmt.Sprintf("⚠ %d %s", problems, plural(int64(problems), "warning", "warnings"))))
+	}
+	if s.Folded > 0 {
+		f := fmt.Sprintf("%d idle %s folded", s.Folded, plural(int64(s.Folded), "rung", "rungs"))
+		if keys {
+			f += " (z)"
+		}
+		health = append(health, st.Muted.Render(f))
 	}
 	return line1 + "\n" + spread(strings.Join(health, sep), pos, w)
 }
@@ -465,7 +480,7 @@ func statusText(r QueueRow) string {
 
 // rowDetail is the two lines under the table about the selected row.
 func rowDetail(s LadderState, st Styles, w int) string {
-	if s.ShowDrift || s.Selected < 0 || s.Selected >= len(s.Rows) {
+	if s.ShowDrift || s.ShowCost || s.Selected < 0 || s.Selected >= len(s.Rows) {
 		return ""
 	}
 	r := s.Rows[s.Selected]

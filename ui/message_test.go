@@ -41,7 +41,7 @@ func TestRenderBody(t *testing.T) {
 }
 
 func TestDeathLinesAndHistory(t *testing.T) {
-	l, _ := topology.Ladder{Name: "jobs", Levels: 4, Unit: time.Second, Targets: []string{"work"}}.Normalize()
+	l, _ := topology.Ladder{Name: "jobs", Levels: 4, Radix: 2, Unit: time.Second, Targets: []string{"work"}}.Normalize()
 	at := time.Date(2026, 11, 22, 13, 0, 0, 0, time.UTC)
 	deaths := []topology.Death{
 		{Queue: "work", Reason: "rejected", Count: 1, Time: at.Add(5 * time.Second), Exchange: "jobs.rung.00.expired", RoutingKeys: []string{"0.1.0.1.work"}},

@@ -9,7 +9,7 @@ import (
 // The retry library parks jobs by publishing into QUEUE.parked, so no
 // dead-letter argument links the two: the console finds it by that name.
 func TestRetryParkingQueueShowsAsDeadLetters(t *testing.T) {
-	l, err := topology.Ladder{Name: "jobs", Levels: 3, Targets: []string{"jobs.work"}}.Normalize()
+	l, err := topology.Ladder{Name: "jobs", Levels: 3, Radix: 2, Targets: []string{"jobs.work"}}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

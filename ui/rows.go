@@ -264,6 +264,31 @@ func ApplyTrace(rows []QueueRow, tr *topology.Trace) []QueueRow {
 	return out
 }
 
+// FoldIdleRungs drops the rungs with nothing to show: empty, no traffic, no
+// warning and not on the trace. A radix-16 ladder has 15 rungs a level, and
+// most are empty at any moment; listing them all would bury the few that
+// hold messages. keep names a queue that stays regardless (the cursor's), so
+// the selection does not jump when its rung drains. It returns the rows
+// kept and how many rungs it folded.
+func FoldIdleRungs(rows []QueueRow, keep string) ([]QueueRow, int) {
+	out := make([]QueueRow, 0, len(rows))
+	folded := 0
+	for _, r := range rows {
+		if r.Kind == RungRow && r.Queue != keep && idle(r) {
+			folded++
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, folded
+}
+
+func idle(r QueueRow) bool {
+	s := r.Stats
+	return !r.Missing && r.Severity == Fine && r.Hop == nil && !r.End && !r.Visited &&
+		s.Ready == 0 && s.Unacked == 0 && s.PublishRate == 0 && outRate(s) == 0
+}
+
 // FilterRows keeps the rows whose queue name contains every word of filter
 // (case-insensitive).
 func FilterRows(rows []QueueRow, filter string) []QueueRow {

@@ -86,6 +86,19 @@ func TestLadderViewGolden(t *testing.T) {
 			f := found(t, busy, "retry4")
 			return LadderState{Found: f, Rows: LadderRows(f, busy, health), Selected: 1}
 		},
+		"retry4-folded": func() LadderState {
+			f := found(t, busy, "retry4")
+			rows, folded := FoldIdleRungs(LadderRows(f, busy, health), "")
+			return LadderState{Found: f, Rows: rows, Folded: folded}
+		},
+		"retry4-cost": func() LadderState {
+			f := found(t, busy, "retry4")
+			return LadderState{Found: f, Rows: LadderRows(f, busy, health), ShowCost: true}
+		},
+		"billing-cost": func() LadderState {
+			f := found(t, busy, "billing")
+			return LadderState{Found: f, Rows: LadderRows(f, busy, health), ShowCost: true}
+		},
 		"healthy": func() LadderState {
 			snap := fixture.Healthy()
 			f := found(t, snap, "orders")
@@ -141,4 +154,57 @@ func TestLadderTextGolden(t *testing.T) {
 			golden.RequireEqual(t, out)
 		})
 	}
+}
+
+func TestFoldIdleRungsKeepsWhatMatters(t *testing.T) {
+	busy := fixture.Busy()
+	f := found(t, busy, "retry4")
+	rows := LadderRows(f, busy, Health{})
+	kept, folded := FoldIdleRungs(rows, "")
+	if folded == 0 || len(kept)+folded != len(rows) {
+		t.Fatalf("folded %d of %d rows, kept %d", folded, len(rows), len(kept))
+	}
+	for _, r := range kept {
+		if r.Kind == RungRow && idle(r) {
+			t.Errorf("idle rung %s was kept", r.Queue)
+		}
+	}
+	for _, r := range rows {
+		if r.Kind != RungRow {
+			continue
+		}
+		if !idle(r) && !containsQueue(kept, r.Queue) {
+			t.Errorf("busy rung %s was folded", r.Queue)
+		}
+	}
+	// The cursor's rung stays even when idle, and so does a traced hop.
+	var idleRung string
+	for _, r := range rows {
+		if r.Kind == RungRow && idle(r) {
+			idleRung = r.Queue
+			break
+		}
+	}
+	if kept, _ := FoldIdleRungs(rows, idleRung); !containsQueue(kept, idleRung) {
+		t.Errorf("kept rung %s was folded", idleRung)
+	}
+	tr, err := f.Ladder.Trace(f.Ladder.MaxDelay(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	traced, _ := FoldIdleRungs(ApplyTrace(rows, &tr), "")
+	for _, h := range tr.Hops {
+		if !containsQueue(traced, h.Queue) {
+			t.Errorf("traced hop %s was folded", h.Queue)
+		}
+	}
+}
+
+func containsQueue(rows []QueueRow, q string) bool {
+	for _, r := range rows {
+		if r.Queue == q {
+			return true
+		}
+	}
+	return false
 }
