@@ -605,3 +605,79 @@ func TestMovementsObserve(t *testing.T) {
 		t.Error("a vanished queue is remembered")
 	}
 }
+
+// A radix-4 ladder folds its idle rungs; z unfolds them, the cursor stays
+// on its queue through both, and a filter shows idle rungs too.
+func TestFoldIdleRungs(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "retry4"}, 120, 40)
+	a = load(t, a, fb)
+	all := len(a.ladder.traceRows())
+	folded := len(a.ladder.shown())
+	if folded >= all || !strings.Contains(plainView(t, a), "idle rungs folded (z)") {
+		t.Fatalf("retry4 shows %d of %d rows; view:\n%s", folded, all, plainView(t, a))
+	}
+	cur, _ := a.ladder.Selected()
+	a = keys(t, a, "z")
+	if n := len(a.ladder.shown()); n != all || strings.Contains(plainView(t, a), "folded") {
+		t.Fatalf("z: %d rows shown, want all %d", n, all)
+	}
+	if got, _ := a.ladder.Selected(); got.Queue != cur.Queue {
+		t.Errorf("z moved the cursor from %s to %s", cur.Queue, got.Queue)
+	}
+	// Walk down onto an idle rung, fold again: the rung under the cursor stays.
+	var idle string
+	for i := 0; i < all; i++ {
+		r, _ := a.ladder.Selected()
+		if r.Kind == ui.RungRow && r.Stats.Messages() == 0 && r.Severity == ui.Fine {
+			idle = r.Queue
+			break
+		}
+		a = keys(t, a, "j")
+	}
+	if idle == "" {
+		t.Fatal("no idle rung in retry4")
+	}
+	a = keys(t, a, "z")
+	if got, _ := a.ladder.Selected(); got.Queue != idle || len(a.ladder.shown()) != folded+1 {
+		t.Fatalf("folding with the cursor on idle %s: cursor on %s, %d rows (want %d)", idle, got.Queue, len(a.ladder.shown()), folded+1)
+	}
+	// Moving off it lets it fold, and the cursor lands on the row moved to.
+	a = keys(t, a, "k")
+	before, _ := a.ladder.Selected()
+	if before.Queue == idle || len(a.ladder.shown()) != folded {
+		t.Fatalf("after k: cursor on %s, %d rows (want %d, idle %s folded)", before.Queue, len(a.ladder.shown()), folded, idle)
+	}
+	// Binary ladders never fold.
+	a, _ = newApp(t, fb, Options{Ladder: "orders"}, 120, 40)
+	a = load(t, a, fb)
+	if len(a.ladder.shown()) != len(a.ladder.traceRows()) {
+		t.Error("a radix-2 ladder folded rungs")
+	}
+}
+
+// c shows the cost of each radix in place of the table; c or esc go back.
+func TestCostPane(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "retry4"}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "c")
+	v := plainView(t, a)
+	for _, want := range []string{"› cost", "COST  the range up to", "◂ this ladder", "RADIX LEVELS RUNGS"} {
+		if !strings.Contains(v, want) {
+			t.Fatalf("cost pane lacks %q:\n%s", want, v)
+		}
+	}
+	a = keys(t, a, "esc")
+	if strings.Contains(plainView(t, a), "COST") || a.screen != screenLadder {
+		t.Fatal("esc did not close the cost pane")
+	}
+	a = keys(t, a, "d", "c")
+	if !a.ladder.showCost || a.ladder.showDrift {
+		t.Fatal("c over the drift pane should replace it")
+	}
+	a = keys(t, a, "c")
+	if a.ladder.showCost {
+		t.Fatal("c did not toggle the pane off")
+	}
+}
