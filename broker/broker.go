@@ -89,6 +89,17 @@ type Message struct {
 	MessageID   string
 	Persistent  bool
 	Timestamp   time.Time
+	// The other properties an application may rely on, carried so that a
+	// retried or replayed copy answers the same caller. user-id and
+	// expiration are left out on purpose: the broker refuses a user-id that
+	// is not the publishing connection's, and a per-message TTL would cut
+	// a delay short in the rungs.
+	ContentEncoding string
+	CorrelationID   string
+	ReplyTo         string
+	Type            string
+	AppID           string
+	Priority        uint8
 }
 
 // Publisher publishes with publisher confirms and the mandatory flag.

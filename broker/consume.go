@@ -18,8 +18,15 @@ type Delivery struct {
 	MessageID   string
 	Persistent  bool
 	// Timestamp is the message's timestamp property (whole seconds).
-	Timestamp   time.Time
-	Redelivered bool
+	Timestamp time.Time
+	// As in Message.
+	ContentEncoding string
+	CorrelationID   string
+	ReplyTo         string
+	Type            string
+	AppID           string
+	Priority        uint8
+	Redelivered     bool
 	// Received is when rungs read the message off the wire, for measuring
 	// how long a delay really took.
 	Received time.Time
@@ -51,6 +58,8 @@ func newDelivery(d amqp.Delivery, ack bool) Delivery {
 		Exchange: d.Exchange, RoutingKey: d.RoutingKey, Body: d.Body,
 		Headers: plainTable(d.Headers), ContentType: d.ContentType, MessageID: d.MessageId,
 		Persistent: d.DeliveryMode == amqp.Persistent, Timestamp: d.Timestamp,
+		ContentEncoding: d.ContentEncoding, CorrelationID: d.CorrelationId, ReplyTo: d.ReplyTo,
+		Type: d.Type, AppID: d.AppId, Priority: d.Priority,
 		Redelivered: d.Redelivered, Received: time.Now(),
 	}
 	if ack {

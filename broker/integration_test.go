@@ -809,3 +809,30 @@ func TestClose(t *testing.T) {
 		t.Errorf("Purge() after Close = %v", err)
 	}
 }
+
+// Every property a Message carries arrives on the Delivery, so that code
+// which copies one into the other (retry, replay) keeps them all.
+func TestPropertiesRoundTrip(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t, 30*time.Second)
+	if _, err := e.conn.Apply(ctx, topology.Plan{Queues: []topology.Queue{{Name: "props", Durable: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	sent := broker.Message{RoutingKey: "props", Body: []byte("x"), Headers: map[string]any{"h": "v"},
+		ContentType: "text/plain", ContentEncoding: "gzip", MessageID: "m1", CorrelationID: "c-42",
+		ReplyTo: "replies", Type: "order.created", AppID: "shop", Priority: 7, Persistent: true,
+		Timestamp: time.Unix(1700000000, 0)}
+	if res, err := e.conn.Publish(ctx, []broker.Message{sent}); err != nil || res.Confirmed != 1 {
+		t.Fatalf("publish: %+v, %v", res, err)
+	}
+	d, ok, err := e.conn.Get(ctx, "props", true)
+	if err != nil || !ok {
+		t.Fatalf("get: %v, %v", ok, err)
+	}
+	if d.ContentType != sent.ContentType || d.ContentEncoding != sent.ContentEncoding || d.MessageID != sent.MessageID ||
+		d.CorrelationID != sent.CorrelationID || d.ReplyTo != sent.ReplyTo || d.Type != sent.Type || d.AppID != sent.AppID ||
+		d.Priority != sent.Priority || !d.Persistent || !d.Timestamp.Equal(sent.Timestamp) || d.Headers["h"] != "v" {
+		t.Fatalf("delivered %+v, sent %+v", d, sent)
+	}
+}

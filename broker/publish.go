@@ -298,11 +298,17 @@ func checkExchanges(ch *amqp.Channel, msgs []Message, vhost string) error {
 
 func publishing(m Message) amqp.Publishing {
 	p := amqp.Publishing{
-		Headers:     table(m.Headers),
-		ContentType: m.ContentType,
-		MessageId:   m.MessageID,
-		Timestamp:   m.Timestamp,
-		Body:        m.Body,
+		Headers:         table(m.Headers),
+		ContentType:     m.ContentType,
+		ContentEncoding: m.ContentEncoding,
+		MessageId:       m.MessageID,
+		CorrelationId:   m.CorrelationID,
+		ReplyTo:         m.ReplyTo,
+		Type:            m.Type,
+		AppId:           m.AppID,
+		Priority:        m.Priority,
+		Timestamp:       m.Timestamp,
+		Body:            m.Body,
 	}
 	if m.Persistent {
 		p.DeliveryMode = amqp.Persistent

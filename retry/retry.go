@@ -246,6 +246,8 @@ func (r *Retrier) Retry(ctx context.Context, d broker.Delivery, reason error) (O
 	msg := broker.Message{
 		Body: d.Body, ContentType: d.ContentType, MessageID: d.MessageID,
 		Persistent: d.Persistent, Timestamp: d.Timestamp, Headers: headers,
+		ContentEncoding: d.ContentEncoding, CorrelationID: d.CorrelationID, ReplyTo: d.ReplyTo,
+		Type: d.Type, AppID: d.AppID, Priority: d.Priority,
 	}
 	var out Outcome
 	if n >= r.policy.MaxAttempts || IsPermanent(reason) {

@@ -158,3 +158,36 @@ func TestNewRefusesWhatTheLadderCannotDo(t *testing.T) {
 		t.Errorf("suffix ladder, done queue: %v", err)
 	}
 }
+
+// A retried or parked copy answers the same caller: the properties an
+// application sets survive, and none that would break the copy is added.
+func TestRetryKeepsTheMessagesProperties(t *testing.T) {
+	l := testLadder(t, topology.Ladder{Name: "jobs", Levels: 3, Unit: time.Second, Targets: []string{"work"}})
+	pub := &fakePublisher{}
+	r, err := New(pub, l, "work", "", Policy{Steps: []time.Duration{3 * time.Second}, MaxAttempts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := broker.Delivery{Body: []byte("x"), MessageID: "m1", ContentType: "text/plain", ContentEncoding: "gzip",
+		CorrelationID: "c-42", ReplyTo: "amq.rabbitmq.reply-to.abc", Type: "order.created", AppID: "shop", Priority: 7,
+		Persistent: true, Timestamp: time.Unix(1700000000, 0), Headers: map[string]any{}}
+	for _, action := range []Action{Retried, Parked} {
+		out, err := r.Retry(context.Background(), d, errors.New("boom"))
+		if err != nil || out.Action != action {
+			t.Fatalf("outcome %+v, %v; want %v", out, err, action)
+		}
+		m := pub.sent[len(pub.sent)-1]
+		got := broker.Delivery{MessageID: m.MessageID, ContentType: m.ContentType, ContentEncoding: m.ContentEncoding,
+			CorrelationID: m.CorrelationID, ReplyTo: m.ReplyTo, Type: m.Type, AppID: m.AppID, Priority: m.Priority,
+			Persistent: m.Persistent, Timestamp: m.Timestamp}
+		want := d
+		want.Body, want.Headers = nil, nil
+		if got.MessageID != want.MessageID || got.ContentType != want.ContentType || got.ContentEncoding != want.ContentEncoding ||
+			got.CorrelationID != want.CorrelationID || got.ReplyTo != want.ReplyTo || got.Type != want.Type ||
+			got.AppID != want.AppID || got.Priority != want.Priority || got.Persistent != want.Persistent || !got.Timestamp.Equal(want.Timestamp) {
+			t.Errorf("%v copy has properties %+v, want %+v", action, got, want)
+		}
+		d = redeliver(m, "work")
+		d.ContentEncoding, d.CorrelationID, d.ReplyTo, d.Type, d.AppID, d.Priority = m.ContentEncoding, m.CorrelationID, m.ReplyTo, m.Type, m.AppID, m.Priority
+	}
+}
