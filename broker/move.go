@@ -830,6 +830,13 @@ func (m *mover) copyOf(e *entry) amqp.Publishing {
 		ReplyTo: d.ReplyTo, Expiration: d.Expiration, MessageId: d.MessageId, Timestamp: d.Timestamp,
 		Type: d.Type, UserId: d.UserId, AppId: d.AppId, Body: d.Body,
 	}
+	if e.route.SaveDeath && !e.park && p.Expiration != "" {
+		// Into a ladder, a per-message TTL shorter than a rung's would
+		// expire the copy early into the next level, and it would arrive
+		// before its delay. Keep the value as a header instead.
+		h["x-rungs-expiration"] = p.Expiration
+		p.Expiration = ""
+	}
 	if p.UserId != "" && p.UserId != m.c.ep.amqpURI.Username {
 		// The broker refuses a user-id other than the connection's (and
 		// closes the channel); keep it as a header instead.

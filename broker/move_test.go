@@ -644,3 +644,51 @@ func TestMoveStopsWhenTheSourceIsDeleted(t *testing.T) {
 		t.Errorf("target holds %d, Move moved %d", n, res.Moved)
 	}
 }
+
+// A message with a per-message TTL shorter than the rungs' would expire
+// through them early: moved into a ladder, it arrives no earlier than its
+// delay, with the TTL kept as a header.
+func TestMoveIntoALadderDropsExpiration(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	l := ladder(t, e, topology.Ladder{Name: "x", Unit: 100 * time.Millisecond, Levels: 6, Radix: 2, Targets: []string{"work"}})
+	declare(t, e, topology.Queue{Name: "src"}, topology.Queue{Name: "work"})
+	ctx := ctxFor(t, 60*time.Second)
+	if _, err := e.conn.Apply(ctx, l.Plan()); err != nil {
+		t.Fatal(err)
+	}
+	// 1 s outlives the move from src, but not the 3 s delay's first rung
+	// (1.6 s): kept, it would cut the delay short.
+	ch := rawChannel(t, e)
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []amqp.Publishing{{MessageId: "short-lived", Expiration: "1000", Body: []byte("x")}, {MessageId: "plain", Body: []byte("y")}} {
+		c, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", "src", false, false, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := c.WaitContext(ctx); !ok || err != nil {
+			t.Fatalf("publish to src not confirmed: %v", err)
+		}
+	}
+	const delay = 3 * time.Second
+	route, err := broker.ToLadder(l, delay, "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res, err := e.conn.Move(ctx, broker.MoveOptions{Source: "src", Route: route})
+	if err != nil || res.Moved != 2 {
+		t.Fatalf("Move = %+v, %v", res, err)
+	}
+	for range 2 {
+		d := waitOne(t, e, "work", 15*time.Second)
+		if since := time.Since(start); since < delay {
+			t.Errorf("%s arrived after %s, before its %s delay", d.MessageID, since, delay)
+		}
+		if d.MessageID == "short-lived" && d.Headers["x-rungs-expiration"] != "1000" {
+			t.Errorf("the TTL was not kept as a header: %v", d.Headers)
+		}
+	}
+}
