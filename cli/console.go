@@ -30,12 +30,14 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 	}
 	current, _ := e.contextName()
 	app := model.New(model.Options{
-		Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
-		Peeker: conn, Mover: conn, Limits: m,
-		Vhost: e.vhost(), BrokerLabel: brokerLabel(e.config().URL),
-		ReadOnly: e.config().ReadOnly, Refresh: e.opts.refresh, Ladder: ladder,
+		Backends: model.Backends{
+			Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
+			Peeker: conn, Mover: conn, Limits: m,
+			Vhost: e.vhost(), BrokerLabel: brokerLabel(e.config().URL), ReadOnly: e.config().ReadOnly,
+			Close: func() { _ = conn.Close() },
+		},
+		Refresh: e.opts.refresh, Ladder: ladder,
 		Contexts: e.cfg.contextNames(), Context: current, Connect: e.connectContext,
-		Close: func() { _ = conn.Close() },
 	})
 	final, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(e.In), tea.WithOutput(e.Out)).Run()
 	if a, ok := final.(model.App); ok {

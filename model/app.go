@@ -21,25 +21,9 @@ import (
 
 // Options configure the console.
 type Options struct {
-	Inspector broker.Inspector
-	Publisher broker.Publisher
-	Purger    broker.Purger
-	// Peeker reads messages without removing them and Mover moves them
-	// (peek and replay); nil switches either off. Limits reads a quorum
-	// queue's delivery limit before a peek; nil leaves it unknown.
-	Peeker Peeker
-	Mover  Mover
-	Limits DeliveryLimiter
-	// Conn is the AMQP connection to watch; nil shows the management
-	// API's health instead.
-	Conn broker.StateWatcher
-	// Vhost is the vhost to show ("/" when empty).
-	Vhost string
-	// BrokerLabel names the broker in the header, e.g.
-	// "guest@127.0.0.1:5672". It must not contain a password.
-	BrokerLabel string
-	// ReadOnly switches off publishing and purging, visibly.
-	ReadOnly bool
+	// Backends are the clients the console starts with and where they
+	// point; `:ctx` swaps them for another context's.
+	Backends
 	// Refresh is the refresh interval; 0 follows the broker's statistics
 	// interval (5s until the broker says otherwise).
 	Refresh time.Duration
@@ -49,12 +33,10 @@ type Options struct {
 	Now func() time.Time
 	// Contexts are the named brokers `:ctx` offers, Context the one in
 	// use ("" when none). Connect opens a context's clients for `:ctx
-	// NAME`; nil switches :ctx off. Close releases the initial clients
-	// when the console switches away from them (nil: the caller does).
+	// NAME`; nil switches :ctx off.
 	Contexts []string
 	Context  string
 	Connect  func(ctx context.Context, name string) (Backends, error)
-	Close    func()
 }
 
 type screen int
@@ -155,24 +137,17 @@ func New(opts Options) App {
 	if now == nil {
 		now = time.Now
 	}
-	vhost := opts.Vhost
-	if vhost == "" {
-		vhost = "/"
-	}
 	st := ui.NewStyles(true)
 	a := App{
-		insp: opts.Inspector, pub: opts.Publisher, purger: opts.Purger, conn: opts.Conn,
-		peeker: opts.Peeker, mover: opts.Mover, limits: opts.Limits,
-		vhost: vhost, brokerLabel: opts.BrokerLabel, readOnly: opts.ReadOnly,
-		openName: opts.Ladder, now: now,
-		styles: st, keys: defaultKeyMap(opts.ReadOnly),
+		openName: opts.Ladder, now: now, styles: st,
 		interval: opts.Refresh, timeout: defaultTimeout,
 		moves:  movements{},
-		list:   newLadderList(vhost, st, defaultNavKeys()),
 		prompt: newPrompt(st),
 
-		contexts: opts.Contexts, context: opts.Context, connect: opts.Connect, closeBackends: opts.Close,
+		contexts: opts.Contexts, context: opts.Context, connect: opts.Connect,
 	}
+	a.use(opts.Backends)
+	a.list = newLadderList(a.vhost, st, defaultNavKeys())
 	if a.interval <= 0 {
 		a.interval, a.followBroker = ui.DefaultInterval, true
 	}

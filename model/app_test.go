@@ -213,7 +213,7 @@ func TestPublishResultCounts(t *testing.T) {
 
 func TestReadOnlyRefusesVisibly(t *testing.T) {
 	fb := newFake(fixture.Busy())
-	a, _ := newApp(t, fb, Options{Ladder: "orders", ReadOnly: true}, 80, 24)
+	a, _ := newApp(t, fb, Options{Backends: Backends{ReadOnly: true}, Ladder: "orders"}, 80, 24)
 	a = load(t, a, fb)
 	for _, k := range []string{"p", "x", "X"} {
 		a = keys(t, a, k)
@@ -530,7 +530,7 @@ func TestConnectionStates(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fb := newFake(fixture.Healthy())
 			conn := &fakeConn{state: tc.state, ch: make(chan broker.ConnState, 1)}
-			a, _ := newApp(t, fb, Options{Conn: conn}, 120, 40)
+			a, _ := newApp(t, fb, Options{Backends: Backends{Conn: conn}}, 120, 40)
 			a = load(t, a, fb)
 			if s := plainView(t, a); !strings.Contains(s, tc.want) {
 				t.Errorf("header lacks %q:\n%s", tc.want, strings.SplitN(s, "\n", 2)[0])
@@ -540,7 +540,7 @@ func TestConnectionStates(t *testing.T) {
 	// A change arrives as a message and re-arms the watch.
 	fb := newFake(fixture.Healthy())
 	conn := &fakeConn{state: broker.ConnState{Status: broker.Connected}, ch: make(chan broker.ConnState, 1)}
-	a, _ := newApp(t, fb, Options{Conn: conn}, 80, 24)
+	a, _ := newApp(t, fb, Options{Backends: Backends{Conn: conn}}, 80, 24)
 	m, cmd := a.Update(connMsg{broker.ConnState{Status: broker.Reconnecting, NextAttempt: c.now().Add(5 * time.Second)}, conn.ch})
 	a = m.(App)
 	if cmd == nil || !a.clockOn {
@@ -577,7 +577,7 @@ func TestResizeKeepsScreenSize(t *testing.T) {
 }
 
 func TestViewAlwaysAltScreen(t *testing.T) {
-	a := New(Options{Inspector: newFake(fixture.Empty())})
+	a := New(Options{Backends: Backends{Inspector: newFake(fixture.Empty())}})
 	if v := a.View(); !v.AltScreen {
 		t.Fatal("the view before the first size leaves the alternate screen")
 	}

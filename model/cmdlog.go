@@ -135,17 +135,37 @@ type Backends struct {
 	Inspector broker.Inspector
 	Publisher broker.Publisher
 	Purger    broker.Purger
-	Peeker    Peeker
-	Mover     Mover
-	Limits    DeliveryLimiter
-	Conn      broker.StateWatcher
-	// Vhost, BrokerLabel and ReadOnly are as in Options.
-	Vhost       string
+	// Peeker reads messages without removing them and Mover moves them
+	// (peek and replay); nil switches either off. Limits reads a quorum
+	// queue's delivery limit before a peek; nil leaves it unknown.
+	Peeker Peeker
+	Mover  Mover
+	Limits DeliveryLimiter
+	// Conn is the AMQP connection to watch; nil shows the management
+	// API's health instead.
+	Conn broker.StateWatcher
+	// Vhost is the vhost to show ("/" when empty).
+	Vhost string
+	// BrokerLabel names the broker in the header, e.g.
+	// "guest@127.0.0.1:5672". It must not contain a password.
 	BrokerLabel string
-	ReadOnly    bool
-	// Close releases the clients when the console leaves the context;
-	// nil when there is nothing to release.
+	// ReadOnly switches off publishing and purging, visibly.
+	ReadOnly bool
+	// Close releases the clients when the console leaves them (quits or
+	// switches context); nil when there is nothing to release.
 	Close func()
+}
+
+// use points the console at b's clients.
+func (a *App) use(b Backends) {
+	a.insp, a.pub, a.purger, a.conn, a.closeBackends = b.Inspector, b.Publisher, b.Purger, b.Conn, b.Close
+	a.peeker, a.mover, a.limits = b.Peeker, b.Mover, b.Limits
+	a.vhost = b.Vhost
+	if a.vhost == "" {
+		a.vhost = "/"
+	}
+	a.brokerLabel, a.readOnly = b.BrokerLabel, b.ReadOnly
+	a.keys = defaultKeyMap(b.ReadOnly)
 }
 
 // connectTimeout bounds opening a context's clients.
@@ -213,14 +233,8 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 		a.closeBackends()
 	}
 	b := m.b
-	a.insp, a.pub, a.purger, a.conn, a.closeBackends = b.Inspector, b.Publisher, b.Purger, b.Conn, b.Close
-	a.peeker, a.mover, a.limits = b.Peeker, b.Mover, b.Limits
-	a.vhost = b.Vhost
-	if a.vhost == "" {
-		a.vhost = "/"
-	}
-	a.brokerLabel, a.readOnly, a.context = b.BrokerLabel, b.ReadOnly, m.name
-	a.keys = defaultKeyMap(b.ReadOnly)
+	a.use(b)
+	a.context = m.name
 	a.snap, a.live, a.found, a.moves = topology.Snapshot{Vhost: a.vhost}, nil, nil, movements{}
 	a.overview, a.loaded, a.fetchErr, a.pending, a.snapDue = broker.Overview{}, false, nil, nil, false
 	a.screen, a.overlay = screenList, overlayNone

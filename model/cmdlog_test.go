@@ -139,7 +139,7 @@ func TestContextSwitch(t *testing.T) {
 		}
 		return Backends{Inspector: prod, Publisher: prod, Purger: prod, Conn: newConn, Vhost: "jobs", BrokerLabel: "ops@rabbit.prod:5671", ReadOnly: true}, nil
 	}
-	a, _ := newApp(t, local, Options{Contexts: []string{"down", "local", "prod"}, Context: "local", Connect: connect, Conn: oldConn, Close: func() { closed++ }}, 120, 40)
+	a, _ := newApp(t, local, Options{Backends: Backends{Conn: oldConn, Close: func() { closed++ }}, Contexts: []string{"down", "local", "prod"}, Context: "local", Connect: connect}, 120, 40)
 	a = load(t, a, local)
 	if len(a.found) != 4 {
 		t.Fatalf("local shows %d ladders", len(a.found))

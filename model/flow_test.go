@@ -22,7 +22,7 @@ func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
 // delay from the command line, publish from the form, quit.
 func TestConsoleFlow(t *testing.T) {
 	fb := newFake(fixture.Busy())
-	a := New(Options{Inspector: fb, Publisher: fb, Purger: fb, BrokerLabel: "guest@127.0.0.1:5672", Refresh: time.Hour})
+	a := New(Options{Backends: Backends{Inspector: fb, Publisher: fb, Purger: fb, BrokerLabel: "guest@127.0.0.1:5672"}, Refresh: time.Hour})
 	tm := teatest.NewTestModel(t, a, teatest.WithInitialTermSize(100, 30))
 
 	waitFor(t, tm, "retry4")
@@ -61,7 +61,7 @@ func TestConsoleFlow(t *testing.T) {
 func TestConsoleHangingBroker(t *testing.T) {
 	fb := newFake(fixture.Busy())
 	fb.hang = true
-	a := New(Options{Inspector: fb, Publisher: fb, Purger: fb, BrokerLabel: "guest@10.0.0.9:5672"})
+	a := New(Options{Backends: Backends{Inspector: fb, Publisher: fb, Purger: fb, BrokerLabel: "guest@10.0.0.9:5672"}})
 	tm := teatest.NewTestModel(t, a, teatest.WithInitialTermSize(80, 24))
 
 	waitFor(t, tm, "Reading ladders")

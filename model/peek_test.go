@@ -141,7 +141,7 @@ func TestPeekReadsTheDeliveryLimitFirst(t *testing.T) {
 
 func TestPeekReadOnly(t *testing.T) {
 	fb := parkedFake()
-	a, _ := newApp(t, fb, Options{Ladder: "orders", ReadOnly: true}, 80, 24)
+	a, _ := newApp(t, fb, Options{Backends: Backends{ReadOnly: true}, Ladder: "orders"}, 80, 24)
 	a = keys(t, load(t, a, fb), "G")
 	a, _ = run(t, a, press("v"))
 	if a.screen != screenPeek {
@@ -150,7 +150,7 @@ func TestPeekReadOnly(t *testing.T) {
 
 	fb = newFake(fixture.Busy())
 	fb.limitKnown = true
-	a, _ = newApp(t, fb, Options{Ladder: "retry4", ReadOnly: true}, 80, 24)
+	a, _ = newApp(t, fb, Options{Backends: Backends{ReadOnly: true}, Ladder: "retry4"}, 80, 24)
 	a = load(t, a, fb)
 	a, _ = a.runCommand("peek retry4.unroutable")
 	a, _ = run(t, a, peekLimitMsg{queue: "retry4.unroutable", n: peekCount, known: true})

@@ -272,7 +272,7 @@ func TestReplayFormRefusesBadInput(t *testing.T) {
 
 func TestReplayReadOnly(t *testing.T) {
 	fb := newFake(fixture.Busy())
-	a := replayParked(t, fb, Options{ReadOnly: true})
+	a := replayParked(t, fb, Options{Backends: Backends{ReadOnly: true}})
 	if a.overlay != overlayNone || a.result.Kind != ui.ResultWarn || !strings.Contains(a.result.Text, "read-only: replaying is switched off") {
 		t.Fatalf("R in read-only: overlay %v result %+v", a.overlay, a.result)
 	}

@@ -89,7 +89,7 @@ func TestScreensGolden(t *testing.T) {
 		},
 		"ladder-readonly-stale": func(t *testing.T, w, h int) App {
 			fb := newFake(fixture.Busy())
-			a, c := newApp(t, fb, Options{Ladder: "orders", ReadOnly: true, Conn: &fakeConn{state: broker.ConnState{Status: broker.Connected}}}, w, h)
+			a, c := newApp(t, fb, Options{Backends: Backends{ReadOnly: true, Conn: &fakeConn{state: broker.ConnState{Status: broker.Connected}}}, Ladder: "orders"}, w, h)
 			a = load(t, a, fb)
 			c.advance(7 * time.Second)
 			fb.err = errRefused
@@ -109,7 +109,7 @@ func TestScreensGolden(t *testing.T) {
 		},
 		"help-readonly": func(t *testing.T, w, h int) App {
 			fb := newFake(fixture.Busy())
-			a, _ := newApp(t, fb, Options{ReadOnly: true}, w, h)
+			a, _ := newApp(t, fb, Options{Backends: Backends{ReadOnly: true}}, w, h)
 			return keys(t, load(t, a, fb), "?")
 		},
 		"publish": func(t *testing.T, w, h int) App {
@@ -188,7 +188,7 @@ func TestScreensGolden(t *testing.T) {
 			fb := newFake(fixture.Healthy())
 			c := newClock()
 			conn := &fakeConn{state: broker.ConnState{Status: broker.Reconnecting, NextAttempt: c.now().Add(4 * time.Second), Attempt: 2}}
-			a, _ := newApp(t, fb, Options{Conn: conn}, w, h)
+			a, _ := newApp(t, fb, Options{Backends: Backends{Conn: conn}}, w, h)
 			return keys(t, load(t, a, fb), "enter")
 		},
 	}
