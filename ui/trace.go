@@ -74,11 +74,11 @@ func traceLines(ts TraceState, st Styles, w int) []string {
 
 // wrap word-wraps styled text to w cells, indenting continuation lines.
 func wrap(s string, w int, indent string) []string {
-	ls := strings.Split(ansi.Wordwrap(s, w, ""), "\n")
+	ls := wordwrap(s, w)
 	out := []string{ls[0]}
 	if len(ls) > 1 {
 		rest := strings.Join(ls[1:], " ")
-		for _, l := range strings.Split(ansi.Wordwrap(rest, max(8, w-len(indent)), ""), "\n") {
+		for _, l := range wordwrap(rest, max(8, w-len(indent))) {
 			out = append(out, indent+l)
 		}
 	}
@@ -86,6 +86,19 @@ func wrap(s string, w int, indent string) []string {
 		out[i] = ansi.Truncate(out[i], w, "…")
 	}
 	return out
+}
+
+// wordwrap breaks s at spaces into lines of at most w cells. ansi.Wordwrap
+// also breaks after hyphens, which splits dates and queue names
+// ("2025-\n03-14", "orders.work-\nparked") and can leave the hyphen a cell
+// past the limit; hyphens are made non-breaking while it runs.
+func wordwrap(s string, w int) []string {
+	const nbHyphen = "\u2011"
+	if strings.Contains(s, nbHyphen) {
+		return strings.Split(ansi.Wordwrap(s, w, ""), "\n")
+	}
+	wrapped := ansi.Wordwrap(strings.ReplaceAll(s, "-", nbHyphen), w, "")
+	return strings.Split(strings.ReplaceAll(wrapped, nbHyphen, "-"), "\n")
 }
 
 // wrapItems joins items with sep into lines of at most w cells, never
