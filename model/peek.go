@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -403,79 +402,42 @@ func decodeMessage(m ui.PeekedMessage, hops []topology.DeathHop, found []topolog
 // push messages along a quorum ladder early: it gives the reason and, out
 // of read-only mode, lets the operator insist by typing "force".
 type peekForce struct {
-	keys     confirmKeys
-	st       ui.Styles
+	typedConfirm
 	risk     broker.PeekRisk
 	n        int
 	readOnly bool
-	input    textinput.Model
-	err      string
-	w        int
-	// done is set when the dialog closes; confirmed if it closed on a
-	// typed "force".
-	done, confirmed bool
 }
 
 func newPeekForce(risk broker.PeekRisk, n int, readOnly bool, st ui.Styles) peekForce {
-	c := peekForce{st: st, risk: risk, n: n, readOnly: readOnly}
 	if readOnly {
-		c.keys = confirmKeys{
+		// Nothing to confirm: the dialog only says why.
+		keys := confirmKeys{
 			Yes: key.NewBinding(key.WithKeys("enter")),
 			No:  key.NewBinding(key.WithKeys("esc", "q", "enter"), key.WithHelp("esc", "close")),
 		}
-		c.keys.Yes.SetEnabled(false)
-		return c
+		keys.Yes.SetEnabled(false)
+		return peekForce{typedConfirm: newTypedConfirm(keys, st, "", "", ""), risk: risk, n: n, readOnly: true}
 	}
-	c.keys = confirmKeys{
+	keys := confirmKeys{
 		Yes: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "peek anyway")),
 		No:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 	}
-	in := textinput.New()
-	in.Prompt = ""
-	in.Placeholder = forceWord
-	in.SetStyles(textinput.DefaultStyles(st.IsDark))
-	c.input = in
-	return c
-}
-
-// Init focuses the input.
-func (c *peekForce) Init() tea.Cmd {
-	if c.readOnly {
-		return nil
+	return peekForce{
+		typedConfirm: newTypedConfirm(keys, st, forceWord, fmt.Sprintf("Type %s to peek at %d anyway:", forceWord, n), "type "+forceWord+" to peek anyway, or esc"),
+		risk:         risk, n: n,
 	}
-	return c.input.Focus()
 }
 
 // Update answers the dialog.
 func (c peekForce) Update(msg tea.Msg) (peekForce, tea.Cmd) {
-	if km, ok := msg.(tea.KeyPressMsg); ok {
-		switch {
-		case key.Matches(km, c.keys.No):
-			c.done = true
-			return c, nil
-		case key.Matches(km, c.keys.Yes):
-			if strings.TrimSpace(c.input.Value()) != forceWord {
-				c.err = "type " + forceWord + " to peek anyway, or esc"
-				return c, nil
-			}
-			c.done, c.confirmed = true, true
-			return c, nil
-		}
-	}
-	if c.readOnly {
-		return c, nil
-	}
 	var cmd tea.Cmd
-	c.input, cmd = c.input.Update(msg)
-	if editing(msg) {
-		c.err = ""
-	}
+	c.typedConfirm, cmd = c.typedConfirm.Update(msg)
 	return c, cmd
 }
 
-// View renders the dialog.
+// View renders the dialog; its text is built here so that it follows a
+// change of background colour.
 func (c peekForce) View() string {
-	w := min(c.w, 76)
 	title := "Not peeking " + c.risk.Queue
 	lines := []string{c.risk.Why + "."}
 	if c.readOnly {
@@ -486,13 +448,7 @@ func (c peekForce) View() string {
 	for _, e := range c.risk.Effects {
 		lines = append(lines, c.st.Muted.Render("· "+e))
 	}
-	s := ui.ConfirmState{Title: title, Lines: lines, Err: c.err, Keys: []key.Binding{c.keys.Yes, c.keys.No}}
-	if !c.readOnly {
-		c.input.SetWidth(len(forceWord) + 2)
-		s.Prompt = fmt.Sprintf("Type %s to peek at %d anyway:", forceWord, c.n)
-		s.Input = c.input.View()
-	}
-	return ui.Confirm(s, c.st, w)
+	return c.view(title, lines, 76)
 }
 
 // openForce opens the refusal dialog.

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"time"
 
-	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -25,25 +23,17 @@ type purgeTarget struct {
 }
 
 // purgeConfirm asks before purging. Purging a whole ladder requires typing
-// its name, as GitHub does for deleting a repository: a "y" is too easy to
-// give by reflex when thousands of delayed jobs are at stake.
+// its name, as GitHub does for deleting a repository.
 type purgeConfirm struct {
-	keys    confirmKeys
-	st      ui.Styles
+	typedConfirm
 	title   string
 	lines   []string
 	targets []purgeTarget
-	typed   string // the name to type; "" for a plain y/n
-	input   textinput.Model
-	err     string
-	w       int
-	// done is set when the dialog closes; confirmed if it closed on yes.
-	done, confirmed bool
 }
 
 // newQueuePurge confirms purging one queue.
 func newQueuePurge(row ui.QueueRow, st ui.Styles) purgeConfirm {
-	c := purgeConfirm{keys: defaultConfirmKeys(false), st: st, title: "Purge " + row.Queue + "?"}
+	c := purgeConfirm{typedConfirm: newTypedConfirm(defaultConfirmKeys(false), st, "", "", ""), title: "Purge " + row.Queue + "?"}
 	c.targets = []purgeTarget{{row.Queue, row.Stats.Ready}}
 	n := row.Stats.Ready
 	lost := fmt.Sprintf("%s ready %s in %s will be deleted for good.", ui.Count(n), plural(int(n), "message", "messages"), st.Bold.Render(row.Queue))
@@ -65,7 +55,10 @@ func newQueuePurge(row ui.QueueRow, st ui.Styles) purgeConfirm {
 // the applications and are left alone.
 func newLadderPurge(v ladderView, st ui.Styles) purgeConfirm {
 	name := v.found.Ladder.Name
-	c := purgeConfirm{keys: defaultConfirmKeys(true), st: st, title: "Purge the whole ladder " + name + "?", typed: name}
+	c := purgeConfirm{
+		typedConfirm: newTypedConfirm(defaultConfirmKeys(true), st, name, "Type "+name+" to confirm:", fmt.Sprintf("type %s exactly to purge it", name)),
+		title:        "Purge the whole ladder " + name + "?",
+	}
 	var total int64
 	var targets []string
 	for _, r := range v.rows {
@@ -100,11 +93,6 @@ func newLadderPurge(v ladderView, st ui.Styles) purgeConfirm {
 	if len(targets) > 0 {
 		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("Destination queues (%d) are not touched.", len(targets))))
 	}
-	in := textinput.New()
-	in.Prompt = ""
-	in.Placeholder = name
-	in.SetStyles(textinput.DefaultStyles(st.IsDark))
-	c.input = in
 	return c
 }
 
@@ -119,62 +107,15 @@ func isDestination(v ladderView, q string) bool {
 	return false
 }
 
-// Init focuses the name input of a typed confirmation.
-func (c *purgeConfirm) Init() tea.Cmd {
-	if c.typed == "" {
-		return nil
-	}
-	return c.input.Focus()
-}
-
 // Update answers the dialog.
 func (c purgeConfirm) Update(msg tea.Msg) (purgeConfirm, tea.Cmd) {
-	if km, ok := msg.(tea.KeyPressMsg); ok {
-		switch {
-		case key.Matches(km, c.keys.No):
-			c.done = true
-			return c, nil
-		case key.Matches(km, c.keys.Yes):
-			if c.typed != "" && c.input.Value() != c.typed {
-				c.err = fmt.Sprintf("type %s exactly to purge it", c.typed)
-				return c, nil
-			}
-			c.done, c.confirmed = true, true
-			return c, nil
-		}
-	}
-	if c.typed == "" {
-		return c, nil
-	}
 	var cmd tea.Cmd
-	c.input, cmd = c.input.Update(msg)
-	if editing(msg) {
-		// Only typing clears the error; a cursor blink must not.
-		c.err = ""
-	}
+	c.typedConfirm, cmd = c.typedConfirm.Update(msg)
 	return c, cmd
 }
 
-// editing reports whether a message changes what an input holds.
-func editing(msg tea.Msg) bool {
-	switch msg.(type) {
-	case tea.KeyPressMsg, tea.PasteMsg:
-		return true
-	}
-	return false
-}
-
 // View renders the dialog.
-func (c purgeConfirm) View() string {
-	w := min(c.w, 72)
-	s := ui.ConfirmState{Title: c.title, Lines: c.lines, Err: c.err, Keys: []key.Binding{c.keys.Yes, c.keys.No}}
-	if c.typed != "" {
-		c.input.SetWidth(max(8, len(c.typed)+2))
-		s.Prompt = "Type " + c.typed + " to confirm:"
-		s.Input = c.input.View()
-	}
-	return ui.Confirm(s, c.st, w)
-}
+func (c purgeConfirm) View() string { return c.view(c.title, c.lines, 72) }
 
 // purgedMsg reports a purge.
 type purgedMsg struct {
