@@ -380,8 +380,11 @@ func openConsole(t *testing.T, cfg broker.Config, ladder string, readOnlyUI bool
 	t.Cleanup(func() { conn.Close() })
 	c := &console{t: t, msgs: make(chan tea.Msg, 1024)}
 	c.app = model.New(model.Options{
-		Inspector: mgmt, Publisher: conn, Purger: conn, Conn: conn, Vhost: cfg.Vhost,
-		BrokerLabel: "guest@broker", ReadOnly: readOnlyUI, Refresh: time.Hour, Ladder: ladder,
+		Backends: model.Backends{
+			Inspector: mgmt, Publisher: conn, Purger: conn, Conn: conn, Vhost: cfg.Vhost,
+			BrokerLabel: "guest@broker", ReadOnly: readOnlyUI,
+		},
+		Refresh: time.Hour, Ladder: ladder,
 	})
 	c.update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	c.exec(c.app.Init())
