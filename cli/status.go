@@ -55,6 +55,7 @@ func stateOf(f topology.Found, snap topology.Snapshot) ladderState {
 }
 
 func (e *env) statusCommand() *cobra.Command {
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show ladders with the depth of every rung",
@@ -62,9 +63,10 @@ func (e *env) statusCommand() *cobra.Command {
 shows each rung's TTL, depth (ready / unacked), consumers and rates, then the
 done, unroutable, destination and dead-letter queues, and says which rung
 looks stuck and how the ladder drifted from its plan. With --ladder it shows
-that ladder only.`,
+that ladder only. On ladders above radix 2 (15 rungs a level) the rungs that
+are empty and quiet are left out unless --all; --json always lists them.`,
 		Example: `  rungs status
-  rungs status --ladder jobs
+  rungs status --ladder jobs --all
   rungs status --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -72,13 +74,14 @@ that ladder only.`,
 			if cmd.Flags().Lookup("ladder").Changed {
 				only = e.opts.ladder.name
 			}
-			return e.runStatus(cmd.Context(), only)
+			return e.runStatus(cmd.Context(), only, all)
 		},
 	}
+	cmd.Flags().BoolVar(&all, "all", false, "list every rung, idle ones too")
 	return cmd
 }
 
-func (e *env) runStatus(ctx context.Context, only string) error {
+func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	snap, err := e.snapshot(ctx)
 	if err != nil {
 		return err
@@ -103,7 +106,7 @@ func (e *env) runStatus(ctx context.Context, only string) error {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
 		}
-		fmt.Fprint(e.Out, ui.LadderText(st.found, snap, e.width()))
+		fmt.Fprint(e.Out, ui.LadderText(st.found, snap, e.width(), all))
 	}
 	return nil
 }

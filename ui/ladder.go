@@ -510,21 +510,29 @@ func rowDetail(s LadderState, st Styles, w int) string {
 }
 
 // LadderText renders a ladder as plain text, without colour or cursor, for
-// non-interactive use (`rungs status`): the summary, every row, what is
-// wrong with which queue, and the drift. Without a history of depths, a
+// non-interactive use (`rungs status`): the summary, every row (idle rungs
+// of a ladder above radix 2 folded unless all), what is wrong with which
+// queue, and the drift. Without a history of depths, a
 // rung counts as stuck only when the broker reports its oldest message as
 // older than the ladder can hold it. A width of 0 or less means 120.
-func LadderText(f topology.Found, snap topology.Snapshot, width int) string {
+func LadderText(f topology.Found, snap topology.Snapshot, width int, all bool) string {
 	if width <= 0 {
 		width = 120
 	}
 	var st Styles
 	rows := LadderRows(f, snap, Health{})
-	s := LadderState{Found: f, Rows: rows, Selected: -1}
+	folded := 0
+	if !all && f.Ladder.Radix > 2 {
+		rows, folded = FoldIdleRungs(rows, "")
+	}
+	s := LadderState{Found: f, Rows: rows, Selected: -1, Folded: folded}
 	out := []string{ladderSummary(s, st, width, "", false)}
 	out = append(out, "")
 	for _, l := range tableText(ladderLayout(s, width), s, tableLines(rows), st, width) {
 		out = append(out, l.s)
+	}
+	if folded > 0 {
+		out = append(out, fmt.Sprintf("  (%d idle %s not listed: --all lists every rung)", folded, plural(int64(folded), "rung", "rungs")))
 	}
 	var problems []string
 	for _, r := range rows {

@@ -142,7 +142,7 @@ func TestLadderTextGolden(t *testing.T) {
 	busy := fixture.Busy()
 	for _, w := range []int{80, 120} {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
-			out := LadderText(found(t, busy, "orders"), busy, w)
+			out := LadderText(found(t, busy, "orders"), busy, w, false)
 			if strings.Contains(out, "\x1b") {
 				t.Error("LadderText wrote escape sequences")
 			}
@@ -154,6 +154,20 @@ func TestLadderTextGolden(t *testing.T) {
 			golden.RequireEqual(t, out)
 		})
 	}
+}
+
+// status leaves the idle rungs of a ladder above radix 2 out, and says so.
+func TestLadderTextFoldsIdleRungs(t *testing.T) {
+	busy := fixture.Busy()
+	f := found(t, busy, "retry4")
+	folded, all := LadderText(f, busy, 100, false), LadderText(f, busy, 100, true)
+	if !strings.Contains(folded, "idle rungs not listed: --all lists every rung") || strings.Contains(all, "not listed") {
+		t.Fatalf("folded:\n%s\nall:\n%s", folded, all)
+	}
+	if strings.Count(all, "retry4.rung.") <= strings.Count(folded, "retry4.rung.") {
+		t.Fatalf("--all lists no more rungs than the folded text")
+	}
+	golden.RequireEqual(t, folded)
 }
 
 func TestFoldIdleRungsKeepsWhatMatters(t *testing.T) {
