@@ -681,3 +681,37 @@ func TestCostPane(t *testing.T) {
 		t.Fatal("c did not toggle the pane off")
 	}
 }
+
+// A ladder opened before its rungs' statistics arrive has every rung
+// folded, so the first row is the done queue; when the rungs fill, the
+// cursor the operator never moved goes to the top rung, not stay below.
+func TestCursorFollowsTheTopUntilMoved(t *testing.T) {
+	busy := fixture.Busy()
+	quiet := busy
+	quiet.Queues = append([]topology.Queue(nil), busy.Queues...)
+	for i := range quiet.Queues {
+		if strings.HasPrefix(quiet.Queues[i].Name, "retry4.rung.") {
+			quiet.Queues[i].Stats = topology.QueueStats{}
+		}
+	}
+	fb := newFake(quiet)
+	a, _ := newApp(t, fb, Options{Ladder: "retry4"}, 120, 40)
+	a = load(t, a, fb)
+	if r, _ := a.ladder.Selected(); r.Kind == ui.RungRow {
+		t.Fatalf("all rungs idle, yet the cursor is on rung %s", r.Queue)
+	}
+	fb.mu.Lock()
+	fb.snap = busy
+	fb.mu.Unlock()
+	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	if r, _ := a.ladder.Selected(); r.Kind != ui.RungRow {
+		t.Fatalf("the rungs filled, but the unmoved cursor is on %s", r.Queue)
+	}
+	// Once moved, the cursor stays on its queue across refreshes.
+	a = keys(t, a, "j")
+	cur, _ := a.ladder.Selected()
+	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	if r, _ := a.ladder.Selected(); r.Queue != cur.Queue {
+		t.Fatalf("after j and a refresh the cursor moved from %s to %s", cur.Queue, r.Queue)
+	}
+}

@@ -30,8 +30,12 @@ type ladderView struct {
 	// unfold shows every rung of a radix > 2 ladder; by default its idle
 	// rungs are folded away (ui.FoldIdleRungs). keep is the queue under
 	// the cursor, which folding never hides.
-	unfold   bool
-	keep     string
+	unfold bool
+	keep   string
+	// moved is set once the operator has put the cursor somewhere; until
+	// then it stays on the first row, so that rungs whose statistics
+	// arrive after the ladder opened do not leave it on the done queue.
+	moved    bool
 	sel      int // index into the shown rows
 	offset   int
 	driftOff int
@@ -58,9 +62,12 @@ func (v *ladderView) SetRows(f topology.Found, rows []ui.QueueRow, gone bool) {
 		v.SetTrace(v.trace.Input)
 		v.traced = mt
 	}
-	if ok {
+	switch {
+	case ok && v.moved:
 		v.keep = cur.Queue
 		v.selectQueue(cur.Queue)
+	default:
+		v.sel, v.keep = 0, ""
 	}
 	v.clamp()
 }
@@ -253,6 +260,7 @@ func (v ladderView) Update(msg tea.Msg) (ladderView, tea.Cmd) {
 		v.driftOff += step
 	} else {
 		v.sel += step
+		v.moved = v.moved || step != 0
 	}
 	v.clamp()
 	return v, nil

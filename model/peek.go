@@ -347,6 +347,7 @@ func (a App) traceMessage() (App, tea.Cmd) {
 	a.ladder.SetTrace(input)
 	a.ladder.traced = &ui.MessageTrace{Label: label, Hops: hops, Now: a.peek.queue}
 	a.ladder.selectQueue(a.peek.queue)
+	a.ladder.moved = true
 	a.ladder.clamp()
 	a.result = ui.Result{Kind: ui.ResultInfo, Text: fmt.Sprintf("traced %s: %s → %s (key %s) · esc: back to the peek", label, ui.Delay(d), orDone(dest), rk)}
 	return a, nil
