@@ -262,3 +262,18 @@ func TestNServiceBusLadder(t *testing.T) {
 		t.Fatal("the delayed message did not reach sales")
 	}
 }
+
+// Without the management API apply cannot check what exists; it says so
+// before declaring, in one line that names no password.
+func TestApplyWithoutManagementWarns(t *testing.T) {
+	t.Parallel()
+	env, _ := brokerEnv(t)
+	env["RUNGS_MGMT_URL"] = "http://guest:s3cret@127.0.0.1:1"
+	code, out, errs := run(t, env, "apply", "--ladder", "w", "--radix", "2", "--levels", "3")
+	if !strings.Contains(errs, "cannot check for conflicting objects or a ladder of another shape") || strings.Contains(errs+out, "s3cret") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if code != ExitOK || !strings.Contains(out, `applied prefix ladder "w"`) {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
