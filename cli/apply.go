@@ -51,9 +51,6 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	plan := l.Plan()
 	// Refuse a conflict before declaring anything: declaring stops at the
 	// first object the broker refuses, after creating those before it.
-	if r.snap == nil {
-		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("cannot read the vhost through the management API (%v), so apply cannot check for conflicting objects or a ladder of another shape under this name", r.mgmtErr))))
-	}
 	if r.snap != nil {
 		if c := conflicts(plan, *r.snap); len(c) > 0 {
 			return fmt.Errorf("apply %s: %s %s exists with other arguments: %s (rungs never deletes it for you); nothing was declared%s",
@@ -63,6 +60,11 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	conn, err := e.amqp(ctx)
 	if err != nil {
 		return err
+	}
+	// Said only once the broker answers: when neither API does, the
+	// connection error is the one line to print.
+	if r.snap == nil {
+		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("cannot read the vhost through the management API (%v), so apply cannot check for conflicting objects or a ladder of another shape under this name", r.mgmtErr))))
 	}
 	for _, t := range l.Targets {
 		created, err := conn.EnsureQueue(ctx, t, l.QueueType)
