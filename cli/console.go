@@ -24,10 +24,7 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ladder := ""
-	if cmd.Flags().Lookup("ladder").Changed {
-		ladder = e.opts.ladder.name
-	}
+	ladder := e.opts.ladder.named()
 	current, _ := e.contextName()
 	app := model.New(model.Options{
 		Backends: model.Backends{

@@ -62,11 +62,7 @@ reads only: nothing on the broker changes. It exits 0 when nothing is wrong
   rungs doctor --all-vhosts --json | jq '.checks[] | select(.status == "problem")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			only := ""
-			if cmd.Flags().Lookup("ladder").Changed {
-				only = e.opts.ladder.name
-			}
-			return e.runDoctor(cmd.Context(), only, allVhosts)
+			return e.runDoctor(cmd.Context(), e.opts.ladder.named(), allVhosts)
 		},
 	}
 	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "check the ladders of every vhost")

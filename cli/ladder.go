@@ -55,21 +55,38 @@ func (lf *ladderFlags) changed() bool {
 // they describe is valid can depend on the ladder found on the broker
 // (fromFlags with a base).
 func (lf *ladderFlags) check() error {
-	if _, err := topology.ParseDelay(lf.unit); err != nil {
-		return usageErr("--unit: %v", err)
+	if _, _, err := lf.delays(); err != nil {
+		return err
 	}
 	if _, err := topology.LayoutByName(lf.layout); err != nil {
 		return usageErr("%v", err)
 	}
-	if lf.maxDelay != "" {
-		if lf.levels != 0 {
-			return usageErr("--max-delay and --levels both set; give one")
-		}
-		if _, err := topology.ParseDelay(lf.maxDelay); err != nil {
-			return usageErr("--max-delay: %v", err)
-		}
-	}
 	return nil
+}
+
+// delays parses --unit and --max-delay (0 when not given).
+func (lf *ladderFlags) delays() (unit, maxDelay time.Duration, err error) {
+	if unit, err = topology.ParseDelay(lf.unit); err != nil {
+		return 0, 0, usageErr("--unit: %v", err)
+	}
+	if lf.maxDelay == "" {
+		return unit, 0, nil
+	}
+	if lf.levels != 0 {
+		return 0, 0, usageErr("--max-delay and --levels both set; give one")
+	}
+	if maxDelay, err = topology.ParseDelay(lf.maxDelay); err != nil {
+		return 0, 0, usageErr("--max-delay: %v", err)
+	}
+	return unit, maxDelay, nil
+}
+
+// named is the ladder --ladder names, "" when the flag was not given.
+func (lf *ladderFlags) named() string {
+	if lf.set.Lookup("ladder").Changed {
+		return lf.name
+	}
+	return ""
 }
 
 // fromFlags builds and validates the ladder the flags describe. With a base
@@ -77,9 +94,9 @@ func (lf *ladderFlags) check() error {
 // are the base's rather than the defaults: `--max-delay 7d` on an existing
 // binary ladder means 7 days in binary, not a radix-16 ladder laid over it.
 func (lf *ladderFlags) fromFlags(vhost string, base *topology.Ladder) (topology.Ladder, error) {
-	unit, err := topology.ParseDelay(lf.unit)
+	unit, maxDelay, err := lf.delays()
 	if err != nil {
-		return topology.Ladder{}, usageErr("--unit: %v", err)
+		return topology.Ladder{}, err
 	}
 	l := topology.Ladder{
 		Name: lf.name, Vhost: vhost, Layout: lf.layout, Unit: unit,
@@ -115,18 +132,11 @@ func (lf *ladderFlags) fromFlags(vhost string, base *topology.Ladder) (topology.
 		}
 	}
 	if lf.maxDelay != "" {
-		if lf.levels != 0 {
-			return l, usageErr("--max-delay and --levels both set; give one")
-		}
-		max, err := topology.ParseDelay(lf.maxDelay)
-		if err != nil {
-			return l, usageErr("--max-delay: %v", err)
-		}
 		radix := l.Radix
 		if radix == 0 {
 			radix = topology.DefaultRadixFor(l.Layout)
 		}
-		if l.Levels, err = topology.LevelsFor(max, l.Unit, radix); err != nil {
+		if l.Levels, err = topology.LevelsFor(maxDelay, l.Unit, radix); err != nil {
 			return l, usageErr("--max-delay: %v", err)
 		}
 	}

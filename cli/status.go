@@ -70,11 +70,7 @@ are empty and quiet are left out unless --all; --json always lists them.`,
   rungs status --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			only := ""
-			if cmd.Flags().Lookup("ladder").Changed {
-				only = e.opts.ladder.name
-			}
-			return e.runStatus(cmd.Context(), only, all)
+			return e.runStatus(cmd.Context(), e.opts.ladder.named(), all)
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "list every rung, idle ones too")
