@@ -386,18 +386,12 @@ func (r Report) Markdown() string {
 			o.Levels, formatRate(median(rates)), formatRate(lo), formatRate(hi), formatUS(median(cpus)))
 	}
 	if len(r.Floor) > 0 {
-		var rates, bounds, ratios, cpus, perHop, cpuRatios, hops []float64
-		for _, p := range r.Floor {
-			rates, bounds, ratios = append(rates, p.DeliveredPerS), append(bounds, p.HopBoundPerS), append(ratios, p.Ratio)
-			hops = append(hops, p.MeanHops)
-			if p.BrokerCPUus > 0 {
-				cpus, perHop, cpuRatios = append(cpus, p.BrokerCPUus), append(perHop, p.CPUPerHopUS), append(cpuRatios, p.CPURatio)
-			}
-		}
-		lo, hi := minMax(ratios)
+		// The floor's rounds summarise as a design's do.
+		f := Design{Rounds: r.Floor}
+		f.summarise()
 		w("| floor: a chain of %.0f TTL queues dead-lettering through the default exchange, no routing | – | %.0f | – | %.2f | %s | %s | **%.2f** | %.2f–%.2f | %s | %s | %s |\n",
-			median(hops), median(hops), median(hops), formatRate(median(rates)), formatRate(median(bounds)), median(ratios), lo, hi,
-			formatUS(median(cpus)), formatUS(median(perHop)), formatRatio(median(cpuRatios)))
+			f.MeanHops, f.MeanHops, f.MeanHops, formatRate(f.DeliveredPerS), formatRate(f.HopBoundPerS), f.Ratio, f.RatioMin, f.RatioMax,
+			formatUS(f.BrokerCPUus), formatUS(f.CPUPerHopUS), formatRatio(f.CPURatio))
 	}
 	for _, d := range r.Throughput {
 		w("| %s | %d | %d | %d | %.2f | %s | %s | **%.2f** | %.2f–%.2f | %s | %s | %s |\n", d.Name, d.Levels, d.Cost.Rungs, d.Cost.Bindings,
