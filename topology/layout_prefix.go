@@ -185,6 +185,17 @@ func (p prefixLayout) IsTargetBinding(l Ladder, b Binding) (string, bool) {
 var prefixRung = regexp.MustCompile(`^(.+)\.rung\.(\d{2})(?:\.([1-9a-f]))?(\.expired)?$`)
 
 func (p prefixLayout) Discover(s Snapshot) []Ladder {
+	return discoverRungLadders(s, p.Name(), func(name string) bool {
+		_, deliver := s.Exchange(name + ".deliver")
+		_, ingest := s.Exchange(name + ".ingest")
+		return (deliver || ingest) && !isDirectLadder(s, name)
+	}, p.IsTargetBinding)
+}
+
+// discoverRungLadders finds the ladders named like the prefix layout's
+// (NAME.rung.NN[.D]) that accept says are of this layout, inferring levels,
+// radix and unit from the rungs and targets from the bindings.
+func discoverRungLadders(s Snapshot, layout string, accept func(name string) bool, isTarget func(Ladder, Binding) (string, bool)) []Ladder {
 	found := map[string][]rungFit{}
 	qtype := map[string]QueueType{}
 	for _, q := range s.Queues {
@@ -192,10 +203,8 @@ func (p prefixLayout) Discover(s Snapshot) []Ladder {
 		if m == nil || m[4] != "" {
 			continue
 		}
-		if _, ok := s.Exchange(m[1] + ".deliver"); !ok {
-			if _, ok := s.Exchange(m[1] + ".ingest"); !ok {
-				continue
-			}
+		if !accept(m[1]) {
+			continue
 		}
 		level, _ := strconv.Atoi(m[2])
 		digit := 1
@@ -234,9 +243,9 @@ func (p prefixLayout) Discover(s Snapshot) []Ladder {
 		if !ok {
 			continue
 		}
-		l := Ladder{Name: name, Vhost: s.Vhost, Layout: p.Name(), Unit: unit, Levels: levels, Radix: radix, QueueType: qtype[name]}
+		l := Ladder{Name: name, Vhost: s.Vhost, Layout: layout, Unit: unit, Levels: levels, Radix: radix, QueueType: qtype[name]}
 		for _, b := range s.Bindings {
-			if dest, ok := p.IsTargetBinding(l, b); ok {
+			if dest, ok := isTarget(l, b); ok {
 				l.Targets = append(l.Targets, dest)
 			}
 		}
