@@ -28,10 +28,10 @@ type Trace struct {
 	Exchange  string        // exchange to publish to
 	// BCC is the BCC header to publish with, for layouts that route by it
 	// (direct); nil for the others. A message without it is unroutable.
-	BCC []string
-	Dest      string        // destination ("" for the default)
-	Hops      []Hop
-	Target    string // queue the message ends in
+	BCC    []string
+	Dest   string // destination ("" for the default)
+	Hops   []Hop
+	Target string // queue the message ends in
 }
 
 // Trace computes the path of a delay and destination through the ladder.
