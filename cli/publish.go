@@ -124,7 +124,7 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		now := time.Now()
 		for i := range msgs {
 			msgs[i] = broker.Message{
-				Exchange: tr.Exchange, RoutingKey: tr.Key, Body: body, Headers: headers,
+				Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Body: body, Headers: headers,
 				ContentType: ct, Persistent: pf.persistent, Timestamp: now,
 			}
 			if pf.idPrefix != "" {

@@ -234,17 +234,13 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptio
 		rp.opts.Route = broker.ToQueue(rf.toQueue)
 		rp.describe = ui.ReplayToQueue(rf.toQueue)
 	case rf.toOrigin:
-		var intoLadder func(string) bool
+		var ladders []topology.Ladder
 		if rp.snap != nil {
-			owned := map[string]bool{}
 			for _, f := range topology.Discover(*rp.snap) {
-				for _, x := range f.Ladder.Plan().Exchanges {
-					owned[x.Name] = true
-				}
+				ladders = append(ladders, f.Ladder)
 			}
-			intoLadder = func(x string) bool { return owned[x] }
 		}
-		rp.opts.Route = broker.ToOrigin(intoLadder)
+		rp.opts.Route = broker.ToOriginIn(ladders)
 		rp.describe = ui.ReplayToOrigin
 	default:
 		d, err := topology.ParseDelay(rf.delay)
@@ -359,7 +355,7 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayPlan) e
 		default:
 			jp.Moves, jp.Exchange, jp.RoutingKey = true, p.Route.Exchange, p.Route.RoutingKey
 			if rp.graph != nil {
-				qs, _, err := rp.graph.Route(p.Route.Exchange, p.Route.RoutingKey)
+				qs, _, err := rp.graph.Route(p.Route.Exchange, p.Route.RoutingKey, p.Route.BCC...)
 				switch {
 				case errors.Is(err, topology.ErrUnknownExchange):
 					jp.Moves, jp.Stays = false, fmt.Sprintf("exchange %q does not exist", p.Route.Exchange)

@@ -83,7 +83,7 @@ func (e *env) checkTrace(r resolved, tr topology.Trace) routeCheck {
 	if r.snap == nil {
 		return routeCheck{reason: fmt.Sprintf("not checked against the broker: %v", r.mgmtErr)}
 	}
-	steps, err := topology.NewGraph(*r.snap).Walk(tr.Exchange, tr.Key)
+	steps, err := topology.NewGraph(*r.snap).Walk(tr.Exchange, tr.Key, tr.BCC...)
 	if err != nil {
 		return routeCheck{checked: true, err: err}
 	}

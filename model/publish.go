@@ -208,7 +208,7 @@ func (f publishForm) request(now time.Time) (publishRequest, error) {
 	msgs := make([]broker.Message, count)
 	for i := range msgs {
 		msgs[i] = broker.Message{
-			Exchange: tr.Exchange, RoutingKey: tr.Key, Body: []byte(body),
+			Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Body: []byte(body),
 			Headers: headers, ContentType: "text/plain", Persistent: f.persistent, Timestamp: now,
 		}
 	}
@@ -226,7 +226,7 @@ func routeCheck(snap topology.Snapshot) func(topology.Trace) error {
 			want = append(want, h.Queue)
 		}
 		want = append(want, tr.Target)
-		steps, err := g.Walk(tr.Exchange, tr.Key)
+		steps, err := g.Walk(tr.Exchange, tr.Key, tr.BCC...)
 		if err != nil {
 			return fmt.Errorf("would not reach %s: %w", tr.Target, err)
 		}

@@ -83,7 +83,7 @@ type replayDialog struct {
 	ladder *topology.Ladder
 	check  func(topology.Trace) error
 	queues map[string]bool
-	owned  map[string]bool // exchanges that belong to a ladder
+	owned  []topology.Ladder // the vhost's ladders, whose exchanges a route back may enter
 
 	to     replayTo
 	inputs [numReplayFields]textinput.Model
@@ -104,14 +104,12 @@ type replayDialog struct {
 
 func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology.Snapshot, found []topology.Found, st ui.Styles) replayDialog {
 	d := replayDialog{keys: defaultReplayKeys(), st: st, source: source, ready: ready, ladder: l, form: true,
-		check: routeCheck(snap), queues: map[string]bool{}, owned: map[string]bool{}}
+		check: routeCheck(snap), queues: map[string]bool{}}
 	for _, q := range snap.Queues {
 		d.queues[q.Name] = true
 	}
 	for _, f := range found {
-		for _, x := range f.Ladder.Plan().Exchanges {
-			d.owned[x.Name] = true
-		}
+		d.owned = append(d.owned, f.Ladder)
 	}
 	placeholders := [numReplayFields]string{
 		rfDelay: "90s, 5m, 1h30m",
@@ -299,8 +297,7 @@ func (d replayDialog) makePlan() (replayPlan, error) {
 	p := replayPlan{opts: o}
 	switch d.to {
 	case toOrigin:
-		owned := d.owned
-		p.opts.Route = broker.ToOrigin(func(x string) bool { return owned[x] })
+		p.opts.Route = broker.ToOriginIn(d.owned)
 		p.describe = ui.ReplayToOrigin
 	case toQueue:
 		q := d.value(rfQueue)
