@@ -205,6 +205,9 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 		}
 	}
 
+	if vok && bccBroken(version) {
+		add("broker", checkWarn, "%s; the other layouts are not affected", bccBrokenText(ov.RabbitMQVersion))
+	}
 	for _, f := range found {
 		checkLadder(f, snaps[f.Ladder.Vhost], version, vok, add)
 	}
@@ -225,6 +228,9 @@ func checkLadder(f topology.Found, snap topology.Snapshot, version [3]int, vok b
 	}
 	for _, d := range f.Drift {
 		add(area, checkProblem, "drift: %s", d)
+	}
+	if l.RoutesByBCC() && vok && bccBroken(version) {
+		add(area, checkProblem, "this ladder routes by BCC keys, which this broker loses at every rung (upgrade to 3.13.3 or later)")
 	}
 	if l.Layout == "nsb1" && vok && !less(version, [3]int{3, 12, 0}) {
 		add(area, checkInfo, "NServiceBus v1 declares lazy queues; RabbitMQ 3.12+ ignores x-queue-mode. v1 dead-letters at most once: NServiceBus' v2 (quorum) infrastructure does not lose messages between levels")

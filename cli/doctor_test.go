@@ -200,3 +200,21 @@ func TestParseVersion(t *testing.T) {
 		t.Error("version comparison")
 	}
 }
+
+// RabbitMQ 3.13.0 to 3.13.2 lost BCC keys on dead-lettering; every other
+// version, before or after, keeps them.
+func TestBCCBrokenVersions(t *testing.T) {
+	cases := map[string]bool{
+		"3.10.8": false, "3.12.14": false, "3.13.0": true, "3.13.0-rc.1": true, "3.13.1": true,
+		"3.13.2": true, "3.13.3": false, "3.13.7": false, "4.0.5": false, "4.1.0": false, "3.13": true,
+	}
+	for s, want := range cases {
+		v, ok := parseVersion(s)
+		if !ok {
+			t.Fatalf("parseVersion(%q) failed", s)
+		}
+		if got := bccBroken(v); got != want {
+			t.Errorf("bccBroken(%s) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -35,7 +35,8 @@ import (
 // the ladder's shape, as for the prefix layout.
 //
 // RabbitMQ 3.13.0 to 3.13.2 lost BCC keys on dead-lettering (fixed in
-// 3.13.3): see BCCBroken.
+// 3.13.3): rungs doctor warns about those versions and rungs apply refuses
+// to declare a direct ladder on them.
 type directLayout struct{ prefixLayout }
 
 // HeaderBCC is the AMQP header whose keys RabbitMQ routes a message by in
