@@ -7,16 +7,8 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// bccBroken reports whether a RabbitMQ version loses BCC keys when it
-// dead-letters a message: 3.13.0 to 3.13.2 re-routed a dead-lettered
-// message by its routing key and CC only (fixed in 3.13.3). A direct
-// ladder's messages would stop at their first rung's exchange, in its
-// unroutable queue.
-func bccBroken(v [3]int) bool {
-	return !less(v, [3]int{3, 13, 0}) && less(v, [3]int{3, 13, 3})
-}
-
-// bccBrokenText is the one explanation doctor and apply give.
+// bccBrokenText is the one explanation doctor and apply give for a broker
+// that loses BCC keys on dead-lettering (topology.Version.LosesBCCOnDeadLetter).
 func bccBrokenText(version string) string {
 	return fmt.Sprintf("RabbitMQ %s drops BCC routing keys when it dead-letters a message (3.13.0 to 3.13.2; fixed in 3.13.3), so a direct ladder would leave every delayed message in its unroutable queue after the first rung", version)
 }
@@ -35,7 +27,7 @@ func (e *env) refuseBrokenBCC(ctx context.Context, l topology.Ladder) error {
 		defer cancel()
 		ov, oerr := m.Overview(cctx)
 		if err = oerr; err == nil {
-			if v, ok := parseVersion(ov.RabbitMQVersion); ok && bccBroken(v) {
+			if v, _ := topology.ParseVersion(ov.RabbitMQVersion); v.LosesBCCOnDeadLetter() {
 				return fmt.Errorf("apply %s: %s; nothing was declared (upgrade to 3.13.3 or later, or use --layout prefix)", l.Name, bccBrokenText(ov.RabbitMQVersion))
 			}
 			return nil

@@ -3,14 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui"
 )
 
 // Check outcomes, mildest first.
@@ -35,8 +34,8 @@ type check struct {
 // dead-lettering guide; NServiceBus' v2 delay infrastructure states the
 // same two flags as its minimum).
 var (
-	minQuorum      = [3]int{3, 8, 0}
-	minAtLeastOnce = [3]int{3, 10, 0}
+	minQuorum      = topology.Version{Major: 3, Minor: 8}
+	minAtLeastOnce = topology.Version{Major: 3, Minor: 10}
 )
 
 func (e *env) doctorCommand() *cobra.Command {
@@ -108,7 +107,7 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 		add("broker", checkProblem, "management API at %s does not answer: %v", m.URL(), err)
 		return report()
 	}
-	version, vok := parseVersion(ov.RabbitMQVersion)
+	version, _ := topology.ParseVersion(ov.RabbitMQVersion)
 	add("broker", checkOK, "management API at %s answers as %s: RabbitMQ %s, Erlang %s, node %s", m.URL(), m.User(), ov.RabbitMQVersion, ov.ErlangVersion, ov.Node)
 	if c, err := e.amqp(ctx); err != nil {
 		add("broker", checkProblem, "AMQP: %v", err)
@@ -124,10 +123,19 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 			switch {
 			case !n.Running:
 				add("broker", checkProblem, "node %s is not running", n.Name)
-			case !contains(n.Plugins, "rabbitmq_management"):
-				add("plugins", checkProblem, "node %s does not run rabbitmq_management", n.Name)
-			default:
+			case contains(n.Plugins, "rabbitmq_management"):
 				add("plugins", checkOK, "node %s runs %s", n.Name, strings.Join(n.Plugins, ", "))
+			case n.Name == ov.Node:
+				// The node that answered this very API runs it, whatever
+				// its (perhaps not yet collected) application list says.
+				add("plugins", checkOK, "node %s serves this management API", n.Name)
+			case len(n.Plugins) == 0:
+				// A node lists its applications with its statistics, which
+				// a freshly started node (seen on 4.0.5, ~30 s after boot)
+				// has not collected yet: an empty list is not an answer.
+				add("plugins", checkInfo, "node %s has not reported its plugins yet (its statistics start a few seconds after it boots); run doctor again to check them", n.Name)
+			default:
+				add("plugins", checkProblem, "node %s does not run rabbitmq_management", n.Name)
 			}
 		}
 	}
@@ -178,9 +186,9 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 	}
 	switch {
 	case quorum == "":
-	case vok && less(version, minQuorum):
+	case version.Known() && version.Less(minQuorum):
 		add("broker", checkProblem, "ladder %s has quorum queues, which need RabbitMQ 3.8+; this is %s", quorum, ov.RabbitMQVersion)
-	case vok && less(version, minAtLeastOnce):
+	case version.Known() && version.Less(minAtLeastOnce):
 		add("broker", checkProblem, "ladder %s uses at-least-once dead-lettering, which needs RabbitMQ 3.10+; on %s a message can be lost between rungs", quorum, ov.RabbitMQVersion)
 	}
 	switch {
@@ -205,18 +213,18 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 		}
 	}
 
-	if vok && bccBroken(version) {
+	if version.LosesBCCOnDeadLetter() {
 		add("broker", checkWarn, "%s; the other layouts are not affected", bccBrokenText(ov.RabbitMQVersion))
 	}
 	for _, f := range found {
-		checkLadder(f, snaps[f.Ladder.Vhost], version, vok, add)
+		checkLadder(f, snaps[f.Ladder.Vhost], version, add)
 	}
 	return report()
 }
 
 // checkLadder adds one ladder's integrity checks: drift, then every queue
 // the ladder view would mark as a warning or a problem.
-func checkLadder(f topology.Found, snap topology.Snapshot, version [3]int, vok bool, add func(area, status, format string, a ...any)) {
+func checkLadder(f topology.Found, snap topology.Snapshot, version topology.Version, add func(area, status, format string, a ...any)) {
 	l := f.Ladder
 	area := "ladder " + l.Name
 	if len(vhostLabel(l)) > 0 {
@@ -229,35 +237,35 @@ func checkLadder(f topology.Found, snap topology.Snapshot, version [3]int, vok b
 	for _, d := range f.Drift {
 		add(area, checkProblem, "drift: %s", d)
 	}
-	if l.RoutesByBCC() && vok && bccBroken(version) {
+	if l.RoutesByBCC() && version.LosesBCCOnDeadLetter() {
 		add(area, checkProblem, "this ladder routes by BCC keys, which this broker loses at every rung (upgrade to 3.13.3 or later)")
 	}
-	if l.Layout == "nsb1" && vok && !less(version, [3]int{3, 12, 0}) {
+	if l.Layout == "nsb1" && version.AtLeast(3, 12, 0) {
 		add(area, checkInfo, "NServiceBus v1 declares lazy queues; RabbitMQ 3.12+ ignores x-queue-mode. v1 dead-letters at most once: NServiceBus' v2 (quorum) infrastructure does not lose messages between levels")
 	}
-	rows := ui.LadderRows(f, snap, ui.Health{Interval: ui.DefaultInterval})
+	rows := health.LadderRows(f, snap, health.Watch{Interval: health.DefaultInterval})
 	stuck, inFlight := 0, int64(0)
 	for _, r := range rows {
-		if r.Kind == ui.RungRow {
+		if r.Kind == health.RungRow {
 			inFlight += r.Stats.Messages()
 		}
 		if r.Stuck {
 			stuck++
 		}
-		if r.Missing || len(r.Drift) > 0 && r.Kind != ui.RungRow {
+		if r.Missing || len(r.Drift) > 0 && r.Kind != health.RungRow {
 			continue // reported as drift above
 		}
 		switch r.Severity {
-		case ui.Problem:
+		case health.Problem:
 			add(area, checkProblem, "%s: %s", r.Queue, r.Status)
-		case ui.Warning:
+		case health.Warning:
 			if len(r.Drift) == 0 {
 				add(area, checkWarn, "%s: %s", r.Queue, r.Status)
 			}
 		}
 	}
 	if stuck == 0 {
-		add(area, checkOK, "%s in flight, no rung stuck", ui.Count(inFlight))
+		add(area, checkOK, "%s in flight, no rung stuck", topology.FormatCount(inFlight))
 	}
 }
 
@@ -289,35 +297,8 @@ func printChecks(e *env, checks []check, problems int) {
 	if problems == 0 {
 		fmt.Fprintln(e.Out, "no problems found")
 	} else {
-		fmt.Fprintf(e.Out, "%s found\n", plural(problems, "problem", "problems"))
+		fmt.Fprintf(e.Out, "%s found\n", topology.Counted(problems, "problem", "problems"))
 	}
-}
-
-// parseVersion reads "3.10.8" (or "3.13.0-rc.1") as three numbers.
-func parseVersion(s string) ([3]int, bool) {
-	var v [3]int
-	s, _, _ = strings.Cut(s, "-")
-	parts := strings.Split(s, ".")
-	if len(parts) < 2 {
-		return v, false
-	}
-	for i := 0; i < 3 && i < len(parts); i++ {
-		n, err := strconv.Atoi(parts[i])
-		if err != nil {
-			return v, false
-		}
-		v[i] = n
-	}
-	return v, true
-}
-
-func less(a, b [3]int) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
 }
 
 func onOff(b bool) string {
