@@ -44,8 +44,8 @@ type Options struct {
 	// Size is the message body size in bytes.
 	Size       int
 	Persistent bool
-	// Layouts are measured in radix 2; Radixes (prefix layout) besides 2
-	// are measured next to them.
+	// Layouts are measured in radix 2; Radixes (prefix and direct
+	// layouts) besides 2 are measured next to them.
 	Layouts []string
 	Radixes []int
 	// Loads are offered loads in messages/s; 0 is saturation, measured in
@@ -102,6 +102,9 @@ func SmokeOptions() Options {
 	o := DefaultOptions()
 	o.Duration, o.Warmup = time.Second, 200*time.Millisecond
 	o.DelayBits, o.Rounds, o.Queues, o.MaxMessages = 6, 1, 100, 300
+	// The direct layout too: its messages must carry BCC keys, and only a
+	// run through a real broker shows they do.
+	o.Layouts = []string{"prefix", "direct", "suffix"}
 	o.Smoke = true
 	return o
 }
@@ -155,7 +158,9 @@ func (o Options) withDefaults() Options {
 var ErrOptions = errors.New("invalid benchmark options")
 
 // designs are the ladders a run measures: each layout in radix 2, then the
-// prefix layout in every other radix, all holding the same range.
+// layouts that take a radix (prefix, direct) in every other, all holding
+// the same range. A radixed layout is measured in radix 2 only if Radixes
+// has 2.
 func (o Options) designs() ([]topology.Ladder, error) {
 	if o.DelayBits < 1 || o.DelayBits > o.Levels {
 		return nil, fmt.Errorf("%w: %d delay bits for %d levels (want 1 to levels)", ErrOptions, o.DelayBits, o.Levels)
@@ -172,10 +177,11 @@ func (o Options) designs() ([]topology.Ladder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 		}
-		if hasInt(o.Radixes, 2) || lay != "prefix" {
+		radixed := lay == "prefix" || lay == "direct"
+		if hasInt(o.Radixes, 2) || !radixed {
 			out = append(out, base)
 		}
-		if lay != "prefix" {
+		if !radixed {
 			continue
 		}
 		for _, r := range o.Radixes {
@@ -186,7 +192,7 @@ func (o Options) designs() ([]topology.Ladder, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 			}
-			alt.Name = fmt.Sprintf("bench.prefix.r%d", r)
+			alt.Name = fmt.Sprintf("bench.%s.r%d", lay, r)
 			out = append(out, alt)
 		}
 	}

@@ -60,24 +60,25 @@ type target struct {
 // the one consumed.
 func chainQueue(i int) string { return fmt.Sprintf("bench.chain.%02d", i) }
 
-// route spells a delay of units as exchange, routing key and rungs visited.
-func (tg target) route(units uint64) (exchange, key string, hops int, err error) {
+// route spells a delay of units as exchange, routing key, BCC keys (the
+// direct layout's) and rungs visited.
+func (tg target) route(units uint64) (exchange, key string, bcc []string, hops int, err error) {
 	if tg.chain > 0 {
-		return "", chainQueue(0), tg.chain, nil
+		return "", chainQueue(0), nil, tg.chain, nil
 	}
 	if tg.ladder == nil {
-		return "", tg.queue, 0, nil
+		return "", tg.queue, nil, 0, nil
 	}
 	d := time.Duration(units) * tg.ladder.Unit
 	if tg.keysOnly {
 		key, err := tg.ladder.Key(d, "")
-		return tg.exchange, key, 0, err
+		return tg.exchange, key, nil, 0, err
 	}
 	tr, err := tg.ladder.Trace(d, "")
 	if err != nil {
-		return "", "", 0, err
+		return "", "", nil, 0, err
 	}
-	return tr.Exchange, tr.Key, len(tr.Hops), nil
+	return tr.Exchange, tr.Key, tr.BCC, len(tr.Hops), nil
 }
 
 // flowSpec is one measured phase.
@@ -259,7 +260,7 @@ func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (
 			if maxUnits > 0 {
 				u = rng.Uint64N(maxUnits + 1)
 			}
-			ex, key, hops, err := spec.target.route(u)
+			ex, key, bcc, hops, err := spec.target.route(u)
 			if err != nil {
 				return nil, err
 			}
@@ -267,7 +268,7 @@ func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (
 			for m := maxHops.Load(); int64(hops) > m && !maxHops.CompareAndSwap(m, int64(hops)); m = maxHops.Load() {
 			}
 			msgs[i] = broker.Message{
-				Exchange: ex, RoutingKey: key, Body: spec.body, Persistent: spec.persistent,
+				Exchange: ex, RoutingKey: key, BCC: bcc, Body: spec.body, Persistent: spec.persistent,
 				Headers: map[string]any{
 					hdrSeq: first + int64(i), hdrSent: sent,
 					hdrDelay: delayOf(u),
