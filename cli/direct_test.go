@@ -78,6 +78,35 @@ func TestDirectLadderForThirdPartyProducers(t *testing.T) {
 	}
 }
 
+// A message resting in a rung of a direct ladder has lost its BCC header
+// (the broker strips it); peek rebuilds its path from the routing key.
+func TestPeekRebuildsADirectPath(t *testing.T) {
+	t.Parallel()
+	env, _ := brokerEnv(t)
+	mustRun(t, env, "apply", "--ladder", "d", "--layout", "direct", "--unit", "1s", "--max-delay", "1h")
+	mustRun(t, env, "publish", "--ladder", "d", "--delay", "90s", "--id-prefix", "rest-")
+	out := mustRun(t, env, "peek", "d.rung.01.5")
+	for _, want := range []string{"1m30s to d.done, rebuilt from the routing key", "BCC i>01.5  01>00.a  00>=", "d.rung.01.5 (1m20s) → d.rung.00.a (10s) → d.done"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("peek lacks %q:\n%s", want, out)
+		}
+	}
+	var pk struct {
+		Messages []struct {
+			Path struct {
+				BCC    []string
+				Target string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, env, "peek", "d.rung.01.5", "--json")), &pk); err != nil {
+		t.Fatal(err)
+	}
+	if len(pk.Messages) != 1 || !reflect.DeepEqual(pk.Messages[0].Path.BCC, []string{"i>01.5", "01>00.a", "00>="}) || pk.Messages[0].Path.Target != "d.done" {
+		t.Fatalf("peek --json: %+v", pk)
+	}
+}
+
 // Messages move into a direct ladder, with the BCC keys its routing needs,
 // from another ladder (migrate) and from a queue (replay --to-ladder); and
 // back from a worker's dead-letter queue to where they came from.

@@ -224,6 +224,26 @@ func (l Ladder) KeyBCC(key string) ([]string, error) {
 	return l.bccUnits(u, dest)
 }
 
+// RestingPath rebuilds the path of a message found in a queue of one of
+// the ladders, from the exchange that routed it there and its routing key:
+// its whole trace, BCC keys included. A direct ladder's messages need it,
+// since the broker strips the BCC header they were published with. ok is
+// false when no ladder owns the exchange or the key is not that ladder's.
+func RestingPath(ladders []Ladder, exchange, key string) (Trace, bool) {
+	for _, l := range ladders {
+		if !l.layout().Owns(l, exchange) {
+			continue
+		}
+		d, dest, err := l.Decode(key)
+		if err != nil {
+			return Trace{}, false
+		}
+		tr, err := l.Trace(d, dest)
+		return tr, err == nil
+	}
+	return Trace{}, false
+}
+
 // RoutesByBCC reports whether the ladder's messages must carry a BCC header.
 func (l Ladder) RoutesByBCC() bool {
 	_, ok := l.layout().(directLayout)

@@ -246,3 +246,22 @@ func TestRouteByEveryKey(t *testing.T) {
 		t.Fatalf("default exchange Route = %v", qs)
 	}
 }
+
+// A message resting in a direct ladder's queue shows the exchange that
+// routed it there and its routing key; that is enough to rebuild its path.
+func TestRestingPath(t *testing.T) {
+	d := mustLadder(t, Ladder{Name: "jobs", Layout: "direct", Levels: 3, Radix: 16, Targets: []string{"w"}})
+	p := mustLadder(t, Ladder{Name: "p", Levels: 3, Radix: 2})
+	tr, ok := RestingPath([]Ladder{p, d}, "jobs.rung.01.expired", "0.5.a.w")
+	if !ok || !reflect.DeepEqual(tr.BCC, []string{"i>01.5", "01>00.a", "00>=w"}) || tr.Target != "w" || len(tr.Hops) != 2 {
+		t.Fatalf("RestingPath = %+v, %v", tr, ok)
+	}
+	if tr, ok := RestingPath([]Ladder{p, d}, "p.ingest", "0.1.1"); !ok || tr.BCC != nil || len(tr.Hops) != 2 {
+		t.Fatalf("prefix RestingPath = %+v, %v", tr, ok)
+	}
+	for ex, key := range map[string]string{"orders": "0.5.a", "jobs.ingest": "not.a.key", "jobs.rung.01.expired": "0.5"} {
+		if _, ok := RestingPath([]Ladder{p, d}, ex, key); ok {
+			t.Errorf("RestingPath(%s, %s) found a path", ex, key)
+		}
+	}
+}
