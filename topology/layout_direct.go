@@ -68,30 +68,7 @@ func fromKey(level int, ingest bool) string {
 func deliverKey(from, dest string) string { return from + ">=" + dest }
 
 func (d directLayout) Plan(l Ladder) Plan {
-	ae := Args{"alternate-exchange": d.unroutable(l)}
-	direct := func(name string) Exchange {
-		return Exchange{Name: name, Type: "direct", Durable: true, Args: ae}
-	}
-	plan := Plan{Ladder: l}
-	plan.Exchanges = append(plan.Exchanges,
-		Exchange{Name: d.unroutable(l), Type: "fanout", Durable: true}, direct(d.ingest(l)))
-	for level := l.Levels - 1; level >= 0; level-- {
-		plan.Exchanges = append(plan.Exchanges, direct(d.expired(l, level)))
-	}
-	plan.Queues = append(plan.Queues,
-		Queue{Name: d.unroutable(l), Durable: true, Args: queueArgs(l.QueueType, Args{})},
-		Queue{Name: d.done(l), Durable: true, Args: queueArgs(l.QueueType, Args{})})
-	for _, r := range d.Rungs(l) {
-		plan.Queues = append(plan.Queues, Queue{Name: r.Queue, Durable: true, Args: queueArgs(l.QueueType, Args{
-			"x-message-ttl":          ttlMillis(r.TTL),
-			"x-dead-letter-exchange": r.DeadLetter,
-		})})
-	}
-	for i := range plan.Queues {
-		if len(plan.Queues[i].Args) == 0 {
-			plan.Queues[i].Args = nil
-		}
-	}
+	plan := d.objects(l, "direct", d.ingest(l))
 	bind := func(src, dst, key string) {
 		plan.Bindings = append(plan.Bindings, Binding{Source: src, Destination: dst, DestinationType: ToQueue, RoutingKey: key})
 	}

@@ -58,17 +58,22 @@ func (p prefixLayout) Terminals(l Ladder) []Terminal {
 	return []Terminal{{RoleDone, p.done(l)}, {RoleUnroutable, p.unroutable(l)}}
 }
 
-func (p prefixLayout) Plan(l Ladder) Plan {
+// objects starts the plan of a ladder shaped like this layout's (the
+// direct layout shares it): the unroutable fanout exchange, the entry
+// exchanges, one exchange a level, all of type exType with the unroutable
+// exchange as alternate; then the unroutable, done and rung queues.
+func (p prefixLayout) objects(l Ladder, exType string, entry ...string) Plan {
 	ae := Args{"alternate-exchange": p.unroutable(l)}
-	topic := func(name string) Exchange {
-		return Exchange{Name: name, Type: "topic", Durable: true, Args: ae}
+	ex := func(name string) Exchange {
+		return Exchange{Name: name, Type: exType, Durable: true, Args: ae}
 	}
 	plan := Plan{Ladder: l}
-	plan.Exchanges = append(plan.Exchanges,
-		Exchange{Name: p.unroutable(l), Type: "fanout", Durable: true},
-		topic(p.ingest(l)), topic(p.deliver(l)))
+	plan.Exchanges = append(plan.Exchanges, Exchange{Name: p.unroutable(l), Type: "fanout", Durable: true})
+	for _, name := range entry {
+		plan.Exchanges = append(plan.Exchanges, ex(name))
+	}
 	for level := l.Levels - 1; level >= 0; level-- {
-		plan.Exchanges = append(plan.Exchanges, topic(p.expired(l, level)))
+		plan.Exchanges = append(plan.Exchanges, ex(p.expired(l, level)))
 	}
 	// The unroutable queue is always classic-compatible with any ladder: it
 	// has no TTL, so a quorum ladder's queue type is kept for durability.
@@ -86,6 +91,11 @@ func (p prefixLayout) Plan(l Ladder) Plan {
 			plan.Queues[i].Args = nil
 		}
 	}
+	return plan
+}
+
+func (p prefixLayout) Plan(l Ladder) Plan {
+	plan := p.objects(l, "topic", p.ingest(l), p.deliver(l))
 	bind := func(src, dst, dtype, key string) {
 		plan.Bindings = append(plan.Bindings, Binding{Source: src, Destination: dst, DestinationType: dtype, RoutingKey: key})
 	}
