@@ -24,9 +24,16 @@ type typedConfirm struct {
 	input                textinput.Model
 	err                  string
 	w                    int
-	// done is set when the dialog closes; confirmed if it closed on yes.
-	done, confirmed bool
 }
+
+// answer is how the operator answered a confirmation, if at all.
+type answer int
+
+const (
+	unanswered answer = iota
+	answeredNo
+	answeredYes
+)
 
 func newTypedConfirm(keys confirmKeys, st ui.Styles, typed, prompt, wrong string) typedConfirm {
 	c := typedConfirm{keys: keys, st: st, typed: typed, prompt: prompt, wrong: wrong}
@@ -47,24 +54,23 @@ func (c *typedConfirm) Init() tea.Cmd {
 	return c.input.Focus()
 }
 
-// Update answers the dialog.
-func (c typedConfirm) Update(msg tea.Msg) (typedConfirm, tea.Cmd) {
+// answer takes a message: yes (with the typed word, if one is asked
+// for), no, or typing.
+func (c typedConfirm) answer(msg tea.Msg) (typedConfirm, tea.Cmd, answer) {
 	if km, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
 		case key.Matches(km, c.keys.No):
-			c.done = true
-			return c, nil
+			return c, nil, answeredNo
 		case key.Matches(km, c.keys.Yes):
 			if c.typed != "" && strings.TrimSpace(c.input.Value()) != c.typed {
 				c.err = c.wrong
-				return c, nil
+				return c, nil, unanswered
 			}
-			c.done, c.confirmed = true, true
-			return c, nil
+			return c, nil, answeredYes
 		}
 	}
 	if c.typed == "" {
-		return c, nil
+		return c, nil, unanswered
 	}
 	var cmd tea.Cmd
 	c.input, cmd = c.input.Update(msg)
@@ -72,7 +78,18 @@ func (c typedConfirm) Update(msg tea.Msg) (typedConfirm, tea.Cmd) {
 		// Only typing clears the error; a cursor blink must not.
 		c.err = ""
 	}
-	return c, cmd
+	return c, cmd, unanswered
+}
+
+// restyled and resized are the typedConfirm half of the dialog contract.
+func (c typedConfirm) restyled(st ui.Styles) typedConfirm {
+	c.st = st
+	return c
+}
+
+func (c typedConfirm) resized(w int) typedConfirm {
+	c.w = w
+	return c
 }
 
 // editing reports whether a message changes what an input holds.

@@ -48,10 +48,14 @@ type publishForm struct {
 	check func(topology.Trace) error
 	focus int
 	w     int
-	// done is set when the form closes; submitted if it closed on enter
-	// with a valid request.
-	done, submitted bool
-	err             string
+	err   string
+}
+
+// publishSubmitted is the publish form's outcome when the operator sends
+// a valid form: request builds the messages, stamped with the App's clock.
+type publishSubmitted struct {
+	ladder  topology.Ladder
+	request func(now time.Time) (publishRequest, error)
 }
 
 // publishRequest is a validated form.
@@ -62,8 +66,8 @@ type publishRequest struct {
 	persist bool
 }
 
-func newPublishForm(l topology.Ladder, st ui.Styles, delay, dest string, count int) publishForm {
-	f := publishForm{keys: defaultFormKeys(), st: st, ladder: l, persistent: true}
+func newPublishForm(l topology.Ladder, st ui.Styles, delay, dest string, count int, check func(topology.Trace) error) publishForm {
+	f := publishForm{keys: defaultFormKeys(), st: st, ladder: l, persistent: true, check: check}
 	placeholders := [fieldPersistent]string{
 		fieldDelay:   "90s, 1500ms, 1h30m",
 		fieldDest:    destPlaceholder(l),
@@ -116,6 +120,18 @@ func formInputStyles(st ui.Styles) textinput.Styles {
 	return s
 }
 
+// WithStyles restyles the form.
+func (f publishForm) WithStyles(st ui.Styles) dialog {
+	f.setStyles(st)
+	return f
+}
+
+// WithSize gives the form the screen's width; it is as tall as it needs.
+func (f publishForm) WithSize(w, _ int) dialog {
+	f.w = w
+	return f
+}
+
 func (f *publishForm) setStyles(st ui.Styles) {
 	f.st = st
 	s := formInputStyles(st)
@@ -140,39 +156,37 @@ func (f *publishForm) setFocus(i int) tea.Cmd {
 	return cmd
 }
 
-// Update edits the form.
-func (f publishForm) Update(msg tea.Msg) (publishForm, tea.Cmd) {
+// Update edits the form; enter with a valid form submits it.
+func (f publishForm) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	km, ok := msg.(tea.KeyPressMsg)
 	if ok {
 		switch {
 		case key.Matches(km, f.keys.Cancel):
-			f.done = true
-			return f, nil
+			return f, nil, closed{}
 		case key.Matches(km, f.keys.Submit):
 			if _, err := f.request(time.Time{}); err != nil {
 				f.err = err.Error()
-				return f, nil
+				return f, nil, nil
 			}
-			f.done, f.submitted = true, true
-			return f, nil
+			return f, nil, publishSubmitted{ladder: f.ladder, request: f.request}
 		case key.Matches(km, f.keys.Next):
-			return f, f.setFocus(f.focus + 1)
+			return f, f.setFocus(f.focus + 1), nil
 		case key.Matches(km, f.keys.Prev):
-			return f, f.setFocus(f.focus - 1)
+			return f, f.setFocus(f.focus - 1), nil
 		case f.focus == fieldPersistent && key.Matches(km, f.keys.Toggle):
 			f.persistent = !f.persistent
-			return f, nil
+			return f, nil, nil
 		}
 	}
 	if f.focus == fieldPersistent {
-		return f, nil
+		return f, nil, nil
 	}
 	var cmd tea.Cmd
 	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(msg)
 	if editing(msg) {
 		f.err = ""
 	}
-	return f, cmd
+	return f, cmd, nil
 }
 
 // request validates the form and builds the messages, stamped at now.

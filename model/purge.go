@@ -109,11 +109,34 @@ func isDestination(v ladderView, q string) bool {
 	return false
 }
 
+// purgeAnswered is the purge confirmation's outcome: the queues to purge
+// if the operator said yes, none if no.
+type purgeAnswered struct {
+	confirmed bool
+	targets   []purgeTarget
+}
+
 // Update answers the dialog.
-func (c purgeConfirm) Update(msg tea.Msg) (purgeConfirm, tea.Cmd) {
+func (c purgeConfirm) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	var cmd tea.Cmd
-	c.typedConfirm, cmd = c.typedConfirm.Update(msg)
-	return c, cmd
+	var ans answer
+	c.typedConfirm, cmd, ans = c.typedConfirm.answer(msg)
+	if ans == unanswered {
+		return c, cmd, nil
+	}
+	return c, nil, purgeAnswered{confirmed: ans == answeredYes, targets: c.targets}
+}
+
+// WithSize gives the dialog the screen's width.
+func (c purgeConfirm) WithSize(w, _ int) dialog {
+	c.typedConfirm = c.resized(w)
+	return c
+}
+
+// WithStyles restyles the dialog.
+func (c purgeConfirm) WithStyles(st ui.Styles) dialog {
+	c.typedConfirm = c.restyled(st)
+	return c
 }
 
 // View renders the dialog.
