@@ -303,9 +303,12 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 
 // open shows a dialog over the screen; init is its first command.
 func (a *App) open(d dialog, init tea.Cmd) tea.Cmd {
-	a.dialog = d.WithSize(a.width, a.height)
+	a.dialog = d.WithFrame(a.frame())
 	return init
 }
+
+// frame is the size and styles every dialog is given.
+func (a App) frame() frame { return frame{st: a.styles, w: a.width, h: a.height} }
 
 // toDialog hands the open dialog a message that is news to it (a Move's
 // progress, a change to the log) rather than an answer from the operator.
@@ -583,7 +586,7 @@ func (a *App) setStyles(st ui.Styles) {
 	}
 	a.prompt.SetStyles(st)
 	if a.dialog != nil {
-		a.dialog = a.dialog.WithStyles(st)
+		a.dialog = a.dialog.WithFrame(a.frame())
 	}
 }
 
@@ -601,7 +604,7 @@ func (a *App) resize() {
 		c.SetSize(a.width, a.bodyHeight())
 	}
 	if a.dialog != nil {
-		a.dialog = a.dialog.WithSize(a.width, a.height)
+		a.dialog = a.dialog.WithFrame(a.frame())
 	}
 }
 

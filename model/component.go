@@ -11,8 +11,9 @@ import (
 //
 //   - Update takes a message and returns the child and a command;
 //   - View draws it;
-//   - a size (SetSize, WithSize), given by the App on every resize;
-//   - styles (SetStyles, WithStyles), given on a change of background.
+//   - a size and styles, given by the App on every resize and change of
+//     background (SetSize and SetStyles for a screen, WithFrame for a
+//     dialog).
 //
 // The App routes messages to the child in front and otherwise reads a
 // child only through its exported methods, never its fields. There are
@@ -41,8 +42,15 @@ type dialog interface {
 	// every outcome but replayStarted closes the dialog.
 	Update(msg tea.Msg) (dialog, tea.Cmd, outcome)
 	View() string
-	WithSize(w, h int) dialog
-	WithStyles(st ui.Styles) dialog
+	// WithFrame gives the dialog the screen's size and the styles.
+	WithFrame(f frame) dialog
+}
+
+// frame is what the App gives every dialog: the whole screen's size (a
+// dialog picks its own, smaller, box) and the styles.
+type frame struct {
+	st   ui.Styles
+	w, h int
 }
 
 // outcome is what a dialog asks of the App as it closes: one of the types

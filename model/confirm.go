@@ -17,13 +17,12 @@ import (
 // stake. The dialogs that embed it say what is at stake.
 type typedConfirm struct {
 	keys confirmKeys
-	st   ui.Styles
+	frame
 	// typed is the word to type; "" for a plain yes/no. prompt asks for it
 	// and wrong says what to do when yes comes without it.
 	typed, prompt, wrong string
 	input                textinput.Model
 	err                  string
-	w                    int
 }
 
 // answer is how the operator answered a confirmation, if at all.
@@ -36,7 +35,7 @@ const (
 )
 
 func newTypedConfirm(keys confirmKeys, st ui.Styles, typed, prompt, wrong string) typedConfirm {
-	c := typedConfirm{keys: keys, st: st, typed: typed, prompt: prompt, wrong: wrong}
+	c := typedConfirm{keys: keys, frame: frame{st: st}, typed: typed, prompt: prompt, wrong: wrong}
 	if typed != "" {
 		c.input = textinput.New()
 		c.input.Prompt = ""
@@ -72,24 +71,18 @@ func (c typedConfirm) answer(msg tea.Msg) (typedConfirm, tea.Cmd, answer) {
 	if c.typed == "" {
 		return c, nil, unanswered
 	}
+	return c, typeInto(&c.input, msg, &c.err), unanswered
+}
+
+// typeInto hands a message to an input of a dialog. Typing clears the
+// dialog's error; a cursor blink must not.
+func typeInto(in *textinput.Model, msg tea.Msg, err *string) tea.Cmd {
 	var cmd tea.Cmd
-	c.input, cmd = c.input.Update(msg)
+	*in, cmd = in.Update(msg)
 	if editing(msg) {
-		// Only typing clears the error; a cursor blink must not.
-		c.err = ""
+		*err = ""
 	}
-	return c, cmd, unanswered
-}
-
-// restyled and resized are the typedConfirm half of the dialog contract.
-func (c typedConfirm) restyled(st ui.Styles) typedConfirm {
-	c.st = st
-	return c
-}
-
-func (c typedConfirm) resized(w int) typedConfirm {
-	c.w = w
-	return c
+	return cmd
 }
 
 // editing reports whether a message changes what an input holds.

@@ -455,15 +455,9 @@ func (c peekForce) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	return c, nil, forceAnswered{forced: ans == answeredYes, risk: c.risk, n: c.n, readOnly: c.readOnly}
 }
 
-// WithSize gives the dialog the screen's width.
-func (c peekForce) WithSize(w, _ int) dialog {
-	c.typedConfirm = c.resized(w)
-	return c
-}
-
-// WithStyles restyles the dialog.
-func (c peekForce) WithStyles(st ui.Styles) dialog {
-	c.typedConfirm = c.restyled(st)
+// WithFrame sizes and styles the dialog.
+func (c peekForce) WithFrame(f frame) dialog {
+	c.frame = f
 	return c
 }
 

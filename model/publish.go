@@ -38,8 +38,8 @@ const (
 
 // publishForm publishes test messages into a ladder.
 type publishForm struct {
-	keys       formKeys
-	st         ui.Styles
+	keys formKeys
+	frame
 	ladder     topology.Ladder
 	inputs     [fieldPersistent]textinput.Model
 	persistent bool
@@ -47,7 +47,6 @@ type publishForm struct {
 	// checks nothing.
 	check func(topology.Trace) error
 	focus int
-	w     int
 	err   string
 }
 
@@ -67,7 +66,7 @@ type publishRequest struct {
 }
 
 func newPublishForm(l topology.Ladder, st ui.Styles, delay, dest string, count int, check func(topology.Trace) error) publishForm {
-	f := publishForm{keys: defaultFormKeys(), st: st, ladder: l, persistent: true, check: check}
+	f := publishForm{keys: defaultFormKeys(), ladder: l, persistent: true, check: check}
 	placeholders := [fieldPersistent]string{
 		fieldDelay:   "90s, 1500ms, 1h30m",
 		fieldDest:    destPlaceholder(l),
@@ -120,15 +119,10 @@ func formInputStyles(st ui.Styles) textinput.Styles {
 	return s
 }
 
-// WithStyles restyles the form.
-func (f publishForm) WithStyles(st ui.Styles) dialog {
-	f.setStyles(st)
-	return f
-}
-
-// WithSize gives the form the screen's width; it is as tall as it needs.
-func (f publishForm) WithSize(w, _ int) dialog {
-	f.w = w
+// WithFrame sizes and styles the form; it is as tall as it needs.
+func (f publishForm) WithFrame(fr frame) dialog {
+	f.frame = fr
+	f.setStyles(fr.st)
 	return f
 }
 
@@ -181,12 +175,7 @@ func (f publishForm) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	if f.focus == fieldPersistent {
 		return f, nil, nil
 	}
-	var cmd tea.Cmd
-	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(msg)
-	if editing(msg) {
-		f.err = ""
-	}
-	return f, cmd, nil
+	return f, typeInto(&f.inputs[f.focus], msg, &f.err), nil
 }
 
 // request validates the form and builds the messages, stamped at now.

@@ -127,15 +127,9 @@ func (c purgeConfirm) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	return c, nil, purgeAnswered{confirmed: ans == answeredYes, targets: c.targets}
 }
 
-// WithSize gives the dialog the screen's width.
-func (c purgeConfirm) WithSize(w, _ int) dialog {
-	c.typedConfirm = c.resized(w)
-	return c
-}
-
-// WithStyles restyles the dialog.
-func (c purgeConfirm) WithStyles(st ui.Styles) dialog {
-	c.typedConfirm = c.restyled(st)
+// WithFrame sizes and styles the dialog.
+func (c purgeConfirm) WithFrame(f frame) dialog {
+	c.frame = f
 	return c
 }
 

@@ -78,8 +78,8 @@ type replayClosed struct{ nothingMoved bool }
 // parking queue), a confirmation naming the source, the count and the
 // destination, then the progress of the Move and its outcome.
 type replayDialog struct {
-	keys   replayKeys
-	st     ui.Styles
+	keys replayKeys
+	frame
 	source string
 	ready  int // the source's depth when the dialog opened; -1 unknown
 	// ladder is the ladder the messages can be sent back into (the one
@@ -104,11 +104,10 @@ type replayDialog struct {
 	// it stopped early otherwise.
 	cancelled bool
 	runErr    string
-	w         int
 }
 
 func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology.Snapshot, found []topology.Found, st ui.Styles) replayDialog {
-	d := replayDialog{keys: defaultReplayKeys(), st: st, source: source, ready: ready, ladder: l, form: true,
+	d := replayDialog{keys: defaultReplayKeys(), source: source, ready: ready, ladder: l, form: true,
 		graph: topology.NewGraph(snap), found: found, queues: map[string]bool{}}
 	for _, q := range snap.Queues {
 		d.queues[q.Name] = true
@@ -281,23 +280,13 @@ func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	if d.focus == rfTo {
 		return d, nil, nil
 	}
-	var cmd tea.Cmd
-	d.inputs[d.focus], cmd = d.inputs[d.focus].Update(msg)
-	if editing(msg) {
-		d.err = ""
-	}
-	return d, cmd, nil
+	return d, typeInto(&d.inputs[d.focus], msg, &d.err), nil
 }
 
-// WithSize gives the dialog the screen's width.
-func (d replayDialog) WithSize(w, _ int) dialog {
-	d.w = w
-	return d
-}
-
-// WithStyles restyles the dialog.
-func (d replayDialog) WithStyles(st ui.Styles) dialog {
-	d.setStyles(st)
+// WithFrame sizes and styles the dialog; it is as tall as it needs.
+func (d replayDialog) WithFrame(f frame) dialog {
+	d.frame = f
+	d.setStyles(f.st)
 	return d
 }
 
