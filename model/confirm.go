@@ -55,23 +55,23 @@ func (c *typedConfirm) Init() tea.Cmd {
 
 // answer takes a message: yes (with the typed word, if one is asked
 // for), no, or typing.
-func (c typedConfirm) answer(msg tea.Msg) (typedConfirm, tea.Cmd, answer) {
+func (c *typedConfirm) answer(msg tea.Msg) (tea.Cmd, answer) {
 	if km, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
 		case key.Matches(km, c.keys.No):
-			return c, nil, answeredNo
+			return nil, answeredNo
 		case key.Matches(km, c.keys.Yes):
 			if c.typed != "" && strings.TrimSpace(c.input.Value()) != c.typed {
 				c.err = c.wrong
-				return c, nil, unanswered
+				return nil, unanswered
 			}
-			return c, nil, answeredYes
+			return nil, answeredYes
 		}
 	}
 	if c.typed == "" {
-		return c, nil, unanswered
+		return nil, unanswered
 	}
-	return c, typeInto(&c.input, msg, &c.err), unanswered
+	return typeInto(&c.input, msg, &c.err), unanswered
 }
 
 // typeInto hands a message to an input of a dialog. Typing clears the

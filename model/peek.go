@@ -446,9 +446,7 @@ type forceAnswered struct {
 
 // Update answers the dialog.
 func (c peekForce) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
-	var cmd tea.Cmd
-	var ans answer
-	c.typedConfirm, cmd, ans = c.typedConfirm.answer(msg)
+	cmd, ans := c.answer(msg)
 	if ans == unanswered {
 		return c, cmd, nil
 	}

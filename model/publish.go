@@ -74,13 +74,7 @@ func newPublishForm(l topology.Ladder, st ui.Styles, delay, dest string, count i
 		fieldHeaders: "key=value, key=value",
 		fieldCount:   "1",
 	}
-	for i := range f.inputs {
-		in := textinput.New()
-		in.Prompt = ""
-		in.Placeholder = placeholders[i]
-		in.CharLimit = 4096
-		f.inputs[i] = in
-	}
+	newFormInputs(f.inputs[:], placeholders[:], 4096)
 	f.inputs[fieldDelay].SetValue(delay)
 	f.inputs[fieldDest].SetValue(dest)
 	if count > 0 {
@@ -109,14 +103,42 @@ func defaultTarget(l topology.Ladder) string {
 	return tr.Target
 }
 
-// formInputStyles styles the inputs of the console's forms (publish,
-// replay): faint placeholders, so an example never reads as a typed value.
-func formInputStyles(st ui.Styles) textinput.Styles {
+// newFormInputs fills ins with the empty fields of a console form
+// (publish, replay), each with its placeholder and a length limit.
+func newFormInputs(ins []textinput.Model, placeholders []string, limit int) {
+	for i := range ins {
+		in := textinput.New()
+		in.Prompt = ""
+		in.Placeholder = placeholders[i]
+		in.CharLimit = limit
+		ins[i] = in
+	}
+}
+
+// styleFormInputs styles a form's fields: faint placeholders, so an
+// example never reads as a typed value.
+func styleFormInputs(ins []textinput.Model, st ui.Styles) {
 	s := textinput.DefaultStyles(st.IsDark)
 	s.Focused.Placeholder = st.Faint
 	s.Blurred.Placeholder = st.Faint
 	s.Cursor.Color = st.AccentColor
-	return s
+	for i := range ins {
+		ins[i].SetStyles(s)
+	}
+}
+
+// focusFormInput focuses field i and blurs the others; an i that is not
+// a text field (a switch, a checkbox) blurs them all.
+func focusFormInput(ins []textinput.Model, i int) tea.Cmd {
+	var cmd tea.Cmd
+	for j := range ins {
+		if j == i {
+			cmd = ins[j].Focus()
+		} else {
+			ins[j].Blur()
+		}
+	}
+	return cmd
 }
 
 // WithFrame sizes and styles the form; it is as tall as it needs.
@@ -128,10 +150,7 @@ func (f publishForm) WithFrame(fr frame) dialog {
 
 func (f *publishForm) setStyles(st ui.Styles) {
 	f.st = st
-	s := formInputStyles(st)
-	for i := range f.inputs {
-		f.inputs[i].SetStyles(s)
-	}
+	styleFormInputs(f.inputs[:], st)
 }
 
 // Init focuses the first field.
@@ -139,15 +158,7 @@ func (f *publishForm) Init() tea.Cmd { return f.setFocus(0) }
 
 func (f *publishForm) setFocus(i int) tea.Cmd {
 	f.focus = (i + numFields) % numFields
-	var cmd tea.Cmd
-	for j := range f.inputs {
-		if j == f.focus {
-			cmd = f.inputs[j].Focus()
-		} else {
-			f.inputs[j].Blur()
-		}
-	}
-	return cmd
+	return focusFormInput(f.inputs[:], f.focus)
 }
 
 // Update edits the form; enter with a valid form submits it.

@@ -118,9 +118,7 @@ type purgeAnswered struct {
 
 // Update answers the dialog.
 func (c purgeConfirm) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
-	var cmd tea.Cmd
-	var ans answer
-	c.typedConfirm, cmd, ans = c.typedConfirm.answer(msg)
+	cmd, ans := c.answer(msg)
 	if ans == unanswered {
 		return c, cmd, nil
 	}

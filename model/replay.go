@@ -122,23 +122,14 @@ func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology
 	if l != nil {
 		placeholders[rfDest] = destPlaceholder(*l)
 	}
-	for i := range d.inputs {
-		in := textinput.New()
-		in.Prompt = ""
-		in.Placeholder = placeholders[i]
-		in.CharLimit = 255
-		d.inputs[i] = in
-	}
+	newFormInputs(d.inputs[:], placeholders[:], 255)
 	d.setStyles(st)
 	return d
 }
 
 func (d *replayDialog) setStyles(st ui.Styles) {
 	d.st = st
-	s := formInputStyles(st)
-	for i := range d.inputs {
-		d.inputs[i].SetStyles(s)
-	}
+	styleFormInputs(d.inputs[:], st)
 }
 
 // Init focuses the first field.
@@ -158,15 +149,10 @@ func (d replayDialog) fields() []int {
 
 func (d *replayDialog) setFocus(f int) tea.Cmd {
 	d.focus = f
-	var cmd tea.Cmd
-	for i := range d.inputs {
-		if i == f && i != rfTo {
-			cmd = d.inputs[i].Focus()
-		} else {
-			d.inputs[i].Blur()
-		}
+	if f == rfTo {
+		return focusFormInput(d.inputs[:], -1) // the destination switch
 	}
-	return cmd
+	return focusFormInput(d.inputs[:], f)
 }
 
 // move shifts the focus by step among the fields shown.
