@@ -131,6 +131,9 @@ func (m *mover) taken() int {
 	return m.p.Moved + m.p.Parked + m.p.Unknown + m.p.Kept
 }
 
+// runOnce is one run of a Move, on one connection: open it, then loop
+// until the source is done, the limit is reached, or the connection or a
+// channel fails (errLost, and Move resumes on a new connection).
 func (m *mover) runOnce(ctx context.Context) error {
 	if m.limitReached(0) {
 		m.stopped = StopLimit
@@ -142,8 +145,28 @@ func (m *mover) runOnce(ctx context.Context) error {
 	}
 	r := &moveRun{m: m, conn: conn, src: src, tag: "rungs-move-" + m.run, inflight: map[uint64]*entry{}, byID: map[string]*entry{}, lastIn: time.Now()}
 	defer r.close()
-	if r.pub, err = conn.Channel(); err != nil {
-		return r.lost(fmt.Errorf("open channel: %w", err))
+	ev, err := r.open()
+	if err != nil {
+		return err
+	}
+	return r.loop(ctx, ev)
+}
+
+// runEvents are the channels a run waits on.
+type runEvents struct {
+	deliveries           <-chan amqp.Delivery
+	confirms             <-chan amqp.Confirmation
+	pubClosed, srcClosed <-chan *amqp.Error
+}
+
+// open sets the run up on its connection: a publishing channel in
+// confirm mode, the prefetch, the notifications, and the consumer.
+func (r *moveRun) open() (runEvents, error) {
+	m := r.m
+	var ev runEvents
+	var err error
+	if r.pub, err = r.conn.Channel(); err != nil {
+		return ev, r.lost(fmt.Errorf("open channel: %w", err))
 	}
 	// Without a filter, a limit bounds the prefetch too: a message
 	// delivered and handed back unmoved counts as a delivery on a quorum
@@ -153,29 +176,37 @@ func (m *mover) runOnce(ctx context.Context) error {
 		r.remaining = max(m.o.Limit-m.taken(), 1)
 		r.prefetch = min(r.prefetch, r.remaining)
 	}
-	if err := src.Qos(r.prefetch, 0, false); err != nil {
-		return r.lost(fmt.Errorf("set prefetch: %w", err))
+	if err := r.src.Qos(r.prefetch, 0, false); err != nil {
+		return ev, r.lost(fmt.Errorf("set prefetch: %w", err))
 	}
 	if err := r.pub.Confirm(false); err != nil {
-		return r.lost(fmt.Errorf("enable publisher confirms: %w", err))
+		return ev, r.lost(fmt.Errorf("enable publisher confirms: %w", err))
 	}
 	// Room for every possible notification: amqp091 drops one that waits
 	// more than 5 s for a full listener, and a dropped return would make an
 	// unroutable message look delivered.
-	confirms := r.pub.NotifyPublish(make(chan amqp.Confirmation, m.o.Window+1))
+	ev.confirms = r.pub.NotifyPublish(make(chan amqp.Confirmation, m.o.Window+1))
 	r.returns = r.pub.NotifyReturn(make(chan amqp.Return, m.o.Window+1))
-	pubClosed := r.pub.NotifyClose(make(chan *amqp.Error, 1))
-	srcClosed := src.NotifyClose(make(chan *amqp.Error, 1))
+	ev.pubClosed = r.pub.NotifyClose(make(chan *amqp.Error, 1))
+	ev.srcClosed = r.src.NotifyClose(make(chan *amqp.Error, 1))
 	// Consume, not ConsumeWithContext: this goroutine cancels and closes
 	// the channel itself, and a second canceller would race it.
-	deliveries, err := src.Consume(m.o.Source, r.tag, false, false, false, false, nil)
+	ev.deliveries, err = r.src.Consume(m.o.Source, r.tag, false, false, false, false, nil)
 	if isCode(err, amqp.NotFound) {
-		return fmt.Errorf("no such queue in vhost %q", m.c.ep.vhost)
+		return ev, fmt.Errorf("no such queue in vhost %q", m.c.ep.vhost)
 	}
 	if err != nil {
-		return r.lost(fmt.Errorf("consume: %w", err))
+		return ev, r.lost(fmt.Errorf("consume: %w", err))
 	}
+	return ev, nil
+}
 
+// loop moves messages until the run ends: it republishes what is
+// pending, then waits for the next delivery, confirm, return, tick or
+// cancellation.
+func (r *moveRun) loop(ctx context.Context, ev runEvents) error {
+	m := r.m
+	deliveries, confirms, pubClosed, srcClosed := ev.deliveries, ev.confirms, ev.pubClosed, ev.srcClosed
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	var wake *time.Timer
