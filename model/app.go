@@ -1,8 +1,10 @@
 // Package model holds the console's Bubble Tea models: App, the root that
 // owns the broker clients, the refresh loop and the routing of keys, and
-// the children it routes to (the ladder list, the ladder view, the input
-// line, the publish form and the purge confirmation). Rendering is left to
-// package ui; all I/O happens in tea.Cmds, so the UI never blocks.
+// the children it routes to: the screens (ladder list, ladder view, peek),
+// the input line and the dialogs over them, all under one contract (see
+// component.go). Rendering is left to package ui, operations shared with
+// the CLI to package ops; all I/O happens in tea.Cmds, so the UI never
+// blocks.
 package model
 
 import (

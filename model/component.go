@@ -39,7 +39,8 @@ type sized interface {
 // that an App value never shares state with an older one.
 type dialog interface {
 	// Update handles a message. A non-nil outcome asks the App to act;
-	// every outcome but replayStarted closes the dialog.
+	// every outcome but replayStarted and replayStopping closes the
+	// dialog.
 	Update(msg tea.Msg) (dialog, tea.Cmd, outcome)
 	View() string
 	// WithFrame gives the dialog the screen's size and the styles.
@@ -53,8 +54,9 @@ type frame struct {
 	w, h int
 }
 
-// outcome is what a dialog asks of the App as it closes: one of the types
-// below. App.act does it.
+// outcome is what a dialog asks of the App: closed, publishSubmitted,
+// purgeAnswered, forceAnswered, replayStarted, replayStopping or
+// replayClosed. App.act does it.
 type outcome any
 
 // closed means the dialog closed with nothing left to do.
