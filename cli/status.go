@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -102,7 +103,8 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
 		}
-		fmt.Fprint(e.Out, ui.LadderText(st.found, snap, e.width(), all))
+		rows, folded := health.StatusRows(st.found, snap, all)
+		fmt.Fprint(e.Out, ui.LadderText(st.found, rows, folded, e.width()))
 	}
 	return nil
 }
