@@ -174,7 +174,7 @@ func (rf replayFlags) options() (broker.MoveOptions, error) {
 		return o, usageErr("--max-held cannot be negative")
 	}
 	if rf.rate != "" {
-		r, err := ui.ParseRate(rf.rate)
+		r, err := topology.ParseRate(rf.rate)
 		if err != nil {
 			return o, usageErr("--rate: %v", err)
 		}
@@ -305,16 +305,8 @@ func (e *env) reportReplay(rf replayFlags, rp replayPlan, res broker.MoveProgres
 		})
 		return
 	}
-	for _, l := range ui.ReplayReport(moveCounts(res), rf.from, rp.describe, rf.park, "--where") {
+	for _, l := range ui.ReplayReport(res, rf.from, rp.describe, rf.park, "--where") {
 		fmt.Fprintln(e.Out, l)
-	}
-}
-
-// moveCounts are a Move's counts as ui reports them.
-func moveCounts(p broker.MoveProgress) ui.MoveCounts {
-	return ui.MoveCounts{
-		Moved: p.Moved, Parked: p.Parked, Kept: p.Kept, Skipped: p.Skipped, Unknown: p.Unknown, Reconnects: p.Reconnects,
-		Reasons: p.Reasons, SourceReady: p.SourceReady, Elapsed: p.Elapsed, Stopped: p.Stopped, Done: p.Done,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 	"github.com/rungs-dev/rungs/ui/fixture"
@@ -161,6 +162,10 @@ func TestPublishFlow(t *testing.T) {
 	if m.Exchange != "orders.ingest" || m.RoutingKey != "0.0.0.1.0.1.1.0.1.0.orders.work" || string(m.Body) != "hello" ||
 		m.Persistent || m.ContentType != "text/plain" || m.Headers["tenant"] != "acme" || m.Headers["attempt"] != "3" {
 		t.Errorf("message %+v", m)
+	}
+	// The form sends what rungs publish sends: the delay travels with it.
+	if m.Headers[topology.HeaderDelayMS] != int64(90000) {
+		t.Errorf("delay header %v, want 90000", m.Headers[topology.HeaderDelayMS])
 	}
 	if a.result.Kind != ui.ResultOK || !strings.Contains(a.result.Text, "3 confirmed") {
 		t.Errorf("result %+v", a.result)
@@ -629,7 +634,7 @@ func TestFoldIdleRungs(t *testing.T) {
 	var idle string
 	for i := 0; i < all; i++ {
 		r, _ := a.ladder.Selected()
-		if r.Kind == ui.RungRow && r.Stats.Messages() == 0 && r.Severity == ui.Fine {
+		if r.Kind == health.RungRow && r.Stats.Messages() == 0 && r.Severity == health.Fine {
 			idle = r.Queue
 			break
 		}
@@ -697,14 +702,14 @@ func TestCursorFollowsTheTopUntilMoved(t *testing.T) {
 	fb := newFake(quiet)
 	a, _ := newApp(t, fb, Options{Ladder: "retry4"}, 120, 40)
 	a = load(t, a, fb)
-	if r, _ := a.ladder.Selected(); r.Kind == ui.RungRow {
+	if r, _ := a.ladder.Selected(); r.Kind == health.RungRow {
 		t.Fatalf("all rungs idle, yet the cursor is on rung %s", r.Queue)
 	}
 	fb.mu.Lock()
 	fb.snap = busy
 	fb.mu.Unlock()
 	a, _ = run(t, a, pollMsg{gen: a.pollGen})
-	if r, _ := a.ladder.Selected(); r.Kind != ui.RungRow {
+	if r, _ := a.ladder.Selected(); r.Kind != health.RungRow {
 		t.Fatalf("the rungs filled, but the unmoved cursor is on %s", r.Queue)
 	}
 	// Once moved, the cursor stays on its queue across refreshes.

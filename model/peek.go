@@ -193,7 +193,7 @@ type peekView struct {
 	qtype   string
 	ready   int
 	n       int
-	msgs    []ui.PeekedMessage
+	msgs    []broker.PeekedMessage
 	ladders []topology.Ladder
 	risk    broker.PeekRisk
 	forced  bool
@@ -211,21 +211,9 @@ func newPeekView(m peekedMsg, ladders []topology.Ladder, st ui.Styles, keys peek
 		ladders: ladders, risk: m.risk, forced: m.forced, at: m.at, back: back,
 	}
 	for _, pm := range m.res.Messages {
-		v.msgs = append(v.msgs, uiMessage(pm))
+		v.msgs = append(v.msgs, pm)
 	}
 	return v
-}
-
-// uiMessage is a peeked message as ui renders it.
-func uiMessage(m broker.PeekedMessage) ui.PeekedMessage {
-	return ui.PeekedMessage{
-		Position: m.Position, MessageID: m.MessageID, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
-		Redelivered: m.Redelivered, DeliveryCount: m.DeliveryCount, Persistent: m.Persistent,
-		ContentType: m.ContentType, ContentEncoding: m.Properties.ContentEncoding, Timestamp: m.Timestamp,
-		CorrelationID: m.Properties.CorrelationID, ReplyTo: m.Properties.ReplyTo, Expiration: m.Properties.Expiration,
-		Type: m.Properties.Type, AppID: m.Properties.AppID, UserID: m.Properties.UserID, Priority: m.Properties.Priority,
-		Headers: m.Headers, Body: m.Body,
-	}
 }
 
 // SetSize gives the view its body size.
@@ -235,9 +223,9 @@ func (v *peekView) SetSize(w, h int) {
 }
 
 // Selected returns the message under the cursor.
-func (v peekView) Selected() (ui.PeekedMessage, bool) {
+func (v peekView) Selected() (broker.PeekedMessage, bool) {
 	if v.sel < 0 || v.sel >= len(v.msgs) {
-		return ui.PeekedMessage{}, false
+		return broker.PeekedMessage{}, false
 	}
 	return v.msgs[v.sel], true
 }
@@ -340,7 +328,7 @@ func (a App) traceMessage() (App, tea.Cmd) {
 		a.openLadder(f)
 	}
 	a.screen = screenLadder
-	input := ui.Delay(d)
+	input := topology.FormatSpan(d)
 	if dest != "" {
 		input += " " + dest
 	}
@@ -349,7 +337,7 @@ func (a App) traceMessage() (App, tea.Cmd) {
 	a.ladder.selectQueue(a.peek.queue)
 	a.ladder.moved = true
 	a.ladder.clamp()
-	a.result = ui.Result{Kind: ui.ResultInfo, Text: fmt.Sprintf("traced %s: %s → %s (key %s) · esc: back to the peek", label, ui.Delay(d), orDone(dest), rk)}
+	a.result = ui.Result{Kind: ui.ResultInfo, Text: fmt.Sprintf("traced %s: %s → %s (key %s) · esc: back to the peek", label, topology.FormatSpan(d), orDone(dest), rk)}
 	return a, nil
 }
 
@@ -365,7 +353,7 @@ func orDone(dest string) string {
 // recorded, oldest first (a message dead-lettered with a new key still
 // carries its ladder key there). Ladders are tried in order too: those
 // whose queues the message has been through, then prefer, then the rest.
-func decodeMessage(m ui.PeekedMessage, hops []topology.DeathHop, found []topology.Found, prefer string) (f topology.Found, d time.Duration, dest, rk string, ok bool) {
+func decodeMessage(m broker.PeekedMessage, hops []topology.DeathHop, found []topology.Found, prefer string) (f topology.Found, d time.Duration, dest, rk string, ok bool) {
 	keys := []string{m.RoutingKey}
 	for _, h := range hops {
 		keys = append(keys, h.RoutingKeys...)

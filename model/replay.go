@@ -94,7 +94,7 @@ type replayDialog struct {
 	phase  ui.ReplayPhase
 	plan   replayPlan
 	run    *replayRun
-	counts ui.MoveCounts
+	counts broker.MoveProgress
 	// cancelled is set once the operator stopped the Move; runErr is why
 	// it stopped early otherwise.
 	cancelled bool
@@ -287,7 +287,7 @@ func (d replayDialog) makePlan() (replayPlan, error) {
 		o.Limit = n
 	}
 	if s := d.value(rfRate); s != "" {
-		r, err := ui.ParseRate(s)
+		r, err := topology.ParseRate(s)
 		if err != nil {
 			return replayPlan{}, fmt.Errorf("rate: %v", err)
 		}
@@ -392,7 +392,7 @@ func (d replayDialog) View() string {
 	default:
 		n := "every message"
 		if d.ready >= 0 {
-			n = fmt.Sprintf("about %s %s", ui.Count(int64(d.ready)), plural(d.ready, "message", "messages"))
+			n = fmt.Sprintf("about %s %s", topology.FormatCount(int64(d.ready)), topology.Plural(d.ready, "message", "messages"))
 		}
 		state.Preview = []string{
 			"replay " + n + " from " + d.st.Bold.Render(d.source) + " " + p.describe,
@@ -478,14 +478,6 @@ func waitProgress(id int, ch <-chan broker.MoveProgress) tea.Cmd {
 	}
 }
 
-// counts copies a Move's counts for ui.
-func counts(p broker.MoveProgress) ui.MoveCounts {
-	return ui.MoveCounts{
-		Moved: p.Moved, Parked: p.Parked, Kept: p.Kept, Skipped: p.Skipped, Unknown: p.Unknown, Reconnects: p.Reconnects,
-		Reasons: p.Reasons, SourceReady: p.SourceReady, Elapsed: p.Elapsed, Stopped: p.Stopped, Done: p.Done,
-	}
-}
-
 // openReplay opens the replay form for a queue.
 func (a App) openReplay(queue string) (App, tea.Cmd) {
 	if a.readOnly {
@@ -557,7 +549,7 @@ func (a App) startReplay() (App, tea.Cmd) {
 	ch := make(chan broker.MoveProgress, 1)
 	d := &a.replay
 	d.run = &replayRun{id: a.replaySeq, progress: ch, cancel: cancel}
-	d.phase, d.counts, d.cancelled, d.runErr = ui.ReplayRunning, ui.MoveCounts{SourceReady: -1}, false, ""
+	d.phase, d.counts, d.cancelled, d.runErr = ui.ReplayRunning, broker.MoveProgress{SourceReady: -1}, false, ""
 	o := d.plan.opts
 	o.Progress = forwardProgress(ch)
 	a.busy = "replaying from " + d.source
@@ -589,7 +581,7 @@ func (a App) updateMove(msg tea.Msg) (App, tea.Cmd) {
 		if r == nil || msg.id != r.id || !a.replay.running() {
 			return a, nil // a Move that already ended
 		}
-		a.replay.counts = counts(msg.p)
+		a.replay.counts = msg.p
 		return a, waitProgress(r.id, r.progress)
 	case replayDoneMsg:
 		if r == nil || msg.id != r.id {
@@ -598,7 +590,7 @@ func (a App) updateMove(msg tea.Msg) (App, tea.Cmd) {
 		r.cancel()
 		a.busy = ""
 		a.replay.phase = ui.ReplayDone
-		a.replay.counts = counts(msg.p)
+		a.replay.counts = msg.p
 		if errors.Is(msg.err, context.Canceled) || msg.p.Stopped == broker.StopCancelled {
 			a.replay.cancelled = true
 		} else if msg.err != nil {
@@ -615,7 +607,7 @@ func (a App) updateMove(msg tea.Msg) (App, tea.Cmd) {
 
 // replayResult words a replay's end for the header and the command log.
 func replayResult(m replayDoneMsg) ui.Result {
-	c := counts(m.p)
+	c := m.p
 	text := ui.ReplayReport(c, m.source, m.describe, "", "")[0]
 	switch {
 	case errors.Is(m.err, broker.ErrReadOnly):

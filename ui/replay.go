@@ -3,13 +3,13 @@ package ui
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -26,52 +26,11 @@ func ReplayIntoLadder(tr topology.Trace) string {
 		tr.Ladder.Name, topology.FormatDelay(tr.Delay), tr.Target, tr.Exchange, tr.Key)
 }
 
-// ParseRate reads "200", "200/s", "6000/m" or "36000/h" as messages a second.
-func ParseRate(s string) (float64, error) {
-	num, unit, _ := strings.Cut(strings.TrimSpace(s), "/")
-	r, err := strconv.ParseFloat(num, 64)
-	if err != nil || r <= 0 {
-		return 0, fmt.Errorf("%q is not a positive rate (try 200/s or 6000/m)", s)
-	}
-	switch unit {
-	case "", "s":
-	case "m":
-		r /= 60
-	case "h":
-		r /= 3600
-	default:
-		return 0, fmt.Errorf("%q: unknown unit %q (use /s, /m or /h)", s, unit)
-	}
-	return r, nil
-}
-
-// MoveCounts are a replay's counts, as broker.MoveProgress reports them;
-// the model and the CLI copy them over, so that ui stays free of broker
-// types.
-type MoveCounts struct {
-	Moved, Parked, Kept, Skipped, Unknown, Reconnects int
-	// Reasons groups why messages were parked or kept.
-	Reasons map[string]int
-	// SourceReady is the source's ready count when last asked; -1 unknown.
-	SourceReady int
-	Elapsed     time.Duration
-	Stopped     string
-	Done        bool
-}
-
-// Rate is how many messages a second were moved or parked so far.
-func (c MoveCounts) Rate() float64 {
-	if c.Elapsed <= 0 {
-		return 0
-	}
-	return float64(c.Moved+c.Parked) / c.Elapsed.Seconds()
-}
-
 // ReplayReport words a finished replay: what moved where, how fast and why
 // it stopped, then what did not move, then the reasons, most frequent
 // first. park is the parking queue ("" for none); filter names the option
 // that skips messages ("--where"), "" when there is none.
-func ReplayReport(c MoveCounts, from, describe, park, filter string) []string {
+func ReplayReport(c broker.MoveProgress, from, describe, park, filter string) []string {
 	out := []string{fmt.Sprintf("replayed %d message(s) from %s %s in %s (%.0f/s); stopped: %s",
 		c.Moved, from, describe, c.Elapsed.Round(time.Millisecond), c.Rate(), c.Stopped)}
 	l := fmt.Sprintf("  %d parked", c.Parked)
@@ -83,7 +42,7 @@ func ReplayReport(c MoveCounts, from, describe, park, filter string) []string {
 		l += fmt.Sprintf(", %d skipped by %s", c.Skipped, filter)
 	}
 	if c.Unknown > 0 || c.Reconnects > 0 {
-		l += fmt.Sprintf(", %d possibly duplicated (in flight when the connection dropped, %d %s)", c.Unknown, c.Reconnects, plural(int64(c.Reconnects), "time", "times"))
+		l += fmt.Sprintf(", %d possibly duplicated (in flight when the connection dropped, %d %s)", c.Unknown, c.Reconnects, topology.Plural(int64(c.Reconnects), "time", "times"))
 	}
 	out = append(out, l)
 	for _, r := range sortedReasons(c.Reasons) {
@@ -130,7 +89,7 @@ type ReplayState struct {
 	Limit int
 	Rate  float64
 	// Counts are the latest progress.
-	Counts MoveCounts
+	Counts broker.MoveProgress
 	// Cancelled is set when the operator stopped the replay.
 	Cancelled bool
 	// Err is why the replay stopped early, if it did.
@@ -161,7 +120,7 @@ func Replay(s ReplayState, st Styles, w int) string {
 	case ReplayConfirm:
 		n := "every message"
 		if s.Ready >= 0 {
-			n = fmt.Sprintf("about %s %s", Count(int64(s.Ready)), plural(int64(s.Ready), "message", "messages"))
+			n = fmt.Sprintf("about %s %s", topology.FormatCount(int64(s.Ready)), topology.Plural(int64(s.Ready), "message", "messages"))
 		}
 		if s.Limit > 0 {
 			n += fmt.Sprintf(" (at most %d)", s.Limit)
@@ -189,7 +148,7 @@ func Replay(s ReplayState, st Styles, w int) string {
 			fmt.Sprintf("stayed %d", c.Kept+c.Skipped),
 			fmt.Sprintf("parked %d", c.Parked),
 			Rate(c.Rate()) + "/s",
-			Delay(c.Elapsed.Round(100 * time.Millisecond)),
+			topology.FormatSpan(c.Elapsed.Round(100 * time.Millisecond)),
 		}
 		if c.Unknown > 0 {
 			counts = append(counts, st.Warn.Render(fmt.Sprintf("%d in doubt", c.Unknown)))
@@ -213,7 +172,7 @@ func Replay(s ReplayState, st Styles, w int) string {
 				add(st.Muted.Render(l))
 			}
 			if s.Cancelled {
-				add(st.Warn.Render(fmt.Sprintf("Cancelled: the %d %s confirmed stay moved; the rest stay on %s.", c.Moved+c.Parked, plural(int64(c.Moved+c.Parked), "message", "messages"), s.Source)))
+				add(st.Warn.Render(fmt.Sprintf("Cancelled: the %d %s confirmed stay moved; the rest stay on %s.", c.Moved+c.Parked, topology.Plural(int64(c.Moved+c.Parked), "message", "messages"), s.Source)))
 			}
 			if s.Err != "" {
 				add(st.Danger.Render("✗ " + s.Err))
