@@ -46,9 +46,14 @@ func Stalled(s topology.QueueStats, ttl, waited, interval time.Duration) string 
 	if s.Expired == 0 || waited <= 0 || waited < StallWindow(ttl, interval) {
 		return ""
 	}
-	return fmt.Sprintf("stalled: %s expired %s waiting to be dead-lettered for %s; the quorum queue's dead-letter worker has stopped, usually after a node restart (rabbitmq-server #12625); rungs unstall gets it moving",
-		topology.FormatCount(s.Expired), topology.Plural(s.Expired, "message", "messages"), topology.FormatSpan(waited.Truncate(time.Second)))
+	// Short enough for the console's detail line at 80 columns; doctor
+	// explains the cause at length (StallCause).
+	return fmt.Sprintf("stalled: %s expired waiting %s to be dead-lettered; run rungs unstall",
+		topology.FormatCount(s.Expired), topology.FormatSpan(waited.Truncate(time.Second)))
 }
+
+// StallCause explains a stall for doctor and unstall.
+const StallCause = "a quorum rung's dead-letter worker stopped, usually when its node restarted while messages were in flight (rabbitmq-server #12625, #16652); its expired messages stay in messages_dlx, counted in neither ready nor unacked, and move on only once the worker restarts"
 
 // Waits follows each queue's waiting count (QueueStats.Expired) across
 // samples: since when it has been above zero without falling. It is

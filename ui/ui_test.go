@@ -100,6 +100,23 @@ func TestLadderViewGolden(t *testing.T) {
 			f := found(t, busy, "billing")
 			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowCost: true}
 		},
+		"stalled": func() LadderState {
+			// A quorum ladder after a node restart: three rungs' expired
+			// messages wait to be dead-lettered, folded idle rungs around
+			// them, the cursor on the first stalled rung.
+			snap := fixture.Stalled()
+			f := found(t, snap, "jobs")
+			w := health.Watch{Interval: 5 * time.Second, Still: fixture.StalledWaits, Waited: fixture.StalledWaits}
+			rows, folded := health.FoldIdleRungs(health.LadderRows(f, snap, w), "")
+			sel := 0
+			for i, r := range rows {
+				if r.Stalled {
+					sel = i
+					break
+				}
+			}
+			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel}
+		},
 		"healthy": func() LadderState {
 			snap := fixture.Healthy()
 			f := found(t, snap, "orders")
