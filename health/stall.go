@@ -48,7 +48,7 @@ func Stalled(s topology.QueueStats, ttl, waited, interval time.Duration) string 
 	}
 	// Short enough for the console's detail line at 80 columns; doctor
 	// explains the cause at length (StallCause).
-	return fmt.Sprintf("stalled: %s expired waiting %s to be dead-lettered; run rungs unstall",
+	return fmt.Sprintf("stalled: %s expired, not dead-lettered in %s; run rungs unstall",
 		topology.FormatCount(s.Expired), topology.FormatSpan(waited.Truncate(time.Second)))
 }
 

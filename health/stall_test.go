@@ -37,7 +37,7 @@ func TestStalled(t *testing.T) {
 		t.Errorf("within the window (15s): %q", s)
 	}
 	s := Stalled(waiting, ttl, 15*time.Second, every)
-	for _, want := range []string{"stalled", "536 expired waiting 15s to be dead-lettered", "rungs unstall"} {
+	for _, want := range []string{"stalled", "536 expired, not dead-lettered in 15s", "rungs unstall"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("Stalled = %q, want it to say %q", s, want)
 		}

@@ -160,7 +160,7 @@ func TestLadderTextGolden(t *testing.T) {
 	busy := fixture.Busy()
 	for _, w := range []int{80, 120} {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
-			out := LadderText(found(t, busy, "orders"), busy, w, false)
+			out := LadderText(found(t, busy, "orders"), busy, health.Watch{}, w, false)
 			if strings.Contains(out, "\x1b") {
 				t.Error("LadderText wrote escape sequences")
 			}
@@ -178,7 +178,7 @@ func TestLadderTextGolden(t *testing.T) {
 func TestLadderTextFoldsIdleRungs(t *testing.T) {
 	busy := fixture.Busy()
 	f := found(t, busy, "retry4")
-	folded, all := LadderText(f, busy, 100, false), LadderText(f, busy, 100, true)
+	folded, all := LadderText(f, busy, health.Watch{}, 100, false), LadderText(f, busy, health.Watch{}, 100, true)
 	if !strings.Contains(folded, "idle rungs not listed: --all lists every rung") || strings.Contains(all, "not listed") {
 		t.Fatalf("folded:\n%s\nall:\n%s", folded, all)
 	}
