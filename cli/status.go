@@ -129,22 +129,22 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 }
 
 type jsonQueue struct {
-	Role      string  `json:"role,omitempty"`
-	Level     *int    `json:"level,omitempty"`
-	Digit     *int    `json:"digit,omitempty"`
-	Queue     string  `json:"queue"`
-	TTLMS     *int64  `json:"ttl_ms,omitempty"`
-	Present   bool    `json:"present"`
-	Ready     int64   `json:"ready"`
-	Unacked   int64   `json:"unacked"`
+	Role    string `json:"role,omitempty"`
+	Level   *int   `json:"level,omitempty"`
+	Digit   *int   `json:"digit,omitempty"`
+	Queue   string `json:"queue"`
+	TTLMS   *int64 `json:"ttl_ms,omitempty"`
+	Present bool   `json:"present"`
+	Ready   int64  `json:"ready"`
+	Unacked int64  `json:"unacked"`
 	// Expired messages wait to be dead-lettered (quorum rungs only);
 	// Stalled says they have not drained (health.Stalled).
 	Expired      int64   `json:"expired"`
 	ExpiredBytes int64   `json:"expired_bytes"`
 	Stalled      bool    `json:"stalled,omitempty"`
-	Consumers int64   `json:"consumers"`
-	InRate    float64 `json:"in_rate"`
-	OutRate   float64 `json:"out_rate"`
+	Consumers    int64   `json:"consumers"`
+	InRate       float64 `json:"in_rate"`
+	OutRate      float64 `json:"out_rate"`
 }
 
 func toJSONStatus(states []ladderState) any {

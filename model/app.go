@@ -82,13 +82,13 @@ type App struct {
 	height int
 
 	// What the broker holds.
-	snap      topology.Snapshot
-	live      map[string]topology.QueueStats
-	found     []topology.Found
-	moves     movements
+	snap  topology.Snapshot
+	live  map[string]topology.QueueStats
+	found []topology.Found
+	moves movements
 	// waits follows each rung's expired messages waiting to be
 	// dead-lettered, for the stall rule.
-	waits health.Waits
+	waits     health.Waits
 	overview  broker.Overview
 	loaded    bool
 	refreshed time.Time
