@@ -168,12 +168,14 @@ func newPhase(tg target, l *topology.Ladder, offered float64, res flowResult, li
 
 // Design is one ladder design's throughput over the rounds.
 type Design struct {
-	Name   string   `json:"name"`
-	Layout string   `json:"layout"`
-	Radix  int      `json:"radix"`
-	Levels int      `json:"levels"`
-	Cost   jsonCost `json:"cost"`
-	Rounds []Phase  `json:"rounds"`
+	Name   string `json:"name"`
+	Layout string `json:"layout"`
+	Radix  int    `json:"radix"`
+	Levels int    `json:"levels"`
+	// QueueType is the rungs' queue type: classic or quorum.
+	QueueType string   `json:"queue_type,omitempty"`
+	Cost      jsonCost `json:"cost"`
+	Rounds    []Phase  `json:"rounds"`
 	// Medians over the rounds, and the ratio's range.
 	DeliveredPerS float64 `json:"delivered_per_s"`
 	HopBoundPerS  float64 `json:"hop_bound_per_s"`
