@@ -84,6 +84,7 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 	if err != nil {
 		return err
 	}
+	res = res.WithQueueType(pp.risk.Type)
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONPeek(res, pp))
 	}

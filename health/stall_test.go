@@ -117,7 +117,10 @@ func TestWaitsProperty(t *testing.T) {
 
 func TestLadderRowsFlagStalledRungs(t *testing.T) {
 	snap := fixture.Stalled()
-	f := found(t, snap, "jobs")
+	f, ok := fixture.Found(snap, "jobs")
+	if !ok {
+		t.Fatal("no ladder jobs in the fixture")
+	}
 	rows := LadderRows(f, snap, Watch{Interval: 5 * time.Second, Still: fixture.StalledWaits, Waited: fixture.StalledWaits})
 	byQueue := map[string]Row{}
 	for _, r := range rows {

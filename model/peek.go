@@ -74,6 +74,7 @@ func peek(p Peeker, queue string, n int, risk broker.PeekRisk, forced bool, now 
 		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
 		defer cancel()
 		res, err := p.Peek(ctx, queue, n)
+		res = res.WithQueueType(risk.Type)
 		return peekedMsg{queue: queue, n: n, risk: risk, forced: forced, res: res, err: err, at: now()}
 	}
 }

@@ -218,7 +218,7 @@ func routeCheck(snap topology.Snapshot) func(topology.Trace) error {
 	g := topology.NewGraph(snap)
 	return func(tr topology.Trace) error {
 		if err := g.CheckRoute(tr); err != nil {
-			return fmt.Errorf("would not reach %s: %w", tr.Target, err)
+			return &ops.RouteError{Trace: tr, Err: err}
 		}
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -81,9 +82,11 @@ type replayDialog struct {
 	// ladder is the ladder the messages can be sent back into (the one
 	// open); nil when there is none.
 	ladder *topology.Ladder
-	check  func(topology.Trace) error
+	// graph checks routes against the broker's bindings; found are the
+	// vhost's ladders (see ops.PlanReplay).
+	graph  *topology.Graph
+	found  []topology.Found
 	queues map[string]bool
-	owned  map[string]bool // exchanges that belong to a ladder
 
 	to     replayTo
 	inputs [numReplayFields]textinput.Model
@@ -104,14 +107,9 @@ type replayDialog struct {
 
 func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology.Snapshot, found []topology.Found, st ui.Styles) replayDialog {
 	d := replayDialog{keys: defaultReplayKeys(), st: st, source: source, ready: ready, ladder: l, form: true,
-		check: routeCheck(snap), queues: map[string]bool{}, owned: map[string]bool{}}
+		graph: topology.NewGraph(snap), found: found, queues: map[string]bool{}}
 	for _, q := range snap.Queues {
 		d.queues[q.Name] = true
-	}
-	for _, f := range found {
-		for _, x := range f.Ladder.Plan().Exchanges {
-			d.owned[x.Name] = true
-		}
 	}
 	placeholders := [numReplayFields]string{
 		rfDelay: "90s, 5m, 1h30m",
@@ -296,12 +294,10 @@ func (d replayDialog) makePlan() (replayPlan, error) {
 	if o.Park == d.source {
 		return replayPlan{}, fmt.Errorf("park: %s is the source queue", d.source)
 	}
-	p := replayPlan{opts: o}
+	var to ops.ReplayTo
 	switch d.to {
 	case toOrigin:
-		owned := d.owned
-		p.opts.Route = broker.ToOrigin(func(x string) bool { return owned[x] })
-		p.describe = ui.ReplayToOrigin
+		to.Origin = true
 	case toQueue:
 		q := d.value(rfQueue)
 		switch {
@@ -312,8 +308,7 @@ func (d replayDialog) makePlan() (replayPlan, error) {
 		case !d.queues[q]:
 			return replayPlan{}, fmt.Errorf("queue: no queue %q in this vhost", q)
 		}
-		p.opts.Route = broker.ToQueue(q)
-		p.describe = ui.ReplayToQueue(q)
+		to.Queue = q
 	case toLadder:
 		if d.ladder == nil {
 			return replayPlan{}, errors.New("no ladder to replay into")
@@ -326,24 +321,14 @@ func (d replayDialog) makePlan() (replayPlan, error) {
 		if err != nil {
 			return replayPlan{}, fmt.Errorf("delay: %w", err)
 		}
-		tr, err := d.ladder.Trace(delay, d.value(rfDest))
-		if err != nil {
-			return replayPlan{}, err
-		}
-		if tr.Target == d.source {
-			return replayPlan{}, fmt.Errorf("the ladder delivers to %s, the source queue: replay would never end", d.source)
-		}
-		if d.check != nil {
-			if err := d.check(tr); err != nil {
-				return replayPlan{}, err
-			}
-		}
-		if p.opts.Route, err = broker.ToLadder(*d.ladder, delay, d.value(rfDest)); err != nil {
-			return replayPlan{}, err
-		}
-		p.describe = ui.ReplayIntoLadder(tr)
+		to.Ladder, to.Delay, to.Dest = d.ladder, delay, d.value(rfDest)
 	}
-	return p, nil
+	r, err := ops.PlanReplay(d.source, to, d.found, d.graph)
+	if err != nil {
+		return replayPlan{}, err
+	}
+	o.Route = r.Router
+	return replayPlan{opts: o, describe: r.Describe}, nil
 }
 
 // View renders the dialog: the form, or the confirmation and progress.

@@ -112,7 +112,7 @@ func TestMessageTextIsWhatPeekPrints(t *testing.T) {
 }
 
 func TestReplayDialogGolden(t *testing.T) {
-	base := ReplayState{Source: "orders.work.parked", Describe: ReplayToOrigin, Ready: 17, Limit: 0, Rate: 200}
+	base := ReplayState{Source: "orders.work.parked", Describe: "back where each came from (its latest x-death entry, or x-rungs-queue)", Ready: 17, Limit: 0, Rate: 200}
 	cases := map[string]func() ReplayState{
 		"confirm": func() ReplayState { return base },
 		"running": func() ReplayState {

@@ -13,19 +13,6 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// ReplayToOrigin describes a replay that sends each message back where it
-// came from; it reads as the end of "replay N messages from Q ...".
-const ReplayToOrigin = "back where each came from (its latest x-death entry, or x-rungs-queue)"
-
-// ReplayToQueue describes a replay straight into a queue.
-func ReplayToQueue(queue string) string { return "to queue " + queue }
-
-// ReplayIntoLadder describes a replay into a ladder along tr.
-func ReplayIntoLadder(tr topology.Trace) string {
-	return fmt.Sprintf("into ladder %s: %s later to %s (exchange %s, key %s)",
-		tr.Ladder.Name, topology.FormatDelay(tr.Delay), tr.Target, tr.Exchange, tr.Key)
-}
-
 // ReplayReport words a finished replay: what moved where, how fast and why
 // it stopped, then what did not move, then the reasons, most frequent
 // first. park is the parking queue ("" for none); filter names the option
