@@ -62,4 +62,3 @@ func TestRaftRestartExprQuotes(t *testing.T) {
 		t.Error("a control character must be escaped")
 	}
 }
-

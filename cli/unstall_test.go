@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
-	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
 )
 
 // TestUnstallBadInput: every bad input gets one line naming the problem,
@@ -39,36 +36,7 @@ func TestUnstallBadInput(t *testing.T) {
 	if out := mustRun(t, env, "unstall", "--ladder", "jobs", "--yes"); !strings.Contains(out, "no stalled rung in ladder jobs") {
 		t.Errorf("unstall on a healthy ladder: %q", out)
 	}
-	if ps := policyNames(t, cfg); len(ps) > 0 {
+	if ps := brokertest.Policies(t, cfg); len(ps) > 0 {
 		t.Errorf("bad input left policies: %v", ps)
 	}
-}
-
-// policyNames lists the test vhost's policies.
-func policyNames(t *testing.T, cfg broker.Config) []string {
-	t.Helper()
-	u, err := url.Parse(cfg.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pw, _ := u.User.Password()
-	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(cfg.MgmtURL, "/")+"/api/policies/"+url.PathEscape(cfg.Vhost), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth(u.User.Username(), pw)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var ps []broker.Policy
-	if err := json.NewDecoder(res.Body).Decode(&ps); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.Name)
-	}
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -134,7 +134,7 @@ func TestFaultStalledQuorumLadder(t *testing.T) {
 			t.Errorf("rungs %s: exit %d, want one line naming %q:\n%s", strings.Join(bad.args, " "), r.code, bad.want, r.errOut)
 		}
 	}
-	if ps := policies(t, n); len(ps) > 0 {
+	if ps := brokertest.Policies(t, broker.Config{URL: n.url(), MgmtURL: n.mgmtURL()}); len(ps) > 0 {
 		t.Errorf("bad input left policies behind: %v", ps)
 	}
 	if again := expiredNow(t, mgmt, f); len(again) != len(stalled) {
@@ -163,7 +163,7 @@ func TestFaultStalledQuorumLadder(t *testing.T) {
 			t.Errorf("unstall --rabbitmqctl did not restart and drain %v:\n%s", queues[1:], out)
 		}
 	}
-	if ps := policies(t, n); len(ps) > 0 {
+	if ps := brokertest.Policies(t, broker.Config{URL: n.url(), MgmtURL: n.mgmtURL()}); len(ps) > 0 {
 		t.Errorf("unstall left policies behind: %v", ps)
 	}
 	m.waitFor("the console's all-clear", text("✓ moving"), 2*time.Minute)
@@ -283,32 +283,6 @@ func waitForExpired(t *testing.T, m *broker.Management, f topology.Found) map[st
 		}
 	}
 	return nil
-}
-
-// policies lists the node's policies by name.
-func policies(t *testing.T, n *node) []string {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, n.mgmtURL()+"/api/policies", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("guest", "guest")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var ps []struct {
-		Name string `json:"name"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&ps); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.Name)
-	}
-	return out
 }
 
 func sortedKeys(m map[string]int64) []string {
