@@ -356,7 +356,16 @@ func (r Report) Markdown() string {
 	w("- Machine: %s; %d CPUs, %s; load average %s before, %s after\n", r.Machine.CPU, r.Machine.CPUs, r.Machine.Memory, r.Machine.LoadBefore, r.Machine.LoadAfter)
 	w("- Broker: RabbitMQ %s, Erlang %s, on the same machine (loopback)\n", r.Broker.RabbitMQ, r.Broker.Erlang)
 	w("- Client: %s, %s; rungs bench\n", r.Machine.Go, r.Machine.OS)
-	w("- Messages: %d-byte bodies, %s, classic durable queues, publisher confirms, manual acks (prefetch %d)\n", o.Size, persist, prefetch)
+	queues := "classic durable queues"
+	for _, d := range r.Throughput {
+		if d.QueueType == "quorum" {
+			// Quorum queues keep every message on disk whatever its
+			// delivery mode: compare them with a persistent run.
+			queues = "classic durable queues (quorum rungs in the quorum design, at-least-once dead-lettering)"
+			break
+		}
+	}
+	w("- Messages: %d-byte bodies, %s, %s, publisher confirms, manual acks (prefetch %d)\n", o.Size, persist, queues, prefetch)
 	w("- Ladders: %d binary levels at a %s unit (radix r: the fewest levels holding the same range); delays uniform over [0, %s] (%d bits)\n",
 		o.Levels, formatMS(o.UnitMS)+" ms", formatMS(o.MaxDelayMS)+"ms", o.DelayBits)
 	w("- Phases: %s measured after a %s ramp (throughput phases add the longest delay to it); %d round(s); run took %s\n\n",
