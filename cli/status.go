@@ -123,7 +123,8 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
 		}
-		fmt.Fprint(e.Out, ui.LadderText(st.found, snap, watch, e.width(), all))
+		rows, folded := health.StatusRows(st.found, snap, watch, all)
+		fmt.Fprint(e.Out, ui.LadderText(st.found, rows, folded, e.width()))
 	}
 	return nil
 }

@@ -394,6 +394,20 @@ func FoldIdleRungs(rows []Row, keep string) ([]Row, int) {
 	return out, folded
 }
 
+// StatusRows are the rows a one-off report (rungs status) lists, judged
+// with what w knows: a one-off report has no history of depths, so a rung
+// counts as stuck only when the broker reports its oldest message as older
+// than the ladder can hold it, and as stalled only if w saw its waiting
+// count over a window (cli's watchStalls). The idle rungs of a ladder above
+// radix 2 are folded away unless all. It returns how many it folded.
+func StatusRows(f topology.Found, snap topology.Snapshot, w Watch, all bool) ([]Row, int) {
+	rows := LadderRows(f, snap, w)
+	if all || f.Ladder.Radix <= 2 {
+		return rows, 0
+	}
+	return FoldIdleRungs(rows, "")
+}
+
 func idle(r Row) bool {
 	s := r.Stats
 	// Messages() counts expired ones waiting to be dead-lettered too: a
