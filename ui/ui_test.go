@@ -191,3 +191,19 @@ func TestLadderTextFoldsIdleRungs(t *testing.T) {
 	}
 	golden.RequireEqual(t, folded)
 }
+
+// status on a stalled quorum ladder: the EXPIRED column, the stalled rungs
+// kept however idle they look, and each one named with the remedy.
+func TestLadderTextStalled(t *testing.T) {
+	snap := fixture.Stalled()
+	f := found(t, snap, "jobs")
+	w := health.Watch{Interval: 5 * time.Second, Waited: fixture.StalledWaits}
+	rows, folded := health.StatusRows(f, snap, w, false)
+	out := LadderText(f, rows, folded, 80)
+	for _, want := range []string{"✗ 3 stalled", "EXPIRED", "jobs.rung.03.1: stalled: 536 expired", "run rungs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status text lacks %q:\n%s", want, out)
+		}
+	}
+	golden.RequireEqual(t, out)
+}
