@@ -132,7 +132,11 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 		// Check the node answers before asking, so that a wrong prefix
 		// fails with nothing changed.
 		if out, err := e.rabbitmqctlEval(ctx, ctl, "ok."); err != nil {
-			return fmt.Errorf("--rabbitmqctl %q cannot reach the node (%v: %s); nothing was changed", ctl, err, firstLine(out))
+			why := err.Error()
+			if l := firstLine(out); l != "" {
+				why += ": " + l
+			}
+			return fmt.Errorf("--rabbitmqctl %q cannot reach the node (%s); nothing was changed", ctl, why)
 		}
 	}
 	if err := e.confirm(what, l.Name); err != nil {
