@@ -107,20 +107,22 @@ func TestFaultStalledQuorumLadder(t *testing.T) {
 	stalledRungs := regexp.MustCompile(`\d+ stalled rungs?`)
 	m.waitFor("the console's stalled count", stalledRungs, 2*time.Minute)
 	consoleAt := time.Since(upAt)
-	r := rungs(t, env, "status", "--json")
-	var st []struct {
-		Stalled int `json:"stalled"`
-	}
-	sum := 0
-	err = json.Unmarshal([]byte(r.out), &st)
-	for _, s := range st {
-		sum += s.Stalled
-	}
-	if err != nil || sum == 0 {
-		t.Errorf("status --json does not report the stall (%v): %s%s", err, r.out, r.errOut)
+	for _, cmd := range []string{"status", "discover"} {
+		r := rungs(t, env, cmd, "--json")
+		var st []struct {
+			Stalled int `json:"stalled"`
+		}
+		sum := 0
+		err := json.Unmarshal([]byte(r.out), &st)
+		for _, s := range st {
+			sum += s.Stalled
+		}
+		if err != nil || sum == 0 {
+			t.Errorf("%s --json does not report the stall (%v): %s%s", cmd, err, r.out, r.errOut)
+		}
 	}
 	doctorStart := time.Now()
-	r = rungs(t, env, "doctor")
+	r := rungs(t, env, "doctor")
 	doctorTook := time.Since(doctorStart)
 	if r.code != 1 || !strings.Contains(r.out, "is stalled") || !strings.Contains(r.out, "rungs unstall --ladder ") || !strings.Contains(r.out, "likely cause") {
 		t.Errorf("doctor: exit %d, want 1 naming the stalled rungs, the cause and the remedy\n%s%s", r.code, r.out, r.errOut)
