@@ -70,6 +70,9 @@ type Options struct {
 	// a hop costs the broker when nothing is routed, the floor under any
 	// dead-letter ladder.
 	FloorReference bool
+	// Quorum adds the binary prefix ladder again with quorum rungs
+	// (at-least-once dead-lettering), to price the queue type.
+	Quorum bool
 	// MaxMessages caps each phase's messages (smoke runs); 0 is no cap.
 	MaxMessages int
 	// Smoke marks a correctness-only run: timings are not meaningful.
@@ -93,7 +96,7 @@ func DefaultOptions() Options {
 		Levels: 24, Unit: time.Millisecond, DelayBits: 12, Size: 256, Persistent: false,
 		Layouts: []string{"prefix", "suffix"}, Radixes: []int{2, 4, 8, 16},
 		Loads: []float64{100, 1000, 0}, Rounds: 3, Queues: 1000, InFlight: 2000,
-		TopicReference: true, FloorReference: true, Seed: 1,
+		TopicReference: true, FloorReference: true, Quorum: true, Seed: 1,
 	}
 }
 
@@ -198,6 +201,13 @@ func (o Options) designs() ([]topology.Ladder, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: no ladder to measure", ErrOptions)
+	}
+	if o.Quorum {
+		// The same ladder as the first design, rungs of the other type.
+		q := out[0]
+		q.QueueType = topology.Quorum
+		q.Name += ".quorum"
+		out = append(out, q)
 	}
 	return out, nil
 }
@@ -424,7 +434,7 @@ func (r *runner) throughput(ctx context.Context, designs []topology.Ladder) erro
 			}
 			p := newPhase(tg, &l, 0, res, limPhase)
 			if round == 1 {
-				r.rep.Throughput = append(r.rep.Throughput, Design{Name: tg.name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, Cost: toJSONCost(l.Cost())})
+				r.rep.Throughput = append(r.rep.Throughput, Design{Name: tg.name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, QueueType: string(l.QueueType), Cost: toJSONCost(l.Cost())})
 			}
 			r.rep.Throughput[i].Rounds = append(r.rep.Throughput[i].Rounds, p)
 			r.logf("round %d/%d: %s %s msg/s, %.2f hops, ratio %.2f, CPU ratio %.2f (p99 %s)", round, r.o.Rounds, tg.name, formatRate(res.Rate), res.MeanHops, p.Ratio, p.CPURatio, ms(res.Lateness.P99))
@@ -485,12 +495,17 @@ func (r *runner) punctuality(ctx context.Context, designs []topology.Ladder) err
 	return nil
 }
 
-// designName names a ladder design in tables: layout, and radix if not 2.
+// designName names a ladder design in tables: layout, radix if not 2,
+// and the queue type if quorum.
 func designName(l topology.Ladder) string {
-	if l.Radix == 2 {
-		return l.Layout
+	name := l.Layout
+	if l.Radix != 2 {
+		name = fmt.Sprintf("%s r%d", l.Layout, l.Radix)
 	}
-	return fmt.Sprintf("%s r%d", l.Layout, l.Radix)
+	if l.QueueType == topology.Quorum {
+		name += " quorum"
+	}
+	return name
 }
 
 func median(xs []float64) float64 {

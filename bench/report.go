@@ -168,12 +168,14 @@ func newPhase(tg target, l *topology.Ladder, offered float64, res flowResult, li
 
 // Design is one ladder design's throughput over the rounds.
 type Design struct {
-	Name   string   `json:"name"`
-	Layout string   `json:"layout"`
-	Radix  int      `json:"radix"`
-	Levels int      `json:"levels"`
-	Cost   jsonCost `json:"cost"`
-	Rounds []Phase  `json:"rounds"`
+	Name   string `json:"name"`
+	Layout string `json:"layout"`
+	Radix  int    `json:"radix"`
+	Levels int    `json:"levels"`
+	// QueueType is the rungs' queue type: classic or quorum.
+	QueueType string   `json:"queue_type,omitempty"`
+	Cost      jsonCost `json:"cost"`
+	Rounds    []Phase  `json:"rounds"`
 	// Medians over the rounds, and the ratio's range.
 	DeliveredPerS float64 `json:"delivered_per_s"`
 	HopBoundPerS  float64 `json:"hop_bound_per_s"`
@@ -386,7 +388,16 @@ func (r Report) Markdown() string {
 	w("- Machine: %s; %d CPUs, %s; load average %s before, %s after\n", r.Machine.CPU, r.Machine.CPUs, r.Machine.Memory, r.Machine.LoadBefore, r.Machine.LoadAfter)
 	w("- Broker: RabbitMQ %s, Erlang %s, on the same machine (loopback)\n", r.Broker.RabbitMQ, r.Broker.Erlang)
 	w("- Client: %s, %s; rungs bench\n", r.Machine.Go, r.Machine.OS)
-	w("- Messages: %d-byte bodies, %s, classic durable queues, publisher confirms, manual acks (prefetch %d)\n", o.Size, persist, prefetch)
+	queues := "classic durable queues"
+	for _, d := range r.Throughput {
+		if d.QueueType == "quorum" {
+			// Quorum queues keep every message on disk whatever its
+			// delivery mode: compare them with a persistent run.
+			queues = "classic durable queues (quorum rungs in the quorum design, at-least-once dead-lettering)"
+			break
+		}
+	}
+	w("- Messages: %d-byte bodies, %s, %s, publisher confirms, manual acks (prefetch %d)\n", o.Size, persist, queues, prefetch)
 	w("- Ladders: %d binary levels at a %s unit (radix r: the fewest levels holding the same range); delays uniform over [0, %s] (%d bits)\n",
 		o.Levels, formatMS(o.UnitMS)+" ms", formatMS(o.MaxDelayMS)+"ms", o.DelayBits)
 	w("- Phases: %s measured after a %s ramp (throughput phases add the longest delay to it); %d round(s); run took %s\n\n",

@@ -23,6 +23,7 @@ type benchFlags struct {
 	inFlight               int
 	persistent, smoke      bool
 	topicRef, floorRef     bool
+	quorum                 bool
 	layouts                []string
 	radixes                []int
 	loads                  []string
@@ -74,6 +75,7 @@ failed: timings depend on the machine.`,
 	f.StringSliceVar(&bf.loads, "loads", []string{"100", "1000", "max"}, "offered loads in msg/s for punctuality; max is saturation")
 	f.IntVar(&bf.rounds, "rounds", d.Rounds, "repetitions of the limit and throughput phases")
 	f.BoolVar(&bf.topicRef, "topic-reference", d.TopicReference, "also measure the ladder's keys through a topic exchange with no delay (what one routed transfer costs)")
+	f.BoolVar(&bf.quorum, "quorum", d.Quorum, "also measure the binary ladder with quorum rungs (what at-least-once dead-lettering costs)")
 	f.BoolVar(&bf.floorRef, "floor-reference", d.FloorReference, "also measure a chain of TTL queues dead-lettering with no routing (the cheapest a hop can be)")
 	f.IntVar(&bf.queues, "queues", d.Queues, "queues in the console-cost vhost")
 	f.IntVar(&bf.inFlight, "in-flight", d.InFlight, "cap on undelivered messages of the limit phase (ladders add rate × mean delay)")
@@ -137,6 +139,9 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	}
 	if changed("floor-reference") {
 		o.FloorReference = bf.floorRef
+	}
+	if changed("quorum") {
+		o.Quorum = bf.quorum
 	}
 	if changed("queues") {
 		o.Queues = bf.queues
