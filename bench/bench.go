@@ -176,7 +176,7 @@ func (o Options) designs() ([]topology.Ladder, error) {
 		if lay == "nsb" {
 			return nil, fmt.Errorf("%w: the nsb layout's unit is fixed at 1s, too coarse to measure; use prefix or suffix", ErrOptions)
 		}
-		base, err := topology.Ladder{Name: "bench." + lay, Layout: lay, Unit: o.Unit, Levels: o.Levels, Radix: 2}.Normalize()
+		base, err := topology.Ladder{Name: "bench." + lay, Layout: lay, Unit: o.Unit, Levels: o.Levels, Radix: 2, QueueType: topology.Classic}.Normalize()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 		}

@@ -73,7 +73,7 @@ func TestDesigns(t *testing.T) {
 	for _, l := range ls {
 		got = append(got, designName(l)+"/"+l.Name)
 	}
-	if want := "prefix/bench.prefix prefix r16/bench.prefix.r16 direct/bench.direct direct r16/bench.direct.r16"; strings.Join(got, " ") != want {
+	if want := "prefix/bench.prefix prefix r16/bench.prefix.r16 direct/bench.direct direct r16/bench.direct.r16 prefix quorum/bench.prefix.quorum"; strings.Join(got, " ") != want {
 		t.Fatalf("designs: %s\nwant %s", strings.Join(got, " "), want)
 	}
 	bad := map[string]Options{
@@ -127,7 +127,7 @@ func TestMarkdownTargets(t *testing.T) {
 
 func mustLadder(t *testing.T, layout string, radix int) topology.Ladder {
 	t.Helper()
-	l, err := topology.Ladder{Layout: layout, Radix: radix, Levels: 6, Unit: time.Millisecond}.Normalize()
+	l, err := topology.Ladder{Layout: layout, Radix: radix, Levels: 6, Unit: time.Millisecond, QueueType: topology.Classic}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

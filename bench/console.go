@@ -29,7 +29,7 @@ func ConsoleFixture(vhost string, queues int) []topology.Plan {
 	var plans []topology.Plan
 	total := 0
 	for i := 0; i < n; i++ {
-		l, err := topology.Ladder{Name: fmt.Sprintf("console.l%02d", i), Vhost: vhost, Unit: time.Second, Levels: ConsoleRungs, Radix: 2}.Normalize()
+		l, err := topology.Ladder{Name: fmt.Sprintf("console.l%02d", i), Vhost: vhost, Unit: time.Second, Levels: ConsoleRungs, Radix: 2, QueueType: topology.Classic}.Normalize()
 		if err != nil {
 			continue // cannot happen: the ladder is valid by construction
 		}

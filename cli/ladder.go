@@ -37,7 +37,7 @@ func (lf *ladderFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&lf.maxDelay, "max-delay", "", "longest delay the ladder must hold (default: 2^28 units, 8.5 years at 1s)")
 	f.IntVar(&lf.levels, "levels", 0, "number of digit levels (instead of --max-delay; default: the fewest holding 2^28 units)")
 	f.IntVar(&lf.radix, "radix", 0, fmt.Sprintf("digit base: 2, 4, 8 or 16 (prefix and direct layouts; default %d, the other layouts are binary)", topology.DefaultRadix))
-	f.StringVar(&lf.queueType, "queue-type", string(topology.Classic), "rung queue type: classic or quorum")
+	f.StringVar(&lf.queueType, "queue-type", string(topology.DefaultQueueType), "rung queue type of a new ladder: quorum (dead-letters at least once) or classic (faster, but loses messages between rungs when a node stops); an existing ladder keeps its own")
 }
 
 // changed reports whether any shape flag was given explicitly.

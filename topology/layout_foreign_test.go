@@ -12,7 +12,7 @@ import (
 // celery_delayed_27 whatever the delay.
 func TestCeleryKeyMatchesKombu(t *testing.T) {
 	l := mustLadder(t, Ladder{Layout: "celery"})
-	if l.Name != "celery" || l.QueueType != Classic || l.MaxDelay() != 268435455*time.Second {
+	if l.Name != "celery" || l.QueueType != DefaultQueueType || l.MaxDelay() != 268435455*time.Second {
 		t.Fatalf("celery ladder = %+v", l)
 	}
 	tr, err := l.Trace(10*time.Second, "celery")
@@ -67,7 +67,7 @@ func TestCeleryPlanMatchesKombu(t *testing.T) {
 			t.Errorf("missing binding %s", id)
 		}
 	}
-	classic := mustLadder(t, Ladder{Layout: "celery"})
+	classic := mustLadder(t, Ladder{Layout: "celery", QueueType: Classic})
 	q, _ = classic.Plan().Snapshot().Queue("celery_delayed_27")
 	if q.Args["x-queue-type"] != "classic" || q.Args["x-overflow"] != "reject-publish" || q.Args["x-dead-letter-strategy"] != nil {
 		t.Fatalf("classic celery queue args %v", q.Args)
@@ -151,6 +151,28 @@ func TestNSBConventionalEndpointIsATarget(t *testing.T) {
 		steps, err := NewGraph(s).Walk(tr.Exchange, tr.Key)
 		if err != nil || steps[len(steps)-1].Queue != "Sales" || len(steps) != len(tr.Hops)+1 {
 			t.Fatalf("%s: walk %v, %v", layout, steps, err)
+		}
+	}
+}
+
+// A ladder that names no queue type gets quorum, except where the layout
+// fixes its own (nsb1 is classic by definition); a type given is kept.
+func TestDefaultQueueTypeIsQuorum(t *testing.T) {
+	cases := []struct {
+		in   Ladder
+		want QueueType
+	}{
+		{Ladder{}, Quorum},
+		{Ladder{Layout: "suffix", Levels: 4}, Quorum},
+		{Ladder{Layout: "nsb1"}, Classic},
+		{Ladder{Layout: "nsb"}, Quorum},
+		{Ladder{QueueType: Classic}, Classic},
+		{Ladder{Layout: "celery", QueueType: Classic}, Classic},
+	}
+	for _, c := range cases {
+		l := mustLadder(t, c.in)
+		if l.QueueType != c.want {
+			t.Errorf("%s ladder queue type %s, want %s", l.Layout, l.QueueType, c.want)
 		}
 	}
 }

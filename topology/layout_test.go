@@ -41,7 +41,7 @@ func TestSuffixMatchesSeedTerraform(t *testing.T) {
 	if err != nil || levels != 4 {
 		t.Fatalf("LevelsFor(15s) = %d, %v; want 4 (the module's ceil(log2(15+1)))", levels, err)
 	}
-	l := mustLadder(t, Ladder{Name: "example", Layout: "suffix", Levels: levels})
+	l := mustLadder(t, Ladder{Name: "example", Layout: "suffix", Levels: levels, QueueType: Classic})
 	var got []string
 	for _, b := range l.Plan().Bindings {
 		got = append(got, b.ID())
@@ -201,7 +201,7 @@ func TestDecodeRejectsForeignKeys(t *testing.T) {
 }
 
 func TestDiffFindsDrift(t *testing.T) {
-	l := mustLadder(t, Ladder{Name: "d", Levels: 3, Radix: 2})
+	l := mustLadder(t, Ladder{Name: "d", Levels: 3, Radix: 2, QueueType: Classic})
 	plan := l.Plan()
 	s := plan.Snapshot()
 	// A deleted binding, a queue with another TTL, a left-over rung, a
