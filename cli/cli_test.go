@@ -171,7 +171,7 @@ func TestPlanDefaultsToRadix16(t *testing.T) {
 	if code != ExitError || !strings.Contains(errs, "drift not checked") {
 		t.Fatalf("offline plan: exit %d, want %d (drift not checked)\n%s%s", code, ExitError, out, errs)
 	}
-	for _, want := range []string{`prefix ladder "rungs" in vhost /: 7 levels of 1s, radix 16, max delay 3106d21h24m15s, classic queues`, "107 queues"} {
+	for _, want := range []string{`prefix ladder "rungs" in vhost /: 7 levels of 1s, radix 16, max delay 3106d21h24m15s, quorum queues`, "107 queues"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, out)
 		}

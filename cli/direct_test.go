@@ -87,7 +87,7 @@ func TestDirectLadderForThirdPartyProducers(t *testing.T) {
 func TestPeekRebuildsADirectPath(t *testing.T) {
 	t.Parallel()
 	env, _ := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "d", "--layout", "direct", "--unit", "1s", "--max-delay", "1h")
+	mustRun(t, env, "apply", "--ladder", "d", "--layout", "direct", "--unit", "1s", "--max-delay", "1h", "--queue-type", "classic")
 	mustRun(t, env, "publish", "--ladder", "d", "--delay", "90s", "--id-prefix", "rest-")
 	out := mustRun(t, env, "peek", "d.rung.01.5")
 	for _, want := range []string{"1m30s to d.done, rebuilt from the routing key", "BCC i>01.5  01>00.a  00>=", "d.rung.01.5 (1m20s) → d.rung.00.a (10s) → d.done"} {

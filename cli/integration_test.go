@@ -130,7 +130,7 @@ func TestApplyConflictNamesQueueAndArgumentAndDeletesNothing(t *testing.T) {
 	if _, err := c.Apply(ctx, topology.Plan{Queues: []topology.Queue{{Name: "c.done", Durable: true, Args: topology.Args{"x-max-length": int64(5)}}}}); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := run(t, env, "apply", "--ladder", "c", "--levels", "3", "--radix", "2", "--unit", "1s")
+	code, _, errs := run(t, env, "apply", "--ladder", "c", "--levels", "3", "--radix", "2", "--unit", "1s", "--queue-type", "classic")
 	if code != ExitError || !strings.Contains(errs, "c.done") || !strings.Contains(errs, "x-max-length") || !strings.Contains(errs, "nothing was declared") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -146,10 +146,12 @@ func TestApplyConflictNamesQueueAndArgumentAndDeletesNothing(t *testing.T) {
 func TestApplyKeepsAnExistingLaddersShapeAndRefusesAnother(t *testing.T) {
 	t.Parallel()
 	env, _ := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "k", "--radix", "2", "--max-delay", "1h", "--target", "k.work")
+	// A classic ladder, as those made before quorum became the default:
+	// re-applied without --queue-type it stays classic.
+	mustRun(t, env, "apply", "--ladder", "k", "--radix", "2", "--max-delay", "1h", "--target", "k.work", "--queue-type", "classic")
 	before := mustRun(t, env, "discover", "--json")
 	out := mustRun(t, env, "apply", "--ladder", "k", "--max-delay", "1h")
-	if !strings.Contains(out, "12 levels of 1s, max delay") || strings.Contains(out, "radix") {
+	if !strings.Contains(out, "12 levels of 1s, max delay") || strings.Contains(out, "radix") || !strings.Contains(out, "classic queues") {
 		t.Fatalf("re-apply without --radix changed the shape:\n%s", out)
 	}
 	for _, args := range [][]string{
@@ -173,6 +175,37 @@ func TestApplyKeepsAnExistingLaddersShapeAndRefusesAnother(t *testing.T) {
 	code, out, errs := run(t, env, "plan", "--ladder", "k", "--unit", "2s")
 	if code != ExitDrift || !strings.Contains(out, "12 levels of 2s") || strings.Contains(out, "radix 16") {
 		t.Fatalf("plan --unit 2s: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// The other direction: a ladder made with the default is quorum, keeps
+// quorum when re-applied or planned without --queue-type, and an explicit
+// --queue-type classic is refused with the one-line shape error.
+func TestApplyKeepsAnExistingQuorumLadderAndRefusesClassic(t *testing.T) {
+	t.Parallel()
+	env, _ := brokerEnv(t)
+	out := mustRun(t, env, "apply", "--ladder", "qk", "--radix", "2", "--levels", "4")
+	if !strings.Contains(out, "quorum queues") {
+		t.Fatalf("a new ladder without --queue-type is not quorum:\n%s", out)
+	}
+	before := mustRun(t, env, "discover", "--json")
+	if !strings.Contains(before, `"queue_type": "quorum"`) && !strings.Contains(before, `"queue_type":"quorum"`) {
+		t.Fatalf("discover does not see a quorum ladder:\n%s", before)
+	}
+	if out := mustRun(t, env, "apply", "--ladder", "qk"); !strings.Contains(out, "quorum queues") {
+		t.Fatalf("re-apply without --queue-type changed the type:\n%s", out)
+	}
+	code, out, errs := run(t, env, "plan", "--ladder", "qk")
+	if code != ExitOK || !strings.Contains(out, "quorum queues") {
+		t.Fatalf("plan of the existing ladder: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = run(t, env, "apply", "--ladder", "qk", "--queue-type", "classic")
+	if code != ExitError || !strings.Contains(errs, "already exists in vhost") || !strings.Contains(errs, "4 levels of 1s, radix 2, quorum") ||
+		!strings.Contains(errs, "radix 2, classic") || !strings.Contains(errs, "nothing was declared") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("apply --queue-type classic: exit %d: %s", code, errs)
+	}
+	if after := mustRun(t, env, "discover", "--json"); after != before {
+		t.Fatalf("a refused apply changed the broker:\nbefore %s\nafter %s", before, after)
 	}
 }
 

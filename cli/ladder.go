@@ -104,6 +104,11 @@ func (lf *ladderFlags) fromFlags(vhost string, base *topology.Ladder) (topology.
 		Targets: lf.targets,
 	}
 	given := func(name string) bool { return lf.set.Lookup(name).Changed }
+	if !given("queue-type") {
+		// Normalize picks it: the default, or the one a layout fixes
+		// (nsb1 is classic whatever the default).
+		l.QueueType = ""
+	}
 	if l.Layout == "nsb" && !given("unit") {
 		l.Unit = time.Second
 	}

@@ -141,9 +141,9 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 	env, cfg := brokerEnv(t)
 	c := dial(t, cfg)
 	// The source: 8 binary levels of 100ms (up to 25.5s), no destinations.
-	mustRun(t, env, "apply", "--ladder", "s", "--layout", "suffix", "--unit", "100ms", "--levels", "8")
+	mustRun(t, env, "apply", "--ladder", "s", "--layout", "suffix", "--unit", "100ms", "--levels", "8", "--queue-type", "classic")
 	// The target: up to 15.75s in steps of 250ms, delivering to s.work.
-	mustRun(t, env, "apply", "--ladder", "p", "--unit", "250ms", "--levels", "6", "--radix", "2", "--target", "s.work")
+	mustRun(t, env, "apply", "--ladder", "p", "--unit", "250ms", "--levels", "6", "--radix", "2", "--target", "s.work", "--queue-type", "classic")
 	a := watch(t, c, "s.work", "p.done")
 
 	batches := []published{

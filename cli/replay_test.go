@@ -234,7 +234,7 @@ func TestReplayIntoADirectLadderSurvivesKill9(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
 	c := dial(t, cfg)
-	mustRun(t, env, "apply", "--ladder", "d", "--layout", "direct", "--unit", "10ms", "--max-delay", "1m")
+	mustRun(t, env, "apply", "--ladder", "d", "--layout", "direct", "--unit", "10ms", "--max-delay", "1m", "--queue-type", "classic")
 	declareQueues(t, c, "dlq")
 	replayKill9(t, env, cfg, c, 20000, "d.done", "--to-ladder", "d", "--delay", "50ms")
 	if n := queueDepth(t, c, "d.unroutable"); n != 0 {

@@ -14,7 +14,7 @@ import (
 func TestUnstallBadInput(t *testing.T) {
 	env, cfg := brokerEnv(t)
 	mustRun(t, env, "apply", "--ladder", "jobs", "--unit", "1s", "--levels", "3", "--radix", "2", "--queue-type", "quorum")
-	mustRun(t, env, "apply", "--ladder", "plain", "--unit", "1s", "--levels", "3", "--radix", "2")
+	mustRun(t, env, "apply", "--ladder", "plain", "--unit", "1s", "--levels", "3", "--radix", "2", "--queue-type", "classic")
 	for _, tc := range []struct {
 		args []string
 		want string
