@@ -102,7 +102,7 @@ func badInputFixture(t *testing.T) (brokertest.Env, broker.Config, map[string]st
 	cfg := env.NewVhost(t)
 	vars := map[string]string{"RUNGS_URL": cfg.URL, "RUNGS_MGMT_URL": cfg.MgmtURL, "RUNGS_VHOST": cfg.Vhost}
 	for _, args := range [][]string{
-		{"apply", "--ladder", "bad", "--unit", "1s", "--levels", "12", "--radix", "2", "--target", "work"},
+		{"apply", "--ladder", "bad", "--unit", "1s", "--levels", "12", "--radix", "2", "--target", "work", "--queue-type", "classic"},
 		{"publish", "--ladder", "bad", "--delay", "1h", "--count", "3"},
 	} {
 		if r := cliRun(vars, "", false, args...); r.code != 0 {

@@ -588,7 +588,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 		pprefix = "p-"
 		rdelay  = 3 * time.Second
 	)
-	mustRungs(t, env, "apply", "--ladder", ladder, "--unit", "100ms", "--levels", "10", "--radix", "2")
+	mustRungs(t, env, "apply", "--ladder", ladder, "--unit", "100ms", "--levels", "10", "--radix", "2", "--queue-type", "classic")
 	mustRungs(t, env, "apply", "--ladder", qladder, "--unit", "100ms", "--levels", "10", "--radix", "2", "--queue-type", "quorum")
 	fillQueue(t, n.config(), parked, pprefix, replays)
 
@@ -818,7 +818,7 @@ func TestFaultAMQPDown(t *testing.T) {
 func TestFaultStuckRung(t *testing.T) {
 	cfg := brokertest.NewVhost(t)
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
-	mustRungs(t, env, "apply", "--ladder", "st", "--unit", "1s", "--levels", "4", "--radix", "2")
+	mustRungs(t, env, "apply", "--ladder", "st", "--unit", "1s", "--levels", "4", "--radix", "2", "--queue-type", "classic")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
