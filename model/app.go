@@ -84,7 +84,7 @@ type App struct {
 	snap      topology.Snapshot
 	live      map[string]topology.QueueStats
 	found     []topology.Found
-	moves     movements
+	moves     topology.Movements
 	overview  broker.Overview
 	loaded    bool
 	refreshed time.Time
@@ -141,7 +141,7 @@ func New(opts Options) App {
 	a := App{
 		openName: opts.Ladder, now: now, styles: st,
 		interval: opts.Refresh, timeout: defaultTimeout,
-		moves:  movements{},
+		moves:  topology.Movements{},
 		prompt: newPrompt(st),
 
 		contexts: opts.Contexts, context: opts.Context, connect: opts.Connect,
@@ -562,7 +562,7 @@ func (a *App) rebuild() {
 	}
 	snap := a.merged()
 	now := a.now()
-	h := ui.Health{Interval: a.interval, Still: func(q string) time.Duration { return a.moves.still(q, now) }}
+	h := ui.Health{Interval: a.interval, Still: func(q string) time.Duration { return a.moves.Still(q, now) }}
 	a.list.SetItems(ui.LadderItems(a.found, snap, h))
 	if a.screen != screenLadder {
 		return

@@ -583,29 +583,6 @@ func TestViewAlwaysAltScreen(t *testing.T) {
 	}
 }
 
-func TestMovementsObserve(t *testing.T) {
-	t0 := time.Unix(0, 0)
-	q := func(ready int64, rate float64) []topology.Queue {
-		return []topology.Queue{{Name: "q", Stats: topology.QueueStats{Ready: ready, ExpireRate: rate}}}
-	}
-	m := movements{}.observe(q(5, 0), t0)
-	m = m.observe(q(5, 0), t0.Add(time.Minute))
-	if got := m.still("q", t0.Add(2*time.Minute)); got != 2*time.Minute {
-		t.Errorf("unchanged depth still for %s, want 2m", got)
-	}
-	m = m.observe(q(5, 1.5), t0.Add(3*time.Minute))
-	if got := m.still("q", t0.Add(3*time.Minute)); got != 0 {
-		t.Errorf("a flowing queue is still for %s", got)
-	}
-	m = m.observe(q(4, 0), t0.Add(4*time.Minute))
-	if got := m.still("q", t0.Add(5*time.Minute)); got != time.Minute {
-		t.Errorf("after a change, still for %s, want 1m", got)
-	}
-	if got := m.observe(nil, t0).still("q", t0); got != 0 {
-		t.Error("a vanished queue is remembered")
-	}
-}
-
 // A radix-4 ladder folds its idle rungs; z unfolds them, the cursor stays
 // on its queue through both, and a filter shows idle rungs too.
 func TestFoldIdleRungs(t *testing.T) {

@@ -235,7 +235,7 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	b := m.b
 	a.use(b)
 	a.context = m.name
-	a.snap, a.live, a.found, a.moves = topology.Snapshot{Vhost: a.vhost}, nil, nil, movements{}
+	a.snap, a.live, a.found, a.moves = topology.Snapshot{Vhost: a.vhost}, nil, nil, topology.Movements{}
 	a.overview, a.loaded, a.fetchErr, a.pending, a.snapDue = broker.Overview{}, false, nil, nil, false
 	a.screen, a.overlay = screenList, overlayNone
 	a.list = newLadderList(a.vhost, a.styles, a.keys.nav)
