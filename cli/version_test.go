@@ -91,3 +91,19 @@ func TestVersionOfABuiltBinary(t *testing.T) {
 		t.Errorf("a build from a checkout should carry a pseudo-version:\n%s", s)
 	}
 }
+
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := run(t, offline, "man", dir); code != ExitOK {
+		t.Fatalf("man: exit %d %s", code, errs)
+	}
+	for _, page := range []string{"rungs.1", "rungs-exporter.1", "rungs-version.1", "rungs-status.1"} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		if err != nil || !strings.Contains(string(b), ".SH NAME") {
+			t.Errorf("%s: %v %.80q", page, err, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rungs-man.1")); err == nil {
+		t.Error("the hidden man command has a page")
+	}
+}
