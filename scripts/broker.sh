@@ -23,6 +23,19 @@
 #                       /var/lib/rabbitmq/.erlang.cookie if readable, else random)
 #   RUNGS_BROKER_TIMEOUT  start-up timeout in seconds (default 120)
 #   RABBITMQ_BIN_DIR    where rabbitmq-server/rabbitmqctl live
+#   RUNGS_RABBITMQ      which RabbitMQ: 3.10 (default: this machine's
+#                       Debian bookworm package) or 4.0 (Debian trixie's
+#                       4.0.5 with Erlang 27, run from a trixie root; see below)
+#   RUNGS_TRIXIE_ROOT   where the trixie root lives (default /var/tmp/rungs-trixie)
+#
+# RabbitMQ 4.0 needs Erlang 26+, which bookworm lacks. So for
+# RUNGS_RABBITMQ=4.0 the script builds (once, ~40 s, cached) a minimal Debian
+# trixie root with debootstrap holding trixie's rabbitmq-server, and runs the
+# node chrooted into it, inside a private mount namespace that bind-mounts
+# the state dir at the same path, so paths, pid file and logs read the same
+# from outside. Its defaults differ so that both versions can run side by
+# side: AMQP 5700, management 15700, node rabbit4@localhost, state
+# /var/tmp/rungs-broker-4.0.
 #
 # TLS (opt-in; without RUNGS_TLS_CERT_DIR nothing changes). The plain
 # listeners stay, so that this script can still probe the node:
@@ -35,10 +48,28 @@
 set -euo pipefail
 
 HOST=127.0.0.1
-STATE_DIR=${RUNGS_BROKER_DIR:-/var/tmp/rungs-broker}
-NODE=${RUNGS_NODENAME:-rabbit@localhost}
-AMQP_PORT=${RUNGS_AMQP_PORT:-5672}
-MGMT_PORT=${RUNGS_MGMT_PORT:-15672}
+VERSION=${RUNGS_RABBITMQ:-3.10}
+TRIXIE_ROOT=${RUNGS_TRIXIE_ROOT:-/var/tmp/rungs-trixie}
+case $VERSION in
+3.10 | 3 | system)
+	VERSION=3.10
+	STATE_DIR=${RUNGS_BROKER_DIR:-/var/tmp/rungs-broker}
+	NODE=${RUNGS_NODENAME:-rabbit@localhost}
+	AMQP_PORT=${RUNGS_AMQP_PORT:-5672}
+	MGMT_PORT=${RUNGS_MGMT_PORT:-15672}
+	;;
+4.0 | 4)
+	VERSION=4.0
+	STATE_DIR=${RUNGS_BROKER_DIR:-/var/tmp/rungs-broker-4.0}
+	NODE=${RUNGS_NODENAME:-rabbit4@localhost}
+	AMQP_PORT=${RUNGS_AMQP_PORT:-5700}
+	MGMT_PORT=${RUNGS_MGMT_PORT:-15700}
+	;;
+*)
+	printf 'broker: ERROR: RUNGS_RABBITMQ must be 3.10 or 4.0, not %s\n' "$VERSION" >&2
+	exit 2
+	;;
+esac
 DIST_PORT=${RUNGS_DIST_PORT:-$((AMQP_PORT + 20000))}
 TIMEOUT=${RUNGS_BROKER_TIMEOUT:-120}
 AUTH=$(printf '%s' 'guest:guest' | base64)
@@ -48,6 +79,8 @@ MGMT_TLS_PORT=${RUNGS_MGMT_TLS_PORT:-$((MGMT_PORT + 1))}
 TLS_VERIFY=${RUNGS_TLS_VERIFY:-verify_peer}
 TLS_FAIL_NO_CERT=${RUNGS_TLS_FAIL_IF_NO_PEER_CERT:-true}
 
+# Absolute, because a 4.0 node sees it through a bind mount at the same path.
+STATE_DIR=$(realpath -m "$STATE_DIR")
 MNESIA_BASE=$STATE_DIR/mnesia
 LOG_DIR=$STATE_DIR/log
 LOG_FILE=$LOG_DIR/$NODE.log
@@ -83,6 +116,12 @@ answers() {
 
 find_bin_dir() {
 	local d
+	if [[ $VERSION == 4.0 ]]; then
+		# Paths inside the trixie root, where the node runs chrooted.
+		d=/usr/lib/rabbitmq/bin
+		[[ -f $TRIXIE_ROOT/.rungs-ready && -x $TRIXIE_ROOT$d/rabbitmq-server ]] && { echo "$d"; return 0; }
+		return 1
+	fi
 	for d in "${RABBITMQ_BIN_DIR:-}" /usr/lib/rabbitmq/bin; do
 		[[ -n $d && -x $d/rabbitmq-server && -x $d/rabbitmqctl ]] && { echo "$d"; return 0; }
 	done
@@ -112,8 +151,82 @@ rmq() { # tool args...
 		export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
 		export ERL_EPMD_ADDRESS=$HOST
 		export ERL_CRASH_DUMP=$LOG_DIR/erl_crash.dump
+		if [[ $VERSION == 4.0 ]]; then
+			in_trixie "$BIN_DIR/$tool" "$@"
+		fi
 		exec "$BIN_DIR/$tool" "$@"
 	)
+}
+
+# Runs a command chrooted into the trixie root, in a private mount namespace
+# in which the state dir is bind-mounted at its own path and /proc is
+# mounted. The mounts live and die with the namespace: nothing is left
+# mounted on the host when the node or rabbitmqctl exits.
+# shellcheck disable=SC2016 # $0.. are expanded by the inner bash
+in_trixie() { # command args...
+	export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8
+	exec unshare --mount --propagation private -- "$BASH" -c '
+		root=$0 state=$1
+		shift
+		mkdir -p "$root$state" &&
+			mount --bind "$state" "$root$state" &&
+			mount -t proc proc "$root/proc" || exit 1
+		exec chroot "$root" "$@"
+	' "$TRIXIE_ROOT" "$STATE_DIR" "$@"
+}
+
+# Prints the Debian mirror this machine's apt uses, if it names one, so
+# that the trixie root comes from the same place; debootstrap's own
+# default otherwise.
+apt_mirror() {
+	local f line
+	for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
+		[[ -r $f ]] || continue
+		while read -r line; do
+			case $line in
+			URIs:*/debian | URIs:*/debian/) echo "${line#URIs: }"; return 0 ;;
+			"deb "*/debian\ *) line=${line#deb }; line=${line#\[*\] }; echo "${line%% *}"; return 0 ;;
+			esac
+		done <"$f"
+	done
+}
+
+# Builds the trixie root for RabbitMQ 4.0 once: debootstrap into a temporary
+# dir, then rename, so that an interrupted build is never taken for a
+# finished one.
+install_trixie() {
+	[[ $(id -u) == 0 ]] || die "RabbitMQ 4.0 runs from a Debian trixie root built as root (debootstrap, chroot); run as root or point RUNGS_URL/RUNGS_MGMT_URL at a 4.0 broker"
+	mkdir -p "$(dirname "$TRIXIE_ROOT")"
+	exec 8>"$TRIXIE_ROOT.lock"
+	flock -w 600 8 || die "could not lock $TRIXIE_ROOT.lock"
+	if [[ -f $TRIXIE_ROOT/.rungs-ready ]]; then
+		exec 8>&-
+		return 0
+	fi
+	if ! command -v debootstrap >/dev/null; then
+		log "installing debootstrap with apt-get"
+		{ apt-get -o DPkg::Lock::Timeout=300 update -qq &&
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends debootstrap; } ||
+			die "apt-get install debootstrap failed"
+	fi
+	local tmp=$TRIXIE_ROOT.tmp mirror t0=$SECONDS
+	mirror=$(apt_mirror) || true
+	rm -rf "$tmp"
+	log "building a Debian trixie root with rabbitmq-server in $TRIXIE_ROOT (once; about a minute)"
+	# policy-rc.d inside the root keeps the package's service from starting.
+	if ! debootstrap --variant=minbase --include=rabbitmq-server trixie "$tmp" ${mirror:+"$mirror"} >"$TRIXIE_ROOT.build.log" 2>&1; then
+		tail -n 30 "$TRIXIE_ROOT.build.log" >&2
+		rm -rf "$tmp"
+		die "debootstrap of Debian trixie failed (log: $TRIXIE_ROOT.build.log)"
+	fi
+	[[ -x $tmp/usr/lib/rabbitmq/bin/rabbitmq-server ]] || die "the trixie root has no rabbitmq-server"
+	# The package's own node (if its postinst started one) must not hold our ports.
+	pkill -f "$tmp/" 2>/dev/null || true
+	rm -rf "$TRIXIE_ROOT"
+	mv "$tmp" "$TRIXIE_ROOT"
+	touch "$TRIXIE_ROOT/.rungs-ready"
+	log "trixie root ready in $((SECONDS - t0))s: $(ls "$TRIXIE_ROOT/usr/lib/rabbitmq/lib")"
+	exec 8>&-
 }
 
 ctl() { rmq rabbitmqctl -n "$NODE" "$@"; }
@@ -170,6 +283,12 @@ write_tls_config() {
 		die "RUNGS_TLS_VERIFY must be verify_peer or verify_none, not $TLS_VERIFY"
 	[[ $TLS_FAIL_NO_CERT == true || $TLS_FAIL_NO_CERT == false ]] ||
 		die "RUNGS_TLS_FAIL_IF_NO_PEER_CERT must be true or false, not $TLS_FAIL_NO_CERT"
+	if [[ $VERSION == 4.0 ]]; then
+		# A chrooted node sees only its root and the state dir.
+		mkdir -p "$STATE_DIR/tls"
+		cp "$dir/ca.pem" "$dir/server.pem" "$dir/server-key.pem" "$STATE_DIR/tls/"
+		dir=$STATE_DIR/tls
+	fi
 	cat >>"$STATE_DIR/rabbitmq.conf" <<-EOF
 		# TLS (RUNGS_TLS_CERT_DIR=$dir)
 		listeners.ssl.1 = $HOST:$AMQPS_PORT
@@ -211,7 +330,8 @@ install_broker() {
 		added_policy=1
 	fi
 	local rc=0
-	{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends rabbitmq-server; } || rc=$?
+	{ apt-get -o DPkg::Lock::Timeout=300 update &&
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends rabbitmq-server; } || rc=$?
 	if [[ -n $added_policy ]]; then
 		rm -f "$policy"
 		trap - EXIT
@@ -328,7 +448,11 @@ cmd_up() {
 		return 0
 	fi
 	if ! BIN_DIR=$(find_bin_dir); then
-		install_broker
+		if [[ $VERSION == 4.0 ]]; then
+			install_trixie
+		else
+			install_broker
+		fi
 		BIN_DIR=$(find_bin_dir) || die "rabbitmq-server still not found after install"
 	fi
 	lock
@@ -351,7 +475,7 @@ cmd_status() {
 	local pid
 	pid=$(node_pid) || pid=
 	if answers; then
-		echo "up: amqp://$HOST:$AMQP_PORT/ http://$HOST:$MGMT_PORT/ (node $NODE${pid:+, pid $pid, started by this script})"
+		echo "up: amqp://$HOST:$AMQP_PORT/ http://$HOST:$MGMT_PORT/ (RabbitMQ $VERSION, node $NODE${pid:+, pid $pid, started by this script})"
 		return 0
 	fi
 	echo "down: nothing answers on amqp://$HOST:$AMQP_PORT/ + http://$HOST:$MGMT_PORT/api/overview${pid:+ (but $NODE pid $pid is alive)}"
@@ -372,7 +496,7 @@ lock() {
 	flock -w "$((TIMEOUT + 60))" 9 || die "could not lock $STATE_DIR/.lock"
 }
 
-need_bin() { BIN_DIR=$(find_bin_dir) || die "rabbitmq-server is not installed (run: $0 up)"; }
+need_bin() { BIN_DIR=$(find_bin_dir) || die "RabbitMQ $VERSION is not installed (run: RUNGS_RABBITMQ=$VERSION $0 up)"; }
 
 # Note: no `a && b` chains below; bash ignores `set -e` inside such functions.
 BIN_DIR=

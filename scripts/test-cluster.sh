@@ -9,16 +9,18 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "tools"
-# The cluster is made of scripts/broker.sh nodes: make sure RabbitMQ is
-# installed (this also brings up the local broker if none answers).
-bash scripts/broker.sh up
-
 step "go vet -tags cluster ./e2e"
 go vet -tags cluster ./e2e
 
-step "go test -tags cluster -run TestCluster ./e2e $*"
+# One cluster per RabbitMQ version, as scripts/test.sh runs the suite.
 export RUNGS_REQUIRE_BROKER=1
-go test -count=1 -timeout 15m -tags cluster -run '^TestCluster' ./e2e "$@"
+read -r -a versions <<<"${RUNGS_RABBITMQ_VERSIONS:-3.10 4.0}"
+for v in "${versions[@]}"; do
+	step "RabbitMQ $v: go test -tags cluster -run TestCluster ./e2e $*"
+	# The cluster is made of scripts/broker.sh nodes: make sure this version
+	# is installed (this also brings up its local broker if none answers).
+	RUNGS_RABBITMQ=$v bash scripts/broker.sh up
+	RUNGS_RABBITMQ=$v go test -count=1 -timeout 15m -tags cluster -run '^TestCluster' ./e2e "$@"
+done
 
 step "ok"

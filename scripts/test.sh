@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
-# The whole test suite in one command: local broker, gofmt, go vet, go test.
+# The whole test suite in one command: local brokers, gofmt, go vet, go test.
 # Extra arguments go to `go test`, e.g.  scripts/test.sh -run TestLadder -v
 #
-# Integration tests run against RUNGS_URL / RUNGS_MGMT_URL. If both are already
-# set, that broker is used as is; otherwise scripts/broker.sh starts a local one
-# (and leaves it running). RUNGS_REQUIRE_BROKER=1 makes the integration tests
-# fail instead of skipping when the broker is unreachable.
+# The broker-backed suite runs once per RabbitMQ version users run:
+# RUNGS_RABBITMQ_VERSIONS (default "3.10 4.0"); scripts/broker.sh brings up
+# each version's node (3.10 from this machine's Debian package, 4.0 from a
+# Debian trixie root) and leaves it running. Each pass exports
+# RUNGS_RABBITMQ, RUNGS_URL and RUNGS_MGMT_URL, so the tests that start
+# nodes of their own start the same version. If RUNGS_URL and
+# RUNGS_MGMT_URL are already set, that one broker is used as is, in one pass.
+# RUNGS_REQUIRE_BROKER=1 makes the integration tests fail instead of skipping
+# when the broker is unreachable.
 #
 # Then every fuzz target runs for RUNGS_FUZZTIME (default 10s) each; 0 skips.
-# The fault and TLS tests start RabbitMQ nodes of their own with broker.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "broker"
-if [[ -n ${RUNGS_URL:-} && -n ${RUNGS_MGMT_URL:-} ]]; then
-	echo "using RUNGS_URL / RUNGS_MGMT_URL from the environment ($RUNGS_MGMT_URL)"
-else
-	bash scripts/broker.sh up
-	eval "$(bash scripts/broker.sh env)"
-fi
-export RUNGS_URL RUNGS_MGMT_URL
 export RUNGS_REQUIRE_BROKER=1
+versions=()
+if [[ -n ${RUNGS_URL:-} && -n ${RUNGS_MGMT_URL:-} ]]; then
+	step "broker"
+	echo "using RUNGS_URL / RUNGS_MGMT_URL from the environment ($RUNGS_MGMT_URL)"
+	versions=(given)
+else
+	read -r -a versions <<<"${RUNGS_RABBITMQ_VERSIONS:-3.10 4.0}"
+	for v in "${versions[@]}"; do
+		step "broker: RabbitMQ $v"
+		RUNGS_RABBITMQ=$v bash scripts/broker.sh up
+	done
+fi
 
 step "tools"
 # The console's end-to-end tests drive the real binary in tmux; the TLS test
@@ -50,8 +58,14 @@ fi
 step "go vet ./..."
 go vet ./...
 
-step "go test -count=1 ./... $*"
-go test -count=1 ./... "$@"
+for v in "${versions[@]}"; do
+	if [[ $v != given ]]; then
+		eval "$(RUNGS_RABBITMQ=$v bash scripts/broker.sh env)"
+		export RUNGS_RABBITMQ=$v RUNGS_URL RUNGS_MGMT_URL
+	fi
+	step "go test -count=1 ./... $* (RabbitMQ ${RUNGS_RABBITMQ:-at $RUNGS_MGMT_URL})"
+	go test -count=1 ./... "$@"
+done
 
 fuzztime=${RUNGS_FUZZTIME:-10s}
 if [[ $fuzztime != 0 ]]; then
