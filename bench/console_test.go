@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -44,7 +45,7 @@ func BenchmarkLadderItems(b *testing.B) {
 	snap, found := consoleFixture(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		ui.LadderItems(found, snap, ui.Health{})
+		health.LadderItems(found, snap, health.Watch{})
 	}
 }
 
@@ -54,7 +55,7 @@ func BenchmarkLadderRows(b *testing.B) {
 	snap, found := consoleFixture(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		ui.LadderRows(found[0], snap, ui.Health{})
+		health.LadderRows(found[0], snap, health.Watch{})
 	}
 }
 
@@ -63,7 +64,7 @@ func BenchmarkLadderRows(b *testing.B) {
 func BenchmarkRenderLadderView(b *testing.B) {
 	snap, found := consoleFixture(b)
 	st := ui.NewStyles(true)
-	rows := ui.LadderRows(found[0], snap, ui.Health{})
+	rows := health.LadderRows(found[0], snap, health.Watch{})
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = ui.LadderView(ui.LadderState{Found: found[0], Rows: rows}, st, 120, 40)
@@ -75,7 +76,7 @@ func BenchmarkRenderLadderView(b *testing.B) {
 func BenchmarkRenderLadderViewSmall(b *testing.B) {
 	snap, found := consoleFixture(b)
 	st := ui.NewStyles(true)
-	rows := ui.LadderRows(found[0], snap, ui.Health{})
+	rows := health.LadderRows(found[0], snap, health.Watch{})
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = ui.LadderView(ui.LadderState{Found: found[0], Rows: rows}, st, 80, 24)
@@ -86,7 +87,7 @@ func BenchmarkRenderLadderViewSmall(b *testing.B) {
 func BenchmarkRenderLadderList(b *testing.B) {
 	snap, found := consoleFixture(b)
 	st := ui.NewStyles(true)
-	items := ui.LadderItems(found, snap, ui.Health{})
+	items := health.LadderItems(found, snap, health.Watch{})
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = ui.LadderList(ui.ListState{Items: items, Total: len(items), Vhost: snap.Vhost}, st, 120, 40)
@@ -97,7 +98,7 @@ func BenchmarkRenderLadderList(b *testing.B) {
 // and that the view renders every rung of a 28-rung ladder.
 func TestConsoleFixture(t *testing.T) {
 	snap, found := consoleFixture(t)
-	rows := ui.LadderRows(found[0], snap, ui.Health{})
+	rows := health.LadderRows(found[0], snap, health.Watch{})
 	view := ui.LadderView(ui.LadderState{Found: found[0], Rows: rows}, ui.NewStyles(true), 120, 60)
 	if !strings.Contains(view, "rung.27") || !strings.Contains(view, "rung.00") {
 		t.Fatalf("view of %s lacks its top or bottom rung:\n%s", found[0].Ladder.Name, view)

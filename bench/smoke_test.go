@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -29,7 +30,7 @@ func TestSmoke(t *testing.T) {
 	opts := SmokeOptions()
 	opts.Log = logWriter{t}
 	opts.Render = func(f topology.Found, snap topology.Snapshot) func(w, h int) string {
-		rows := ui.LadderRows(f, snap, ui.Health{})
+		rows := health.LadderRows(f, snap, health.Watch{})
 		return func(w, h int) string {
 			return ui.LadderView(ui.LadderState{Found: f, Rows: rows}, ui.NewStyles(true), w, h)
 		}

@@ -104,7 +104,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		}
 	} else {
 		fmt.Fprintf(e.Out, "applied %s\n", describe(l))
-		fmt.Fprintf(e.Out, "  %s, %s, %s declared\n", plural(res.Exchanges, "exchange", "exchanges"), plural(res.Queues, "queue", "queues"), plural(res.Bindings, "binding", "bindings"))
+		fmt.Fprintf(e.Out, "  %s, %s, %s declared\n", topology.Counted(res.Exchanges, "exchange", "exchanges"), topology.Counted(res.Queues, "queue", "queues"), topology.Counted(res.Bindings, "binding", "bindings"))
 		if serr != nil {
 			fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("could not verify through the management API: %v", serr))))
 		} else {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/bench"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -213,7 +214,7 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 		fmt.Fprint(e.Out, md)
 	}
 	if n := len(rep.Problems); n > 0 {
-		return fmt.Errorf("benchmark found %s, first: %s", plural(n, "problem", "problems"), rep.Problems[0])
+		return fmt.Errorf("benchmark found %s, first: %s", topology.Counted(n, "problem", "problems"), rep.Problems[0])
 	}
 	return nil
 }
@@ -221,7 +222,7 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 // renderLadderView is what the console does with a ladder on every
 // refresh: build its rows from the snapshot, then render the view.
 func renderLadderView(f topology.Found, snap topology.Snapshot) func(w, h int) string {
-	rows := ui.LadderRows(f, snap, ui.Health{})
+	rows := health.LadderRows(f, snap, health.Watch{})
 	st := ui.NewStyles(true)
 	return func(w, h int) string {
 		return ui.LadderView(ui.LadderState{Found: f, Rows: rows}, st, w, h)

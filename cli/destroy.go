@@ -110,7 +110,7 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if e.opts.json {
 		return writeJSON(e.Out, map[string]any{"queues": present, "purged": total})
 	}
-	fmt.Fprintf(e.Out, "purged %d message(s) from %s\n", total, plural(len(present), "queue", "queues"))
+	fmt.Fprintf(e.Out, "purged %d message(s) from %s\n", total, topology.Counted(len(present), "queue", "queues"))
 	return nil
 }
 

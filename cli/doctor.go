@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui"
 )
 
 // Check outcomes, mildest first.
@@ -229,29 +229,29 @@ func checkLadder(f topology.Found, snap topology.Snapshot, version [3]int, vok b
 	if l.Layout == "nsb1" && vok && !less(version, [3]int{3, 12, 0}) {
 		add(area, checkInfo, "NServiceBus v1 declares lazy queues; RabbitMQ 3.12+ ignores x-queue-mode. v1 dead-letters at most once: NServiceBus' v2 (quorum) infrastructure does not lose messages between levels")
 	}
-	rows := ui.LadderRows(f, snap, ui.Health{Interval: ui.DefaultInterval})
+	rows := health.LadderRows(f, snap, health.Watch{Interval: health.DefaultInterval})
 	stuck, inFlight := 0, int64(0)
 	for _, r := range rows {
-		if r.Kind == ui.RungRow {
+		if r.Kind == health.RungRow {
 			inFlight += r.Stats.Messages()
 		}
 		if r.Stuck {
 			stuck++
 		}
-		if r.Missing || len(r.Drift) > 0 && r.Kind != ui.RungRow {
+		if r.Missing || len(r.Drift) > 0 && r.Kind != health.RungRow {
 			continue // reported as drift above
 		}
 		switch r.Severity {
-		case ui.Problem:
+		case health.Problem:
 			add(area, checkProblem, "%s: %s", r.Queue, r.Status)
-		case ui.Warning:
+		case health.Warning:
 			if len(r.Drift) == 0 {
 				add(area, checkWarn, "%s: %s", r.Queue, r.Status)
 			}
 		}
 	}
 	if stuck == 0 {
-		add(area, checkOK, "%s in flight, no rung stuck", ui.Count(inFlight))
+		add(area, checkOK, "%s in flight, no rung stuck", topology.FormatCount(inFlight))
 	}
 }
 
@@ -283,7 +283,7 @@ func printChecks(e *env, checks []check, problems int) {
 	if problems == 0 {
 		fmt.Fprintln(e.Out, "no problems found")
 	} else {
-		fmt.Fprintf(e.Out, "%s found\n", plural(problems, "problem", "problems"))
+		fmt.Fprintf(e.Out, "%s found\n", topology.Counted(problems, "problem", "problems"))
 	}
 }
 

@@ -79,8 +79,8 @@ After importing, rungs plan --ladder NAME shows no drift: the export is the plan
 				return err
 			}
 			p := r.ladder.Plan().Closed()
-			fmt.Fprintf(e.Err, "wrote %s: %s, %s, %s\n", out, plural(len(p.Exchanges), "exchange", "exchanges"),
-				plural(len(p.Queues), "queue", "queues"), plural(len(p.Bindings), "binding", "bindings"))
+			fmt.Fprintf(e.Err, "wrote %s: %s, %s, %s\n", out, topology.Counted(len(p.Exchanges), "exchange", "exchanges"),
+				topology.Counted(len(p.Queues), "queue", "queues"), topology.Counted(len(p.Bindings), "binding", "bindings"))
 			return nil
 		},
 	}
@@ -115,7 +115,7 @@ func terraformExport(l topology.Ladder) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", describe(l))
 	fmt.Fprintf(&b, "# Written by rungs export (%s): %s, %s, %s.\n", Version,
-		plural(len(p.Exchanges), "exchange", "exchanges"), plural(len(p.Queues), "queue", "queues"), plural(len(p.Bindings), "binding", "bindings"))
+		topology.Counted(len(p.Exchanges), "exchange", "exchanges"), topology.Counted(len(p.Queues), "queue", "queues"), topology.Counted(len(p.Bindings), "binding", "bindings"))
 	b.WriteString("# Check it after apply: rungs plan --ladder " + l.Name + " --vhost VHOST (exit 0: no drift).\n\n")
 	b.WriteString("terraform {\n  required_providers {\n    rabbitmq = {\n      source = \"cyrilgdn/rabbitmq\"\n    }\n  }\n}\n\n")
 	b.WriteString("variable \"vhost\" {\n")

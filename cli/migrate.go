@@ -170,7 +170,7 @@ func (mf migrateFlags) check() error {
 		}
 	}
 	if mf.rate != "" {
-		if _, err := ui.ParseRate(mf.rate); err != nil {
+		if _, err := topology.ParseRate(mf.rate); err != nil {
 			return usageErr("--rate: %v", err)
 		}
 	}
@@ -274,7 +274,7 @@ func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (migratePlan, er
 	}
 	mp.opts = broker.MoveOptions{Park: mp.park, ParkType: from.QueueType, Window: mf.window}
 	if mf.rate != "" {
-		mp.opts.Rate, _ = ui.ParseRate(mf.rate)
+		mp.opts.Rate, _ = topology.ParseRate(mf.rate)
 	}
 	return mp, nil
 }
@@ -429,7 +429,7 @@ func (e *env) reportMigrate(mp migratePlan, res migrateResult) {
 		fmt.Fprintf(e.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.parked, mp.park)
 	}
 	if res.unknown > 0 || res.reconnects > 0 {
-		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.unknown, plural(res.reconnects, "time", "times"))
+		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.unknown, topology.Counted(res.reconnects, "time", "times"))
 	}
 	reasons := make([]string, 0, len(res.reasons))
 	for k := range res.reasons {

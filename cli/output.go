@@ -113,13 +113,6 @@ func printDrift(w io.Writer, ds []topology.Drift) {
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 func indent(s, by string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i := range lines {

@@ -84,8 +84,8 @@ func (e *env) printPlan(r resolved, objects bool) error {
 	} else {
 		fmt.Fprintln(e.Out, describe(r.ladder))
 		fmt.Fprintf(e.Out, "  %s, %s, %s; a random delay takes %.1f hops on average, %d at most\n",
-			plural(len(plan.Exchanges), "exchange", "exchanges"), plural(len(plan.Queues), "queue", "queues"),
-			plural(len(plan.Bindings), "binding", "bindings"), r.ladder.MeanHops(), r.ladder.Levels)
+			topology.Counted(len(plan.Exchanges), "exchange", "exchanges"), topology.Counted(len(plan.Queues), "queue", "queues"),
+			topology.Counted(len(plan.Bindings), "binding", "bindings"), r.ladder.MeanHops(), r.ladder.Levels)
 		if r.ladder.Layout == "prefix" {
 			printRadixCosts(e, r.ladder)
 		}

@@ -158,7 +158,7 @@ func (e *env) reportPublish(tr topology.Trace, r broker.PublishResult, asked int
 	fmt.Fprintf(e.Out, "published %d of %d to %s with key %s: %d confirmed, %d returned, %d nacked, %d failed (%s)\n",
 		r.Confirmed, asked, tr.Exchange, tr.Key, r.Confirmed, r.Returned, r.Nacked, r.Failed, took.Round(time.Millisecond))
 	if r.Confirmed > 0 {
-		fmt.Fprintf(e.Out, "they reach %s in %s, after %s\n", tr.Target, topology.FormatDelay(tr.Delay), plural(len(tr.Hops), "rung", "rungs"))
+		fmt.Fprintf(e.Out, "they reach %s in %s, after %s\n", tr.Target, topology.FormatDelay(tr.Delay), topology.Counted(len(tr.Hops), "rung", "rungs"))
 	}
 }
 

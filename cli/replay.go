@@ -174,7 +174,7 @@ func (rf replayFlags) options() (broker.MoveOptions, error) {
 		return o, usageErr("--max-held cannot be negative")
 	}
 	if rf.rate != "" {
-		r, err := ui.ParseRate(rf.rate)
+		r, err := topology.ParseRate(rf.rate)
 		if err != nil {
 			return o, usageErr("--rate: %v", err)
 		}

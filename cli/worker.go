@@ -14,7 +14,6 @@ import (
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/retry"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui"
 )
 
 type workerFlags struct {
@@ -113,7 +112,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 	}
 	var feed float64
 	if wf.feed != "" {
-		if feed, err = ui.ParseRate(wf.feed); err != nil {
+		if feed, err = topology.ParseRate(wf.feed); err != nil {
 			return usageErr("--feed: %v", err)
 		}
 	}

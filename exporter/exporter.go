@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui"
 )
 
 // snapshotEvery is how many scrapes pass between full snapshots of a
@@ -215,7 +215,7 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, st *vhostState) {
 	for _, f := range topology.Discover(st.snap) {
 		l := f.Ladder
 		lv := []string{l.Vhost, l.Name, l.Layout}
-		maxAge := ui.MaxAge(l)
+		maxAge := health.MaxAge(l)
 		stuck := map[string]bool{}
 		var inFlight int64
 		for _, r := range l.Rungs() {
@@ -225,7 +225,7 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, st *vhostState) {
 			}
 			s := q.Stats
 			inFlight += s.Messages()
-			stalled := ui.Stuck(s, r.TTL, maxAge[r.Level], st.moves.Still(r.Queue, now), x.opt.Interval) != ""
+			stalled := health.Stuck(s, r.TTL, maxAge[r.Level], st.moves.Still(r.Queue, now), x.opt.Interval) != ""
 			stuck[r.Queue] = stalled
 			rv := []string{l.Vhost, l.Name, l.Layout, strconv.Itoa(r.Level), r.Queue}
 			ch <- gauge(descReady, float64(s.Ready), rv...)

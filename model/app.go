@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -149,7 +150,7 @@ func New(opts Options) App {
 	a.use(opts.Backends)
 	a.list = newLadderList(a.vhost, st, defaultNavKeys())
 	if a.interval <= 0 {
-		a.interval, a.followBroker = ui.DefaultInterval, true
+		a.interval, a.followBroker = health.DefaultInterval, true
 	}
 	if a.conn != nil {
 		a.connState = a.conn.State()
@@ -335,7 +336,7 @@ func (a App) updateLadder(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case key.Matches(km, k.Publish):
 			delay, dest := "", ""
 			if tr, ok := a.ladder.Trace(); ok {
-				delay, dest = ui.Delay(tr.Requested), tr.Dest
+				delay, dest = topology.FormatSpan(tr.Requested), tr.Dest
 			}
 			return a, a.openPublish(a.ladder.found.Ladder, delay, dest, 0)
 		case key.Matches(km, k.Purge):
@@ -442,7 +443,7 @@ func (a App) updateConfirm(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	}
 	n := len(a.confirm.targets)
-	a.busy = fmt.Sprintf("purging %d %s", n, plural(n, "queue", "queues"))
+	a.busy = fmt.Sprintf("purging %d %s", n, topology.Plural(n, "queue", "queues"))
 	return a, logged(a.logPurge(a.confirm.targets), purge(a.purger, a.confirm.targets))
 }
 
@@ -484,7 +485,7 @@ func (a *App) showPublished(m publishedMsg) {
 			}
 		}
 	}
-	input := ui.Delay(m.trace.Requested)
+	input := topology.FormatSpan(m.trace.Requested)
 	if m.trace.Dest != "" {
 		input += " " + m.trace.Dest
 	}
@@ -562,15 +563,15 @@ func (a *App) rebuild() {
 	}
 	snap := a.merged()
 	now := a.now()
-	h := ui.Health{Interval: a.interval, Still: func(q string) time.Duration { return a.moves.Still(q, now) }}
-	a.list.SetItems(ui.LadderItems(a.found, snap, h))
+	h := health.Watch{Interval: a.interval, Still: func(q string) time.Duration { return a.moves.Still(q, now) }}
+	a.list.SetItems(health.LadderItems(a.found, snap, h))
 	if a.screen != screenLadder {
 		return
 	}
 	cur := a.ladder.found.Ladder
 	for _, f := range a.found {
 		if f.Ladder.Name == cur.Name && f.Ladder.Layout == cur.Layout {
-			a.ladder.SetRows(f, ui.LadderRows(f, snap, h), false)
+			a.ladder.SetRows(f, health.LadderRows(f, snap, h), false)
 			return
 		}
 	}
@@ -659,12 +660,12 @@ func (a App) body() string {
 	switch {
 	case !a.loaded && a.fetchErr != nil:
 		return ui.Message("✗ cannot "+a.fetchErr.op+" on "+a.brokerLabel,
-			a.fetchErr.err.Error()+"\n\nretrying every "+ui.Delay(a.interval)+" · r retries now · q quits", st.Danger, st, w, h)
+			a.fetchErr.err.Error()+"\n\nretrying every "+topology.FormatSpan(a.interval)+" · r retries now · q quits", st.Danger, st, w, h)
 	case !a.loaded:
 		detail := ""
 		if a.pending != nil {
 			if wait := a.now().Sub(a.pending.started); wait > a.interval {
-				detail = "no answer yet after " + ui.Age(wait) + "; the broker is slow or unreachable\nq quits"
+				detail = "no answer yet after " + topology.FormatAge(wait) + "; the broker is slow or unreachable\nq quits"
 			}
 		}
 		return ui.Message("Reading ladders from "+a.brokerLabel+", vhost "+a.vhost+" …", detail, st.Muted, st, w, h)
@@ -683,7 +684,7 @@ func (a App) banner() string {
 		return ""
 	}
 	text := fmt.Sprintf("✗ %s failed: %v · showing data from %s, retrying every %s",
-		a.fetchErr.op, a.fetchErr.err, a.refreshed.Format("15:04:05"), ui.Delay(a.interval))
+		a.fetchErr.op, a.fetchErr.err, a.refreshed.Format("15:04:05"), topology.FormatSpan(a.interval))
 	return ui.Banner(text, a.styles.Danger, a.width, 2)
 }
 
@@ -733,7 +734,7 @@ func (a App) headerState() ui.HeaderState {
 			h.Crumbs = append(h.Crumbs, "cost")
 		}
 		if tr, ok := a.ladder.Trace(); ok {
-			h.Chips = append(h.Chips, "trace "+ui.Delay(tr.Requested))
+			h.Chips = append(h.Chips, "trace "+topology.FormatSpan(tr.Requested))
 		}
 	}
 	if f := a.currentFilter(); f != "" {
@@ -749,7 +750,7 @@ func (a App) refreshView() ui.Conn {
 	now := a.now()
 	switch {
 	case a.pending != nil && now.Sub(a.pending.started) > a.interval:
-		wait := ui.Age(now.Sub(a.pending.started))
+		wait := topology.FormatAge(now.Sub(a.pending.started))
 		return ui.Conn{Kind: ui.ConnWaiting, Text: "waiting for broker " + wait, Short: "waiting " + wait}
 	case a.fetchErr != nil && a.conn != nil:
 		return ui.Conn{Kind: ui.ConnDown, Text: "stale since " + a.refreshed.Format("15:04:05"), Short: "stale"}

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 	"github.com/rungs-dev/rungs/ui/fixture"
@@ -606,7 +607,7 @@ func TestFoldIdleRungs(t *testing.T) {
 	var idle string
 	for i := 0; i < all; i++ {
 		r, _ := a.ladder.Selected()
-		if r.Kind == ui.RungRow && r.Stats.Messages() == 0 && r.Severity == ui.Fine {
+		if r.Kind == health.RungRow && r.Stats.Messages() == 0 && r.Severity == health.Fine {
 			idle = r.Queue
 			break
 		}
@@ -674,14 +675,14 @@ func TestCursorFollowsTheTopUntilMoved(t *testing.T) {
 	fb := newFake(quiet)
 	a, _ := newApp(t, fb, Options{Ladder: "retry4"}, 120, 40)
 	a = load(t, a, fb)
-	if r, _ := a.ladder.Selected(); r.Kind == ui.RungRow {
+	if r, _ := a.ladder.Selected(); r.Kind == health.RungRow {
 		t.Fatalf("all rungs idle, yet the cursor is on rung %s", r.Queue)
 	}
 	fb.mu.Lock()
 	fb.snap = busy
 	fb.mu.Unlock()
 	a, _ = run(t, a, pollMsg{gen: a.pollGen})
-	if r, _ := a.ladder.Selected(); r.Kind != ui.RungRow {
+	if r, _ := a.ladder.Selected(); r.Kind != health.RungRow {
 		t.Fatalf("the rungs filled, but the unmoved cursor is on %s", r.Queue)
 	}
 	// Once moved, the cursor stays on its queue across refreshes.

@@ -85,7 +85,7 @@ func (a *App) logPublish(req publishRequest) int {
 			sent = append(sent, fmt.Sprintf("header %s=%v", k, m.Headers[k]))
 		}
 	}
-	sent = append(sent, fmt.Sprintf("(delay %s → %s)", ui.Delay(tr.Delay), tr.Target))
+	sent = append(sent, fmt.Sprintf("(delay %s → %s)", topology.FormatSpan(tr.Delay), tr.Target))
 	return a.log.add(a.now(), "publish", sent...)
 }
 

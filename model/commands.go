@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -181,7 +182,7 @@ func (a App) purgeCommand(name string) (App, tea.Cmd) {
 		}
 	}
 	if q, ok := a.merged().Queue(name); ok {
-		return a, a.openConfirm(newQueuePurge(ui.QueueRow{Kind: ui.TargetRow, Queue: q.Name, Stats: q.Stats}, a.styles))
+		return a, a.openConfirm(newQueuePurge(health.Row{Kind: health.TargetRow, Queue: q.Name, Stats: q.Stats}, a.styles))
 	}
 	f, err := a.findLadder(name)
 	if err != nil {
@@ -205,7 +206,7 @@ func (a App) refreshCommand(args []string) (App, tea.Cmd) {
 	if err != nil || d < minInterval {
 		return a.fail(fmt.Sprintf("refresh interval %q: want a duration of at least 1s, e.g. :refresh 10s", args[0]))
 	}
-	a.result = ui.Result{Kind: ui.ResultOK, Text: "refreshing every " + ui.Delay(d)}
+	a.result = ui.Result{Kind: ui.ResultOK, Text: "refreshing every " + topology.FormatSpan(d)}
 	return a, a.setInterval(d)
 }
 

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
 
@@ -96,7 +97,7 @@ func (a App) connView() ui.Conn {
 		when := "now"
 		if wait := s.NextAttempt.Sub(a.now()); wait > 0 {
 			// Round up: "in 0s" would read as a reconnect that never comes.
-			when = "in " + ui.Age((wait + time.Second - 1).Truncate(time.Second))
+			when = "in " + topology.FormatAge((wait + time.Second - 1).Truncate(time.Second))
 		}
 		text := "reconnecting " + when
 		if s.Attempt > 0 {

@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -20,7 +21,7 @@ type ladderView struct {
 	cost      key.Binding
 	st        ui.Styles
 	found     topology.Found
-	rows      []ui.QueueRow // all rows, untraced and unfiltered
+	rows      []health.Row // all rows, untraced and unfiltered
 	gone      bool
 	filter    string
 	trace     *ui.TraceState
@@ -28,7 +29,7 @@ type ladderView struct {
 	showDrift bool
 	showCost  bool // the radix cost pane instead of the table
 	// unfold shows every rung of a radix > 2 ladder; by default its idle
-	// rungs are folded away (ui.FoldIdleRungs). keep is the queue under
+	// rungs are folded away (health.FoldIdleRungs). keep is the queue under
 	// the cursor, which folding never hides.
 	unfold bool
 	keep   string
@@ -54,7 +55,7 @@ func (v *ladderView) SetSize(w, h int) {
 
 // SetRows replaces the ladder and its rows after a refresh, keeping the
 // cursor on the same queue.
-func (v *ladderView) SetRows(f topology.Found, rows []ui.QueueRow, gone bool) {
+func (v *ladderView) SetRows(f topology.Found, rows []health.Row, gone bool) {
 	cur, ok := v.Selected()
 	v.found, v.rows, v.gone = f, rows, gone
 	if v.trace != nil {
@@ -139,19 +140,19 @@ func (v *ladderView) selectQueue(name string) {
 }
 
 // shown are the rows on screen: traced, folded, then filtered.
-func (v ladderView) shown() []ui.QueueRow {
+func (v ladderView) shown() []health.Row {
 	rows, _ := v.visible()
 	return rows
 }
 
 // visible is shown plus the number of rungs folded away. A filter unfolds:
 // whoever types a rung's name wants to see it, idle or not.
-func (v ladderView) visible() ([]ui.QueueRow, int) {
+func (v ladderView) visible() ([]health.Row, int) {
 	rows, folded := v.traceRows(), 0
 	if v.Folds() {
-		rows, folded = ui.FoldIdleRungs(rows, v.keep)
+		rows, folded = health.FoldIdleRungs(rows, v.keep)
 	}
-	return ui.FilterRows(rows, v.filter), folded
+	return health.FilterRows(rows, v.filter), folded
 }
 
 // Folds reports whether idle rungs are folded away: on ladders of radix
@@ -162,19 +163,23 @@ func (v ladderView) Folds() bool {
 
 // traceRows are the rows with the trace's hops marked, and the queues a
 // traced message has left.
-func (v ladderView) traceRows() []ui.QueueRow {
+func (v ladderView) traceRows() []health.Row {
 	var tr *topology.Trace
 	if v.trace != nil {
 		tr = v.trace.Trace
 	}
-	return ui.MarkVisited(ui.ApplyTrace(v.rows, tr), v.traced)
+	var left []topology.DeathHop
+	if v.traced != nil {
+		left = v.traced.Hops
+	}
+	return health.MarkVisited(health.ApplyTrace(v.rows, tr), left)
 }
 
 // Selected returns the row under the cursor.
-func (v ladderView) Selected() (ui.QueueRow, bool) {
+func (v ladderView) Selected() (health.Row, bool) {
 	rows := v.shown()
 	if v.sel < 0 || v.sel >= len(rows) {
-		return ui.QueueRow{}, false
+		return health.Row{}, false
 	}
 	return rows[v.sel], true
 }

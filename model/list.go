@@ -4,6 +4,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -13,8 +14,8 @@ type ladderList struct {
 	keys   navKeys
 	st     ui.Styles
 	vhost  string
-	items  []ui.LadderItem // every ladder
-	shown  []ui.LadderItem // after the filter
+	items  []health.LadderItem // every ladder
+	shown  []health.LadderItem // after the filter
 	filter string
 	sel    int
 	offset int
@@ -32,7 +33,7 @@ func (l *ladderList) SetSize(w, h int) {
 }
 
 // SetItems replaces the ladders, keeping the selection on the same ladder.
-func (l *ladderList) SetItems(items []ui.LadderItem) {
+func (l *ladderList) SetItems(items []health.LadderItem) {
 	cur, ok := l.Selected()
 	l.items = items
 	l.apply()
@@ -52,7 +53,7 @@ func (l *ladderList) SetFilter(f string) {
 }
 
 func (l *ladderList) apply() {
-	l.shown = ui.FilterItems(l.items, l.filter)
+	l.shown = health.FilterItems(l.items, l.filter)
 	l.clamp()
 }
 

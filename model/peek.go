@@ -340,7 +340,7 @@ func (a App) traceMessage() (App, tea.Cmd) {
 		a.openLadder(f)
 	}
 	a.screen = screenLadder
-	input := ui.Delay(d)
+	input := topology.FormatSpan(d)
 	if dest != "" {
 		input += " " + dest
 	}
@@ -349,7 +349,7 @@ func (a App) traceMessage() (App, tea.Cmd) {
 	a.ladder.selectQueue(a.peek.queue)
 	a.ladder.moved = true
 	a.ladder.clamp()
-	a.result = ui.Result{Kind: ui.ResultInfo, Text: fmt.Sprintf("traced %s: %s → %s (key %s) · esc: back to the peek", label, ui.Delay(d), orDone(dest), rk)}
+	a.result = ui.Result{Kind: ui.ResultInfo, Text: fmt.Sprintf("traced %s: %s → %s (key %s) · esc: back to the peek", label, topology.FormatSpan(d), orDone(dest), rk)}
 	return a, nil
 }
 

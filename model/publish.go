@@ -306,18 +306,11 @@ func (f publishForm) View() string {
 		}
 		state.Preview = []string{
 			f.st.Muted.Render("key ") + f.st.Bold.Render(tr.Key),
-			f.st.Muted.Render("to  ") + tr.Exchange + f.st.Muted.Render(fmt.Sprintf(" · %d %s · arrives in ", len(tr.Hops), plural(len(tr.Hops), "hop", "hops"))) + tr.Target + f.st.Muted.Render(" after "+ui.Delay(tr.Total())),
-			f.st.Muted.Render(fmt.Sprintf("%d %s %s, with publisher confirms", req.count, kind, plural(req.count, "message", "messages"))),
+			f.st.Muted.Render("to  ") + tr.Exchange + f.st.Muted.Render(fmt.Sprintf(" · %d %s · arrives in ", len(tr.Hops), topology.Plural(len(tr.Hops), "hop", "hops"))) + tr.Target + f.st.Muted.Render(" after "+topology.FormatSpan(tr.Total())),
+			f.st.Muted.Render(fmt.Sprintf("%d %s %s, with publisher confirms", req.count, kind, topology.Plural(req.count, "message", "messages"))),
 		}
 	}
 	return ui.Form(state, f.st, w)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // publishedMsg reports a publish.
@@ -342,7 +335,7 @@ func publish(pub broker.Publisher, l topology.Ladder, req publishRequest) tea.Cm
 // publishResult words a publish outcome for the header.
 func publishResult(m publishedMsg) ui.Result {
 	r := m.res
-	text := fmt.Sprintf("published %d → %s in %s: %d confirmed", m.count, m.trace.Target, ui.Delay(m.trace.Delay), r.Confirmed)
+	text := fmt.Sprintf("published %d → %s in %s: %d confirmed", m.count, m.trace.Target, topology.FormatSpan(m.trace.Delay), r.Confirmed)
 	if r.Returned > 0 {
 		text += fmt.Sprintf(", %d returned (unroutable)", r.Returned)
 	}

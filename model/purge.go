@@ -10,6 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
 
@@ -32,20 +34,20 @@ type purgeConfirm struct {
 }
 
 // newQueuePurge confirms purging one queue.
-func newQueuePurge(row ui.QueueRow, st ui.Styles) purgeConfirm {
+func newQueuePurge(row health.Row, st ui.Styles) purgeConfirm {
 	c := purgeConfirm{typedConfirm: newTypedConfirm(defaultConfirmKeys(false), st, "", "", ""), title: "Purge " + row.Queue + "?"}
 	c.targets = []purgeTarget{{row.Queue, row.Stats.Ready}}
 	n := row.Stats.Ready
-	lost := fmt.Sprintf("%s ready %s in %s will be deleted for good.", ui.Count(n), plural(int(n), "message", "messages"), st.Bold.Render(row.Queue))
+	lost := fmt.Sprintf("%s ready %s in %s will be deleted for good.", topology.FormatCount(n), topology.Plural(int(n), "message", "messages"), st.Bold.Render(row.Queue))
 	switch row.Kind {
-	case ui.RungRow:
+	case health.RungRow:
 		lost += " They are delayed messages: they will never reach their target."
-	case ui.UnroutableRow:
+	case health.UnroutableRow:
 		lost += " They are messages no binding routed; look at them before purging."
 	}
 	c.lines = []string{lost}
 	if row.Stats.Unacked > 0 {
-		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("%s unacknowledged %s stay: a purge only removes ready ones.", ui.Count(row.Stats.Unacked), plural(int(row.Stats.Unacked), "message", "messages"))))
+		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("%s unacknowledged %s stay: a purge only removes ready ones.", topology.FormatCount(row.Stats.Unacked), topology.Plural(int(row.Stats.Unacked), "message", "messages"))))
 	}
 	return c
 }
@@ -62,12 +64,12 @@ func newLadderPurge(v ladderView, st ui.Styles) purgeConfirm {
 	var total int64
 	var targets []string
 	for _, r := range v.rows {
-		owned := r.Kind == ui.RungRow || r.Kind == ui.UnroutableRow || (r.Kind == ui.TargetRow && !isDestination(v, r.Queue))
+		owned := r.Kind == health.RungRow || r.Kind == health.UnroutableRow || (r.Kind == health.TargetRow && !isDestination(v, r.Queue))
 		if r.Missing {
 			continue
 		}
 		if !owned {
-			if r.Kind == ui.TargetRow {
+			if r.Kind == health.TargetRow {
 				targets = append(targets, r.Queue)
 			}
 			continue
@@ -76,7 +78,7 @@ func newLadderPurge(v ladderView, st ui.Styles) purgeConfirm {
 		total += r.Stats.Ready
 	}
 	c.lines = []string{fmt.Sprintf("Every ready message in %d queues of %s will be deleted for good: %s %s in total.",
-		len(c.targets), st.Bold.Render(name), st.Bold.Render(ui.Count(total)), plural(int(total), "message", "messages"))}
+		len(c.targets), st.Bold.Render(name), st.Bold.Render(topology.FormatCount(total)), topology.Plural(int(total), "message", "messages"))}
 	deepest := append([]purgeTarget(nil), c.targets...)
 	sort.SliceStable(deepest, func(i, j int) bool { return deepest[i].ready > deepest[j].ready })
 	shown := 0
@@ -84,11 +86,11 @@ func newLadderPurge(v ladderView, st ui.Styles) purgeConfirm {
 		if t.ready == 0 || shown == 4 {
 			break
 		}
-		c.lines = append(c.lines, fmt.Sprintf("  %8s  %s", ui.Count(t.ready), t.queue))
+		c.lines = append(c.lines, fmt.Sprintf("  %8s  %s", topology.FormatCount(t.ready), t.queue))
 		shown++
 	}
 	if rest := len(c.targets) - shown; rest > 0 {
-		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("  and %d more %s", rest, plural(rest, "queue", "queues"))))
+		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("  and %d more %s", rest, topology.Plural(rest, "queue", "queues"))))
 	}
 	if len(targets) > 0 {
 		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("Destination queues (%d) are not touched.", len(targets))))
@@ -147,7 +149,7 @@ func purge(p broker.Purger, targets []purgeTarget) tea.Cmd {
 
 // purgeResult words a purge outcome for the header.
 func purgeResult(m purgedMsg) ui.Result {
-	done := fmt.Sprintf("purged %s %s from %d %s", ui.Count(int64(m.deleted)), plural(m.deleted, "message", "messages"), m.queues, plural(m.queues, "queue", "queues"))
+	done := fmt.Sprintf("purged %s %s from %d %s", topology.FormatCount(int64(m.deleted)), topology.Plural(m.deleted, "message", "messages"), m.queues, topology.Plural(m.queues, "queue", "queues"))
 	switch {
 	case errors.Is(m.err, broker.ErrReadOnly):
 		return ui.Result{Kind: ui.ResultWarn, Text: "refused: the broker client is read-only"}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui"
 )
 
 // snapshotEvery is how many polls pass between full snapshots. Stats (one
@@ -152,7 +151,7 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 			// on the request, say so, and let the next one start.
 			a.pending = nil
 			a.snapDue = a.snapDue || p.kind == fetchSnapshot
-			a.fetchErr = &fetchFailure{op: "read " + p.kind.String(), err: fmt.Errorf("no answer after %s", ui.Age(a.now().Sub(p.started))), at: a.now()}
+			a.fetchErr = &fetchFailure{op: "read " + p.kind.String(), err: fmt.Errorf("no answer after %s", topology.FormatAge(a.now().Sub(p.started))), at: a.now()}
 		}
 		return a, tea.Batch(a.poll(), a.nextFetch(), a.ensureClock())
 	case snapshotMsg:

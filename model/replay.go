@@ -287,7 +287,7 @@ func (d replayDialog) makePlan() (replayPlan, error) {
 		o.Limit = n
 	}
 	if s := d.value(rfRate); s != "" {
-		r, err := ui.ParseRate(s)
+		r, err := topology.ParseRate(s)
 		if err != nil {
 			return replayPlan{}, fmt.Errorf("rate: %v", err)
 		}
@@ -392,7 +392,7 @@ func (d replayDialog) View() string {
 	default:
 		n := "every message"
 		if d.ready >= 0 {
-			n = fmt.Sprintf("about %s %s", ui.Count(int64(d.ready)), plural(d.ready, "message", "messages"))
+			n = fmt.Sprintf("about %s %s", topology.FormatCount(int64(d.ready)), topology.Plural(d.ready, "message", "messages"))
 		}
 		state.Preview = []string{
 			"replay " + n + " from " + d.st.Bold.Render(d.source) + " " + p.describe,

@@ -6,6 +6,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // LogEntry is one operation the console sent to the broker, with exactly
@@ -69,7 +71,7 @@ func LogOverlay(entries []LogEntry, context string, st Styles, w, h int) string 
 		title += " · " + context
 	}
 	if shown < len(entries) {
-		title += " · last " + Count(int64(shown)) + " of " + Count(int64(len(entries)))
+		title += " · last " + topology.FormatCount(int64(shown)) + " of " + topology.FormatCount(int64(len(entries)))
 	}
 	closes := st.Muted.Render("L or esc closes")
 	bodyW := 0

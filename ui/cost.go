@@ -13,7 +13,7 @@ import (
 // from the plan, and the one measured fact that decides between them (broker
 // CPU per message) is in BENCHMARKS.md, summarised in the footnote.
 func costList(l topology.Ladder, st Styles, w, h int, keys bool) string {
-	head := st.TableHeader.Render(fmt.Sprintf("COST  the range up to %s at %s, in each radix", MaxDelay(l.MaxDelay()), Delay(l.Unit)))
+	head := st.TableHeader.Render(fmt.Sprintf("COST  the range up to %s at %s, in each radix", MaxDelay(l.MaxDelay()), topology.FormatSpan(l.Unit)))
 	hint := ""
 	if keys {
 		hint = "c or esc: back"

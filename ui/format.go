@@ -11,21 +11,6 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// Count prints a message count in at most six cells: exact below a million,
-// so that a depth that moves by one is visible, then 1.2M, 34M, 5.6G.
-func Count(n int64) string {
-	switch {
-	case n < 0:
-		return "-" + Count(-n)
-	case n < 1_000_000:
-		return strconv.FormatInt(n, 10)
-	case n < 1_000_000_000:
-		return compact(float64(n)/1e6, "M")
-	default:
-		return compact(float64(n)/1e9, "G")
-	}
-}
-
 // Rate prints messages per second: "0", "0.4", "12", "1.2k".
 func Rate(r float64) string {
 	switch {
@@ -49,15 +34,6 @@ func compact(v float64, suffix string) string {
 	return strconv.FormatFloat(v, 'f', 0, 64) + suffix
 }
 
-// Delay prints a delay exactly, as topology.FormatDelay does, except that
-// fractional seconds read as seconds (51.2s rather than 51200ms).
-func Delay(d time.Duration) string {
-	if d > time.Second && d < time.Minute && d%time.Millisecond == 0 && d%time.Second != 0 {
-		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
-	}
-	return topology.FormatDelay(d)
-}
-
 // ShortDelay prints a delay in at most two adjacent units, for narrow
 // columns: exact below a minute, then rounded to the lower unit (1h8m16s
 // becomes 1h8m, 3d0h49m4s becomes 3d1h). Exact values are shown wherever
@@ -73,7 +49,7 @@ func ShortDelay(d time.Duration) string {
 	}
 	switch {
 	case d < time.Minute:
-		return Delay(d)
+		return topology.FormatSpan(d)
 	case d < time.Hour-30*time.Second:
 		return two(d, time.Minute, time.Second, "m", "s")
 	case d < 24*time.Hour-30*time.Minute:
@@ -88,23 +64,9 @@ func ShortDelay(d time.Duration) string {
 // figure never promises more than the ladder holds.
 func MaxDelay(d time.Duration) string {
 	if d < 24*time.Hour {
-		return Delay(d)
+		return topology.FormatSpan(d)
 	}
 	return ShortDelay(d.Truncate(time.Hour))
-}
-
-// Age prints how long ago something happened, coarsely: 4s, 3m, 2h, 5d.
-func Age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(d/time.Second)) + "s"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + "m"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d/time.Hour)) + "h"
-	default:
-		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
-	}
 }
 
 // fit pads or cuts s (which may be styled) to exactly w cells. Text that
@@ -257,12 +219,4 @@ func spread(left, right string, w int) string {
 	}
 	lw := w - rw - 1
 	return fit(left, lw, false) + " " + right
-}
-
-// plural picks a noun for a count: plural(1, "hop", "hops").
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

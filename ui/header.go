@@ -6,6 +6,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // ConnKind is the health of a connection, as the header colours it.
@@ -104,7 +106,7 @@ func Header(h HeaderState, st Styles, w int) string {
 		case !h.Refreshed.IsZero():
 			r := "↻ " + h.Refreshed.Format("15:04:05")
 			if labels && h.Every > 0 {
-				r += " every " + Delay(h.Every)
+				r += " every " + topology.FormatSpan(h.Every)
 			}
 			items = append(items, st.Muted.Render(r))
 		}

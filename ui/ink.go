@@ -7,6 +7,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rungs-dev/rungs/health"
 )
 
 // ink is a style rendered once, on first use. For a style that only
@@ -117,13 +119,13 @@ func newPalette(st Styles, selected bool) *palette {
 	return p
 }
 
-func (p *palette) severity(s Severity) *ink {
+func (p *palette) severity(s health.Severity) *ink {
 	switch s {
-	case Notice:
+	case health.Notice:
 		return &p.muted
-	case Warning:
+	case health.Warning:
 		return &p.warn
-	case Problem:
+	case health.Problem:
 		return &p.danger
 	}
 	return &p.ok

@@ -6,6 +6,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -14,9 +15,9 @@ import (
 type LadderState struct {
 	Found topology.Found
 	// Rows are the rows to show, already traced and filtered.
-	Rows []QueueRow
+	Rows []health.Row
 	// All are the rows before filtering, for the summary; nil means Rows.
-	All []QueueRow
+	All []health.Row
 	// Selected indexes Rows; Offset is the first visible table line.
 	Selected int
 	Offset   int
@@ -29,7 +30,7 @@ type LadderState struct {
 	ShowCost  bool
 	// Gone is set when the latest snapshot no longer holds the ladder.
 	Gone bool
-	// Folded counts idle rungs left out of Rows (see FoldIdleRungs).
+	// Folded counts idle rungs left out of Rows (see health.FoldIdleRungs).
 	Folded int
 }
 
@@ -63,14 +64,14 @@ func (s LadderState) TableHeight(w, h int) int {
 // ladderLine is one table line: a row, or a section heading (row < 0).
 type ladderLine struct {
 	row     int
-	section RowKind
+	section health.RowKind
 }
 
 // tableLines interleaves rows with section headings, one per change of kind.
-func tableLines(rows []QueueRow) []ladderLine {
+func tableLines(rows []health.Row) []ladderLine {
 	var out []ladderLine
 	for i, r := range rows {
-		if r.Kind != RungRow && (i == 0 || rows[i-1].Kind != r.Kind) {
+		if r.Kind != health.RungRow && (i == 0 || rows[i-1].Kind != r.Kind) {
 			out = append(out, ladderLine{row: -1, section: r.Kind})
 		}
 		out = append(out, ladderLine{row: i})
@@ -79,7 +80,7 @@ func tableLines(rows []QueueRow) []ladderLine {
 }
 
 // SelectedLine returns the table line of row sel and the number of lines.
-func SelectedLine(rows []QueueRow, sel int) (line, total int) {
+func SelectedLine(rows []health.Row, sel int) (line, total int) {
 	ls := tableLines(rows)
 	return selectedLine(ls, sel), len(ls)
 }
@@ -151,23 +152,23 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 		all = s.Rows
 	}
 	for _, r := range all {
-		if r.Kind == RungRow {
+		if r.Kind == health.RungRow {
 			inFlight += r.Stats.Messages()
 		}
-		if r.Kind == UnroutableRow {
+		if r.Kind == health.UnroutableRow {
 			unroutable += r.Stats.Messages()
 		}
 		if r.Stuck {
 			stuck++
 		}
-		if r.Severity >= Warning && !r.Stuck {
+		if r.Severity >= health.Warning && !r.Stuck {
 			problems++
 		}
 	}
 	sep := st.Faint.Render(" · ")
-	shape := fmt.Sprintf("%d levels × %s", l.Levels, Delay(l.Unit))
+	shape := fmt.Sprintf("%d levels × %s", l.Levels, topology.FormatSpan(l.Unit))
 	if l.Radix != 2 {
-		shape = fmt.Sprintf("%d levels × %s, radix %d", l.Levels, Delay(l.Unit), l.Radix)
+		shape = fmt.Sprintf("%d levels × %s, radix %d", l.Levels, topology.FormatSpan(l.Unit), l.Radix)
 	}
 	facts := []string{
 		st.Crumb.Render(l.Name),
@@ -175,45 +176,45 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 		string(l.QueueType),
 		shape,
 		"max " + MaxDelay(l.MaxDelay()),
-		st.Bold.Render(Count(inFlight)) + " in flight",
+		st.Bold.Render(topology.FormatCount(inFlight)) + " in flight",
 	}
 	if n := len(l.Targets); n > 0 && w >= 100 {
-		facts = append(facts, fmt.Sprintf("%d %s", n, plural(int64(n), "target", "targets")))
+		facts = append(facts, fmt.Sprintf("%d %s", n, topology.Plural(int64(n), "target", "targets")))
 	}
 	line1 := strings.Join(facts, sep)
 
-	var health []string
+	var verdict []string
 	if s.Gone {
-		health = append(health, st.Danger.Render("✗ not found in the latest snapshot"))
+		verdict = append(verdict, st.Danger.Render("✗ not found in the latest snapshot"))
 	}
 	if n := len(s.Found.Drift); n > 0 {
 		d := st.Warn.Render(fmt.Sprintf("⚠ %d drift", n))
 		if keys {
 			d += st.Muted.Render(" (d)")
 		}
-		health = append(health, d)
+		verdict = append(verdict, d)
 	} else {
-		health = append(health, st.OK.Render("✓ matches plan"))
+		verdict = append(verdict, st.OK.Render("✓ matches plan"))
 	}
 	if stuck > 0 {
-		health = append(health, st.Danger.Render(fmt.Sprintf("✗ %d stuck", stuck)))
+		verdict = append(verdict, st.Danger.Render(fmt.Sprintf("✗ %d stuck", stuck)))
 	} else {
-		health = append(health, st.OK.Render("✓ moving"))
+		verdict = append(verdict, st.OK.Render("✓ moving"))
 	}
 	if unroutable > 0 {
-		health = append(health, st.Danger.Render(fmt.Sprintf("✗ %s unroutable", Count(unroutable))))
+		verdict = append(verdict, st.Danger.Render(fmt.Sprintf("✗ %s unroutable", topology.FormatCount(unroutable))))
 	}
 	if problems > 0 {
-		health = append(health, st.Warn.Render(fmt.Sprintf("⚠ %d %s", problems, plural(int64(problems), "warning", "warnings"))))
+		verdict = append(verdict, st.Warn.Render(fmt.Sprintf("⚠ %d %s", problems, topology.Plural(int64(problems), "warning", "warnings"))))
 	}
 	if s.Folded > 0 {
-		f := fmt.Sprintf("%d idle %s folded", s.Folded, plural(int64(s.Folded), "rung", "rungs"))
+		f := fmt.Sprintf("%d idle %s folded", s.Folded, topology.Plural(int64(s.Folded), "rung", "rungs"))
 		if keys {
 			f += " (z)"
 		}
-		health = append(health, st.Muted.Render(f))
+		verdict = append(verdict, st.Muted.Render(f))
 	}
-	return line1 + "\n" + spread(strings.Join(health, sep), pos, w)
+	return line1 + "\n" + spread(strings.Join(verdict, sep), pos, w)
 }
 
 // ladderColumns are the ladder table's columns, by importance: identity
@@ -289,7 +290,7 @@ func ladderTable(s LadderState, ls []ladderLine, st Styles, w, h int) []line {
 func tableText(t table, s LadderState, ls []ladderLine, st Styles, w int) []line {
 	var maxDepth int64
 	for _, r := range s.Rows {
-		if r.Kind == RungRow {
+		if r.Kind == health.RungRow {
 			maxDepth = max(maxDepth, r.Stats.Messages())
 		}
 	}
@@ -319,7 +320,7 @@ func tableText(t table, s LadderState, ls []ladderLine, st Styles, w int) []line
 
 // sectionLine writes a section heading to b and returns its width, or -1
 // if a style changed it.
-func sectionLine(b *strings.Builder, k RowKind, p *palette, w int) int {
+func sectionLine(b *strings.Builder, k health.RowKind, p *palette, w int) int {
 	label := "  ─ " + k.Section() + " "
 	lw := textWidth(label)
 	rule := max(0, min(w, 40)-lw)
@@ -332,7 +333,7 @@ func sectionLine(b *strings.Builder, k RowKind, p *palette, w int) int {
 
 // queueLine writes one row of the ladder table to b and returns its width,
 // as table.row does. p is the row's palette: plain, or the selection's.
-func queueLine(b *strings.Builder, t table, r QueueRow, selected bool, maxDepth int64, p *palette) int {
+func queueLine(b *strings.Builder, t table, r health.Row, selected bool, maxDepth int64, p *palette) int {
 	mark := " "
 	markInk := &p.accent
 	switch {
@@ -354,9 +355,9 @@ func queueLine(b *strings.Builder, t table, r QueueRow, selected bool, maxDepth 
 		nameInk = &p.struck
 	case r.Hop != nil || r.End:
 		nameInk = &p.hop
-	case r.Kind == UnroutableRow && r.Stats.Messages() > 0:
+	case r.Kind == health.UnroutableRow && r.Stats.Messages() > 0:
 		nameInk = &p.danger
-	case r.Kind == ExtraRow:
+	case r.Kind == health.ExtraRow:
 		nameInk = &p.warn
 	}
 	count := func(n int64) cell {
@@ -364,9 +365,9 @@ func queueLine(b *strings.Builder, t table, r QueueRow, selected bool, maxDepth 
 			return cell{text: "—", ink: &p.faint}
 		}
 		if n == 0 {
-			return cell{text: Count(n), ink: &p.faint}
+			return cell{text: topology.FormatCount(n), ink: &p.faint}
 		}
-		return cell{text: Count(n), ink: &p.text}
+		return cell{text: topology.FormatCount(n), ink: &p.text}
 	}
 	rate := func(v float64) cell {
 		if r.Missing {
@@ -383,7 +384,7 @@ func queueLine(b *strings.Builder, t table, r QueueRow, selected bool, maxDepth 
 			return cell{text: mark, ink: markInk}
 		case "lvl":
 			switch {
-			case r.Kind != RungRow:
+			case r.Kind != health.RungRow:
 				return cell{ink: &p.muted}
 			case w > 3:
 				return cell{text: fmt.Sprintf("%02d.%x", r.Level, r.Digit), ink: &p.muted}
@@ -392,10 +393,10 @@ func queueLine(b *strings.Builder, t table, r QueueRow, selected bool, maxDepth 
 		case "queue":
 			return cell{text: r.Queue, ink: nameInk, cutL: true}
 		case "ttl":
-			if r.Kind != RungRow {
+			if r.Kind != health.RungRow {
 				return cell{text: "—", ink: &p.text}
 			}
-			ttl := Delay(r.TTL)
+			ttl := topology.FormatSpan(r.TTL)
 			if len(ttl) > w {
 				ttl = ShortDelay(r.TTL)
 			}
@@ -417,19 +418,19 @@ func queueLine(b *strings.Builder, t table, r QueueRow, selected bool, maxDepth 
 		case "in":
 			return rate(r.Stats.PublishRate)
 		case "out":
-			return rate(outRate(r.Stats))
+			return rate(health.OutRate(r.Stats))
 		case "cons":
 			return count(r.Stats.Consumers)
 		case "arrive":
 			switch {
 			case r.Hop != nil:
-				return cell{text: "+" + Delay(r.Hop.Start), ink: &p.hop}
+				return cell{text: "+" + topology.FormatSpan(r.Hop.Start), ink: &p.hop}
 			case r.End:
-				return cell{text: "+" + Delay(r.EndAt), ink: &p.hop}
+				return cell{text: "+" + topology.FormatSpan(r.EndAt), ink: &p.hop}
 			}
 		case "head":
 			if r.Stats.HeadAge > 0 {
-				return cell{text: Age(r.Stats.HeadAge), ink: &p.text}
+				return cell{text: topology.FormatAge(r.Stats.HeadAge), ink: &p.text}
 			}
 		case "state":
 			return cell{text: r.Stats.State, ink: &p.muted}
@@ -442,36 +443,32 @@ func queueLine(b *strings.Builder, t table, r QueueRow, selected bool, maxDepth 
 	})
 }
 
-// outRate is how fast messages leave a queue: delivered to consumers or,
-// for a rung, expired into the next one.
-func outRate(s topology.QueueStats) float64 { return s.DeliverRate + s.ExpireRate }
-
-func flag(s Severity) string {
+func flag(s health.Severity) string {
 	switch s {
-	case Notice:
+	case health.Notice:
 		return "·"
-	case Warning:
+	case health.Warning:
 		return "⚠"
-	case Problem:
+	case health.Problem:
 		return "✗"
 	}
 	return ""
 }
 
-func severityStyle(s Severity, st Styles) lipgloss.Style {
+func severityStyle(s health.Severity, st Styles) lipgloss.Style {
 	switch s {
-	case Notice:
+	case health.Notice:
 		return st.Muted
-	case Warning:
+	case health.Warning:
 		return st.Warn
-	case Problem:
+	case health.Problem:
 		return st.Danger
 	}
 	return st.OK
 }
 
 // statusText is the STATUS column: the row's tag behind its flag.
-func statusText(r QueueRow) string {
+func statusText(r health.Row) string {
 	if r.Tag != "" {
 		return flag(r.Severity) + " " + r.Tag
 	}
@@ -486,8 +483,8 @@ func rowDetail(s LadderState, st Styles, w int) string {
 	r := s.Rows[s.Selected]
 	sep := st.Faint.Render(" · ")
 	facts := []string{st.Bold.Render(r.Queue)}
-	if r.Kind == RungRow {
-		facts = append(facts, "TTL "+Delay(r.TTL))
+	if r.Kind == health.RungRow {
+		facts = append(facts, "TTL "+topology.FormatSpan(r.TTL))
 	} else {
 		facts = append(facts, r.Kind.Section())
 	}
@@ -495,8 +492,8 @@ func rowDetail(s LadderState, st Styles, w int) string {
 		facts = append(facts, "DLX "+r.DeadLetter)
 	}
 	if !r.Missing {
-		if r.Stats.Consumers > 0 || r.Kind != RungRow {
-			facts = append(facts, fmt.Sprintf("%d %s", r.Stats.Consumers, plural(r.Stats.Consumers, "consumer", "consumers")))
+		if r.Stats.Consumers > 0 || r.Kind != health.RungRow {
+			facts = append(facts, fmt.Sprintf("%d %s", r.Stats.Consumers, topology.Plural(r.Stats.Consumers, "consumer", "consumers")))
 		}
 		if r.Stats.State != "" {
 			facts = append(facts, r.Stats.State)
@@ -520,10 +517,10 @@ func LadderText(f topology.Found, snap topology.Snapshot, width int, all bool) s
 		width = 120
 	}
 	var st Styles
-	rows := LadderRows(f, snap, Health{})
+	rows := health.LadderRows(f, snap, health.Watch{})
 	folded := 0
 	if !all && f.Ladder.Radix > 2 {
-		rows, folded = FoldIdleRungs(rows, "")
+		rows, folded = health.FoldIdleRungs(rows, "")
 	}
 	s := LadderState{Found: f, Rows: rows, Selected: -1, Folded: folded}
 	out := []string{ladderSummary(s, st, width, "", false)}
@@ -532,7 +529,7 @@ func LadderText(f topology.Found, snap topology.Snapshot, width int, all bool) s
 		out = append(out, l.s)
 	}
 	if folded > 0 {
-		out = append(out, fmt.Sprintf("  (%d idle %s not listed: --all lists every rung)", folded, plural(int64(folded), "rung", "rungs")))
+		out = append(out, fmt.Sprintf("  (%d idle %s not listed: --all lists every rung)", folded, topology.Plural(int64(folded), "rung", "rungs")))
 	}
 	var problems []string
 	for _, r := range rows {

@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // ListState is what the ladder list shows.
 type ListState struct {
-	Items    []LadderItem // after filtering
-	Total    int          // ladders before filtering
+	Items    []health.LadderItem // after filtering
+	Total    int                 // ladders before filtering
 	Selected int
 	Offset   int
 	Filter   string
@@ -72,7 +75,7 @@ func LadderList(s ListState, st Styles, w, h int) string {
 
 // itemLine writes one row of the list to b and returns its width, as
 // table.row does. p is the row's palette: plain, or the selection's.
-func itemLine(b *strings.Builder, t table, it LadderItem, selected bool, p *palette) int {
+func itemLine(b *strings.Builder, t table, it health.LadderItem, selected bool, p *palette) int {
 	l := it.Found.Ladder
 	mark := " "
 	if selected {
@@ -82,7 +85,7 @@ func itemLine(b *strings.Builder, t table, it LadderItem, selected bool, p *pale
 		if n <= 0 {
 			return cell{text: strconv.FormatInt(max(n, 0), 10), ink: &p.faint}
 		}
-		return cell{text: Count(n), ink: bad}
+		return cell{text: topology.FormatCount(n), ink: bad}
 	}
 	return t.row(b, p, func(c column, _ int) cell {
 		switch c.id {
@@ -95,7 +98,7 @@ func itemLine(b *strings.Builder, t table, it LadderItem, selected bool, p *pale
 		case "type":
 			return cell{text: string(l.QueueType), ink: &p.muted}
 		case "unit":
-			return cell{text: Delay(l.Unit), ink: &p.text}
+			return cell{text: topology.FormatSpan(l.Unit), ink: &p.text}
 		case "max":
 			return cell{text: ShortDelay(l.MaxDelay()), ink: &p.text}
 		case "levels":
@@ -134,19 +137,19 @@ func listTotals(s ListState, st Styles, w, rowsH int) string {
 	}
 	sep := st.Faint.Render(" · ")
 	n := len(s.Items)
-	count := fmt.Sprintf("%d %s", n, plural(int64(n), "ladder", "ladders"))
+	count := fmt.Sprintf("%d %s", n, topology.Plural(int64(n), "ladder", "ladders"))
 	if s.Filter != "" {
 		count += fmt.Sprintf(" of %d", s.Total)
 	}
-	parts := []string{st.Muted.Render(count), st.Muted.Render(Count(flight) + " in flight")}
+	parts := []string{st.Muted.Render(count), st.Muted.Render(topology.FormatCount(flight) + " in flight")}
 	if stuck > 0 {
-		parts = append(parts, st.Danger.Render(fmt.Sprintf("%d stuck %s", stuck, plural(int64(stuck), "rung", "rungs"))))
+		parts = append(parts, st.Danger.Render(fmt.Sprintf("%d stuck %s", stuck, topology.Plural(int64(stuck), "rung", "rungs"))))
 	}
 	if drift > 0 {
 		parts = append(parts, st.Warn.Render(fmt.Sprintf("%d with drift", drift)))
 	}
 	if unroutable > 0 {
-		parts = append(parts, st.Danger.Render(Count(unroutable)+" unroutable"))
+		parts = append(parts, st.Danger.Render(topology.FormatCount(unroutable)+" unroutable"))
 	}
 	pos := ""
 	if n > rowsH {

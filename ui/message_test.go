@@ -67,17 +67,3 @@ func TestDeathLinesAndHistory(t *testing.T) {
 		t.Errorf("HeaderLines() = %q", hs)
 	}
 }
-
-func TestParseRate(t *testing.T) {
-	good := map[string]float64{"200": 200, "200/s": 200, "6000/m": 100, "36/h": 0.01, "0.5": 0.5}
-	for in, want := range good {
-		if got, err := ParseRate(in); err != nil || got != want {
-			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "0", "-5", "fast", "10/d", "/s"} {
-		if _, err := ParseRate(bad); err == nil {
-			t.Errorf("ParseRate(%q) accepted", bad)
-		}
-	}
-}

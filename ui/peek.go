@@ -72,7 +72,7 @@ func PeekView(s PeekState, st Styles, w, h int) string {
 	if s.QueueType != "" {
 		facts = append(facts, s.QueueType+" queue")
 	}
-	facts = append(facts, fmt.Sprintf("%s of %s ready, from the head", st.Bold.Render(Count(int64(len(s.Messages)))), Count(int64(s.Ready))))
+	facts = append(facts, fmt.Sprintf("%s of %s ready, from the head", st.Bold.Render(topology.FormatCount(int64(len(s.Messages)))), topology.FormatCount(int64(s.Ready))))
 	if !s.At.IsZero() {
 		facts = append(facts, "peeked "+s.At.Format("15:04:05"))
 	}
@@ -178,7 +178,7 @@ func peekRow(b *strings.Builder, t table, s PeekState, i int, selected bool, p *
 	}
 	age := ""
 	if !m.Timestamp.IsZero() && !s.Now.IsZero() && s.Now.After(m.Timestamp) {
-		age = Age(s.Now.Sub(m.Timestamp))
+		age = topology.FormatAge(s.Now.Sub(m.Timestamp))
 	}
 	numInk := &p.text
 	if len(deaths) == 0 {
@@ -276,7 +276,7 @@ func detailBlock(b Block, queue string, st Styles, w int) []string {
 	case b.Hops != nil:
 		// A timeline reads down the page: it goes under its label. A key
 		// every hop shares is said once, above it.
-		head = fmt.Sprintf("%d %s, oldest first", len(b.Hops), plural(int64(len(b.Hops)), "queue", "queues"))
+		head = fmt.Sprintf("%d %s, oldest first", len(b.Hops), topology.Plural(int64(len(b.Hops)), "queue", "queues"))
 		key, same := commonKey(b.Hops)
 		if same {
 			head += " · key " + key
@@ -356,22 +356,6 @@ type MessageTrace struct {
 	Label string
 	Hops  []topology.DeathHop
 	Now   string
-}
-
-// MarkVisited marks the rows of the queues a traced message has left.
-func MarkVisited(rows []QueueRow, mt *MessageTrace) []QueueRow {
-	out := make([]QueueRow, len(rows))
-	copy(out, rows)
-	been := map[string]bool{}
-	if mt != nil {
-		for _, h := range mt.Hops {
-			been[h.Queue] = true
-		}
-	}
-	for i := range out {
-		out[i].Visited = been[out[i].Queue]
-	}
-	return out
 }
 
 // messageTraceLines is the trace pane's line about a traced message: where

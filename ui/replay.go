@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -24,25 +23,6 @@ func ReplayToQueue(queue string) string { return "to queue " + queue }
 func ReplayIntoLadder(tr topology.Trace) string {
 	return fmt.Sprintf("into ladder %s: %s later to %s (exchange %s, key %s)",
 		tr.Ladder.Name, topology.FormatDelay(tr.Delay), tr.Target, tr.Exchange, tr.Key)
-}
-
-// ParseRate reads "200", "200/s", "6000/m" or "36000/h" as messages a second.
-func ParseRate(s string) (float64, error) {
-	num, unit, _ := strings.Cut(strings.TrimSpace(s), "/")
-	r, err := strconv.ParseFloat(num, 64)
-	if err != nil || r <= 0 {
-		return 0, fmt.Errorf("%q is not a positive rate (try 200/s or 6000/m)", s)
-	}
-	switch unit {
-	case "", "s":
-	case "m":
-		r /= 60
-	case "h":
-		r /= 3600
-	default:
-		return 0, fmt.Errorf("%q: unknown unit %q (use /s, /m or /h)", s, unit)
-	}
-	return r, nil
 }
 
 // MoveCounts are a replay's counts, as broker.MoveProgress reports them;
@@ -83,7 +63,7 @@ func ReplayReport(c MoveCounts, from, describe, park, filter string) []string {
 		l += fmt.Sprintf(", %d skipped by %s", c.Skipped, filter)
 	}
 	if c.Unknown > 0 || c.Reconnects > 0 {
-		l += fmt.Sprintf(", %d possibly duplicated (in flight when the connection dropped, %d %s)", c.Unknown, c.Reconnects, plural(int64(c.Reconnects), "time", "times"))
+		l += fmt.Sprintf(", %d possibly duplicated (in flight when the connection dropped, %d %s)", c.Unknown, c.Reconnects, topology.Plural(int64(c.Reconnects), "time", "times"))
 	}
 	out = append(out, l)
 	for _, r := range sortedReasons(c.Reasons) {
@@ -161,7 +141,7 @@ func Replay(s ReplayState, st Styles, w int) string {
 	case ReplayConfirm:
 		n := "every message"
 		if s.Ready >= 0 {
-			n = fmt.Sprintf("about %s %s", Count(int64(s.Ready)), plural(int64(s.Ready), "message", "messages"))
+			n = fmt.Sprintf("about %s %s", topology.FormatCount(int64(s.Ready)), topology.Plural(int64(s.Ready), "message", "messages"))
 		}
 		if s.Limit > 0 {
 			n += fmt.Sprintf(" (at most %d)", s.Limit)
@@ -189,7 +169,7 @@ func Replay(s ReplayState, st Styles, w int) string {
 			fmt.Sprintf("stayed %d", c.Kept+c.Skipped),
 			fmt.Sprintf("parked %d", c.Parked),
 			Rate(c.Rate()) + "/s",
-			Delay(c.Elapsed.Round(100 * time.Millisecond)),
+			topology.FormatSpan(c.Elapsed.Round(100 * time.Millisecond)),
 		}
 		if c.Unknown > 0 {
 			counts = append(counts, st.Warn.Render(fmt.Sprintf("%d in doubt", c.Unknown)))
@@ -213,7 +193,7 @@ func Replay(s ReplayState, st Styles, w int) string {
 				add(st.Muted.Render(l))
 			}
 			if s.Cancelled {
-				add(st.Warn.Render(fmt.Sprintf("Cancelled: the %d %s confirmed stay moved; the rest stay on %s.", c.Moved+c.Parked, plural(int64(c.Moved+c.Parked), "message", "messages"), s.Source)))
+				add(st.Warn.Render(fmt.Sprintf("Cancelled: the %d %s confirmed stay moved; the rest stay on %s.", c.Moved+c.Parked, topology.Plural(int64(c.Moved+c.Parked), "message", "messages"), s.Source)))
 			}
 			if s.Err != "" {
 				add(st.Danger.Render("✗ " + s.Err))

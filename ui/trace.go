@@ -33,13 +33,13 @@ func traceLines(ts TraceState, st Styles, w int) []string {
 	}
 	tr := ts.Trace
 	sep := st.Faint.Render(" · ")
-	what := Delay(tr.Requested)
+	what := topology.FormatSpan(tr.Requested)
 	if tr.Delay != tr.Requested {
-		what += " (rounded up to " + Delay(tr.Delay) + ")"
+		what += " (rounded up to " + topology.FormatSpan(tr.Delay) + ")"
 	}
 	what += " → " + tr.Target
 	head := label + st.Bold.Render(what) + sep +
-		fmt.Sprintf("total %s in %d %s", Delay(tr.Total()), len(tr.Hops), plural(int64(len(tr.Hops)), "hop", "hops")) +
+		fmt.Sprintf("total %s in %d %s", topology.FormatSpan(tr.Total()), len(tr.Hops), topology.Plural(int64(len(tr.Hops)), "hop", "hops")) +
 		sep + "publish to " + tr.Exchange
 	out := wrap(head, w, indent)
 	keyLines := strings.Split(ansi.Hardwrap(tr.Key, max(8, w-len(indent)), false), "\n")
@@ -52,9 +52,9 @@ func traceLines(ts TraceState, st Styles, w int) []string {
 	}
 	var hops []string
 	for _, h := range tr.Hops {
-		hops = append(hops, st.Hop.Render(fmt.Sprintf("L%02d", h.Level))+" "+Delay(h.TTL)+st.Muted.Render(" @+"+Delay(h.Start)))
+		hops = append(hops, st.Hop.Render(fmt.Sprintf("L%02d", h.Level))+" "+topology.FormatSpan(h.TTL)+st.Muted.Render(" @+"+topology.FormatSpan(h.Start)))
 	}
-	hops = append(hops, st.Hop.Render("◆ "+tr.Target)+st.Muted.Render(" @+"+Delay(tr.Total())))
+	hops = append(hops, st.Hop.Render("◆ "+tr.Target)+st.Muted.Render(" @+"+topology.FormatSpan(tr.Total())))
 	chain := wrapItems(hops, st.Faint.Render(" › "), w-len(indent))
 	if len(chain) > maxHopLines {
 		chain = append(chain[:maxHopLines-1], st.Muted.Render(fmt.Sprintf("… %d more lines; the table marks every hop with ●", len(chain)-maxHopLines+1)))
@@ -155,7 +155,7 @@ func driftLines(f topology.Found, st Styles, w int) []string {
 // line offset, in w×h cells.
 func driftList(f topology.Found, offset int, st Styles, w, h int, keys bool) string {
 	n := len(f.Drift)
-	head := st.TableHeader.Render(fmt.Sprintf("DRIFT  %d %s between the plan and the broker", n, plural(int64(n), "difference", "differences")))
+	head := st.TableHeader.Render(fmt.Sprintf("DRIFT  %d %s between the plan and the broker", n, topology.Plural(int64(n), "difference", "differences")))
 	if n == 0 {
 		return head + "\n" + st.OK.Render("  ✓ the broker matches the ladder's plan")
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui/fixture"
 )
@@ -45,7 +46,7 @@ func checkFrame(t *testing.T, view string, w, h int) {
 
 func TestLadderViewGolden(t *testing.T) {
 	busy := fixture.Busy()
-	health := Health{Interval: 5 * time.Second, Still: func(q string) time.Duration {
+	watch := health.Watch{Interval: 5 * time.Second, Still: func(q string) time.Duration {
 		if q == "billing.delay.64" {
 			return time.Hour
 		}
@@ -59,50 +60,50 @@ func TestLadderViewGolden(t *testing.T) {
 	cases := map[string]func() LadderState{
 		"orders": func() LadderState {
 			f := found(t, busy, "orders")
-			return LadderState{Found: f, Rows: LadderRows(f, busy, health), Selected: 3}
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), Selected: 3}
 		},
 		"orders-trace": func() LadderState {
 			f := found(t, busy, "orders")
-			return LadderState{Found: f, Rows: ApplyTrace(LadderRows(f, busy, health), &tr), Selected: 0, Trace: &TraceState{Input: "90s orders.work", Trace: &tr}}
+			return LadderState{Found: f, Rows: health.ApplyTrace(health.LadderRows(f, busy, watch), &tr), Selected: 0, Trace: &TraceState{Input: "90s orders.work", Trace: &tr}}
 		},
 		"orders-trace-error": func() LadderState {
 			f := found(t, busy, "orders")
-			return LadderState{Found: f, Rows: LadderRows(f, busy, health), Trace: &TraceState{Input: "200d", Err: overErr}}
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), Trace: &TraceState{Input: "200d", Err: overErr}}
 		},
 		"orders-drift": func() LadderState {
 			f := found(t, busy, "orders")
-			return LadderState{Found: f, Rows: LadderRows(f, busy, health), ShowDrift: true}
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowDrift: true}
 		},
 		"orders-filter": func() LadderState {
 			f := found(t, busy, "orders")
-			return LadderState{Found: f, Rows: FilterRows(LadderRows(f, busy, health), "work"), Filter: "work"}
+			return LadderState{Found: f, Rows: health.FilterRows(health.LadderRows(f, busy, watch), "work"), Filter: "work"}
 		},
 		"nsb-scrolled": func() LadderState {
 			f := found(t, busy, "nsb.v2")
-			rows := LadderRows(f, busy, health)
+			rows := health.LadderRows(f, busy, watch)
 			return LadderState{Found: f, Rows: rows, Selected: 20, Offset: 8}
 		},
 		"retry4": func() LadderState {
 			f := found(t, busy, "retry4")
-			return LadderState{Found: f, Rows: LadderRows(f, busy, health), Selected: 1}
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), Selected: 1}
 		},
 		"retry4-folded": func() LadderState {
 			f := found(t, busy, "retry4")
-			rows, folded := FoldIdleRungs(LadderRows(f, busy, health), "")
+			rows, folded := health.FoldIdleRungs(health.LadderRows(f, busy, watch), "")
 			return LadderState{Found: f, Rows: rows, Folded: folded}
 		},
 		"retry4-cost": func() LadderState {
 			f := found(t, busy, "retry4")
-			return LadderState{Found: f, Rows: LadderRows(f, busy, health), ShowCost: true}
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowCost: true}
 		},
 		"billing-cost": func() LadderState {
 			f := found(t, busy, "billing")
-			return LadderState{Found: f, Rows: LadderRows(f, busy, health), ShowCost: true}
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowCost: true}
 		},
 		"healthy": func() LadderState {
 			snap := fixture.Healthy()
 			f := found(t, snap, "orders")
-			return LadderState{Found: f, Rows: LadderRows(f, snap, health)}
+			return LadderState{Found: f, Rows: health.LadderRows(f, snap, watch)}
 		},
 	}
 	for name, mk := range cases {
@@ -120,10 +121,10 @@ func TestLadderViewGolden(t *testing.T) {
 
 func TestLadderListGolden(t *testing.T) {
 	busy := fixture.Busy()
-	items := LadderItems(topology.Discover(busy), busy, Health{Interval: 5 * time.Second})
+	items := health.LadderItems(topology.Discover(busy), busy, health.Watch{Interval: 5 * time.Second})
 	cases := map[string]ListState{
 		"busy":     {Items: items, Total: len(items), Selected: 1, Vhost: "/"},
-		"filtered": {Items: FilterItems(items, "zzz"), Total: len(items), Filter: "zzz", Vhost: "/"},
+		"filtered": {Items: health.FilterItems(items, "zzz"), Total: len(items), Filter: "zzz", Vhost: "/"},
 		"empty":    {Vhost: "/"},
 	}
 	for name, s := range cases {
@@ -168,57 +169,4 @@ func TestLadderTextFoldsIdleRungs(t *testing.T) {
 		t.Fatalf("--all lists no more rungs than the folded text")
 	}
 	golden.RequireEqual(t, folded)
-}
-
-func TestFoldIdleRungsKeepsWhatMatters(t *testing.T) {
-	busy := fixture.Busy()
-	f := found(t, busy, "retry4")
-	rows := LadderRows(f, busy, Health{})
-	kept, folded := FoldIdleRungs(rows, "")
-	if folded == 0 || len(kept)+folded != len(rows) {
-		t.Fatalf("folded %d of %d rows, kept %d", folded, len(rows), len(kept))
-	}
-	for _, r := range kept {
-		if r.Kind == RungRow && idle(r) {
-			t.Errorf("idle rung %s was kept", r.Queue)
-		}
-	}
-	for _, r := range rows {
-		if r.Kind != RungRow {
-			continue
-		}
-		if !idle(r) && !containsQueue(kept, r.Queue) {
-			t.Errorf("busy rung %s was folded", r.Queue)
-		}
-	}
-	// The cursor's rung stays even when idle, and so does a traced hop.
-	var idleRung string
-	for _, r := range rows {
-		if r.Kind == RungRow && idle(r) {
-			idleRung = r.Queue
-			break
-		}
-	}
-	if kept, _ := FoldIdleRungs(rows, idleRung); !containsQueue(kept, idleRung) {
-		t.Errorf("kept rung %s was folded", idleRung)
-	}
-	tr, err := f.Ladder.Trace(f.Ladder.MaxDelay(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	traced, _ := FoldIdleRungs(ApplyTrace(rows, &tr), "")
-	for _, h := range tr.Hops {
-		if !containsQueue(traced, h.Queue) {
-			t.Errorf("traced hop %s was folded", h.Queue)
-		}
-	}
-}
-
-func containsQueue(rows []QueueRow, q string) bool {
-	for _, r := range rows {
-		if r.Queue == q {
-			return true
-		}
-	}
-	return false
 }

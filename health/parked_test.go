@@ -1,4 +1,4 @@
-package ui
+package health
 
 import (
 	"testing"
@@ -20,7 +20,7 @@ func TestRetryParkingQueueShowsAsDeadLetters(t *testing.T) {
 		t.Fatalf("found %v", found)
 	}
 	var dead []string
-	for _, r := range LadderRows(found[0], snap, Health{}) {
+	for _, r := range LadderRows(found[0], snap, Watch{}) {
 		if r.Kind == DeadLetterRow {
 			dead = append(dead, r.Queue)
 		}

@@ -1,4 +1,4 @@
-package ui
+package health
 
 import (
 	"fmt"
@@ -47,9 +47,9 @@ const (
 	Problem
 )
 
-// QueueRow is one line of the ladder view: a rung or a queue around it,
-// with the live figures and everything worth warning about.
-type QueueRow struct {
+// Row is one queue of a ladder as rungs judges it: a rung or a queue
+// around it, with the live figures and everything worth warning about.
+type Row struct {
 	Kind  RowKind
 	Level int
 	Digit int
@@ -67,7 +67,8 @@ type QueueRow struct {
 	Status   string
 	Tag      string
 	Severity Severity
-	// Stuck is set when Status is a stuck rung.
+	// Stuck is set when a rule found the rung stuck (see Stuck), whether
+	// or not that is the status shown.
 	Stuck bool
 	// Hop is where the active trace waits in this rung; End marks the
 	// queue the traced message ends in.
@@ -79,27 +80,36 @@ type QueueRow struct {
 	Visited bool
 }
 
-// Health supplies what a single snapshot cannot: how long each queue's
-// depth has stood still, which only a caller watching over time knows.
-type Health struct {
+// raise records a finding; the first finding of the highest severity
+// becomes the row's status.
+func (r *Row) raise(sev Severity, tag, status string) {
+	if sev > r.Severity || r.Status == "" {
+		r.Severity, r.Tag, r.Status = sev, tag, status
+	}
+}
+
+// Watch supplies what a single snapshot cannot: how long each queue's
+// depth has stood still, which only a caller watching over time knows. The
+// zero Watch knows no history.
+type Watch struct {
 	// Still returns how long a queue's depth has not moved; nil means unknown.
 	Still func(queue string) time.Duration
 	// Interval is the refresh interval, the slack allowed for stale statistics.
 	Interval time.Duration
 }
 
-func (h Health) still(q string) time.Duration {
-	if h.Still == nil {
+func (w Watch) still(q string) time.Duration {
+	if w.Still == nil {
 		return 0
 	}
-	return h.Still(q)
+	return w.Still(q)
 }
 
 // LadderRows lists a ladder's queues as the ladder view shows them: rungs
 // highest first, then targets, the unroutable queue, dead-letter queues and
 // leftover queues named like the ladder's. snap supplies declarations and
 // live statistics; a planned queue it lacks is a Missing row, not a gap.
-func LadderRows(f topology.Found, snap topology.Snapshot, h Health) []QueueRow {
+func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 	l := f.Ladder
 	drift := map[string][]topology.Drift{}
 	for _, d := range f.Drift {
@@ -109,8 +119,8 @@ func LadderRows(f topology.Found, snap topology.Snapshot, h Health) []QueueRow {
 	}
 	listed := map[string]bool{}
 	ages := MaxAge(l)
-	var rows []QueueRow
-	add := func(r QueueRow) {
+	var rows []Row
+	add := func(r Row) {
 		if listed[r.Queue] {
 			return
 		}
@@ -124,11 +134,11 @@ func LadderRows(f topology.Found, snap topology.Snapshot, h Health) []QueueRow {
 			}
 		}
 		r.Drift = drift[r.Queue]
-		judge(&r, ages[r.Level], h)
+		judge(&r, facts{maxAge: ages[r.Level], watch: w})
 		rows = append(rows, r)
 	}
 	for _, r := range l.Rungs() {
-		add(QueueRow{Kind: RungRow, Level: r.Level, Digit: r.Digit, Queue: r.Queue, TTL: r.TTL, DeadLetter: r.DeadLetter})
+		add(Row{Kind: RungRow, Level: r.Level, Digit: r.Digit, Queue: r.Queue, TTL: r.TTL, DeadLetter: r.DeadLetter})
 	}
 	var targets, unroutable []string
 	for _, t := range l.Terminals() {
@@ -141,59 +151,106 @@ func LadderRows(f topology.Found, snap topology.Snapshot, h Health) []QueueRow {
 	}
 	targets = append(targets, l.Targets...)
 	for _, q := range targets {
-		add(QueueRow{Kind: TargetRow, Queue: q})
+		add(Row{Kind: TargetRow, Queue: q})
 	}
 	for _, q := range unroutable {
-		add(QueueRow{Kind: UnroutableRow, Queue: q})
+		add(Row{Kind: UnroutableRow, Queue: q})
 	}
 	for _, q := range deadLetterQueues(snap, targets) {
-		add(QueueRow{Kind: DeadLetterRow, Queue: q})
+		add(Row{Kind: DeadLetterRow, Queue: q})
 	}
 	for _, d := range f.Drift {
 		if d.Object == "queue" && d.Kind == topology.Extra {
-			add(QueueRow{Kind: ExtraRow, Queue: d.Name})
+			add(Row{Kind: ExtraRow, Queue: d.Name})
 		}
 	}
 	return rows
 }
 
+// facts is what a rule may consult beyond the row itself.
+type facts struct {
+	// maxAge is MaxAge for the row's level.
+	maxAge time.Duration
+	watch  Watch
+}
+
+// A rule looks at one row and raises what it finds (r.raise). Every rule
+// sees every row that exists on the broker, so a rule checks the row's
+// kind itself. Rules run in this order, and among findings of equal
+// severity the first one raised is the status shown: to add a rule, write
+// it below and put it in this list.
+var rules = []func(r *Row, f facts){
+	notInPlan,
+	drifted,
+	stuckRung,
+	consumedRung,
+	unroutedMessages,
+	waitingWithoutConsumers,
+}
+
 // judge sets a row's status: the single most useful thing to say about it.
-func judge(r *QueueRow, maxAge time.Duration, h Health) {
-	set := func(sev Severity, tag, s string) {
-		if sev > r.Severity || r.Status == "" {
-			r.Severity, r.Tag, r.Status = sev, tag, s
-		}
-	}
-	switch {
-	case r.Missing:
-		set(Problem, "missing", "missing on the broker")
+// A queue the broker lacks has nothing else worth saying.
+func judge(r *Row, f facts) {
+	if r.Missing {
+		r.raise(Problem, "missing", "missing on the broker")
 		return
-	case r.Kind == ExtraRow:
-		set(Warning, "not in plan", "named like the ladder's queues but not in its plan")
-	case len(r.Drift) > 0:
-		set(Warning, "drift", "differs from plan: "+r.Drift[0].Detail)
 	}
-	switch r.Kind {
-	case RungRow:
-		if s := Stuck(r.Stats, r.TTL, maxAge, h.still(r.Queue), h.Interval); s != "" {
-			r.Stuck = true
-			tag := "stuck"
-			if r.Stats.HeadAge > 0 {
-				tag = "stuck " + Age(r.Stats.HeadAge)
-			}
-			set(Problem, tag, s)
-		}
-		if r.Stats.Consumers > 0 {
-			set(Warning, "consumed", fmt.Sprintf("%d %s on a delay queue: messages are taken, not delayed", r.Stats.Consumers, plural(r.Stats.Consumers, "consumer", "consumers")))
-		}
-	case UnroutableRow:
-		if n := r.Stats.Messages(); n > 0 {
-			set(Problem, "unroutable", fmt.Sprintf("%s %s that no binding routed", Count(n), plural(n, "message", "messages")))
-		}
-	case TargetRow, DeadLetterRow:
-		if r.Stats.Ready > 0 && r.Stats.Consumers == 0 {
-			set(Notice, "no consumers", "no consumers: messages wait here")
-		}
+	for _, rule := range rules {
+		rule(r, f)
+	}
+}
+
+func notInPlan(r *Row, _ facts) {
+	if r.Kind == ExtraRow {
+		r.raise(Warning, "not in plan", "named like the ladder's queues but not in its plan")
+	}
+}
+
+// drifted reports the first difference from the plan; a queue not in the
+// plan at all has already said so.
+func drifted(r *Row, _ facts) {
+	if r.Kind != ExtraRow && len(r.Drift) > 0 {
+		r.raise(Warning, "drift", "differs from plan: "+r.Drift[0].Detail)
+	}
+}
+
+func stuckRung(r *Row, f facts) {
+	if r.Kind != RungRow {
+		return
+	}
+	s := Stuck(r.Stats, r.TTL, f.maxAge, f.watch.still(r.Queue), f.watch.Interval)
+	if s == "" {
+		return
+	}
+	r.Stuck = true
+	tag := "stuck"
+	if r.Stats.HeadAge > 0 {
+		tag = "stuck " + topology.FormatAge(r.Stats.HeadAge)
+	}
+	r.raise(Problem, tag, s)
+}
+
+// consumedRung: a consumer on a delay queue takes messages before their
+// TTL runs out, so they are not delayed at all.
+func consumedRung(r *Row, _ facts) {
+	if r.Kind == RungRow && r.Stats.Consumers > 0 {
+		n := r.Stats.Consumers
+		r.raise(Warning, "consumed", fmt.Sprintf("%d %s on a delay queue: messages are taken, not delayed", n, topology.Plural(n, "consumer", "consumers")))
+	}
+}
+
+func unroutedMessages(r *Row, _ facts) {
+	if r.Kind != UnroutableRow {
+		return
+	}
+	if n := r.Stats.Messages(); n > 0 {
+		r.raise(Problem, "unroutable", fmt.Sprintf("%s %s that no binding routed", topology.FormatCount(n), topology.Plural(n, "message", "messages")))
+	}
+}
+
+func waitingWithoutConsumers(r *Row, _ facts) {
+	if (r.Kind == TargetRow || r.Kind == DeadLetterRow) && r.Stats.Ready > 0 && r.Stats.Consumers == 0 {
+		r.raise(Notice, "no consumers", "no consumers: messages wait here")
 	}
 }
 
@@ -239,8 +296,8 @@ func deadLetterQueues(snap topology.Snapshot, from []string) []string {
 }
 
 // ApplyTrace marks the rows a traced message passes through.
-func ApplyTrace(rows []QueueRow, tr *topology.Trace) []QueueRow {
-	out := make([]QueueRow, len(rows))
+func ApplyTrace(rows []Row, tr *topology.Trace) []Row {
+	out := make([]Row, len(rows))
 	copy(out, rows)
 	for i := range out {
 		out[i].Hop, out[i].End, out[i].EndAt = nil, false, 0
@@ -264,14 +321,29 @@ func ApplyTrace(rows []QueueRow, tr *topology.Trace) []QueueRow {
 	return out
 }
 
+// MarkVisited marks the rows of the queues a traced message has left, as
+// its x-death lists them.
+func MarkVisited(rows []Row, hops []topology.DeathHop) []Row {
+	out := make([]Row, len(rows))
+	copy(out, rows)
+	been := map[string]bool{}
+	for _, h := range hops {
+		been[h.Queue] = true
+	}
+	for i := range out {
+		out[i].Visited = been[out[i].Queue]
+	}
+	return out
+}
+
 // FoldIdleRungs drops the rungs with nothing to show: empty, no traffic, no
 // warning and not on the trace. A radix-16 ladder has 15 rungs a level, and
 // most are empty at any moment; listing them all would bury the few that
 // hold messages. keep names a queue that stays regardless (the cursor's), so
 // the selection does not jump when its rung drains. It returns the rows
 // kept and how many rungs it folded.
-func FoldIdleRungs(rows []QueueRow, keep string) ([]QueueRow, int) {
-	out := make([]QueueRow, 0, len(rows))
+func FoldIdleRungs(rows []Row, keep string) ([]Row, int) {
+	out := make([]Row, 0, len(rows))
 	folded := 0
 	for _, r := range rows {
 		if r.Kind == RungRow && r.Queue != keep && idle(r) {
@@ -283,20 +355,24 @@ func FoldIdleRungs(rows []QueueRow, keep string) ([]QueueRow, int) {
 	return out, folded
 }
 
-func idle(r QueueRow) bool {
+func idle(r Row) bool {
 	s := r.Stats
 	return !r.Missing && r.Severity == Fine && r.Hop == nil && !r.End && !r.Visited &&
-		s.Ready == 0 && s.Unacked == 0 && s.PublishRate == 0 && outRate(s) == 0
+		s.Ready == 0 && s.Unacked == 0 && s.PublishRate == 0 && OutRate(s) == 0
 }
+
+// OutRate is how fast messages leave a queue: delivered to consumers or,
+// for a rung, expired into the next.
+func OutRate(s topology.QueueStats) float64 { return s.DeliverRate + s.ExpireRate }
 
 // FilterRows keeps the rows whose queue name contains every word of filter
 // (case-insensitive).
-func FilterRows(rows []QueueRow, filter string) []QueueRow {
+func FilterRows(rows []Row, filter string) []Row {
 	words := strings.Fields(strings.ToLower(filter))
 	if len(words) == 0 {
 		return rows
 	}
-	var out []QueueRow
+	var out []Row
 	for _, r := range rows {
 		if matchAll(strings.ToLower(r.Queue), words) {
 			out = append(out, r)
@@ -314,7 +390,7 @@ func matchAll(s string, words []string) bool {
 	return true
 }
 
-// LadderItem is one line of the ladder list.
+// LadderItem is one ladder summarised: a line of the ladder list.
 type LadderItem struct {
 	Found topology.Found
 	// InFlight is the number of messages waiting in the rungs.
@@ -329,11 +405,11 @@ type LadderItem struct {
 }
 
 // LadderItems summarises each found ladder for the list.
-func LadderItems(found []topology.Found, snap topology.Snapshot, h Health) []LadderItem {
+func LadderItems(found []topology.Found, snap topology.Snapshot, w Watch) []LadderItem {
 	items := make([]LadderItem, 0, len(found))
 	for _, f := range found {
 		it := LadderItem{Found: f, Unroutable: -1}
-		for _, r := range LadderRows(f, snap, h) {
+		for _, r := range LadderRows(f, snap, w) {
 			switch {
 			case r.Kind == RungRow:
 				it.InFlight += r.Stats.Messages()

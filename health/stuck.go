@@ -1,4 +1,4 @@
-package ui
+package health
 
 import (
 	"fmt"
@@ -36,9 +36,9 @@ func Stuck(s topology.QueueStats, ttl, maxAge, still, interval time.Duration) st
 	grace := 2 * interval
 	switch {
 	case s.HeadAge > maxAge+grace:
-		return fmt.Sprintf("stuck: oldest message is %s old; none should be older than %s here", Delay(s.HeadAge.Truncate(time.Second)), Delay(maxAge))
+		return fmt.Sprintf("stuck: oldest message is %s old; none should be older than %s here", topology.FormatSpan(s.HeadAge.Truncate(time.Second)), topology.FormatSpan(maxAge))
 	case still > ttl+grace:
-		return fmt.Sprintf("stuck: depth %s unchanged for %s, TTL is %s", Count(s.Messages()), Delay(still.Truncate(time.Second)), Delay(ttl))
+		return fmt.Sprintf("stuck: depth %s unchanged for %s, TTL is %s", topology.FormatCount(s.Messages()), topology.FormatSpan(still.Truncate(time.Second)), topology.FormatSpan(ttl))
 	}
 	return ""
 }

@@ -1,0 +1,95 @@
+package topology
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// These format numbers and durations for sentences that both the console
+// and the CLI print (status lines, stuck-rung explanations). They live in
+// topology, not ui, because the health rules that write those sentences
+// are domain code and must not import a drawing package.
+
+// FormatCount prints a message count in at most six cells: exact below a
+// million, so that a depth that moves by one is visible, then 1.2M, 34M,
+// 5.6G.
+func FormatCount(n int64) string {
+	switch {
+	case n < 0:
+		return "-" + FormatCount(-n)
+	case n < 1_000_000:
+		return strconv.FormatInt(n, 10)
+	case n < 1_000_000_000:
+		return compactNumber(float64(n)/1e6, "M")
+	default:
+		return compactNumber(float64(n)/1e9, "G")
+	}
+}
+
+// compactNumber prints v with one decimal below ten and none above.
+func compactNumber(v float64, suffix string) string {
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 1, 64) + suffix
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + suffix
+}
+
+// FormatSpan prints a span of time exactly, as FormatDelay does, except
+// that fractional seconds read as seconds (51.2s rather than 51200ms).
+func FormatSpan(d time.Duration) string {
+	if d > time.Second && d < time.Minute && d%time.Millisecond == 0 && d%time.Second != 0 {
+		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+	}
+	return FormatDelay(d)
+}
+
+// FormatAge prints how long ago something happened, coarsely: 4s, 3m, 2h,
+// 5d.
+func FormatAge(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	default:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	}
+}
+
+// Plural picks a noun for a count: Plural(1, "hop", "hops").
+func Plural[N ~int | ~int64](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// ParseRate reads "200", "200/s", "6000/m" or "36000/h" as messages a
+// second.
+func ParseRate(s string) (float64, error) {
+	num, unit, _ := strings.Cut(strings.TrimSpace(s), "/")
+	r, err := strconv.ParseFloat(num, 64)
+	if err != nil || r <= 0 {
+		return 0, fmt.Errorf("%q is not a positive rate (try 200/s or 6000/m)", s)
+	}
+	switch unit {
+	case "", "s":
+	case "m":
+		r /= 60
+	case "h":
+		r /= 3600
+	default:
+		return 0, fmt.Errorf("%q: unknown unit %q (use /s, /m or /h)", s, unit)
+	}
+	return r, nil
+}
+
+// Counted prints a count with its noun: Counted(3, "queue", "queues") is
+// "3 queues".
+func Counted[N ~int | ~int64](n N, one, many string) string {
+	return strconv.FormatInt(int64(n), 10) + " " + Plural(n, one, many)
+}

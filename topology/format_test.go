@@ -1,0 +1,43 @@
+package topology
+
+import (
+	"testing"
+	"time"
+)
+
+func TestFormats(t *testing.T) {
+	cases := map[string]struct{ got, want string }{
+		"count small":     {FormatCount(999_999), "999999"},
+		"count millions":  {FormatCount(1_250_000), "1.2M"},
+		"count tens of M": {FormatCount(34_000_000), "34M"},
+		"count billions":  {FormatCount(5_600_000_000), "5.6G"},
+		"span ms":         {FormatSpan(1500 * time.Millisecond), "1.5s"},
+		"span below 1s":   {FormatSpan(800 * time.Millisecond), "800ms"},
+		"span exact":      {FormatSpan(90 * time.Second), "1m30s"},
+		"age seconds":     {FormatAge(42 * time.Second), "42s"},
+		"age days":        {FormatAge(72 * time.Hour), "3d"},
+		"plural one":      {Plural(1, "hop", "hops"), "hop"},
+		"plural many":     {Plural(int64(2), "hop", "hops"), "hops"},
+		"plural none":     {Plural(0, "hop", "hops"), "hops"},
+		"counted":         {Counted(3, "queue", "queues"), "3 queues"},
+	}
+	for name, tc := range cases {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %q, want %q", name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	good := map[string]float64{"200": 200, "200/s": 200, "6000/m": 100, "36/h": 0.01, "0.5": 0.5}
+	for in, want := range good {
+		if got, err := ParseRate(in); err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-5", "fast", "10/d", "/s"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("ParseRate(%q) accepted", bad)
+		}
+	}
+}
