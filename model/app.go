@@ -501,8 +501,8 @@ func (a *App) back() {
 		// A traced message: back to the peek it was picked from.
 		a.ladder.ClearTrace()
 		a.screen = screenPeek
-	case a.screen == screenLadder && (a.ladder.showDrift || a.ladder.showCost):
-		a.ladder.showDrift, a.ladder.showCost = false, false
+	case a.screen == screenLadder && (a.ladder.showDrift || a.ladder.showCost || a.ladder.showForecast):
+		a.ladder.showDrift, a.ladder.showCost, a.ladder.showForecast = false, false, false
 		a.ladder.clamp()
 	case a.screen == screenLadder && a.ladder.trace != nil:
 		a.ladder.ClearTrace()
@@ -530,7 +530,7 @@ func (a *App) setFilter(f string) {
 
 // openLadder switches to a ladder's view.
 func (a *App) openLadder(f topology.Found) {
-	a.ladder = newLadderView(f, a.styles, a.keys.nav, a.keys.actions.Drift, a.keys.actions.Fold, a.keys.actions.Cost)
+	a.ladder = newLadderView(f, a.styles, a.keys.nav, a.keys.actions.Drift, a.keys.actions.Fold, a.keys.actions.Cost, a.keys.actions.Forecast)
 	a.screen = screenLadder
 	a.resize()
 	a.rebuild()
@@ -732,6 +732,8 @@ func (a App) headerState() ui.HeaderState {
 			h.Crumbs = append(h.Crumbs, "drift")
 		} else if a.ladder.showCost {
 			h.Crumbs = append(h.Crumbs, "cost")
+		} else if a.ladder.showForecast {
+			h.Crumbs = append(h.Crumbs, "forecast")
 		}
 		if tr, ok := a.ladder.Trace(); ok {
 			h.Chips = append(h.Chips, "trace "+topology.FormatSpan(tr.Requested))

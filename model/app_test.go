@@ -660,6 +660,33 @@ func TestCostPane(t *testing.T) {
 	}
 }
 
+// f shows when the messages in flight arrive in place of the table; f or
+// esc go back, and it replaces the other panes.
+func TestForecastPane(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
+	a = load(t, a, fb)
+	a = keys(t, a, "f")
+	v := plainView(t, a)
+	for _, want := range []string{"› forecast", "FORECAST", "within 1m", "later", "unknown: stuck rung"} {
+		if !strings.Contains(v, want) {
+			t.Fatalf("forecast pane lacks %q:\n%s", want, v)
+		}
+	}
+	a = keys(t, a, "esc")
+	if strings.Contains(plainView(t, a), "FORECAST") || a.screen != screenLadder {
+		t.Fatal("esc did not close the forecast pane")
+	}
+	a = keys(t, a, "c", "f")
+	if !a.ladder.showForecast || a.ladder.showCost {
+		t.Fatal("f over the cost pane should replace it")
+	}
+	a = keys(t, a, "d")
+	if a.ladder.showForecast || !a.ladder.showDrift {
+		t.Fatal("d over the forecast should replace it")
+	}
+}
+
 // A ladder opened before its rungs' statistics arrive has every rung
 // folded, so the first row is the done queue; when the rungs fill, the
 // cursor the operator never moved goes to the top rung, not stay below.

@@ -69,7 +69,7 @@ func (a App) runCommand(line string) (App, tea.Cmd) {
 			return a.fail(":drift works in a ladder; open one first")
 		}
 		a.ladder.showDrift = !a.ladder.showDrift
-		a.ladder.showCost = false
+		a.ladder.showCost, a.ladder.showForecast = false, false
 		a.ladder.clamp()
 		return a, nil
 	case "cost":
@@ -77,7 +77,15 @@ func (a App) runCommand(line string) (App, tea.Cmd) {
 			return a.fail(":cost works in a ladder; open one first")
 		}
 		a.ladder.showCost = !a.ladder.showCost
-		a.ladder.showDrift = false
+		a.ladder.showDrift, a.ladder.showForecast = false, false
+		a.ladder.clamp()
+		return a, nil
+	case "forecast":
+		if a.screen != screenLadder {
+			return a.fail(":forecast works in a ladder; open one first")
+		}
+		a.ladder.showForecast = !a.ladder.showForecast
+		a.ladder.showDrift, a.ladder.showCost = false, false
 		a.ladder.clamp()
 		return a, nil
 	}
@@ -218,7 +226,7 @@ func (a App) refuse(what string) (App, tea.Cmd) {
 
 // suggestions are the completions offered on the command line.
 func (a App) suggestions() []string {
-	s := []string{"ladders", "trace ", "publish", "refresh", "drift", "cost", "help", "quit", "log", "ctx"}
+	s := []string{"ladders", "trace ", "publish", "refresh", "drift", "cost", "forecast", "help", "quit", "log", "ctx"}
 	for _, c := range a.contexts {
 		s = append(s, "ctx "+c)
 	}

@@ -19,6 +19,7 @@ type ladderView struct {
 	drift     key.Binding
 	fold      key.Binding
 	cost      key.Binding
+	forecast  key.Binding
 	st        ui.Styles
 	found     topology.Found
 	rows      []health.Row // all rows, untraced and unfiltered
@@ -28,6 +29,8 @@ type ladderView struct {
 	traced    *ui.MessageTrace // set while the trace is a peeked message's
 	showDrift bool
 	showCost  bool // the radix cost pane instead of the table
+	// showForecast: the forecast of arrivals instead of the table.
+	showForecast bool
 	// unfold shows every rung of a radix > 2 ladder; by default its idle
 	// rungs are folded away (health.FoldIdleRungs). keep is the queue under
 	// the cursor, which folding never hides.
@@ -43,8 +46,8 @@ type ladderView struct {
 	w, h     int
 }
 
-func newLadderView(f topology.Found, st ui.Styles, keys navKeys, drift, fold, cost key.Binding) ladderView {
-	return ladderView{keys: keys, drift: drift, fold: fold, cost: cost, st: st, found: f}
+func newLadderView(f topology.Found, st ui.Styles, keys navKeys, drift, fold, cost, forecast key.Binding) ladderView {
+	return ladderView{keys: keys, drift: drift, fold: fold, cost: cost, forecast: forecast, st: st, found: f}
 }
 
 // SetSize gives the view its body size.
@@ -196,6 +199,7 @@ func (v ladderView) state() ui.LadderState {
 		Found: v.found, Rows: rows, All: v.traceRows(), Folded: folded,
 		Selected: v.sel, Offset: v.offset, Filter: v.filter,
 		Trace: trace, ShowDrift: v.showDrift, ShowCost: v.showCost && !v.showDrift, Gone: v.gone,
+		ShowForecast: v.showForecast && !v.showDrift && !v.showCost,
 	}
 }
 
@@ -232,11 +236,14 @@ func (v ladderView) Update(msg tea.Msg) (ladderView, tea.Cmd) {
 		switch {
 		case key.Matches(msg, v.drift):
 			v.showDrift = !v.showDrift
-			v.showCost = false
+			v.showCost, v.showForecast = false, false
 			v.driftOff = 0
 		case key.Matches(msg, v.cost):
 			v.showCost = !v.showCost
-			v.showDrift = false
+			v.showDrift, v.showForecast = false, false
+		case key.Matches(msg, v.forecast):
+			v.showForecast = !v.showForecast
+			v.showDrift, v.showCost = false, false
 		case key.Matches(msg, v.fold) && v.found.Ladder.Radix > 2:
 			v.unfold = !v.unfold
 			v.selectQueue(v.keep)

@@ -100,6 +100,14 @@ func TestLadderViewGolden(t *testing.T) {
 			f := found(t, busy, "billing")
 			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowCost: true}
 		},
+		"orders-forecast": func() LadderState {
+			f := found(t, busy, "orders")
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowForecast: true}
+		},
+		"billing-forecast": func() LadderState {
+			f := found(t, busy, "billing")
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowForecast: true}
+		},
 		"healthy": func() LadderState {
 			snap := fixture.Healthy()
 			f := found(t, snap, "orders")
