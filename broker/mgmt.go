@@ -91,6 +91,10 @@ type Management struct {
 	// definitions needs the administrator tag, and a monitoring user
 	// should not pay a failed request on every refresh.
 	noDefinitions atomic.Bool
+	// version is the broker's release, read once: rules that differ by
+	// release (quorum delivery limits) need it, and it changes only with
+	// an upgrade, which drops our connections anyway.
+	version atomic.Pointer[topology.Version]
 }
 
 var _ Inspector = (*Management)(nil)
@@ -313,6 +317,21 @@ func (m *Management) Overview(ctx context.Context) (Overview, error) {
 		RabbitMQVersion: o.RabbitMQVersion, ErlangVersion: o.ErlangVersion,
 		ClusterName: o.ClusterName, Node: o.Node, StatsInterval: DefaultStatsInterval,
 	}, nil
+}
+
+// Version is the broker's RabbitMQ release, read from the overview once
+// and remembered.
+func (m *Management) Version(ctx context.Context) (topology.Version, error) {
+	if v := m.version.Load(); v != nil {
+		return *v, nil
+	}
+	ov, err := m.Overview(ctx)
+	if err != nil {
+		return topology.Version{}, err
+	}
+	v, _ := topology.ParseVersion(ov.RabbitMQVersion)
+	m.version.Store(&v)
+	return v, nil
 }
 
 // Vhosts implements Inspector; the names are sorted.

@@ -399,12 +399,28 @@ type moveRun struct {
 	// before the connection drops may be lost and its message redelivered
 	// and moved twice; sync bounds how many such acks there can be.
 	unsynced int
+	// remaining is how many more messages the limit lets this run take (0:
+	// no limit, or a filter decides); acked counts source acks sent.
+	// deferred are confirmed copies whose source ack waits until the
+	// consumer is cancelled: each ack frees prefetch credit, and a quorum
+	// queue (RabbitMQ 4.0 measured) spends it at once on a message past the
+	// limit, which the run then hands back, counting a delivery against it.
+	remaining, acked int
+	deferred         []*entry
 }
 
 // limitReached reports whether Limit messages are moved, parked, in doubt or
 // on their way, counting n more.
 func (m *mover) limitReached(onTheirWay int) bool {
-	return m.o.Limit > 0 && m.p.Moved+m.p.Parked+m.p.Unknown+onTheirWay >= m.o.Limit
+	return m.o.Limit > 0 && m.taken()+onTheirWay >= m.o.Limit
+}
+
+// taken counts the messages this Move has dealt with: moved, parked, in
+// doubt, and kept on the source after an attempt (no route, returned,
+// refused), which the limit counts too, so that a move never reaches past
+// messages it could not move.
+func (m *mover) taken() int {
+	return m.p.Moved + m.p.Parked + m.p.Unknown + m.p.Kept
 }
 
 func (m *mover) runOnce(ctx context.Context) error {
@@ -426,7 +442,8 @@ func (m *mover) runOnce(ctx context.Context) error {
 	// queue, and a delivery limit acts on that count.
 	r.prefetch = m.o.Window + m.o.MaxHeld
 	if m.o.Limit > 0 && m.o.Filter == nil {
-		r.prefetch = min(r.prefetch, max(m.o.Limit-m.p.Moved-m.p.Parked-m.p.Unknown, 1))
+		r.remaining = max(m.o.Limit-m.taken(), 1)
+		r.prefetch = min(r.prefetch, r.remaining)
 	}
 	if err := src.Qos(r.prefetch, 0, false); err != nil {
 		return r.lost(fmt.Errorf("set prefetch: %w", err))
@@ -459,6 +476,9 @@ func (m *mover) runOnce(ctx context.Context) error {
 	done := ctx.Done()
 	for {
 		if err := r.publishPending(ctx); err != nil {
+			return err
+		}
+		if err := r.ackDeferred(); err != nil {
 			return err
 		}
 		if r.stopping && deliveries == nil && len(r.pending) == 0 && len(r.inflight) == 0 {
@@ -549,9 +569,12 @@ func (r *moveRun) close() {
 	if r.src != nil && !r.src.IsClosed() {
 		_ = r.sync()
 	}
-	r.m.p.Unknown += r.unsynced + len(r.inflight)
+	// A deferred copy is confirmed at the target while the source keeps
+	// its message: it will be delivered again, a duplicate.
+	r.m.p.Unknown += r.unsynced + len(r.inflight) + len(r.deferred)
 	r.unsynced = 0
 	r.inflight = map[uint64]*entry{}
+	r.deferred = nil
 	for _, ch := range []*amqp.Channel{r.probeCh, r.pub, r.src} {
 		if ch != nil {
 			_ = ch.Close()
@@ -612,6 +635,9 @@ func (r *moveRun) hold(reason string, skipped bool) {
 	case reason != "":
 		r.m.p.Kept++
 		r.m.p.Reasons[reason]++
+		if r.m.limitReached(len(r.pending) + len(r.inflight) + len(r.deferred)) {
+			r.stop(StopLimit)
+		}
 	}
 	// Held messages occupy prefetch: once they fill it, nothing more
 	// can arrive.
@@ -660,7 +686,7 @@ func (r *moveRun) take(d amqp.Delivery) {
 		e.stamp = m.o.Stamp(pd, route)
 	}
 	r.pending = append(r.pending, e)
-	if m.limitReached(len(r.pending) + len(r.inflight)) {
+	if m.limitReached(len(r.pending) + len(r.inflight) + len(r.deferred)) {
 		r.stop(StopLimit)
 	}
 }
@@ -892,17 +918,45 @@ func (r *moveRun) settle(cf amqp.Confirmation) error {
 		r.hold(e.returned, false)
 		return nil
 	}
+	if r.remaining > 0 && !r.stopping && r.acked+1+r.prefetch > r.remaining {
+		r.deferred = append(r.deferred, e)
+		return nil
+	}
+	return r.ack(e)
+}
+
+// ack removes a moved message from the source and counts it.
+func (r *moveRun) ack(e *entry) error {
+	m := r.m
 	if err := r.src.Ack(e.d.DeliveryTag, false); err != nil {
 		// Confirmed at the target, but the source keeps its copy.
 		m.p.Unknown++
 		return r.lost(fmt.Errorf("acknowledge on the source: %w", err))
 	}
 	r.unsynced++
+	r.acked++
 	if e.park {
 		m.p.Parked++
 		m.p.Reasons[e.why]++
 	} else {
 		m.p.Moved++
+	}
+	return nil
+}
+
+// ackDeferred sends the acks held back for the limit once the consumer is
+// cancelled (stop waits for the broker's cancel-ok), when no ack can bring
+// another delivery.
+func (r *moveRun) ackDeferred() error {
+	if !r.stopping || len(r.deferred) == 0 {
+		return nil
+	}
+	for len(r.deferred) > 0 {
+		e := r.deferred[0]
+		r.deferred = r.deferred[1:]
+		if err := r.ack(e); err != nil {
+			return err
+		}
 	}
 	return nil
 }

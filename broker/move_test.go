@@ -201,6 +201,7 @@ func TestPeekOnQuorum(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	for i := range 2 {
 		res, err := e.conn.Peek(ctx, "rung", 1)
+		res = res.WithQueueType(topology.Quorum)
 		if err != nil || len(res.Messages) != 1 || res.Messages[0].DeliveryCount != int64(i) {
 			t.Fatalf("peek %d: %+v, %v", i, res, err)
 		}
@@ -228,10 +229,65 @@ func TestPeekOnQuorum(t *testing.T) {
 	if limit, known, err := e.mgmt.DeliveryLimit(ctx, e.vhost, q); err != nil || !known || limit != 1 {
 		t.Errorf("DeliveryLimit() = %d, %v, %v", limit, known, err)
 	}
+	// Without an argument or policy, the release's default applies: none
+	// on 3.x, 20 from 4.0.
+	ver, err := e.mgmt.Version(ctx)
+	if err != nil || !ver.Known() {
+		t.Fatalf("Version() = %v, %v", ver, err)
+	}
+	if limit, known, err := e.mgmt.DeliveryLimit(ctx, e.vhost, topology.Queue{Name: "rung", Args: quorum}); err != nil || !known || limit != ver.QuorumDefaultDeliveryLimit() {
+		t.Errorf("DeliveryLimit() on %v without a limit = %d, %v, %v; want %d", ver, limit, known, err, ver.QuorumDefaultDeliveryLimit())
+	}
 	// A policy limit is found too.
 	putPolicy(t, e, "dl", `{"pattern":"^rung$","definition":{"delivery-limit":3},"apply-to":"queues"}`)
 	if limit, known, err := e.mgmt.DeliveryLimit(ctx, e.vhost, topology.Queue{Name: "rung", Args: quorum}); err != nil || !known || limit != 3 {
 		t.Errorf("DeliveryLimit() with a policy = %d, %v, %v", limit, known, err)
+	}
+}
+
+// TestQuorumDeliveryRulesMatchBroker checks topology.Version's quorum
+// rules against the broker the suite runs on: whether a message never
+// handed back carries x-delivery-count, and how many hand-backs the
+// default delivery limit allows before the message is dead-lettered.
+func TestQuorumDeliveryRulesMatchBroker(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t, 60*time.Second)
+	ver, err := e.mgmt.Version(ctx)
+	if err != nil || !ver.Known() {
+		t.Fatalf("Version() = %v, %v", ver, err)
+	}
+	declare(t, e,
+		topology.Queue{Name: "q", Durable: true, Args: topology.Args{"x-queue-type": "quorum", "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "sink"}},
+		topology.Queue{Name: "sink", Durable: true})
+	fill(t, e, "q", "m", 1, nil)
+	limit := ver.QuorumDefaultDeliveryLimit()
+	rounds := limit + 1 // the round that exceeds the limit dead-letters
+	if limit == 0 {
+		rounds = 25 // no default limit: it must survive any number
+	}
+	for i := range rounds {
+		res, err := e.conn.Peek(ctx, "q", 1)
+		if err != nil || len(res.Messages) != 1 {
+			t.Fatalf("%v: hand-back %d: %+v, %v", ver, i, res, err)
+		}
+		raw := res.Messages[0].DeliveryCount
+		if i == 0 && (raw == -1) != ver.QuorumOmitsZeroDeliveryCount() {
+			t.Errorf("%v: a first delivery has x-delivery-count %d; the rule says omitted: %v", ver, raw, ver.QuorumOmitsZeroDeliveryCount())
+		}
+		if got := res.WithQueueType(topology.Quorum).Messages[0].DeliveryCount; got != int64(i) {
+			t.Errorf("%v: hand-back %d reads x-delivery-count %d", ver, i, got)
+		}
+	}
+	if limit == 0 {
+		if got := settledDepth(t, e, "q", 1); got != 1 {
+			t.Errorf("%v has no default delivery limit, but the queue holds %d after %d hand-backs", ver, got, rounds)
+		}
+		return
+	}
+	d := waitOne(t, e, "sink", 10*time.Second)
+	if r := deathReasons(d); !reflect.DeepEqual(r, []string{"delivery_limit"}) {
+		t.Errorf("%v: x-death reasons %v after %d hand-backs, want delivery_limit", ver, r, rounds)
 	}
 }
 
@@ -578,6 +634,7 @@ func TestMoveLimitTouchesOnlyWhatItMoves(t *testing.T) {
 		t.Fatalf("Move() = %+v, %v", res, err)
 	}
 	peek, err := e.conn.Peek(ctxFor(t, 10*time.Second), "dlq", 7)
+	peek = peek.WithQueueType(topology.Quorum)
 	if err != nil || len(peek.Messages) != 7 {
 		t.Fatalf("Peek() = %+v, %v", peek, err)
 	}

@@ -125,6 +125,26 @@ func peeked(m amqp.Delivery, pos int) PeekedMessage {
 	return p
 }
 
+// WithQueueType fills in the delivery counts a quorum queue leaves out.
+// RabbitMQ 3.x stamps x-delivery-count 0 on a quorum message's first
+// delivery, but 4.0 omits the header until the message is first handed
+// back, so on a quorum queue of any version an absent count is 0. A
+// classic queue does not count: its messages keep -1.
+func (r PeekResult) WithQueueType(t topology.QueueType) PeekResult {
+	if t != topology.Quorum {
+		return r
+	}
+	msgs := make([]PeekedMessage, len(r.Messages))
+	for i, m := range r.Messages {
+		if m.DeliveryCount < 0 {
+			m.DeliveryCount = 0
+		}
+		msgs[i] = m
+	}
+	r.Messages = msgs
+	return r
+}
+
 // PeekRisk is what peeking a queue would do beyond reading it.
 type PeekRisk struct {
 	Queue string
@@ -132,8 +152,9 @@ type PeekRisk struct {
 	// Rung is set when the queue is a rung of a known ladder.
 	Rung   bool
 	Ladder string
-	// DeliveryLimit is the queue's effective delivery limit; 0 if it has
-	// none or it is unknown (LimitKnown false).
+	// DeliveryLimit is the queue's effective delivery limit: > 0 a limit,
+	// 0 none or unknown (LimitKnown false), -1 every hand-back
+	// dead-letters (see topology.Version.DeliveryLimitOf).
 	DeliveryLimit int
 	LimitKnown    bool
 	// NeedsForce means peeking can move messages (dead-letter them
@@ -174,9 +195,16 @@ func AssessPeek(q topology.Queue, ladders []topology.Ladder, limit int, known bo
 		r.Why = fmt.Sprintf("%s is a rung of quorum ladder %s: peeking raises each message's x-delivery-count, and with a delivery limit "+
 			"(a delivery-limit policy, x-delivery-limit, or RabbitMQ 4's default of 20) a message peeked once too often is dead-lettered "+
 			"into the next rung before its time", q.Name, r.Ladder)
-		if known && limit > 0 {
+		switch {
+		case known && limit > 0:
 			r.Why += fmt.Sprintf("; this queue's limit is %d", limit)
+		case known && limit < 0:
+			r.Why += "; this queue's negative limit dead-letters at the first hand-back"
 		}
+	case known && limit < 0:
+		r.NeedsForce = true
+		r.Why = fmt.Sprintf("%s is a quorum queue with a negative delivery limit, which RabbitMQ 3 applies at the first hand-back: "+
+			"a peek would dead-letter every message it reads (move it to the dead-letter exchange, or drop it without one)", q.Name)
 	case known && limit > 0:
 		r.NeedsForce = true
 		r.Why = fmt.Sprintf("%s is a quorum queue with a delivery limit of %d: a message handed back more than %d times is dead-lettered "+
@@ -192,22 +220,27 @@ func AssessPeek(q topology.Queue, ladders []topology.Ladder, limit int, known bo
 
 // DeliveryLimit reads the delivery limit in effect on a quorum queue: the
 // least of its x-delivery-limit argument, the delivery-limit of the policy
-// and of the operator policy that apply to it. known is false when the
+// and of the operator policy that apply to it, or the broker's default
+// when none sets one (20 from RabbitMQ 4.0). known is false when the
 // policies could not be read (the user lacks the tag); 0 with known true
-// means no limit.
+// means no limit, -1 that every hand-back dead-letters.
 func (m *Management) DeliveryLimit(ctx context.Context, vhost string, q topology.Queue) (limit int, known bool, err error) {
+	ver, err := m.Version(ctx)
+	if err != nil {
+		return 0, false, err
+	}
 	var policies, operator []Policy
 	v := url.PathEscape(vhost)
 	if err := m.get(ctx, "policies/"+v, nil, &policies); err != nil {
 		if errors.Is(err, ErrUnauthorized) {
-			return argLimit(q), false, nil
+			return EffectiveDeliveryLimit(q, nil, nil, ver), false, nil
 		}
 		return 0, false, err
 	}
 	if err := m.get(ctx, "operator-policies/"+v, nil, &operator); err != nil && !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrNotFound) {
 		return 0, false, err
 	}
-	return EffectiveDeliveryLimit(q, policies, operator), true, nil
+	return EffectiveDeliveryLimit(q, policies, operator, ver), true, nil
 }
 
 // Policy is a policy or operator policy as the management API lists it.
@@ -240,11 +273,21 @@ func (p Policy) applies(q topology.Queue) bool {
 	return err != nil || re.MatchString(q.Name)
 }
 
-// EffectiveDeliveryLimit applies RabbitMQ's rule: of the policies matching
-// the queue, the one with the highest priority applies, and of the queue
-// argument, the policy and the operator policy, the least limit wins.
-func EffectiveDeliveryLimit(q topology.Queue, policies, operator []Policy) int {
-	limit := argLimit(q)
+// EffectiveDeliveryLimit applies RabbitMQ's rule for broker version v: of
+// the policies matching the queue, the one with the highest priority
+// applies; of the queue argument, the policy and the operator policy, the
+// strictest limit wins; when none of them sets one, the release's default
+// applies. The result reads as topology.Version.DeliveryLimitOf's.
+func EffectiveDeliveryLimit(q topology.Queue, policies, operator []Policy, v topology.Version) int {
+	limit, set := 0, false
+	take := func(raw any) {
+		// 0 is taken as unset: what a release makes of it is not
+		// documented, and assuming the default errs on the careful side.
+		if n, ok := topology.HeaderInt(raw); ok && n != 0 {
+			limit, set = minLimit(limit, v.DeliveryLimitOf(n)), true
+		}
+	}
+	take(q.Args["x-delivery-limit"])
 	for _, ps := range [][]Policy{policies, operator} {
 		var match []Policy
 		for _, p := range ps {
@@ -261,21 +304,16 @@ func EffectiveDeliveryLimit(q topology.Queue, policies, operator []Policy) int {
 			}
 			return match[i].Name < match[j].Name
 		})
-		if n, ok := topology.HeaderInt(match[0].Definition["delivery-limit"]); ok && n >= 0 {
-			limit = minLimit(limit, int(n))
-		}
+		take(match[0].Definition["delivery-limit"])
+	}
+	if !set {
+		return v.QuorumDefaultDeliveryLimit()
 	}
 	return limit
 }
 
-func argLimit(q topology.Queue) int {
-	if n, ok := topology.HeaderInt(q.Args["x-delivery-limit"]); ok && n >= 0 {
-		return int(n)
-	}
-	return 0
-}
-
-// minLimit is the stricter of two limits, 0 meaning none.
+// minLimit is the stricter of two limits, 0 meaning none and -1 the
+// strictest of all.
 func minLimit(a, b int) int {
 	switch {
 	case a == 0:

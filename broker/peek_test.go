@@ -28,6 +28,7 @@ func TestAssessPeek(t *testing.T) {
 		"quorum rung, limit unknown": {q: topology.Queue{Name: "q.rung.00", Args: qq}, force: true, write: true},
 		"quorum queue with a limit":  {q: topology.Queue{Name: "dlq", Args: qq}, limit: 5, known: true, force: true, write: true},
 		"quorum queue, no limit":     {q: topology.Queue{Name: "dlq", Args: qq}, known: true, write: true},
+		"quorum queue, 3.x negative": {q: topology.Queue{Name: "dlq", Args: qq}, limit: -1, known: true, force: true, write: true},
 		"quorum by statistics":       {q: topology.Queue{Name: "dlq", Stats: topology.QueueStats{Type: "quorum"}}, known: true, write: true},
 	}
 	for name, tc := range cases {
@@ -68,12 +69,34 @@ func TestEffectiveDeliveryLimit(t *testing.T) {
 		"exchanges only":            {q: q, policies: []Policy{{Name: "x", Pattern: ".*", ApplyTo: "exchanges", Definition: map[string]any{"delivery-limit": 1}}}},
 		"pcre pattern counts":       {q: q, policies: []Policy{pol("a", `(?<=x)y`, 0, json.Number("6"))}, want: 6},
 	}
+	v310, v40 := topology.Version{Major: 3, Minor: 10, Patch: 8}, topology.Version{Major: 4, Minor: 0, Patch: 5}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := EffectiveDeliveryLimit(tc.q, tc.policies, tc.operator); got != tc.want {
-				t.Errorf("EffectiveDeliveryLimit() = %d, want %d", got, tc.want)
+			if got := EffectiveDeliveryLimit(tc.q, tc.policies, tc.operator, v310); got != tc.want {
+				t.Errorf("3.10: EffectiveDeliveryLimit() = %d, want %d", got, tc.want)
+			}
+			// 4.0 gives a quorum queue that nothing limits a limit of 20.
+			want := tc.want
+			if want == 0 {
+				want = 20
+			}
+			if got := EffectiveDeliveryLimit(tc.q, tc.policies, tc.operator, v40); got != want {
+				t.Errorf("4.0: EffectiveDeliveryLimit() = %d, want %d", got, want)
 			}
 		})
+	}
+	// A negative limit turns 4.0's default off, but on 3.x dead-letters
+	// at the first hand-back (both measured).
+	neg := topology.Queue{Name: "x", Args: topology.Args{"x-queue-type": "quorum", "x-delivery-limit": int64(-1)}}
+	withPolicy := []Policy{pol("a", ".*", 0, json.Number("5"))}
+	for _, c := range []struct {
+		v        topology.Version
+		policies []Policy
+		want     int
+	}{{v310, nil, -1}, {v40, nil, 0}, {v310, withPolicy, -1}, {v40, withPolicy, 5}} {
+		if got := EffectiveDeliveryLimit(neg, c.policies, nil, c.v); got != c.want {
+			t.Errorf("%v, x-delivery-limit -1, %d policies: %d, want %d", c.v, len(c.policies), got, c.want)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,8 +34,8 @@ type check struct {
 // dead-lettering guide; NServiceBus' v2 delay infrastructure states the
 // same two flags as its minimum).
 var (
-	minQuorum      = [3]int{3, 8, 0}
-	minAtLeastOnce = [3]int{3, 10, 0}
+	minQuorum      = topology.Version{Major: 3, Minor: 8}
+	minAtLeastOnce = topology.Version{Major: 3, Minor: 10}
 )
 
 func (e *env) doctorCommand() *cobra.Command {
@@ -108,7 +107,7 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 		add("broker", checkProblem, "management API at %s does not answer: %v", m.URL(), err)
 		return report()
 	}
-	version, vok := parseVersion(ov.RabbitMQVersion)
+	version, _ := topology.ParseVersion(ov.RabbitMQVersion)
 	add("broker", checkOK, "management API at %s answers as %s: RabbitMQ %s, Erlang %s, node %s", m.URL(), m.User(), ov.RabbitMQVersion, ov.ErlangVersion, ov.Node)
 	if c, err := e.amqp(ctx); err != nil {
 		add("broker", checkProblem, "AMQP: %v", err)
@@ -124,10 +123,19 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 			switch {
 			case !n.Running:
 				add("broker", checkProblem, "node %s is not running", n.Name)
-			case !contains(n.Plugins, "rabbitmq_management"):
-				add("plugins", checkProblem, "node %s does not run rabbitmq_management", n.Name)
-			default:
+			case contains(n.Plugins, "rabbitmq_management"):
 				add("plugins", checkOK, "node %s runs %s", n.Name, strings.Join(n.Plugins, ", "))
+			case n.Name == ov.Node:
+				// The node that answered this very API runs it, whatever
+				// its (perhaps not yet collected) application list says.
+				add("plugins", checkOK, "node %s serves this management API", n.Name)
+			case len(n.Plugins) == 0:
+				// A node lists its applications with its statistics, which
+				// a freshly started node (seen on 4.0.5, ~30 s after boot)
+				// has not collected yet: an empty list is not an answer.
+				add("plugins", checkInfo, "node %s has not reported its plugins yet (its statistics start a few seconds after it boots); run doctor again to check them", n.Name)
+			default:
+				add("plugins", checkProblem, "node %s does not run rabbitmq_management", n.Name)
 			}
 		}
 	}
@@ -178,9 +186,9 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 	}
 	switch {
 	case quorum == "":
-	case vok && less(version, minQuorum):
+	case version.Known() && version.Less(minQuorum):
 		add("broker", checkProblem, "ladder %s has quorum queues, which need RabbitMQ 3.8+; this is %s", quorum, ov.RabbitMQVersion)
-	case vok && less(version, minAtLeastOnce):
+	case version.Known() && version.Less(minAtLeastOnce):
 		add("broker", checkProblem, "ladder %s uses at-least-once dead-lettering, which needs RabbitMQ 3.10+; on %s a message can be lost between rungs", quorum, ov.RabbitMQVersion)
 	}
 	switch {
@@ -206,14 +214,14 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 	}
 
 	for _, f := range found {
-		checkLadder(f, snaps[f.Ladder.Vhost], version, vok, add)
+		checkLadder(f, snaps[f.Ladder.Vhost], version, add)
 	}
 	return report()
 }
 
 // checkLadder adds one ladder's integrity checks: drift, then every queue
 // the ladder view would mark as a warning or a problem.
-func checkLadder(f topology.Found, snap topology.Snapshot, version [3]int, vok bool, add func(area, status, format string, a ...any)) {
+func checkLadder(f topology.Found, snap topology.Snapshot, version topology.Version, add func(area, status, format string, a ...any)) {
 	l := f.Ladder
 	area := "ladder " + l.Name
 	if len(vhostLabel(l)) > 0 {
@@ -226,7 +234,7 @@ func checkLadder(f topology.Found, snap topology.Snapshot, version [3]int, vok b
 	for _, d := range f.Drift {
 		add(area, checkProblem, "drift: %s", d)
 	}
-	if l.Layout == "nsb1" && vok && !less(version, [3]int{3, 12, 0}) {
+	if l.Layout == "nsb1" && version.AtLeast(3, 12, 0) {
 		add(area, checkInfo, "NServiceBus v1 declares lazy queues; RabbitMQ 3.12+ ignores x-queue-mode. v1 dead-letters at most once: NServiceBus' v2 (quorum) infrastructure does not lose messages between levels")
 	}
 	rows := health.LadderRows(f, snap, health.Watch{Interval: health.DefaultInterval})
@@ -285,33 +293,6 @@ func printChecks(e *env, checks []check, problems int) {
 	} else {
 		fmt.Fprintf(e.Out, "%s found\n", topology.Counted(problems, "problem", "problems"))
 	}
-}
-
-// parseVersion reads "3.10.8" (or "3.13.0-rc.1") as three numbers.
-func parseVersion(s string) ([3]int, bool) {
-	var v [3]int
-	s, _, _ = strings.Cut(s, "-")
-	parts := strings.Split(s, ".")
-	if len(parts) < 2 {
-		return v, false
-	}
-	for i := 0; i < 3 && i < len(parts); i++ {
-		n, err := strconv.Atoi(parts[i])
-		if err != nil {
-			return v, false
-		}
-		v[i] = n
-	}
-	return v, true
-}
-
-func less(a, b [3]int) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
 }
 
 func onOff(b bool) string {

@@ -24,7 +24,15 @@ func TestDoctorChecksBrokerAndLadders(t *testing.T) {
 	env, cfg := brokerEnv(t)
 	mustRun(t, env, "apply", "--ladder", "jobs", "--levels", "4", "--radix", "2", "--queue-type", "quorum")
 	out := mustRun(t, env, "doctor")
-	for _, want := range []string{"RabbitMQ 3.", "AMQP accepts the credentials", "rabbitmq_management", "quorum_queue is enabled", "stream_queue is enabled", "ladder jobs", "matches its plan", "no problems found"} {
+	mgmt, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov, err := mgmt.Overview(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"RabbitMQ " + ov.RabbitMQVersion + ",", "AMQP accepts the credentials", "rabbitmq_management", "quorum_queue is enabled", "stream_queue is enabled", "ladder jobs", "matches its plan", "no problems found"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
@@ -187,16 +195,44 @@ func TestDoctorNamesQuorumPrerequisites(t *testing.T) {
 	}
 }
 
-func TestParseVersion(t *testing.T) {
-	for in, want := range map[string][3]int{"3.10.8": {3, 10, 8}, "3.13.0-rc.1": {3, 13, 0}, "4.1": {4, 1, 0}} {
-		if got, ok := parseVersion(in); !ok || got != want {
-			t.Errorf("parseVersion(%q) = %v %v", in, got, ok)
+func TestDoctorVersionMinimums(t *testing.T) {
+	v3913 := topology.Version{Major: 3, Minor: 9, Patch: 13}
+	if !v3913.Less(minAtLeastOnce) || (topology.Version{Major: 3, Minor: 10}).Less(minAtLeastOnce) {
+		t.Error("3.9.13 predates at-least-once dead-lettering, 3.10.0 has it")
+	}
+}
+
+// Right after a node boots, the management API can list it with no
+// applications yet (seen on 4.0.5): doctor must not call that a missing
+// management plugin, and the node answering the API runs it by definition.
+func TestDoctorTrustsTheNodeThatAnswers(t *testing.T) {
+	answers := map[string]any{
+		"/api/overview": map[string]any{"rabbitmq_version": "4.0.5", "erlang_version": "27.2", "node": "rabbit@a"},
+		"/api/nodes": []any{
+			map[string]any{"name": "rabbit@a", "running": true, "applications": []any{map[string]any{"name": "rabbitmq_prelaunch"}}},
+			map[string]any{"name": "rabbit@b", "running": true, "applications": []any{}},
+		},
+		"/api/feature-flags":   []any{},
+		"/api/definitions/%2F": map[string]any{},
+		"/api/queues/%2F":      []any{},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, ok := answers[r.URL.EscapedPath()]
+		if !ok {
+			http.NotFound(w, r)
+			return
 		}
+		_ = json.NewEncoder(w).Encode(a)
+	}))
+	defer srv.Close()
+	vars := map[string]string{"RUNGS_URL": "amqp://guest:guest@127.0.0.1:1/", "RUNGS_MGMT_URL": srv.URL}
+	_, out, _ := run(t, vars, "doctor", "--timeout", "2s")
+	if strings.Contains(out, "does not run rabbitmq_management") {
+		t.Errorf("false alarm:\n%s", out)
 	}
-	if _, ok := parseVersion("unknown"); ok {
-		t.Error("parsed garbage")
-	}
-	if !less([3]int{3, 9, 13}, minAtLeastOnce) || less([3]int{3, 10, 0}, minAtLeastOnce) {
-		t.Error("version comparison")
+	for _, want := range []string{"node rabbit@a serves this management API", "node rabbit@b has not reported its plugins yet"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -84,6 +84,7 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 	if err != nil {
 		return err
 	}
+	res = res.WithQueueType(pp.risk.Type)
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONPeek(res, pp))
 	}
@@ -155,21 +156,9 @@ func (e *env) printPeek(res broker.PeekResult, pp peekPlan, maxBody int) {
 	}
 	for _, m := range res.Messages {
 		fmt.Fprintln(w)
-		for _, l := range ui.MessageText(toUIMessage(m), pp.ladders, maxBody) {
+		for _, l := range ui.MessageText(m, pp.ladders, maxBody) {
 			fmt.Fprintln(w, l)
 		}
-	}
-}
-
-// toUIMessage is a peeked message as ui renders it.
-func toUIMessage(m broker.PeekedMessage) ui.PeekedMessage {
-	return ui.PeekedMessage{
-		Position: m.Position, MessageID: m.MessageID, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
-		Redelivered: m.Redelivered, DeliveryCount: m.DeliveryCount, Persistent: m.Persistent,
-		ContentType: m.ContentType, ContentEncoding: m.Properties.ContentEncoding, Timestamp: m.Timestamp,
-		CorrelationID: m.Properties.CorrelationID, ReplyTo: m.Properties.ReplyTo, Expiration: m.Properties.Expiration,
-		Type: m.Properties.Type, AppID: m.Properties.AppID, UserID: m.Properties.UserID, Priority: m.Properties.Priority,
-		Headers: m.Headers, Body: m.Body,
 	}
 }
 

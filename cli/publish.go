@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -68,9 +69,9 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	if pf.count < 1 {
 		return usageErr("--count must be at least 1, got %d", pf.count)
 	}
-	headers, err := parseHeaders(pf.headers)
+	headers, err := topology.ParseHeaders(pf.headers)
 	if err != nil {
-		return err
+		return usageErr("--header: %v", err)
 	}
 	body, err := readBody(pf.body)
 	if err != nil {
@@ -106,32 +107,12 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		// Warned only once AMQP is up: if it is not, its error is the one to read.
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("route not checked (management API: %v); relying on mandatory returns", r.mgmtErr))))
 	}
-	ct := pf.contentType
-	if ct == "" {
-		ct = "text/plain"
-		if !utf8.Valid(body) {
-			ct = "application/octet-stream"
-		}
-	}
-	// The requested delay travels with the message, so a peek or a
-	// consumer can tell how late it arrived.
-	headers["x-rungs-delay-ms"] = ms(tr.Delay)
+	msg := ops.Delayed{Trace: tr, Body: body, ContentType: pf.contentType, Headers: headers, Persistent: pf.persistent, IDPrefix: pf.idPrefix}
 	var total broker.PublishResult
 	start := time.Now()
 	for sent := 0; sent < pf.count; {
 		n := min(publishBatch, pf.count-sent)
-		msgs := make([]broker.Message, n)
-		now := time.Now()
-		for i := range msgs {
-			msgs[i] = broker.Message{
-				Exchange: tr.Exchange, RoutingKey: tr.Key, Body: body, Headers: headers,
-				ContentType: ct, Persistent: pf.persistent, Timestamp: now,
-			}
-			if pf.idPrefix != "" {
-				msgs[i].MessageID = pf.idPrefix + strconv.Itoa(sent+i+1)
-			}
-		}
-		res, perr := conn.Publish(ctx, msgs)
+		res, perr := conn.Publish(ctx, msg.Messages(sent+1, n, time.Now()))
 		total.Confirmed += res.Confirmed
 		total.Returned += res.Returned
 		total.Nacked += res.Nacked
@@ -162,23 +143,14 @@ func (e *env) reportPublish(tr topology.Trace, r broker.PublishResult, asked int
 	}
 }
 
-// maxShortString is AMQP's limit for header names, the content type and the
-// message id: a longer one fails the whole publish mid-run.
-const maxShortString = 255
-
 // checkProperties refuses message properties the broker or AMQP would
 // refuse, before anything is sent.
 func checkProperties(pf publishFlags, body []byte) error {
-	for _, kv := range pf.headers {
-		if k, _, _ := strings.Cut(kv, "="); len(k) > maxShortString {
-			return usageErr("--header: the name is %d bytes; AMQP allows at most %d", len(k), maxShortString)
-		}
+	if len(pf.contentType) > topology.MaxShortString {
+		return usageErr("--content-type is %d bytes; AMQP allows at most %d", len(pf.contentType), topology.MaxShortString)
 	}
-	if len(pf.contentType) > maxShortString {
-		return usageErr("--content-type is %d bytes; AMQP allows at most %d", len(pf.contentType), maxShortString)
-	}
-	if n := len(pf.idPrefix) + len(strconv.Itoa(pf.count)); n > maxShortString {
-		return usageErr("--id-prefix makes message ids of up to %d bytes; AMQP allows at most %d", n, maxShortString)
+	if n := len(pf.idPrefix) + len(strconv.Itoa(pf.count)); n > topology.MaxShortString {
+		return usageErr("--id-prefix makes message ids of up to %d bytes; AMQP allows at most %d", n, topology.MaxShortString)
 	}
 	if textual(pf.contentType) && !utf8.Valid(body) {
 		return usageErr("--body is not valid UTF-8 but --content-type %s says text; use --content-type application/octet-stream for binary bodies", pf.contentType)
@@ -193,20 +165,6 @@ func textual(ct string) bool {
 	mt = strings.TrimSpace(mt)
 	return strings.HasPrefix(mt, "text/") || mt == "application/json" || strings.HasSuffix(mt, "+json") ||
 		strings.Contains(strings.ReplaceAll(ct, " ", ""), "charset=utf-8")
-}
-
-// parseHeaders reads K=V pairs. Values stay strings: guessing types would
-// make "007" a number.
-func parseHeaders(kvs []string) (map[string]any, error) {
-	h := map[string]any{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, usageErr("--header %q: want KEY=VALUE", kv)
-		}
-		h[k] = v
-	}
-	return h, nil
 }
 
 func readBody(spec string) ([]byte, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -224,6 +225,7 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptio
 			return rp, fmt.Errorf("no queue %q in vhost %s; nothing was replayed", rf.from, e.vhost())
 		}
 	}
+	var to ops.ReplayTo
 	switch {
 	case rf.toQueue != "":
 		if rp.snap != nil {
@@ -231,21 +233,9 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptio
 				return rp, fmt.Errorf("no queue %q in vhost %s; nothing was replayed", rf.toQueue, e.vhost())
 			}
 		}
-		rp.opts.Route = broker.ToQueue(rf.toQueue)
-		rp.describe = ui.ReplayToQueue(rf.toQueue)
+		to.Queue = rf.toQueue
 	case rf.toOrigin:
-		var intoLadder func(string) bool
-		if rp.snap != nil {
-			owned := map[string]bool{}
-			for _, f := range topology.Discover(*rp.snap) {
-				for _, x := range f.Ladder.Plan().Exchanges {
-					owned[x.Name] = true
-				}
-			}
-			intoLadder = func(x string) bool { return owned[x] }
-		}
-		rp.opts.Route = broker.ToOrigin(intoLadder)
-		rp.describe = ui.ReplayToOrigin
+		to.Origin = true
 	default:
 		d, err := topology.ParseDelay(rf.delay)
 		if err != nil {
@@ -259,21 +249,21 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptio
 		if r.snap != nil && !r.discovered {
 			return rp, fmt.Errorf("no %s ladder %q in vhost %s; nothing was replayed", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
 		}
-		tr, err := r.ladder.Trace(d, rf.to)
-		if err != nil {
-			return rp, usageErr("%v", err)
-		}
-		if tr.Target == rf.from {
-			return rp, usageErr("the ladder delivers to %s, the source queue: replay would never end", rf.from)
-		}
-		if c := e.checkTrace(r, tr); c.err != nil {
-			return rp, fmt.Errorf("nothing replayed: a message for %s would not reach %s: %v", topology.FormatDelay(tr.Delay), tr.Target, c.err)
-		}
-		if rp.opts.Route, err = broker.ToLadder(r.ladder, d, rf.to); err != nil {
-			return rp, usageErr("%v", err)
-		}
-		rp.describe = ui.ReplayIntoLadder(tr)
+		to.Ladder, to.Delay, to.Dest = &r.ladder, d, rf.to
 	}
+	var found []topology.Found
+	if to.Origin && rp.snap != nil {
+		found = topology.Discover(*rp.snap)
+	}
+	route, err := ops.PlanReplay(rf.from, to, found, rp.graph)
+	var re *ops.RouteError
+	switch {
+	case errors.As(err, &re):
+		return rp, fmt.Errorf("nothing replayed: a message for %s would not reach %s: %v", topology.FormatDelay(re.Trace.Delay), re.Trace.Target, re.Err)
+	case err != nil:
+		return rp, usageErr("%v", err)
+	}
+	rp.opts.Route, rp.describe = route.Router, route.Describe
 	return rp, nil
 }
 
@@ -305,16 +295,8 @@ func (e *env) reportReplay(rf replayFlags, rp replayPlan, res broker.MoveProgres
 		})
 		return
 	}
-	for _, l := range ui.ReplayReport(moveCounts(res), rf.from, rp.describe, rf.park, "--where") {
+	for _, l := range ui.ReplayReport(res, rf.from, rp.describe, rf.park, "--where") {
 		fmt.Fprintln(e.Out, l)
-	}
-}
-
-// moveCounts are a Move's counts as ui reports them.
-func moveCounts(p broker.MoveProgress) ui.MoveCounts {
-	return ui.MoveCounts{
-		Moved: p.Moved, Parked: p.Parked, Kept: p.Kept, Skipped: p.Skipped, Unknown: p.Unknown, Reconnects: p.Reconnects,
-		Reasons: p.Reasons, SourceReady: p.SourceReady, Elapsed: p.Elapsed, Stopped: p.Stopped, Done: p.Done,
 	}
 }
 

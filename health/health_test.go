@@ -9,17 +9,6 @@ import (
 	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
-func found(t *testing.T, snap topology.Snapshot, name string) topology.Found {
-	t.Helper()
-	for _, f := range topology.Discover(snap) {
-		if f.Ladder.Name == name {
-			return f
-		}
-	}
-	t.Fatalf("no ladder %q in fixture", name)
-	return topology.Found{}
-}
-
 func TestStuck(t *testing.T) {
 	const ttl, every = time.Minute, 5 * time.Second
 	cases := map[string]struct {
@@ -130,7 +119,10 @@ func TestApplyTraceLeavesInputAlone(t *testing.T) {
 
 func TestFoldIdleRungsKeepsWhatMatters(t *testing.T) {
 	busy := fixture.Busy()
-	f := found(t, busy, "retry4")
+	f, ok := fixture.Found(busy, "retry4")
+	if !ok {
+		t.Fatal("no retry4 ladder in the fixture")
+	}
 	rows := LadderRows(f, busy, Watch{})
 	kept, folded := FoldIdleRungs(rows, "")
 	if folded == 0 || len(kept)+folded != len(rows) {

@@ -163,6 +163,10 @@ func TestPublishFlow(t *testing.T) {
 		m.Persistent || m.ContentType != "text/plain" || m.Headers["tenant"] != "acme" || m.Headers["attempt"] != "3" {
 		t.Errorf("message %+v", m)
 	}
+	// The form sends what rungs publish sends: the delay travels with it.
+	if m.Headers[topology.HeaderDelayMS] != int64(90000) {
+		t.Errorf("delay header %v, want 90000", m.Headers[topology.HeaderDelayMS])
+	}
 	if a.result.Kind != ui.ResultOK || !strings.Contains(a.result.Text, "3 confirmed") {
 		t.Errorf("result %+v", a.result)
 	}

@@ -74,6 +74,7 @@ func peek(p Peeker, queue string, n int, risk broker.PeekRisk, forced bool, now 
 		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
 		defer cancel()
 		res, err := p.Peek(ctx, queue, n)
+		res = res.WithQueueType(risk.Type)
 		return peekedMsg{queue: queue, n: n, risk: risk, forced: forced, res: res, err: err, at: now()}
 	}
 }
@@ -193,7 +194,7 @@ type peekView struct {
 	qtype   string
 	ready   int
 	n       int
-	msgs    []ui.PeekedMessage
+	msgs    []broker.PeekedMessage
 	ladders []topology.Ladder
 	risk    broker.PeekRisk
 	forced  bool
@@ -211,21 +212,9 @@ func newPeekView(m peekedMsg, ladders []topology.Ladder, st ui.Styles, keys peek
 		ladders: ladders, risk: m.risk, forced: m.forced, at: m.at, back: back,
 	}
 	for _, pm := range m.res.Messages {
-		v.msgs = append(v.msgs, uiMessage(pm))
+		v.msgs = append(v.msgs, pm)
 	}
 	return v
-}
-
-// uiMessage is a peeked message as ui renders it.
-func uiMessage(m broker.PeekedMessage) ui.PeekedMessage {
-	return ui.PeekedMessage{
-		Position: m.Position, MessageID: m.MessageID, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
-		Redelivered: m.Redelivered, DeliveryCount: m.DeliveryCount, Persistent: m.Persistent,
-		ContentType: m.ContentType, ContentEncoding: m.Properties.ContentEncoding, Timestamp: m.Timestamp,
-		CorrelationID: m.Properties.CorrelationID, ReplyTo: m.Properties.ReplyTo, Expiration: m.Properties.Expiration,
-		Type: m.Properties.Type, AppID: m.Properties.AppID, UserID: m.Properties.UserID, Priority: m.Properties.Priority,
-		Headers: m.Headers, Body: m.Body,
-	}
 }
 
 // SetSize gives the view its body size.
@@ -235,9 +224,9 @@ func (v *peekView) SetSize(w, h int) {
 }
 
 // Selected returns the message under the cursor.
-func (v peekView) Selected() (ui.PeekedMessage, bool) {
+func (v peekView) Selected() (broker.PeekedMessage, bool) {
 	if v.sel < 0 || v.sel >= len(v.msgs) {
-		return ui.PeekedMessage{}, false
+		return broker.PeekedMessage{}, false
 	}
 	return v.msgs[v.sel], true
 }
@@ -365,7 +354,7 @@ func orDone(dest string) string {
 // recorded, oldest first (a message dead-lettered with a new key still
 // carries its ladder key there). Ladders are tried in order too: those
 // whose queues the message has been through, then prefer, then the rest.
-func decodeMessage(m ui.PeekedMessage, hops []topology.DeathHop, found []topology.Found, prefer string) (f topology.Found, d time.Duration, dest, rk string, ok bool) {
+func decodeMessage(m broker.PeekedMessage, hops []topology.DeathHop, found []topology.Found, prefer string) (f topology.Found, d time.Duration, dest, rk string, ok bool) {
 	keys := []string{m.RoutingKey}
 	for _, h := range hops {
 		keys = append(keys, h.RoutingKeys...)

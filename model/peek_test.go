@@ -220,7 +220,7 @@ func TestTraceAPeekedMessage(t *testing.T) {
 func TestDecodeMessagePrefersItsLadder(t *testing.T) {
 	found := topology.Discover(fixture.Busy())
 	key := "0.0.0.1.0.1.1.0.1.0.orders.work"
-	m := ui.PeekedMessage{RoutingKey: "orders.work.parked", Headers: map[string]any{}}
+	m := broker.PeekedMessage{Delivery: broker.Delivery{RoutingKey: "orders.work.parked", Headers: map[string]any{}}}
 	hops := []topology.DeathHop{{Death: topology.Death{Queue: "orders.work", RoutingKeys: []string{key}}, Ladder: "orders"}}
 	f, d, dest, rk, ok := decodeMessage(m, hops, found, "")
 	if !ok || f.Ladder.Name != "orders" || d.String() != "1m30s" || dest != "orders.work" || rk != key {

@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -193,9 +194,9 @@ func (f publishForm) request(now time.Time) (publishRequest, error) {
 			return publishRequest{}, err
 		}
 	}
-	headers, err := parseHeaders(f.inputs[fieldHeaders].Value())
+	headers, err := topology.ParseHeaders(topology.SplitHeaders(f.inputs[fieldHeaders].Value()))
 	if err != nil {
-		return publishRequest{}, err
+		return publishRequest{}, fmt.Errorf("headers: %w", err)
 	}
 	count := 1
 	if c := strings.TrimSpace(f.inputs[fieldCount].Value()); c != "" {
@@ -204,62 +205,23 @@ func (f publishForm) request(now time.Time) (publishRequest, error) {
 			return publishRequest{}, fmt.Errorf("count: %q is not a number from 1 to %d", c, maxPublish)
 		}
 	}
-	body := f.inputs[fieldBody].Value()
-	msgs := make([]broker.Message, count)
-	for i := range msgs {
-		msgs[i] = broker.Message{
-			Exchange: tr.Exchange, RoutingKey: tr.Key, Body: []byte(body),
-			Headers: headers, ContentType: "text/plain", Persistent: f.persistent, Timestamp: now,
-		}
-	}
-	return publishRequest{trace: tr, msgs: msgs, count: count, persist: f.persistent}, nil
+	// The same message rungs publish sends: the delay header stamped, the
+	// content type picked from the body.
+	msg := ops.Delayed{Trace: tr, Body: []byte(f.inputs[fieldBody].Value()), Headers: headers, Persistent: f.persistent}
+	return publishRequest{trace: tr, msgs: msg.Messages(1, count, now), count: count, persist: f.persistent}, nil
 }
 
 // routeCheck checks a trace against the broker's bindings, as rungs publish
-// does, so that the form refuses a message that would not reach its
-// destination instead of publishing it into the unroutable queue.
+// does (TTLs included), so that a form refuses a message that would not
+// reach its destination instead of publishing it into the unroutable queue.
 func routeCheck(snap topology.Snapshot) func(topology.Trace) error {
 	g := topology.NewGraph(snap)
 	return func(tr topology.Trace) error {
-		want := make([]string, 0, len(tr.Hops)+1)
-		for _, h := range tr.Hops {
-			want = append(want, h.Queue)
-		}
-		want = append(want, tr.Target)
-		steps, err := g.Walk(tr.Exchange, tr.Key)
-		if err != nil {
-			return fmt.Errorf("would not reach %s: %w", tr.Target, err)
-		}
-		got := make([]string, len(steps))
-		for i, s := range steps {
-			got[i] = s.Queue
-		}
-		if strings.Join(got, " ") != strings.Join(want, " ") {
-			return fmt.Errorf("would not reach %s: the broker routes it %s", tr.Target, strings.Join(got, " → "))
+		if err := g.CheckRoute(tr); err != nil {
+			return &ops.RouteError{Trace: tr, Err: err}
 		}
 		return nil
 	}
-}
-
-// parseHeaders reads "k=v, k=v". Values stay strings: the form cannot
-// know the types a consumer expects, and strings survive every client.
-func parseHeaders(s string) (map[string]any, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	h := map[string]any{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(part, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, fmt.Errorf("headers: %q is not key=value", part)
-		}
-		h[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	return h, nil
 }
 
 // View renders the form as a dialog.

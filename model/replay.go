@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -81,9 +82,11 @@ type replayDialog struct {
 	// ladder is the ladder the messages can be sent back into (the one
 	// open); nil when there is none.
 	ladder *topology.Ladder
-	check  func(topology.Trace) error
+	// graph checks routes against the broker's bindings; found are the
+	// vhost's ladders (see ops.PlanReplay).
+	graph  *topology.Graph
+	found  []topology.Found
 	queues map[string]bool
-	owned  map[string]bool // exchanges that belong to a ladder
 
 	to     replayTo
 	inputs [numReplayFields]textinput.Model
@@ -94,7 +97,7 @@ type replayDialog struct {
 	phase  ui.ReplayPhase
 	plan   replayPlan
 	run    *replayRun
-	counts ui.MoveCounts
+	counts broker.MoveProgress
 	// cancelled is set once the operator stopped the Move; runErr is why
 	// it stopped early otherwise.
 	cancelled bool
@@ -104,14 +107,9 @@ type replayDialog struct {
 
 func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology.Snapshot, found []topology.Found, st ui.Styles) replayDialog {
 	d := replayDialog{keys: defaultReplayKeys(), st: st, source: source, ready: ready, ladder: l, form: true,
-		check: routeCheck(snap), queues: map[string]bool{}, owned: map[string]bool{}}
+		graph: topology.NewGraph(snap), found: found, queues: map[string]bool{}}
 	for _, q := range snap.Queues {
 		d.queues[q.Name] = true
-	}
-	for _, f := range found {
-		for _, x := range f.Ladder.Plan().Exchanges {
-			d.owned[x.Name] = true
-		}
 	}
 	placeholders := [numReplayFields]string{
 		rfDelay: "90s, 5m, 1h30m",
@@ -296,12 +294,10 @@ func (d replayDialog) makePlan() (replayPlan, error) {
 	if o.Park == d.source {
 		return replayPlan{}, fmt.Errorf("park: %s is the source queue", d.source)
 	}
-	p := replayPlan{opts: o}
+	var to ops.ReplayTo
 	switch d.to {
 	case toOrigin:
-		owned := d.owned
-		p.opts.Route = broker.ToOrigin(func(x string) bool { return owned[x] })
-		p.describe = ui.ReplayToOrigin
+		to.Origin = true
 	case toQueue:
 		q := d.value(rfQueue)
 		switch {
@@ -312,8 +308,7 @@ func (d replayDialog) makePlan() (replayPlan, error) {
 		case !d.queues[q]:
 			return replayPlan{}, fmt.Errorf("queue: no queue %q in this vhost", q)
 		}
-		p.opts.Route = broker.ToQueue(q)
-		p.describe = ui.ReplayToQueue(q)
+		to.Queue = q
 	case toLadder:
 		if d.ladder == nil {
 			return replayPlan{}, errors.New("no ladder to replay into")
@@ -326,24 +321,14 @@ func (d replayDialog) makePlan() (replayPlan, error) {
 		if err != nil {
 			return replayPlan{}, fmt.Errorf("delay: %w", err)
 		}
-		tr, err := d.ladder.Trace(delay, d.value(rfDest))
-		if err != nil {
-			return replayPlan{}, err
-		}
-		if tr.Target == d.source {
-			return replayPlan{}, fmt.Errorf("the ladder delivers to %s, the source queue: replay would never end", d.source)
-		}
-		if d.check != nil {
-			if err := d.check(tr); err != nil {
-				return replayPlan{}, err
-			}
-		}
-		if p.opts.Route, err = broker.ToLadder(*d.ladder, delay, d.value(rfDest)); err != nil {
-			return replayPlan{}, err
-		}
-		p.describe = ui.ReplayIntoLadder(tr)
+		to.Ladder, to.Delay, to.Dest = d.ladder, delay, d.value(rfDest)
 	}
-	return p, nil
+	r, err := ops.PlanReplay(d.source, to, d.found, d.graph)
+	if err != nil {
+		return replayPlan{}, err
+	}
+	o.Route = r.Router
+	return replayPlan{opts: o, describe: r.Describe}, nil
 }
 
 // View renders the dialog: the form, or the confirmation and progress.
@@ -478,14 +463,6 @@ func waitProgress(id int, ch <-chan broker.MoveProgress) tea.Cmd {
 	}
 }
 
-// counts copies a Move's counts for ui.
-func counts(p broker.MoveProgress) ui.MoveCounts {
-	return ui.MoveCounts{
-		Moved: p.Moved, Parked: p.Parked, Kept: p.Kept, Skipped: p.Skipped, Unknown: p.Unknown, Reconnects: p.Reconnects,
-		Reasons: p.Reasons, SourceReady: p.SourceReady, Elapsed: p.Elapsed, Stopped: p.Stopped, Done: p.Done,
-	}
-}
-
 // openReplay opens the replay form for a queue.
 func (a App) openReplay(queue string) (App, tea.Cmd) {
 	if a.readOnly {
@@ -557,7 +534,7 @@ func (a App) startReplay() (App, tea.Cmd) {
 	ch := make(chan broker.MoveProgress, 1)
 	d := &a.replay
 	d.run = &replayRun{id: a.replaySeq, progress: ch, cancel: cancel}
-	d.phase, d.counts, d.cancelled, d.runErr = ui.ReplayRunning, ui.MoveCounts{SourceReady: -1}, false, ""
+	d.phase, d.counts, d.cancelled, d.runErr = ui.ReplayRunning, broker.MoveProgress{SourceReady: -1}, false, ""
 	o := d.plan.opts
 	o.Progress = forwardProgress(ch)
 	a.busy = "replaying from " + d.source
@@ -589,7 +566,7 @@ func (a App) updateMove(msg tea.Msg) (App, tea.Cmd) {
 		if r == nil || msg.id != r.id || !a.replay.running() {
 			return a, nil // a Move that already ended
 		}
-		a.replay.counts = counts(msg.p)
+		a.replay.counts = msg.p
 		return a, waitProgress(r.id, r.progress)
 	case replayDoneMsg:
 		if r == nil || msg.id != r.id {
@@ -598,7 +575,7 @@ func (a App) updateMove(msg tea.Msg) (App, tea.Cmd) {
 		r.cancel()
 		a.busy = ""
 		a.replay.phase = ui.ReplayDone
-		a.replay.counts = counts(msg.p)
+		a.replay.counts = msg.p
 		if errors.Is(msg.err, context.Canceled) || msg.p.Stopped == broker.StopCancelled {
 			a.replay.cancelled = true
 		} else if msg.err != nil {
@@ -615,7 +592,7 @@ func (a App) updateMove(msg tea.Msg) (App, tea.Cmd) {
 
 // replayResult words a replay's end for the header and the command log.
 func replayResult(m replayDoneMsg) ui.Result {
-	c := counts(m.p)
+	c := m.p
 	text := ui.ReplayReport(c, m.source, m.describe, "", "")[0]
 	switch {
 	case errors.Is(m.err, broker.ErrReadOnly):

@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/rungs-dev/rungs/broker"
-	"github.com/rungs-dev/rungs/ui"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
@@ -185,7 +185,7 @@ func TestScreensGolden(t *testing.T) {
 			a := keys(t, openParked(t, w, h), "R", "enter")
 			m, _ := a.Update(press("y"))
 			a = m.(App)
-			return update(t, a, replayDoneMsg{id: a.replay.run.id, source: "orders.work.parked", describe: ui.ReplayToOrigin,
+			return update(t, a, replayDoneMsg{id: a.replay.run.id, source: "orders.work.parked", describe: ops.ReplayToOrigin,
 				p: broker.MoveProgress{Moved: 16, Kept: 1, Elapsed: 1200 * time.Millisecond, Stopped: broker.StopEmpty, Done: true,
 					Reasons: map[string]int{"no route: " + broker.ErrNoOrigin.Error(): 1}}})
 		},

@@ -12,39 +12,12 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
 // DefaultMaxBody is how much of each body a peek shows unless told.
 const DefaultMaxBody = 2048
-
-// PeekedMessage is a message read without removing it from its queue (a peek),
-// as the views show it. The model and the CLI fill it from
-// broker.PeekedMessage, so that ui stays free of broker types.
-type PeekedMessage struct {
-	// Position is the message's place in its queue, 0 being the head.
-	Position    int
-	MessageID   string
-	Exchange    string
-	RoutingKey  string
-	Redelivered bool
-	// DeliveryCount is the x-delivery-count a quorum queue reported before
-	// the peek; -1 for a classic queue, which does not count.
-	DeliveryCount   int64
-	Persistent      bool
-	ContentType     string
-	ContentEncoding string
-	Timestamp       time.Time
-	CorrelationID   string
-	ReplyTo         string
-	Expiration      string
-	Type            string
-	AppID           string
-	UserID          string
-	Priority        uint8
-	Headers         map[string]any
-	Body            []byte
-}
 
 // Block is one labelled part of a message's description.
 type Block struct {
@@ -61,7 +34,7 @@ type Block struct {
 // shows them: exchange, routing key, properties, redelivered, headers,
 // body (cut at maxBody bytes, 0: all), the x-death timeline, a replay's
 // saved x-death and rungs' retry history.
-func MessageBlocks(m PeekedMessage, ladders []topology.Ladder, maxBody int) []Block {
+func MessageBlocks(m broker.PeekedMessage, ladders []topology.Ladder, maxBody int) []Block {
 	ex := m.Exchange
 	if ex == "" {
 		ex = "(default exchange)"
@@ -104,7 +77,7 @@ func MessageBlocks(m PeekedMessage, ladders []topology.Ladder, maxBody int) []Bl
 
 // MessageText is a message as plain text, the way `rungs peek` prints it: a
 // title line, then labelled blocks.
-func MessageText(m PeekedMessage, ladders []topology.Ladder, maxBody int) []string {
+func MessageText(m broker.PeekedMessage, ladders []topology.Ladder, maxBody int) []string {
 	out := []string{fmt.Sprintf("#%d  %s", m.Position+1, messageID(m))}
 	for _, b := range MessageBlocks(m, ladders, maxBody) {
 		ls := b.Lines
@@ -122,7 +95,7 @@ func MessageText(m PeekedMessage, ladders []topology.Ladder, maxBody int) []stri
 	return out
 }
 
-func messageID(m PeekedMessage) string {
+func messageID(m broker.PeekedMessage) string {
 	if m.MessageID == "" {
 		return "(no message-id)"
 	}
@@ -131,7 +104,7 @@ func messageID(m PeekedMessage) string {
 
 // PropertyList lists a message's AMQP properties as "name value", the
 // delivery mode first.
-func PropertyList(m PeekedMessage) []string {
+func PropertyList(m broker.PeekedMessage) []string {
 	var ps []string
 	if m.Persistent {
 		ps = append(ps, "persistent")
@@ -144,18 +117,18 @@ func PropertyList(m PeekedMessage) []string {
 		}
 	}
 	add("content-type", m.ContentType)
-	add("content-encoding", m.ContentEncoding)
+	add("content-encoding", m.Properties.ContentEncoding)
 	if !m.Timestamp.IsZero() {
 		add("timestamp", m.Timestamp.UTC().Format(time.DateTime+" MST"))
 	}
-	add("correlation-id", m.CorrelationID)
-	add("reply-to", m.ReplyTo)
-	add("expiration", m.Expiration)
-	add("type", m.Type)
-	add("app-id", m.AppID)
-	add("user-id", m.UserID)
-	if m.Priority > 0 {
-		add("priority", fmt.Sprint(m.Priority))
+	add("correlation-id", m.Properties.CorrelationID)
+	add("reply-to", m.Properties.ReplyTo)
+	add("expiration", m.Properties.Expiration)
+	add("type", m.Properties.Type)
+	add("app-id", m.Properties.AppID)
+	add("user-id", m.Properties.UserID)
+	if m.Properties.Priority > 0 {
+		add("priority", fmt.Sprint(m.Properties.Priority))
 	}
 	return ps
 }

@@ -8,6 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -19,7 +20,7 @@ type PeekState struct {
 	QueueType string
 	// Ready is how many ready messages the queue held when the peek began.
 	Ready    int
-	Messages []PeekedMessage
+	Messages []broker.PeekedMessage
 	// Ladders are the vhost's ladders, to name each x-death queue's place.
 	Ladders []topology.Ladder
 	// Selected indexes Messages; Offset is the first message row shown and

@@ -14,20 +14,6 @@ import (
 	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
-// peeked turns a fixture peek into what ui renders.
-func peeked(r broker.PeekResult) []PeekedMessage {
-	out := make([]PeekedMessage, len(r.Messages))
-	for i, m := range r.Messages {
-		out[i] = PeekedMessage{
-			Position: m.Position, MessageID: m.MessageID, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
-			Redelivered: m.Redelivered, DeliveryCount: m.DeliveryCount, Persistent: m.Persistent,
-			ContentType: m.ContentType, Timestamp: m.Timestamp, CorrelationID: m.Properties.CorrelationID,
-			AppID: m.Properties.AppID, Headers: m.Headers, Body: m.Body,
-		}
-	}
-	return out
-}
-
 func parkedState() PeekState {
 	busy := fixture.Busy()
 	var ladders []topology.Ladder
@@ -36,7 +22,7 @@ func parkedState() PeekState {
 	}
 	r := fixture.Parked()
 	return PeekState{
-		Queue: r.Queue, QueueType: "classic", Ready: r.Ready, Messages: peeked(r), Ladders: ladders,
+		Queue: r.Queue, QueueType: "classic", Ready: r.Ready, Messages: r.Messages, Ladders: ladders,
 		Effect: "peeking left them in the queue, in order, marked redelivered",
 		At:     fixture.PeekedAt, Now: fixture.PeekedAt, MaxBody: DefaultMaxBody,
 	}
@@ -126,25 +112,25 @@ func TestMessageTextIsWhatPeekPrints(t *testing.T) {
 }
 
 func TestReplayDialogGolden(t *testing.T) {
-	base := ReplayState{Source: "orders.work.parked", Describe: ReplayToOrigin, Ready: 17, Limit: 0, Rate: 200}
+	base := ReplayState{Source: "orders.work.parked", Describe: "back where each came from (its latest x-death entry, or x-rungs-queue)", Ready: 17, Limit: 0, Rate: 200}
 	cases := map[string]func() ReplayState{
 		"confirm": func() ReplayState { return base },
 		"running": func() ReplayState {
 			s := base
 			s.Phase = ReplayRunning
-			s.Counts = MoveCounts{Moved: 9, Kept: 1, Elapsed: 2 * time.Second, SourceReady: -1}
+			s.Counts = broker.MoveProgress{Moved: 9, Kept: 1, Elapsed: 2 * time.Second, SourceReady: -1}
 			return s
 		},
 		"cancelled": func() ReplayState {
 			s := base
 			s.Phase, s.Cancelled = ReplayDone, true
-			s.Counts = MoveCounts{Moved: 9, Elapsed: 2 * time.Second, Stopped: "cancelled", Done: true}
+			s.Counts = broker.MoveProgress{Moved: 9, Elapsed: 2 * time.Second, Stopped: "cancelled", Done: true}
 			return s
 		},
 		"failed": func() ReplayState {
 			s := base
 			s.Phase, s.Park = ReplayDone, "orders.unroutable"
-			s.Counts = MoveCounts{Moved: 4, Parked: 2, Unknown: 1, Reconnects: 1, Elapsed: 3 * time.Second, Stopped: "failed",
+			s.Counts = broker.MoveProgress{Moved: 4, Parked: 2, Unknown: 1, Reconnects: 1, Elapsed: 3 * time.Second, Stopped: "failed",
 				Reasons: map[string]int{"unroutable: the default exchange key \"gone\" (312 NO_ROUTE)": 2}, Done: true}
 			s.Err = "move from \"orders.work.parked\": the publishing channel was closed by the broker"
 			return s
@@ -166,7 +152,7 @@ func TestReplayDialogGolden(t *testing.T) {
 }
 
 func TestReplayReportWording(t *testing.T) {
-	c := MoveCounts{Moved: 3, Parked: 1, Kept: 2, Skipped: 4, Elapsed: 1500 * time.Millisecond, Stopped: "the source is empty",
+	c := broker.MoveProgress{Moved: 3, Parked: 1, Kept: 2, Skipped: 4, Elapsed: 1500 * time.Millisecond, Stopped: "the source is empty",
 		Reasons: map[string]int{"b": 1, "a": 1, "c": 3}}
 	got := ReplayReport(c, "dlq", "to queue work", "hold", "--where")
 	want := []string{

@@ -9,49 +9,15 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
-
-// ReplayToOrigin describes a replay that sends each message back where it
-// came from; it reads as the end of "replay N messages from Q ...".
-const ReplayToOrigin = "back where each came from (its latest x-death entry, or x-rungs-queue)"
-
-// ReplayToQueue describes a replay straight into a queue.
-func ReplayToQueue(queue string) string { return "to queue " + queue }
-
-// ReplayIntoLadder describes a replay into a ladder along tr.
-func ReplayIntoLadder(tr topology.Trace) string {
-	return fmt.Sprintf("into ladder %s: %s later to %s (exchange %s, key %s)",
-		tr.Ladder.Name, topology.FormatDelay(tr.Delay), tr.Target, tr.Exchange, tr.Key)
-}
-
-// MoveCounts are a replay's counts, as broker.MoveProgress reports them;
-// the model and the CLI copy them over, so that ui stays free of broker
-// types.
-type MoveCounts struct {
-	Moved, Parked, Kept, Skipped, Unknown, Reconnects int
-	// Reasons groups why messages were parked or kept.
-	Reasons map[string]int
-	// SourceReady is the source's ready count when last asked; -1 unknown.
-	SourceReady int
-	Elapsed     time.Duration
-	Stopped     string
-	Done        bool
-}
-
-// Rate is how many messages a second were moved or parked so far.
-func (c MoveCounts) Rate() float64 {
-	if c.Elapsed <= 0 {
-		return 0
-	}
-	return float64(c.Moved+c.Parked) / c.Elapsed.Seconds()
-}
 
 // ReplayReport words a finished replay: what moved where, how fast and why
 // it stopped, then what did not move, then the reasons, most frequent
 // first. park is the parking queue ("" for none); filter names the option
 // that skips messages ("--where"), "" when there is none.
-func ReplayReport(c MoveCounts, from, describe, park, filter string) []string {
+func ReplayReport(c broker.MoveProgress, from, describe, park, filter string) []string {
 	out := []string{fmt.Sprintf("replayed %d message(s) from %s %s in %s (%.0f/s); stopped: %s",
 		c.Moved, from, describe, c.Elapsed.Round(time.Millisecond), c.Rate(), c.Stopped)}
 	l := fmt.Sprintf("  %d parked", c.Parked)
@@ -110,7 +76,7 @@ type ReplayState struct {
 	Limit int
 	Rate  float64
 	// Counts are the latest progress.
-	Counts MoveCounts
+	Counts broker.MoveProgress
 	// Cancelled is set when the operator stopped the replay.
 	Cancelled bool
 	// Err is why the replay stopped early, if it did.

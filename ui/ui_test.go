@@ -20,13 +20,11 @@ var sizes = []struct{ w, h int }{{80, 24}, {120, 40}}
 
 func found(t *testing.T, snap topology.Snapshot, name string) topology.Found {
 	t.Helper()
-	for _, f := range topology.Discover(snap) {
-		if f.Ladder.Name == name {
-			return f
-		}
+	f, ok := fixture.Found(snap, name)
+	if !ok {
+		t.Fatalf("no ladder %q in fixture", name)
 	}
-	t.Fatalf("no ladder %q in fixture", name)
-	return topology.Found{}
+	return f
 }
 
 // checkFrame asserts the invariants every rendered view must keep: exactly

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"regexp"
 	"strings"
@@ -19,6 +20,13 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+)
+
+// adminTimeout bounds one of the harness's own management requests, and
+// adminPatience all its retries of one vhost operation.
+const (
+	adminTimeout  = 20 * time.Second
+	adminPatience = 2 * time.Minute
 )
 
 // Defaults match scripts/broker.sh.
@@ -58,7 +66,12 @@ func Require(t testing.TB) Env {
 
 func probe() (Env, error) {
 	cfg := broker.Config{URL: envOr("RUNGS_URL", DefaultURL), MgmtURL: envOr("RUNGS_MGMT_URL", DefaultMgmtURL)}
-	mgmt, err := broker.NewManagement(cfg)
+	// The harness's own client waits longer than rungs' default: creating
+	// and deleting vhosts is slow on a broker that a whole suite (or two)
+	// keeps busy, and a slow answer is not the test's failure.
+	admin := cfg
+	admin.Timeout = adminTimeout
+	mgmt, err := broker.NewManagement(admin)
 	if err != nil {
 		return Env{}, err
 	}
@@ -88,21 +101,46 @@ func envOr(key, def string) string {
 func (e Env) NewVhost(t testing.TB) broker.Config {
 	t.Helper()
 	name := "rungs-test-" + slug(t.Name()) + "-" + randomHex(4)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := e.Mgmt.CreateVhost(ctx, name); err != nil {
+	if err := retry(func(ctx context.Context) error { return e.Mgmt.CreateVhost(ctx, name) }); err != nil {
 		t.Fatalf("create vhost %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := e.Mgmt.DeleteVhost(ctx, name); err != nil {
-			t.Errorf("delete vhost %s: %v", name, err)
+		err := retry(func(ctx context.Context) error {
+			err := e.Mgmt.DeleteVhost(ctx, name)
+			if errors.Is(err, broker.ErrNotFound) {
+				return nil // an earlier try went through after all
+			}
+			return err
+		})
+		if err != nil {
+			// The test itself is over and judged; a vhost the broker was
+			// too busy to delete is its leftover, not its failure.
+			t.Logf("could not delete vhost %s (left behind): %v", name, err)
 		}
 	})
 	cfg := e.Config
 	cfg.Vhost = name
 	return cfg
+}
+
+// retry runs a harness request until it succeeds, is refused for good
+// (the broker said no: an HTTP error status) or adminPatience has passed,
+// backing off between tries. Timeouts and dropped connections are tried
+// again: they mean a busy broker.
+func retry(op func(context.Context) error) error {
+	deadline := time.Now().Add(adminPatience)
+	wait := 250 * time.Millisecond
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+		err := op(ctx)
+		cancel()
+		var api *broker.APIError
+		if err == nil || errors.As(err, &api) && api.Status < 500 || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 5*time.Second)
+	}
 }
 
 // NewVhost is Require(t).NewVhost(t).

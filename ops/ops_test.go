@@ -1,0 +1,91 @@
+package ops
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+func ladder(t *testing.T) topology.Ladder {
+	t.Helper()
+	l, err := topology.Ladder{Name: "jobs", Levels: 4, Radix: 2, Unit: time.Second, Targets: []string{"jobs.work"}}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestDelayedMessages(t *testing.T) {
+	l := ladder(t)
+	tr, err := l.Trace(5*time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := map[string]any{"tenant": "acme"}
+	now := time.Unix(1700000000, 0)
+	d := Delayed{Trace: tr, Body: []byte("hi"), Headers: caller, Persistent: true, IDPrefix: "m"}
+	msgs := d.Messages(3, 2, now)
+	if len(msgs) != 2 || msgs[0].MessageID != "m3" || msgs[1].MessageID != "m4" {
+		t.Fatalf("messages %+v", msgs)
+	}
+	m := msgs[0]
+	if m.Exchange != tr.Exchange || m.RoutingKey != tr.Key || m.ContentType != "text/plain" || !m.Persistent || !m.Timestamp.Equal(now) ||
+		m.Headers["tenant"] != "acme" || m.Headers[topology.HeaderDelayMS] != int64(5000) {
+		t.Errorf("message %+v", m)
+	}
+	if _, ok := caller[topology.HeaderDelayMS]; ok {
+		t.Error("Messages changed the caller's headers")
+	}
+	if got := ContentType("", []byte{0xff, 0xfe}); got != "application/octet-stream" {
+		t.Errorf("binary body: %s", got)
+	}
+	if got := ContentType("application/json", nil); got != "application/json" {
+		t.Errorf("given type: %s", got)
+	}
+}
+
+func TestPlanReplay(t *testing.T) {
+	l := ladder(t)
+	snap := l.Plan().Snapshot()
+	g := topology.NewGraph(snap)
+	found := topology.Discover(snap)
+
+	r, err := PlanReplay("jobs.work.parked", ReplayTo{Queue: "jobs.work"}, found, g)
+	if err != nil || r.Describe != "to queue jobs.work" {
+		t.Fatalf("to queue: %+v %v", r, err)
+	}
+	if route, _ := r.Router(broker.Delivery{}); route.RoutingKey != "jobs.work" || route.Exchange != "" {
+		t.Errorf("to queue routes %+v", route)
+	}
+	if r, err = PlanReplay("jobs.work.parked", ReplayTo{Origin: true}, found, g); err != nil || r.Describe != ReplayToOrigin {
+		t.Errorf("to origin: %+v %v", r, err)
+	}
+
+	r, err = PlanReplay("jobs.work.parked", ReplayTo{Ladder: &l, Delay: 5 * time.Second}, found, g)
+	if err != nil || r.Trace == nil || !strings.HasPrefix(r.Describe, "into ladder jobs: 5s later to jobs.done") {
+		t.Fatalf("into ladder: %+v %v", r, err)
+	}
+	if route, _ := r.Router(broker.Delivery{}); route.RoutingKey != r.Trace.Key || !route.SaveDeath {
+		t.Errorf("into ladder routes %+v", route)
+	}
+
+	if _, err := PlanReplay("jobs.done", ReplayTo{Ladder: &l, Delay: time.Second}, found, g); err == nil || !strings.Contains(err.Error(), "would never end") {
+		t.Errorf("a loop was planned: %v", err)
+	}
+
+	bare := snap
+	bare.Bindings = nil
+	_, err = PlanReplay("jobs.work.parked", ReplayTo{Ladder: &l, Delay: time.Second}, found, topology.NewGraph(bare))
+	var re *RouteError
+	if !errors.As(err, &re) || !strings.HasPrefix(err.Error(), "would not reach jobs.done") {
+		t.Errorf("unroutable ladder: %v", err)
+	}
+	// Without the management API nothing is checked.
+	if _, err := PlanReplay("jobs.work.parked", ReplayTo{Ladder: &l, Delay: time.Second}, nil, nil); err != nil {
+		t.Errorf("unchecked: %v", err)
+	}
+}

@@ -1,0 +1,102 @@
+package topology
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Version is a RabbitMQ release number. The zero value means unknown: a
+// broker that did not say, or said something unreadable.
+type Version struct{ Major, Minor, Patch int }
+
+// ParseVersion reads "3.10.8", "4.0.5", "3.13.0-rc.1" or "4.1.0+2.g1234"
+// (pre-release and build suffixes are ignored, a missing patch is 0).
+func ParseVersion(s string) (Version, bool) {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "-")
+	s, _, _ = strings.Cut(s, "+")
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return Version{}, false
+	}
+	var n [3]int
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 0 {
+			return Version{}, false
+		}
+		n[i] = v
+	}
+	if n[0] == 0 {
+		return Version{}, false
+	}
+	return Version{n[0], n[1], n[2]}, true
+}
+
+// Known reports whether the version was read.
+func (v Version) Known() bool { return v.Major > 0 }
+
+// Less orders versions by major, minor, then patch.
+func (v Version) Less(o Version) bool {
+	if v.Major != o.Major {
+		return v.Major < o.Major
+	}
+	if v.Minor != o.Minor {
+		return v.Minor < o.Minor
+	}
+	return v.Patch < o.Patch
+}
+
+// AtLeast reports whether v is known and not older than major.minor.patch.
+func (v Version) AtLeast(major, minor, patch int) bool {
+	return v.Known() && !v.Less(Version{major, minor, patch})
+}
+
+// String is the dotted form, or "unknown".
+func (v Version) String() string {
+	if !v.Known() {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
+}
+
+// How quorum queues count deliveries differs by release, and rungs must
+// know it to say what a peek or a partial move does to a message. Each
+// rule below was measured against RabbitMQ 3.10.8 and 4.0.5 with basic.get
+// and basic.nack(requeue) (broker/peek_test.go keeps them checked).
+
+// QuorumDefaultDeliveryLimit is the delivery limit a quorum queue has when
+// no argument or policy sets one: none (0) before RabbitMQ 4.0, 20 from
+// 4.0. A message handed back more often than its limit is dead-lettered,
+// which from a rung means it moves on before its time. An unknown version
+// is taken to have the default, so that rungs errs on the careful side.
+func (v Version) QuorumDefaultDeliveryLimit() int {
+	if v.Known() && v.Major < 4 {
+		return 0
+	}
+	return 20
+}
+
+// DeliveryLimitOf reads a delivery-limit value (x-delivery-limit argument
+// or delivery-limit policy key) as this release applies it. The result is
+// > 0 for a limit, 0 for none (unset, or a negative value on 4.0+, which
+// is how 4.0 turns its default off), and -1 when every hand-back
+// dead-letters: RabbitMQ 3.x reads a negative limit so.
+func (v Version) DeliveryLimitOf(n int64) int {
+	switch {
+	case n > 0:
+		return int(n)
+	case n == 0:
+		return 0
+	case v.Known() && v.Major < 4:
+		return -1
+	}
+	return 0
+}
+
+// QuorumOmitsZeroDeliveryCount reports whether a quorum queue leaves the
+// x-delivery-count header out of a message never handed back (4.0 does;
+// 3.x sends 0), so that an absent header means 0, not "not counted".
+func (v Version) QuorumOmitsZeroDeliveryCount() bool {
+	return !v.Known() || v.Major >= 4
+}

@@ -1,0 +1,56 @@
+package topology
+
+import "testing"
+
+func TestParseVersion(t *testing.T) {
+	cases := map[string]Version{
+		"3.10.8":        {3, 10, 8},
+		"4.0.5":         {4, 0, 5},
+		"3.13.0-rc.1":   {3, 13, 0},
+		"4.1.0+2.g1234": {4, 1, 0},
+		"4.2":           {4, 2, 0},
+		" 3.8.9 ":       {3, 8, 9},
+	}
+	for in, want := range cases {
+		if got, ok := ParseVersion(in); !ok || got != want {
+			t.Errorf("ParseVersion(%q) = %v, %v; want %v", in, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"", "unknown", "4", "x.1.2", "1.2.3.4", "-1.0.0", "0.0.1", "3.-1.0"} {
+		if v, ok := ParseVersion(bad); ok || v.Known() {
+			t.Errorf("ParseVersion(%q) = %v, %v; want unknown", bad, v, ok)
+		}
+	}
+}
+
+func TestVersionOrder(t *testing.T) {
+	v310, v40 := Version{3, 10, 8}, Version{4, 0, 5}
+	if !v310.Less(v40) || v40.Less(v310) || v40.Less(v40) {
+		t.Error("Less is not an order on 3.10.8 < 4.0.5")
+	}
+	if !v40.AtLeast(4, 0, 0) || v310.AtLeast(4, 0, 0) || (Version{}).AtLeast(3, 0, 0) {
+		t.Error("AtLeast")
+	}
+	if (Version{}).String() != "unknown" || v40.String() != "4.0.5" {
+		t.Error("String")
+	}
+}
+
+func TestQuorumRulesByVersion(t *testing.T) {
+	v310, v40, unknown := Version{3, 10, 8}, Version{4, 0, 5}, Version{}
+	if v310.QuorumDefaultDeliveryLimit() != 0 || v40.QuorumDefaultDeliveryLimit() != 20 || unknown.QuorumDefaultDeliveryLimit() != 20 {
+		t.Error("default delivery limit: none before 4.0, 20 from 4.0 (and when unknown)")
+	}
+	for _, c := range []struct {
+		v    Version
+		n    int64
+		want int
+	}{{v310, 5, 5}, {v310, 0, 0}, {v310, -1, -1}, {v40, 5, 5}, {v40, 0, 0}, {v40, -1, 0}} {
+		if got := c.v.DeliveryLimitOf(c.n); got != c.want {
+			t.Errorf("%v.DeliveryLimitOf(%d) = %d, want %d", c.v, c.n, got, c.want)
+		}
+	}
+	if v310.QuorumOmitsZeroDeliveryCount() || !v40.QuorumOmitsZeroDeliveryCount() {
+		t.Error("4.0 omits a zero x-delivery-count, 3.10 sends it")
+	}
+}
