@@ -144,5 +144,9 @@ func ForecastText(fc topology.Forecast, w int) string {
 	if w <= 0 {
 		w = 100
 	}
-	return forecastList(fc, Styles{}, w, 1<<20, false) + "\n"
+	out := strings.Split(forecastList(fc, Styles{}, w, 1<<20, false), "\n")
+	for i, l := range out {
+		out[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(out, "\n") + "\n"
 }
