@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
@@ -40,10 +41,27 @@ func span(f topology.RungForecast) string {
 		return "unknown: stuck rung"
 	}
 	from := "now"
-	if f.Earliest > 0 {
-		from = ShortDelay(f.Earliest)
+	if e := floorSecond(f.Earliest); e > 0 {
+		from = ShortDelay(e)
 	}
-	return from + " – " + ShortDelay(f.Latest)
+	return from + " – " + ShortDelay(ceilSecond(f.Latest))
+}
+
+// floorSecond and ceilSecond round a bound outwards to whole seconds (the
+// head ages behind them are whole seconds anyway), so that a rounded bound
+// is still a bound. Sub-second ladders keep tenths.
+func floorSecond(d time.Duration) time.Duration { return d.Truncate(grain(d)) }
+
+func ceilSecond(d time.Duration) time.Duration {
+	g := grain(d)
+	return (d + g - 1).Truncate(g)
+}
+
+func grain(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return 100 * time.Millisecond
+	}
+	return time.Second
 }
 
 // forecastList renders the forecast pane in w×h cells: the messages due
@@ -130,8 +148,10 @@ func forecastSummary(fc topology.Forecast) string {
 		parts = append(parts, "Nothing in flight.")
 	case fc.Unknown > 0:
 		parts = append(parts, fmt.Sprintf("%s in stuck rungs may never arrive.", topology.Counted(fc.Unknown, "message", "messages")))
+	case floorSecond(fc.Earliest) == 0:
+		parts = append(parts, fmt.Sprintf("All arrive within %s.", topology.FormatSpan(ceilSecond(fc.Latest))))
 	default:
-		parts = append(parts, fmt.Sprintf("All arrive between %s and %s from now.", topology.FormatSpan(fc.Earliest), topology.FormatSpan(fc.Latest)))
+		parts = append(parts, fmt.Sprintf("All arrive between %s and %s from now.", topology.FormatSpan(floorSecond(fc.Earliest)), topology.FormatSpan(ceilSecond(fc.Latest))))
 	}
 	if fc.Held > 0 {
 		parts = append(parts, fmt.Sprintf("%s held by consumers not counted.", topology.FormatCount(fc.Held)))
