@@ -64,28 +64,11 @@ func (a App) runCommand(line string) (App, tea.Cmd) {
 		return a, nil
 	case "ctx", "context":
 		return a.ctxCommand(args)
-	case "drift":
+	case "drift", "cost", "forecast":
 		if a.screen != screenLadder {
-			return a.fail(":drift works in a ladder; open one first")
+			return a.fail(":" + name + " works in a ladder; open one first")
 		}
-		a.ladder.showDrift = !a.ladder.showDrift
-		a.ladder.showCost, a.ladder.showForecast = false, false
-		a.ladder.clamp()
-		return a, nil
-	case "cost":
-		if a.screen != screenLadder {
-			return a.fail(":cost works in a ladder; open one first")
-		}
-		a.ladder.showCost = !a.ladder.showCost
-		a.ladder.showDrift, a.ladder.showForecast = false, false
-		a.ladder.clamp()
-		return a, nil
-	case "forecast":
-		if a.screen != screenLadder {
-			return a.fail(":forecast works in a ladder; open one first")
-		}
-		a.ladder.showForecast = !a.ladder.showForecast
-		a.ladder.showDrift, a.ladder.showCost = false, false
+		a.ladder.toggle(map[string]*bool{"drift": &a.ladder.showDrift, "cost": &a.ladder.showCost, "forecast": &a.ladder.showForecast}[name])
 		a.ladder.clamp()
 		return a, nil
 	}

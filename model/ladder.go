@@ -235,15 +235,11 @@ func (v ladderView) Update(msg tea.Msg) (ladderView, tea.Cmd) {
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, v.drift):
-			v.showDrift = !v.showDrift
-			v.showCost, v.showForecast = false, false
-			v.driftOff = 0
+			v.toggle(&v.showDrift)
 		case key.Matches(msg, v.cost):
-			v.showCost = !v.showCost
-			v.showDrift, v.showForecast = false, false
+			v.toggle(&v.showCost)
 		case key.Matches(msg, v.forecast):
-			v.showForecast = !v.showForecast
-			v.showDrift, v.showCost = false, false
+			v.toggle(&v.showForecast)
 		case key.Matches(msg, v.fold) && v.found.Ladder.Radix > 2:
 			v.unfold = !v.unfold
 			v.selectQueue(v.keep)
@@ -276,6 +272,15 @@ func (v ladderView) Update(msg tea.Msg) (ladderView, tea.Cmd) {
 	}
 	v.clamp()
 	return v, nil
+}
+
+// toggle turns one of the panes that replace the table (drift, cost,
+// forecast) on or off; turning one on turns the others off.
+func (v *ladderView) toggle(pane *bool) {
+	on := !*pane
+	v.showDrift, v.showCost, v.showForecast = false, false, false
+	*pane = on
+	v.driftOff = 0
 }
 
 // View renders the ladder view.
