@@ -37,7 +37,7 @@ type terminalState struct {
 
 // stateOf joins a discovered ladder with the snapshot's queue statistics.
 func stateOf(f topology.Found, snap topology.Snapshot) ladderState {
-	st := ladderState{found: f, forecast: ui.ForecastOf(f.Ladder, health.LadderRows(f, snap, health.Watch{}))}
+	st := ladderState{found: f, forecast: health.Forecast(f.Ladder, health.LadderRows(f, snap, health.Watch{}), 0)}
 	for _, r := range f.Ladder.Rungs() {
 		q, ok := snap.Queue(r.Queue)
 		st.rungs = append(st.rungs, rungState{r, q.Stats, ok})

@@ -211,44 +211,38 @@ func (x *Exporter) refresh(ctx context.Context, vhost string) (*vhostState, bool
 // collectVhost reports every ladder of one vhost.
 func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, st *vhostState) {
 	now := x.opt.Now()
-	stats := topology.StatsByName(st.snap.Queues)
+	// The console's judgement, from the history of these scrapes.
+	watch := health.Watch{Interval: x.opt.Interval, Still: func(q string) time.Duration { return st.moves.Still(q, now) }}
 	for _, f := range topology.Discover(st.snap) {
 		l := f.Ladder
 		lv := []string{l.Vhost, l.Name, l.Layout}
-		maxAge := health.MaxAge(l)
-		stuck := map[string]bool{}
-		var inFlight int64
-		for _, r := range l.Rungs() {
-			q, ok := st.snap.Queue(r.Queue)
-			if !ok {
+		rows := health.LadderRows(f, st.snap, watch)
+		var inFlight, unroutable int64
+		for _, r := range rows {
+			switch {
+			case r.Missing:
+				continue
+			case r.Kind == health.UnroutableRow:
+				unroutable += r.Stats.Messages()
+				continue
+			case r.Kind != health.RungRow:
 				continue
 			}
-			s := q.Stats
+			s := r.Stats
 			inFlight += s.Messages()
-			stalled := health.Stuck(s, r.TTL, maxAge[r.Level], st.moves.Still(r.Queue, now), x.opt.Interval) != ""
-			stuck[r.Queue] = stalled
 			rv := []string{l.Vhost, l.Name, l.Layout, strconv.Itoa(r.Level), r.Queue}
 			ch <- gauge(descReady, float64(s.Ready), rv...)
 			ch <- gauge(descUnacked, float64(s.Unacked), rv...)
 			ch <- gauge(descHeadAge, s.HeadAge.Seconds(), rv...)
 			ch <- gauge(descTTL, r.TTL.Seconds(), rv...)
-			ch <- gauge(descStalled, b2f(stalled), rv...)
-		}
-		var unroutable int64
-		for _, t := range l.Terminals() {
-			if t.Role == topology.RoleUnroutable {
-				unroutable += stats[t.Queue].Messages()
-			}
+			ch <- gauge(descStalled, b2f(r.Stuck), rv...)
 		}
 		ch <- gauge(descInFlight, float64(inFlight), lv...)
 		ch <- gauge(descUnroute, float64(unroutable), lv...)
 		ch <- gauge(descDrift, b2f(len(f.Drift) > 0), lv...)
 		ch <- gauge(descDriftN, float64(len(f.Drift)), lv...)
 
-		fc := l.Forecast(stats, topology.ForecastOptions{
-			Margin: 2 * x.opt.Interval,
-			Stuck:  func(q string) bool { return stuck[q] },
-		})
+		fc := health.Forecast(l, rows, x.opt.Interval)
 		due := func(within string, d topology.DueBy) {
 			ch <- gauge(descDue, float64(d.Min), l.Vhost, l.Name, l.Layout, fc.Dest, within, "min")
 			ch <- gauge(descDue, float64(d.Max), l.Vhost, l.Name, l.Layout, fc.Dest, within, "max")

@@ -5,27 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 )
-
-// ForecastOf works out a ladder's forecast from its rows: their live
-// statistics, and the stuck judgement the rows already carry (a stuck
-// rung's messages get no upper bound).
-func ForecastOf(l topology.Ladder, rows []health.Row) topology.Forecast {
-	stats := map[string]topology.QueueStats{}
-	stuck := map[string]bool{}
-	for _, r := range rows {
-		if r.Kind == health.RungRow {
-			stats[r.Queue] = r.Stats
-			stuck[r.Queue] = r.Stuck
-		}
-	}
-	return l.Forecast(stats, topology.ForecastOptions{
-		Margin: 2 * health.DefaultInterval,
-		Stuck:  func(q string) bool { return stuck[q] },
-	})
-}
 
 // horizonName spells a forecast horizon for the pane.
 func horizonName(d topology.DueBy, later bool) string {

@@ -133,7 +133,7 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 		if all == nil {
 			all = s.Rows
 		}
-		parts.block(forecastList(ForecastOf(s.Found.Ladder, all), st, w, tableH+1, true), tableH+1)
+		parts.block(forecastList(health.Forecast(s.Found.Ladder, all, 0), st, w, tableH+1, true), tableH+1)
 	default:
 		parts.fitted(ladderTable(s, ls, st, w, tableH), tableH+1)
 	}
