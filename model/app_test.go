@@ -638,56 +638,39 @@ func TestFoldIdleRungs(t *testing.T) {
 	}
 }
 
-// c shows the cost of each radix in place of the table; c or esc go back.
-func TestCostPane(t *testing.T) {
-	fb := newFake(fixture.Busy())
-	a, _ := newApp(t, fb, Options{Ladder: "retry4"}, 80, 24)
-	a = load(t, a, fb)
-	a = keys(t, a, "c")
-	v := plainView(t, a)
-	for _, want := range []string{"› cost", "COST  the range up to", "◂ this ladder", "RADIX LEVELS RUNGS"} {
-		if !strings.Contains(v, want) {
-			t.Fatalf("cost pane lacks %q:\n%s", want, v)
+// c (the cost of each radix) and f (when the messages in flight arrive)
+// show a pane in place of the table; the same key or esc go back, and a
+// pane's key over another pane replaces it.
+func TestPanes(t *testing.T) {
+	for _, c := range []struct {
+		key, ladder, other string
+		want               []string
+		on                 func(ladderView) bool
+	}{
+		{"c", "retry4", "d", []string{"› cost", "COST  the range up to", "◂ this ladder", "RADIX LEVELS RUNGS"}, func(v ladderView) bool { return v.showCost }},
+		{"f", "orders", "c", []string{"› forecast", "FORECAST", "within 1m", "later", "unknown: stuck rung"}, func(v ladderView) bool { return v.showForecast }},
+	} {
+		fb := newFake(fixture.Busy())
+		a, _ := newApp(t, fb, Options{Ladder: c.ladder}, 80, 24)
+		a = keys(t, load(t, a, fb), c.key)
+		v := plainView(t, a)
+		for _, want := range c.want {
+			if !strings.Contains(v, want) {
+				t.Fatalf("%s pane lacks %q:\n%s", c.key, want, v)
+			}
 		}
-	}
-	a = keys(t, a, "esc")
-	if strings.Contains(plainView(t, a), "COST") || a.screen != screenLadder {
-		t.Fatal("esc did not close the cost pane")
-	}
-	a = keys(t, a, "d", "c")
-	if !a.ladder.showCost || a.ladder.showDrift {
-		t.Fatal("c over the drift pane should replace it")
-	}
-	a = keys(t, a, "c")
-	if a.ladder.showCost {
-		t.Fatal("c did not toggle the pane off")
-	}
-}
-
-// f shows when the messages in flight arrive in place of the table; f or
-// esc go back, and it replaces the other panes.
-func TestForecastPane(t *testing.T) {
-	fb := newFake(fixture.Busy())
-	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
-	a = load(t, a, fb)
-	a = keys(t, a, "f")
-	v := plainView(t, a)
-	for _, want := range []string{"› forecast", "FORECAST", "within 1m", "later", "unknown: stuck rung"} {
-		if !strings.Contains(v, want) {
-			t.Fatalf("forecast pane lacks %q:\n%s", want, v)
+		a = keys(t, a, "esc")
+		if c.on(a.ladder) || a.screen != screenLadder {
+			t.Fatalf("esc did not close the %s pane", c.key)
 		}
-	}
-	a = keys(t, a, "esc")
-	if strings.Contains(plainView(t, a), "FORECAST") || a.screen != screenLadder {
-		t.Fatal("esc did not close the forecast pane")
-	}
-	a = keys(t, a, "c", "f")
-	if !a.ladder.showForecast || a.ladder.showCost {
-		t.Fatal("f over the cost pane should replace it")
-	}
-	a = keys(t, a, "d")
-	if a.ladder.showForecast || !a.ladder.showDrift {
-		t.Fatal("d over the forecast should replace it")
+		a = keys(t, a, c.other, c.key)
+		if !c.on(a.ladder) || a.ladder.showDrift || a.ladder.showCost && c.key != "c" {
+			t.Fatalf("%s over the %s pane should replace it", c.key, c.other)
+		}
+		a = keys(t, a, c.key)
+		if c.on(a.ladder) {
+			t.Fatalf("%s did not toggle its pane off", c.key)
+		}
 	}
 }
 
