@@ -3,7 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
-	"testing"
+	"runtime"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -107,18 +107,38 @@ func consoleCost(ctx context.Context, cfg broker.Config, mgmt *broker.Management
 	return c, nil
 }
 
-// timeOp is f's time per call: testing.Benchmark's, or one call in a smoke
-// run, whose timings mean nothing anyway.
+// benchTime is how long timeOp measures an operation for, as
+// testing.Benchmark does by default.
+const benchTime = time.Second
+
+// timeOp is f's time per call, or one call's in a smoke run, whose timings
+// mean nothing anyway. It measures as testing.Benchmark does (batches of
+// calls, each sized from the last, until one lasts benchTime) without
+// linking the testing package into the rungs binary.
 func timeOp(once bool, f func()) int64 {
+	start := time.Now()
+	f()
+	took := time.Since(start)
 	if once {
-		start := time.Now()
-		f()
-		return max(1, time.Since(start).Nanoseconds())
+		return max(1, took.Nanoseconds())
 	}
-	r := testing.Benchmark(func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
+	n := 1
+	for took < benchTime && n < 1e9 {
+		n = nextBatch(n, took)
+		runtime.GC()
+		start = time.Now()
+		for range n {
 			f()
 		}
-	})
-	return r.NsPerOp()
+		took = time.Since(start)
+	}
+	return max(1, took.Nanoseconds()/int64(n))
+}
+
+// nextBatch sizes the next batch so that it should last about 1.2 times
+// benchTime, growing at most a hundredfold and at least by one.
+func nextBatch(n int, took time.Duration) int {
+	per := max(1, took.Nanoseconds()/int64(n))
+	want := int(1.2 * float64(benchTime.Nanoseconds()) / float64(per))
+	return max(n+1, min(want, 100*n, 1e9))
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
@@ -106,5 +107,25 @@ func TestConsoleFixture(t *testing.T) {
 	small := ConsoleFixture("v", 100)
 	if len(small) != 2 || len(small[0].Queues)+len(small[1].Queues) != 100 {
 		t.Fatalf("ConsoleFixture(100) = %d plans", len(small))
+	}
+}
+
+func TestNextBatchGrowsTowardBenchTime(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		took time.Duration
+		want int
+	}{
+		{1, time.Millisecond, 100},          // at most a hundredfold
+		{100, 100 * time.Millisecond, 1200}, // 1ms a call: 1.2s worth
+		{5, 2 * time.Second, 6},             // already long enough: still grows
+	} {
+		if got := nextBatch(c.n, c.took); got != c.want {
+			t.Errorf("nextBatch(%d, %s) = %d, want %d", c.n, c.took, got, c.want)
+		}
+	}
+	calls := 0
+	if ns := timeOp(true, func() { calls++ }); ns < 1 || calls != 1 {
+		t.Errorf("a smoke run calls once: %d calls, %dns", calls, ns)
 	}
 }

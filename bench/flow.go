@@ -151,344 +151,385 @@ type pubRecord struct {
 // The subscriber gets a connection of its own, closed at the end of the
 // phase (see the drain below for why).
 func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (*broker.Conn, error), spec flowSpec) (flowResult, error) {
-	var res flowResult
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sub, err := dial(ctx)
 	if err != nil {
-		return res, err
+		return flowResult{}, err
 	}
 	defer sub.Close()
-	start := time.Now()
-	since := func() time.Duration { return time.Since(start) }
+	r := newFlowRun(ctx, pub, spec)
 	deliveries, err := sub.Consume(context.WithoutCancel(ctx), spec.target.queue, prefetch)
 	if err != nil {
-		return res, err
+		return flowResult{}, err
 	}
-
-	var credits chan struct{}
-	if spec.rate == 0 {
-		credits = make(chan struct{}, spec.inFlight)
-		for i := 0; i < spec.inFlight; i++ {
-			credits <- struct{}{}
-		}
-	}
-
-	// The consumer owns its records until it exits.
-	var (
-		arrivals  []arrival
-		seen      []bool
-		dups      int
-		bad       int
-		delivered atomic.Int64
-		consumed  = make(chan struct{})
-		ackErr    error
-	)
-	go func() {
-		defer close(consumed)
-		for d := range deliveries {
-			at := d.Received.Sub(start)
-			if err := d.Ack(); err != nil && ackErr == nil {
-				ackErr = err
-			}
-			seq, ok1 := intHeader(d.Headers, hdrSeq)
-			sent, ok2 := intHeader(d.Headers, hdrSent)
-			delay, ok3 := intHeader(d.Headers, hdrDelay)
-			if !ok1 || !ok2 || !ok3 || seq < 0 {
-				bad++
-				continue
-			}
-			for int64(len(seen)) <= seq {
-				seen = append(seen, make([]bool, max(len(seen), 1024))...)
-			}
-			if seen[seq] {
-				dups++
-				continue
-			}
-			seen[seq] = true
-			hops := 0
-			if xd, ok := d.Headers[hdrDeath].([]any); ok {
-				hops = len(xd)
-			}
-			arrivals = append(arrivals, arrival{
-				sent: time.Duration(sent), at: at, hops: hops,
-				late: at - time.Duration(sent) - time.Duration(delay),
-			})
-			delivered.Add(1)
-			if credits != nil {
-				select {
-				case credits <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}()
-
-	stopAt := spec.warmup + spec.window
-	var (
-		seq       atomic.Int64
-		hopsSum   atomic.Int64
-		maxHops   atomic.Int64
-		mu        sync.Mutex
-		records   []pubRecord
-		pubErr    error
-		wg        sync.WaitGroup
-		maxUnits  = uint64(0)
-		published atomic.Int64
-	)
-	if spec.delayBits > 0 {
-		maxUnits = uint64(1)<<spec.delayBits - 1
-	}
-	// delayOf is the delay a message of u units asks for.
-	delayOf := func(u uint64) int64 {
-		if spec.target.keysOnly {
-			return 0
-		}
-		if spec.target.chain > 0 {
-			return int64(time.Duration(spec.target.chain) * spec.unit)
-		}
-		return int64(time.Duration(u) * spec.unit)
-	}
-	// build makes n messages, reserving their sequence numbers.
-	build := func(rng *rand.Rand, n int) ([]broker.Message, error) {
-		first := seq.Add(int64(n)) - int64(n)
-		sent := int64(since())
-		msgs := make([]broker.Message, n)
-		for i := range msgs {
-			var u uint64
-			if maxUnits > 0 {
-				u = rng.Uint64N(maxUnits + 1)
-			}
-			ex, key, hops, err := spec.target.route(u)
-			if err != nil {
-				return nil, err
-			}
-			hopsSum.Add(int64(hops))
-			for m := maxHops.Load(); int64(hops) > m && !maxHops.CompareAndSwap(m, int64(hops)); m = maxHops.Load() {
-			}
-			msgs[i] = broker.Message{
-				Exchange: ex, RoutingKey: key, Body: spec.body, Persistent: spec.persistent,
-				Headers: map[string]any{
-					hdrSeq: first + int64(i), hdrSent: sent,
-					hdrDelay: delayOf(u),
-				},
-			}
-		}
-		return msgs, nil
-	}
-	send := func(rng *rand.Rand, n int) bool {
-		msgs, err := build(rng, n)
-		if err == nil {
-			published.Add(int64(n))
-			var r broker.PublishResult
-			r, err = pub.Publish(ctx, msgs)
-			mu.Lock()
-			records = append(records, pubRecord{sent: time.Duration(msgs[0].Headers[hdrSent].(int64)), res: r})
-			mu.Unlock()
-		}
-		if err != nil {
-			mu.Lock()
-			if pubErr == nil {
-				pubErr = err
-			}
-			mu.Unlock()
-			return false
-		}
-		return true
-	}
-	// budget says how many more messages the cap allows, 0 when reached.
-	budget := func(n int) int {
-		if spec.maxMessages <= 0 {
-			return n
-		}
-		return max(0, min(n, spec.maxMessages-int(seq.Load())))
-	}
-	// Sample the broker's CPU time at the window's edges.
-	cpuAt := [2]time.Duration{}
-	cpuOK := [2]bool{}
-	cpuDone := make(chan struct{})
-	go func() {
-		defer close(cpuDone)
-		if spec.cpu == nil || spec.maxMessages > 0 {
-			return
-		}
-		for i, at := range []time.Duration{spec.warmup, spec.warmup + spec.window} {
-			select {
-			case <-time.After(at - since()):
-			case <-ctx.Done():
-				return
-			}
-			cpuAt[i], cpuOK[i] = spec.cpu()
-		}
-	}()
-	// The host timer probe: how late this process wakes from 1 ms sleeps.
-	var oversleep []time.Duration
-	probeDone := make(chan struct{})
-	go func() {
-		defer close(probeDone)
-		if !spec.probe {
-			return
-		}
-		select {
-		case <-time.After(spec.warmup - since()):
-		case <-ctx.Done():
-			return
-		}
-		for since() < stopAt && ctx.Err() == nil {
-			t0 := time.Now()
-			time.Sleep(time.Millisecond)
-			oversleep = append(oversleep, time.Since(t0)-time.Millisecond)
-		}
-	}()
-	end := time.NewTimer(stopAt)
+	go r.consume(deliveries)
+	go r.sampleCPU()
+	go r.probeTimer()
+	end := time.NewTimer(r.stopAt)
 	defer end.Stop()
-	ended := make(chan struct{})
 	go func() {
 		select {
 		case <-end.C:
 		case <-ctx.Done():
 		}
-		close(ended)
+		close(r.ended)
 	}()
-
 	if spec.rate == 0 {
-		var claim sync.Mutex // keeps maxMessages exact across publishers
-		for p := 0; p < publishers; p++ {
-			wg.Add(1)
-			go func(p int) {
-				defer wg.Done()
-				rng := rand.New(rand.NewPCG(spec.seed, uint64(p)))
-				for {
-					claim.Lock()
-					n := budget(batch)
-					got := 0
-					// Wait for a whole batch: tiny batches would make the
-					// per-call cost (a channel, confirm mode) the bottleneck.
-				take:
-					for got < n {
-						select {
-						case <-credits:
-							got++
-						case <-ended:
-							break take
-						}
-					}
-					if got == 0 || got < n {
-						claim.Unlock()
-						return
-					}
-					msgs, err := build(rng, got)
-					claim.Unlock()
-					if err != nil {
-						mu.Lock()
-						pubErr = err
-						mu.Unlock()
-						return
-					}
-					published.Add(int64(got))
-					r, err := pub.Publish(ctx, msgs)
-					mu.Lock()
-					records = append(records, pubRecord{sent: time.Duration(msgs[0].Headers[hdrSent].(int64)), res: r})
-					if err != nil && pubErr == nil {
-						pubErr = err
-					}
-					mu.Unlock()
-					if err != nil {
-						return
-					}
-				}
-			}(p)
-		}
+		r.saturate()
 	} else {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(spec.seed, 0))
-			t := time.NewTicker(tick)
-			defer t.Stop()
-			sentN := 0
-			for {
-				select {
-				case <-ended:
-					return
-				case <-t.C:
-				}
-				// The end wins over a tick that is ready at the same time.
-				select {
-				case <-ended:
-					return
-				default:
-				}
-				// Open loop: ticks missed while the broker was slow are
-				// caught up (a late broker must not lower the offered load),
-				// but only messages due within the phase, at most
-				// pacedBatch per call, so that the end is seen promptly.
-				due := min(int(spec.rate*min(since(), stopAt).Seconds())-sentN, pacedBatch)
-				if due = budget(due); due <= 0 {
-					if spec.maxMessages > 0 && int(seq.Load()) >= spec.maxMessages {
-						return
-					}
-					continue
-				}
-				if !send(rng, due) {
-					return
-				}
-				sentN += due
-			}
-		}()
+		r.offer()
 	}
-	wg.Wait()
-
-	mu.Lock()
-	for _, r := range records {
-		res.Confirmed += r.res.Confirmed
-		res.Unconfirmed += r.res.Returned + r.res.Nacked + r.res.Failed + r.res.Unsent
-	}
-	res.Published = int(published.Load())
-	perr := pubErr
-	mu.Unlock()
-
-	// Drain: every confirmed message must arrive. Give up only when
-	// deliveries stall for longer than the longest delay plus a margin.
-	stall := time.Duration(maxUnits)*spec.unit + 15*time.Second
-	last, lastN := time.Now(), delivered.Load()
-	for delivered.Load() < int64(res.Confirmed) && ctx.Err() == nil {
-		time.Sleep(20 * time.Millisecond)
-		if n := delivered.Load(); n != lastN {
-			last, lastN = time.Now(), n
-		} else if time.Since(last) > stall {
-			break
-		}
-	}
+	res := r.published()
+	r.drain(res.Confirmed)
 	// Closing the subscriber's connection, not cancelling the consume
 	// context, ends the deliveries: cancelling races amqp091's own
 	// basic.cancel against broker.Conn.Consume's channel close, and the
 	// close can then wait forever for a reply the cancel took.
 	_ = sub.Close()
-	<-consumed
-	<-cpuDone
-	<-probeDone
-	res.HostTimer = newDist(oversleep)
-	if cpuOK[0] && cpuOK[1] {
-		res.BrokerCPU = cpuAt[1] - cpuAt[0]
-	}
+	<-r.consumed
+	<-r.cpuDone
+	<-r.probeDone
+	return r.finish(res)
+}
 
-	res.Delivered = len(arrivals)
-	res.Duplicates = dups
+// flowRun is one phase under way. Its steps run as goroutines: a
+// consumer, the publishers (saturating or paced), a CPU sampler and a
+// timer probe; runFlow starts them, waits, drains and summarises.
+type flowRun struct {
+	ctx      context.Context
+	pub      *broker.Conn
+	spec     flowSpec
+	start    time.Time
+	stopAt   time.Duration
+	maxUnits uint64
+	// credits bound the messages in flight at saturation (nil when paced);
+	// ended closes when the phase's time is up.
+	credits chan struct{}
+	ended   chan struct{}
+
+	// The consumer owns these until consumed closes.
+	arrivals  []arrival
+	seen      []bool
+	dups, bad int
+	ackErr    error
+	delivered atomic.Int64
+	consumed  chan struct{}
+
+	// The publishers share these.
+	seq, hopsSum, maxHops, sent atomic.Int64
+	mu                          sync.Mutex // guards records and pubErr
+	records                     []pubRecord
+	pubErr                      error
+
+	// The samplers own these until their channel closes.
+	cpuAt     [2]time.Duration
+	cpuOK     [2]bool
+	cpuDone   chan struct{}
+	oversleep []time.Duration
+	probeDone chan struct{}
+}
+
+func newFlowRun(ctx context.Context, pub *broker.Conn, spec flowSpec) *flowRun {
+	r := &flowRun{
+		ctx: ctx, pub: pub, spec: spec, start: time.Now(), stopAt: spec.warmup + spec.window,
+		ended: make(chan struct{}), consumed: make(chan struct{}), cpuDone: make(chan struct{}), probeDone: make(chan struct{}),
+	}
+	if spec.rate == 0 {
+		r.credits = make(chan struct{}, spec.inFlight)
+		for i := 0; i < spec.inFlight; i++ {
+			r.credits <- struct{}{}
+		}
+	}
+	if spec.delayBits > 0 {
+		r.maxUnits = uint64(1)<<spec.delayBits - 1
+	}
+	return r
+}
+
+func (r *flowRun) since() time.Duration { return time.Since(r.start) }
+
+// consume records each delivery once: when it arrived, how late, through
+// how many rungs. At saturation every arrival frees a credit.
+func (r *flowRun) consume(deliveries <-chan broker.Delivery) {
+	defer close(r.consumed)
+	for d := range deliveries {
+		at := d.Received.Sub(r.start)
+		if err := d.Ack(); err != nil && r.ackErr == nil {
+			r.ackErr = err
+		}
+		seq, ok1 := intHeader(d.Headers, hdrSeq)
+		sent, ok2 := intHeader(d.Headers, hdrSent)
+		delay, ok3 := intHeader(d.Headers, hdrDelay)
+		if !ok1 || !ok2 || !ok3 || seq < 0 {
+			r.bad++
+			continue
+		}
+		for int64(len(r.seen)) <= seq {
+			r.seen = append(r.seen, make([]bool, max(len(r.seen), 1024))...)
+		}
+		if r.seen[seq] {
+			r.dups++
+			continue
+		}
+		r.seen[seq] = true
+		hops := 0
+		if xd, ok := d.Headers[hdrDeath].([]any); ok {
+			hops = len(xd)
+		}
+		r.arrivals = append(r.arrivals, arrival{
+			sent: time.Duration(sent), at: at, hops: hops,
+			late: at - time.Duration(sent) - time.Duration(delay),
+		})
+		r.delivered.Add(1)
+		if r.credits != nil {
+			select {
+			case r.credits <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// delayOf is the delay a message of u units asks for.
+func (r *flowRun) delayOf(u uint64) int64 {
+	switch {
+	case r.spec.target.keysOnly:
+		return 0
+	case r.spec.target.chain > 0:
+		return int64(time.Duration(r.spec.target.chain) * r.spec.unit)
+	}
+	return int64(time.Duration(u) * r.spec.unit)
+}
+
+// build makes n messages, reserving their sequence numbers.
+func (r *flowRun) build(rng *rand.Rand, n int) ([]broker.Message, error) {
+	first := r.seq.Add(int64(n)) - int64(n)
+	sent := int64(r.since())
+	msgs := make([]broker.Message, n)
+	for i := range msgs {
+		var u uint64
+		if r.maxUnits > 0 {
+			u = rng.Uint64N(r.maxUnits + 1)
+		}
+		ex, key, hops, err := r.spec.target.route(u)
+		if err != nil {
+			return nil, err
+		}
+		r.hopsSum.Add(int64(hops))
+		for m := r.maxHops.Load(); int64(hops) > m && !r.maxHops.CompareAndSwap(m, int64(hops)); m = r.maxHops.Load() {
+		}
+		msgs[i] = broker.Message{
+			Exchange: ex, RoutingKey: key, Body: r.spec.body, Persistent: r.spec.persistent,
+			Headers: map[string]any{
+				hdrSeq: first + int64(i), hdrSent: sent,
+				hdrDelay: r.delayOf(u),
+			},
+		}
+	}
+	return msgs, nil
+}
+
+// publish sends built messages and records the outcome; false means stop.
+func (r *flowRun) publish(msgs []broker.Message) bool {
+	r.sent.Add(int64(len(msgs)))
+	res, err := r.pub.Publish(r.ctx, msgs)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = append(r.records, pubRecord{sent: time.Duration(msgs[0].Headers[hdrSent].(int64)), res: res})
+	if err != nil && r.pubErr == nil {
+		r.pubErr = err
+	}
+	return err == nil
+}
+
+// failed records an error that stopped a publisher before it published.
+func (r *flowRun) failed(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pubErr == nil {
+		r.pubErr = err
+	}
+}
+
+// budget says how many more messages the cap allows, 0 when reached.
+func (r *flowRun) budget(n int) int {
+	if r.spec.maxMessages <= 0 {
+		return n
+	}
+	return max(0, min(n, r.spec.maxMessages-int(r.seq.Load())))
+}
+
+// sampleCPU reads the broker's CPU time at the window's edges.
+func (r *flowRun) sampleCPU() {
+	defer close(r.cpuDone)
+	if r.spec.cpu == nil || r.spec.maxMessages > 0 {
+		return
+	}
+	for i, at := range []time.Duration{r.spec.warmup, r.stopAt} {
+		select {
+		case <-time.After(at - r.since()):
+		case <-r.ctx.Done():
+			return
+		}
+		r.cpuAt[i], r.cpuOK[i] = r.spec.cpu()
+	}
+}
+
+// probeTimer measures the host's timer: how late this process wakes from
+// 1 ms sleeps during the window.
+func (r *flowRun) probeTimer() {
+	defer close(r.probeDone)
+	if !r.spec.probe {
+		return
+	}
+	select {
+	case <-time.After(r.spec.warmup - r.since()):
+	case <-r.ctx.Done():
+		return
+	}
+	for r.since() < r.stopAt && r.ctx.Err() == nil {
+		t0 := time.Now()
+		time.Sleep(time.Millisecond)
+		r.oversleep = append(r.oversleep, time.Since(t0)-time.Millisecond)
+	}
+}
+
+// saturate runs the closed loop: publishers that send a batch whenever
+// the consumer has freed a batch's worth of credits.
+func (r *flowRun) saturate() {
+	var wg sync.WaitGroup
+	var claim sync.Mutex // keeps maxMessages exact across publishers
+	for p := 0; p < publishers; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(r.spec.seed, uint64(p)))
+			for {
+				claim.Lock()
+				n := r.budget(batch)
+				got := 0
+				// Wait for a whole batch: tiny batches would make the
+				// per-call cost (a channel, confirm mode) the bottleneck.
+			take:
+				for got < n {
+					select {
+					case <-r.credits:
+						got++
+					case <-r.ended:
+						break take
+					}
+				}
+				if got == 0 || got < n {
+					claim.Unlock()
+					return
+				}
+				msgs, err := r.build(rng, got)
+				claim.Unlock()
+				if err != nil {
+					r.failed(err)
+					return
+				}
+				if !r.publish(msgs) {
+					return
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+}
+
+// offer runs the open loop: one publisher paced at the offered rate.
+func (r *flowRun) offer() {
+	rng := rand.New(rand.NewPCG(r.spec.seed, 0))
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	sentN := 0
+	for {
+		select {
+		case <-r.ended:
+			return
+		case <-t.C:
+		}
+		// The end wins over a tick that is ready at the same time.
+		select {
+		case <-r.ended:
+			return
+		default:
+		}
+		// Open loop: ticks missed while the broker was slow are caught up
+		// (a late broker must not lower the offered load), but only
+		// messages due within the phase, at most pacedBatch per call, so
+		// that the end is seen promptly.
+		due := min(int(r.spec.rate*min(r.since(), r.stopAt).Seconds())-sentN, pacedBatch)
+		if due = r.budget(due); due <= 0 {
+			if r.spec.maxMessages > 0 && int(r.seq.Load()) >= r.spec.maxMessages {
+				return
+			}
+			continue
+		}
+		msgs, err := r.build(rng, due)
+		if err != nil {
+			r.failed(err)
+			return
+		}
+		if !r.publish(msgs) {
+			return
+		}
+		sentN += due
+	}
+}
+
+// published totals what the publishers sent and the broker confirmed.
+func (r *flowRun) published() flowResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var res flowResult
+	for _, rec := range r.records {
+		res.Confirmed += rec.res.Confirmed
+		res.Unconfirmed += rec.res.Returned + rec.res.Nacked + rec.res.Failed + rec.res.Unsent
+	}
+	res.Published = int(r.sent.Load())
+	return res
+}
+
+// drain waits until every confirmed message has arrived, giving up only
+// when deliveries stall for longer than the longest delay plus a margin.
+func (r *flowRun) drain(confirmed int) {
+	stall := time.Duration(r.maxUnits)*r.spec.unit + 15*time.Second
+	last, lastN := time.Now(), r.delivered.Load()
+	for r.delivered.Load() < int64(confirmed) && r.ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+		if n := r.delivered.Load(); n != lastN {
+			last, lastN = time.Now(), n
+		} else if time.Since(last) > stall {
+			break
+		}
+	}
+}
+
+// finish summarises the phase once every goroutine has stopped.
+func (r *flowRun) finish(res flowResult) (flowResult, error) {
+	res.HostTimer = newDist(r.oversleep)
+	if r.cpuOK[0] && r.cpuOK[1] {
+		res.BrokerCPU = r.cpuAt[1] - r.cpuAt[0]
+	}
+	res.Delivered = len(r.arrivals)
+	res.Duplicates = r.dups
 	res.Lost = max(0, res.Confirmed-res.Delivered)
-	res.ExpectedHops = float64(hopsSum.Load()) / float64(max(1, res.Published))
-	res.MaxHops = int(maxHops.Load())
-	summarise(&res, arrivals, records, spec)
+	res.ExpectedHops = float64(r.hopsSum.Load()) / float64(max(1, res.Published))
+	res.MaxHops = int(r.maxHops.Load())
+	summarise(&res, r.arrivals, r.records, r.spec)
 
 	var errs []error
-	if perr != nil {
-		errs = append(errs, fmt.Errorf("publish: %w", perr))
+	if r.pubErr != nil {
+		errs = append(errs, fmt.Errorf("publish: %w", r.pubErr))
 	}
-	if ackErr != nil {
-		errs = append(errs, fmt.Errorf("ack: %w", ackErr))
+	if r.ackErr != nil {
+		errs = append(errs, fmt.Errorf("ack: %w", r.ackErr))
 	}
-	if bad > 0 {
-		errs = append(errs, fmt.Errorf("%d deliveries without benchmark headers in %s", bad, spec.target.queue))
+	if r.bad > 0 {
+		errs = append(errs, fmt.Errorf("%d deliveries without benchmark headers in %s", r.bad, r.spec.target.queue))
 	}
 	return res, errors.Join(errs...)
 }

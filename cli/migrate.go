@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -431,19 +430,8 @@ func (e *env) reportMigrate(mp migratePlan, res migrateResult) {
 	if res.unknown > 0 || res.reconnects > 0 {
 		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.unknown, topology.Counted(res.reconnects, "time", "times"))
 	}
-	reasons := make([]string, 0, len(res.reasons))
-	for k := range res.reasons {
-		reasons = append(reasons, k)
-	}
-	sort.Slice(reasons, func(i, j int) bool {
-		a, b := reasons[i], reasons[j]
-		if res.reasons[a] != res.reasons[b] {
-			return res.reasons[a] > res.reasons[b]
-		}
-		return a < b
-	})
-	for _, r := range reasons {
-		fmt.Fprintf(e.Out, "  %d × %s\n", res.reasons[r], r)
+	for _, l := range ui.ReasonLines(res.reasons) {
+		fmt.Fprintln(e.Out, l)
 	}
 }
 

@@ -105,7 +105,8 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
 		}
-		fmt.Fprint(e.Out, ui.LadderText(st.found, snap, e.width(), all))
+		rows, folded := health.StatusRows(st.found, snap, all)
+		fmt.Fprint(e.Out, ui.LadderText(st.found, rows, folded, e.width()))
 		if st.forecast.Messages > 0 {
 			fmt.Fprint(e.Out, "\n", ui.ForecastText(st.forecast, e.width()))
 		}

@@ -355,6 +355,19 @@ func FoldIdleRungs(rows []Row, keep string) ([]Row, int) {
 	return out, folded
 }
 
+// StatusRows are the rows a one-off report (rungs status) lists: judged
+// without a history of depths, so a rung counts as stuck only when the
+// broker reports its oldest message as older than the ladder can hold it;
+// the idle rungs of a ladder above radix 2 folded away unless all. It
+// returns how many it folded.
+func StatusRows(f topology.Found, snap topology.Snapshot, all bool) ([]Row, int) {
+	rows := LadderRows(f, snap, Watch{})
+	if all || f.Ladder.Radix <= 2 {
+		return rows, 0
+	}
+	return FoldIdleRungs(rows, "")
+}
+
 func idle(r Row) bool {
 	s := r.Stats
 	return !r.Missing && r.Severity == Fine && r.Hop == nil && !r.End && !r.Visited &&

@@ -1,8 +1,10 @@
 // Package model holds the console's Bubble Tea models: App, the root that
 // owns the broker clients, the refresh loop and the routing of keys, and
-// the children it routes to (the ladder list, the ladder view, the input
-// line, the publish form and the purge confirmation). Rendering is left to
-// package ui; all I/O happens in tea.Cmds, so the UI never blocks.
+// the children it routes to: the screens (ladder list, ladder view, peek),
+// the input line and the dialogs over them, all under one contract (see
+// component.go). Rendering is left to package ui, operations shared with
+// the CLI to package ops; all I/O happens in tea.Cmds, so the UI never
+// blocks.
 package model
 
 import (
@@ -46,18 +48,6 @@ const (
 	screenList screen = iota
 	screenLadder
 	screenPeek
-)
-
-type overlay int
-
-const (
-	overlayNone overlay = iota
-	overlayHelp
-	overlayPublish
-	overlayConfirm
-	overlayLog
-	overlayForce
-	overlayReplay
 )
 
 // App is the root model: it routes messages to the screen in front and
@@ -106,18 +96,17 @@ type App struct {
 	connState broker.ConnState
 	clockOn   bool
 
-	screen  screen
-	overlay overlay
-	list    ladderList
-	ladder  ladderView
-	prompt  prompt
-	form    publishForm
-	confirm purgeConfirm
-	peek    peekView
-	force   peekForce
-	replay  replayDialog
-	// replaySeq numbers replays, so that the reports of one that ended
-	// are told from the current one's.
+	// The screens, the one in front, the input line and the dialog open
+	// over them (nil: none). See component.go.
+	screen screen
+	list   ladderList
+	ladder ladderView
+	peek   peekView
+	prompt prompt
+	dialog dialog
+	// move is the replay running, if any; replaySeq numbers replays, so
+	// that the reports of one that ended are told from the current one's.
+	move      *replayRun
 	replaySeq int
 
 	result ui.Result
@@ -192,7 +181,7 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return a.updateKey(msg)
 	case tea.MouseWheelMsg:
-		if a.overlay == overlayNone {
+		if a.dialog == nil {
 			return a.updateScreen(msg)
 		}
 		return a, nil
@@ -219,7 +208,8 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a.updateMove(msg)
 	case loggedMsg:
 		text, failed := logResult(msg.msg)
-		a.log.finish(msg.id, text, failed)
+		a.log.Finish(msg.id, text, failed)
+		a.toDialog(logUpdated{a.log.Entries()})
 		return a.Update(msg.msg)
 	case contextMsg:
 		return a.switchContext(msg)
@@ -233,7 +223,7 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if key.Matches(msg, a.keys.global.ForceQuit) && !a.replayStoppable() {
 		return a, tea.Quit
 	}
-	if a.overlay != overlayNone || a.prompt.active() {
+	if a.dialog != nil || a.prompt.Active() {
 		return a.updateFocused(msg)
 	}
 	g := a.keys.global
@@ -241,18 +231,16 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, g.Quit):
 		return a, tea.Quit
 	case key.Matches(msg, g.Help):
-		a.overlay = overlayHelp
-		return a, nil
+		return a, a.openHelp()
 	case key.Matches(msg, g.Log):
-		a.overlay = overlayLog
-		return a, nil
+		return a, a.openLog()
 	case key.Matches(msg, g.Command):
-		return a, a.prompt.open(promptCommand, "", a.suggestions())
+		return a, a.prompt.Open(promptCommand, "", a.suggestions())
 	case key.Matches(msg, g.Filter):
 		if a.screen == screenPeek {
 			return a, nil // a peek has nothing to filter
 		}
-		return a, a.prompt.open(promptFilter, a.currentFilter(), nil)
+		return a, a.prompt.Open(promptFilter, a.currentFilter(), nil)
 	case key.Matches(msg, g.Refresh):
 		return a, a.refreshNow()
 	case key.Matches(msg, g.Back):
@@ -262,32 +250,82 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	return a.updateScreen(msg)
 }
 
-// updateFocused sends a message to whatever has the focus: an overlay or
-// the input line. Other messages (cursor blinks) go there too.
+// updateFocused sends a message to whatever has the focus: the dialog
+// open or the input line. Other messages (cursor blinks) go there too.
 func (a App) updateFocused(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch {
-	case a.overlay == overlayHelp:
-		if km, ok := msg.(tea.KeyPressMsg); ok && (key.Matches(km, a.keys.global.Help, a.keys.global.Back, a.keys.global.Quit)) {
-			a.overlay = overlayNone
+	case a.dialog != nil:
+		d, cmd, o := a.dialog.Update(msg)
+		a.dialog = d
+		if o != nil {
+			return a.act(o)
 		}
-		return a, nil
-	case a.overlay == overlayLog:
-		if km, ok := msg.(tea.KeyPressMsg); ok && (key.Matches(km, a.keys.global.Log, a.keys.global.Back, a.keys.global.Quit)) {
-			a.overlay = overlayNone
-		}
-		return a, nil
-	case a.overlay == overlayPublish:
-		return a.updateForm(msg)
-	case a.overlay == overlayConfirm:
-		return a.updateConfirm(msg)
-	case a.overlay == overlayForce:
-		return a.updateForce(msg)
-	case a.overlay == overlayReplay:
-		return a.updateReplay(msg)
-	case a.prompt.active():
+		return a, cmd
+	case a.prompt.Active():
 		return a.updatePrompt(msg)
 	}
 	return a, nil
+}
+
+// act does what a dialog's outcome asks. Every outcome closes the dialog
+// but those of a replay under way, whose dialog shows its progress.
+func (a App) act(o outcome) (tea.Model, tea.Cmd) {
+	switch o := o.(type) {
+	case replayStarted:
+		return a.startReplay(o.plan)
+	case replayStopping:
+		return a.stopReplay(o)
+	}
+	a.dialog = nil
+	switch o := o.(type) {
+	case publishSubmitted:
+		req, err := o.request(a.now())
+		if err != nil {
+			return a.fail(err.Error())
+		}
+		a.busy = fmt.Sprintf("publishing %d to %s", req.count, req.trace.Exchange)
+		return a, logged(a.logPublish(req), publish(a.pub, o.ladder, req))
+	case purgeAnswered:
+		if !o.confirmed {
+			a.result = ui.Result{Kind: ui.ResultInfo, Text: "purge cancelled"}
+			return a, nil
+		}
+		n := len(o.targets)
+		a.busy = fmt.Sprintf("purging %d %s", n, topology.Plural(n, "queue", "queues"))
+		return a, logged(a.logPurge(o.targets), purge(a.purger, o.targets))
+	case forceAnswered:
+		return a.forceAnswered(o)
+	case replayClosed:
+		if o.nothingMoved {
+			a.result = ui.Result{Kind: ui.ResultInfo, Text: "replay cancelled: nothing was moved"}
+		}
+	}
+	return a, nil
+}
+
+// open shows a dialog over the screen; init is its first command.
+func (a *App) open(d dialog, init tea.Cmd) tea.Cmd {
+	a.dialog = d.WithFrame(a.frame())
+	return init
+}
+
+// frame is the size and styles every dialog is given.
+func (a App) frame() frame { return frame{st: a.styles, w: a.width, h: a.height} }
+
+// toDialog hands the open dialog a message that is news to it (a Move's
+// progress, a change to the log) rather than an answer from the operator.
+func (a *App) toDialog(msg tea.Msg) {
+	if a.dialog != nil {
+		a.dialog, _, _ = a.dialog.Update(msg)
+	}
+}
+
+func (a *App) openHelp() tea.Cmd {
+	return a.open(newHelpDialog(a.keys, a.readOnly, a.styles), nil)
+}
+
+func (a *App) openLog() tea.Cmd {
+	return a.open(newLogDialog(a.keys, a.log.Entries(), a.context, a.styles), nil)
 }
 
 // updateScreen handles a key or wheel event for the screen in front.
@@ -332,13 +370,13 @@ func (a App) updateLadder(msg tea.Msg) (tea.Model, tea.Cmd) {
 			// The prompt opens empty so that typing a delay replaces the
 			// last one instead of appending to it ("40s45s" is 85s); the
 			// last trace stays on screen until the first keystroke.
-			return a, a.prompt.open(promptTrace, "", nil)
+			return a, a.prompt.Open(promptTrace, "", nil)
 		case key.Matches(km, k.Publish):
 			delay, dest := "", ""
 			if tr, ok := a.ladder.Trace(); ok {
 				delay, dest = topology.FormatSpan(tr.Requested), tr.Dest
 			}
-			return a, a.openPublish(a.ladder.found.Ladder, delay, dest, 0)
+			return a, a.openPublish(a.ladder.Found().Ladder, delay, dest, 0)
 		case key.Matches(km, k.Purge):
 			row, ok := a.ladder.Selected()
 			if !ok || row.Missing {
@@ -382,12 +420,12 @@ func (a App) updatePrompt(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var ev promptEvent
 	var cmd tea.Cmd
 	a.prompt, ev, cmd = a.prompt.Update(msg)
-	kind, value := a.prompt.kind, a.prompt.Value()
+	kind, value := a.prompt.Kind(), a.prompt.Value()
 	switch ev {
 	case promptSubmitted:
-		a.prompt.close()
+		a.prompt.Close()
 		if kind == promptCommand {
-			a.prompt.remember(value)
+			a.prompt.Remember(value)
 			return a.runCommand(value)
 		}
 		if kind == promptTrace && value == "" {
@@ -395,7 +433,7 @@ func (a App) updatePrompt(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return a, nil
 	case promptCancelled:
-		a.prompt.close()
+		a.prompt.Close()
 		switch kind {
 		case promptFilter:
 			a.setFilter("")
@@ -413,51 +451,15 @@ func (a App) updatePrompt(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, cmd
 }
 
-func (a App) updateForm(msg tea.Msg) (tea.Model, tea.Cmd) {
-	var cmd tea.Cmd
-	a.form, cmd = a.form.Update(msg)
-	if !a.form.done {
-		return a, cmd
-	}
-	a.overlay = overlayNone
-	if !a.form.submitted {
-		return a, nil
-	}
-	req, err := a.form.request(a.now())
-	if err != nil {
-		return a.fail(err.Error())
-	}
-	a.busy = fmt.Sprintf("publishing %d to %s", req.count, req.trace.Exchange)
-	return a, logged(a.logPublish(req), publish(a.pub, a.form.ladder, req))
-}
-
-func (a App) updateConfirm(msg tea.Msg) (tea.Model, tea.Cmd) {
-	var cmd tea.Cmd
-	a.confirm, cmd = a.confirm.Update(msg)
-	if !a.confirm.done {
-		return a, cmd
-	}
-	a.overlay = overlayNone
-	if !a.confirm.confirmed {
-		a.result = ui.Result{Kind: ui.ResultInfo, Text: "purge cancelled"}
-		return a, nil
-	}
-	n := len(a.confirm.targets)
-	a.busy = fmt.Sprintf("purging %d %s", n, topology.Plural(n, "queue", "queues"))
-	return a, logged(a.logPurge(a.confirm.targets), purge(a.purger, a.confirm.targets))
-}
-
 // openPublish opens the publish form.
 func (a *App) openPublish(l topology.Ladder, delay, dest string, count int) tea.Cmd {
 	if a.readOnly {
 		a.result = ui.Result{Kind: ui.ResultWarn, Text: "read-only: publishing is switched off (--read-only)"}
 		return nil
 	}
-	a.form = newPublishForm(l, a.styles, delay, dest, count)
-	a.form.check = routeCheck(a.merged())
-	a.form.w = a.width
-	a.overlay = overlayPublish
-	return a.form.Init()
+	f := newPublishForm(l, a.styles, delay, dest, count, routeCheck(a.merged()))
+	init := f.Init()
+	return a.open(f, init)
 }
 
 // openConfirm opens a purge confirmation.
@@ -466,10 +468,8 @@ func (a *App) openConfirm(c purgeConfirm) tea.Cmd {
 		a.result = ui.Result{Kind: ui.ResultWarn, Text: "read-only: purging is switched off (--read-only)"}
 		return nil
 	}
-	c.w = a.width
-	a.confirm = c
-	a.overlay = overlayConfirm
-	return a.confirm.Init()
+	init := c.Init()
+	return a.open(c, init)
 }
 
 // showPublished traces the published delay on its ladder, so that the
@@ -478,7 +478,7 @@ func (a *App) showPublished(m publishedMsg) {
 	if m.err != nil && m.res.Confirmed == 0 {
 		return
 	}
-	if a.screen != screenLadder || a.ladder.found.Ladder.Name != m.ladder.Name {
+	if a.screen != screenLadder || a.ladder.Found().Ladder.Name != m.ladder.Name {
 		for _, f := range a.found {
 			if f.Ladder.Name == m.ladder.Name && f.Ladder.Layout == m.ladder.Layout {
 				a.openLadder(f)
@@ -496,15 +496,13 @@ func (a *App) showPublished(m publishedMsg) {
 func (a *App) back() {
 	switch {
 	case a.screen == screenPeek:
-		a.screen = a.peek.back
-	case a.screen == screenLadder && a.ladder.traced != nil && a.peek.queue != "":
+		a.screen = a.peek.Back()
+	case a.screen == screenLadder && a.ladder.TracesMessage() && a.peek.Queue() != "":
 		// A traced message: back to the peek it was picked from.
 		a.ladder.ClearTrace()
 		a.screen = screenPeek
-	case a.screen == screenLadder && (a.ladder.showDrift || a.ladder.showCost || a.ladder.showForecast):
-		a.ladder.showDrift, a.ladder.showCost, a.ladder.showForecast = false, false, false
-		a.ladder.clamp()
-	case a.screen == screenLadder && a.ladder.trace != nil:
+	case a.screen == screenLadder && a.ladder.ClosePanel():
+	case a.screen == screenLadder && a.ladder.HasTrace():
 		a.ladder.ClearTrace()
 	case a.currentFilter() != "":
 		a.setFilter("")
@@ -515,9 +513,9 @@ func (a *App) back() {
 
 func (a App) currentFilter() string {
 	if a.screen == screenLadder {
-		return a.ladder.filter
+		return a.ladder.Filter()
 	}
-	return a.list.filter
+	return a.list.Filter()
 }
 
 func (a *App) setFilter(f string) {
@@ -538,7 +536,7 @@ func (a *App) openLadder(f topology.Found) {
 
 func (a *App) leaveLadder() {
 	a.screen = screenList
-	a.list.selectLadder(a.ladder.found.Ladder)
+	a.list.SelectLadder(a.ladder.Found().Ladder)
 }
 
 // openInitial opens --ladder once the first snapshot is in.
@@ -568,7 +566,7 @@ func (a *App) rebuild() {
 	if a.screen != screenLadder {
 		return
 	}
-	cur := a.ladder.found.Ladder
+	cur := a.ladder.Found().Ladder
 	for _, f := range a.found {
 		if f.Ladder.Name == cur.Name && f.Ladder.Layout == cur.Layout {
 			a.ladder.SetRows(f, health.LadderRows(f, snap, h), false)
@@ -577,19 +575,21 @@ func (a *App) rebuild() {
 	}
 	// The ladder is gone from the broker: keep showing what was last
 	// known, marked, rather than yanking the screen away.
-	a.ladder.SetRows(a.ladder.found, a.ladder.rows, true)
+	a.ladder.KeepRows()
 }
+
+// screens are the App's screens, for what it does to all of them.
+func (a *App) screens() []sized { return []sized{&a.list, &a.ladder, &a.peek} }
 
 func (a *App) setStyles(st ui.Styles) {
 	a.styles = st
-	a.list.st = st
-	a.ladder.st = st
+	for _, c := range a.screens() {
+		c.SetStyles(st)
+	}
 	a.prompt.SetStyles(st)
-	a.form.setStyles(st)
-	a.confirm.st = st
-	a.peek.st = st
-	a.force.st = st
-	a.replay.setStyles(st)
+	if a.dialog != nil {
+		a.dialog = a.dialog.WithFrame(a.frame())
+	}
 }
 
 // bodyHeight is the height left for the screen between header and footer.
@@ -602,13 +602,12 @@ func (a App) bodyHeight() int {
 }
 
 func (a *App) resize() {
-	a.list.SetSize(a.width, a.bodyHeight())
-	a.ladder.SetSize(a.width, a.bodyHeight())
-	a.peek.SetSize(a.width, a.bodyHeight())
-	a.form.w = a.width
-	a.confirm.w = a.width
-	a.force.w = a.width
-	a.replay.w = a.width
+	for _, c := range a.screens() {
+		c.SetSize(a.width, a.bodyHeight())
+	}
+	if a.dialog != nil {
+		a.dialog = a.dialog.WithFrame(a.frame())
+	}
 }
 
 // View renders the screen. Terminal modes are set on every path: a view
@@ -632,24 +631,8 @@ func (a App) render() string {
 	}
 	parts = append(parts, a.body(), a.footer())
 	screen := strings.Join(parts, "\n")
-	switch a.overlay {
-	case overlayHelp:
-		note := ""
-		if a.readOnly {
-			note = "read-only: publish, purge and replay are off"
-		}
-		box := ui.HelpOverlay(a.keys.helpGroups(), commandHelp(), note, st, min(w, 100), a.height)
-		return ui.Overlay(screen, box, w, a.height)
-	case overlayPublish:
-		return ui.Overlay(screen, a.form.View(), w, a.height)
-	case overlayConfirm:
-		return ui.Overlay(screen, a.confirm.View(), w, a.height)
-	case overlayLog:
-		return ui.Overlay(screen, ui.LogOverlay(a.log.entries, a.context, st, min(w, 100), a.height), w, a.height)
-	case overlayForce:
-		return ui.Overlay(screen, a.force.View(), w, a.height)
-	case overlayReplay:
-		return ui.Overlay(screen, a.replay.View(), w, a.height)
+	if a.dialog != nil {
+		return ui.Overlay(screen, a.dialog.View(), w, a.height)
 	}
 	return screen
 }
@@ -690,7 +673,7 @@ func (a App) banner() string {
 
 // footer is the key help, or the input line.
 func (a App) footer() string {
-	if a.prompt.active() {
+	if a.prompt.Active() {
 		return ui.Footer(a.prompt.View(), a.styles, a.width)
 	}
 	hints := a.keys.listHelp()
@@ -721,19 +704,15 @@ func (a App) headerState() ui.HeaderState {
 	h.AMQP = a.connView()
 	h.Refresh = a.refreshView()
 	if a.screen == screenPeek {
-		if a.peek.back == screenLadder {
-			h.Crumbs = append(h.Crumbs, a.ladder.found.Ladder.Name)
+		if a.peek.Back() == screenLadder {
+			h.Crumbs = append(h.Crumbs, a.ladder.Found().Ladder.Name)
 		}
-		h.Crumbs = append(h.Crumbs, "peek "+a.peek.queue)
+		h.Crumbs = append(h.Crumbs, "peek "+a.peek.Queue())
 	}
 	if a.screen == screenLadder {
-		h.Crumbs = append(h.Crumbs, a.ladder.found.Ladder.Name)
-		if a.ladder.showDrift {
-			h.Crumbs = append(h.Crumbs, "drift")
-		} else if a.ladder.showCost {
-			h.Crumbs = append(h.Crumbs, "cost")
-		} else if a.ladder.showForecast {
-			h.Crumbs = append(h.Crumbs, "forecast")
+		h.Crumbs = append(h.Crumbs, a.ladder.Found().Ladder.Name)
+		if p := a.ladder.Panel(); p != "" {
+			h.Crumbs = append(h.Crumbs, p)
 		}
 		if tr, ok := a.ladder.Trace(); ok {
 			h.Chips = append(h.Chips, "trace "+topology.FormatSpan(tr.Requested))

@@ -75,8 +75,8 @@ func TestFilterAsYouType(t *testing.T) {
 		t.Fatalf("filter ord shows %d ladders, want 1", n)
 	}
 	a = keys(t, a, "enter")
-	if a.prompt.active() || a.list.filter != "ord" {
-		t.Fatalf("enter should keep the filter and close the line: active %v filter %q", a.prompt.active(), a.list.filter)
+	if a.prompt.Active() || a.list.filter != "ord" {
+		t.Fatalf("enter should keep the filter and close the line: active %v filter %q", a.prompt.Active(), a.list.filter)
 	}
 	if !strings.Contains(plainView(t, a), "/ord") {
 		t.Error("the active filter is not shown")
@@ -110,7 +110,7 @@ func TestTraceFlow(t *testing.T) {
 		t.Errorf("highlighted hops: %s", got)
 	}
 	a = keys(t, a, "enter")
-	if a.prompt.active() {
+	if a.prompt.Active() {
 		t.Fatal("enter should pin the trace and close the line")
 	}
 	if _, ok := a.ladder.Trace(); !ok {
@@ -140,7 +140,7 @@ func TestPublishFlow(t *testing.T) {
 	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
 	a = load(t, a, fb)
 	a = keys(t, a, "p")
-	if a.overlay != overlayPublish {
+	if !isOpen[publishForm](a) {
 		t.Fatal("p did not open the form")
 	}
 	a = typeText(t, a, "90s")
@@ -185,8 +185,8 @@ func TestPublishInvalidStaysOpen(t *testing.T) {
 	a = keys(t, a, "p")
 	a = typeText(t, a, "90s")
 	a = keys(t, a, "enter")
-	if a.overlay != overlayPublish || !strings.Contains(a.form.err, "destination") {
-		t.Fatalf("an nsb publish without destination must stay open with an error: overlay %v err %q", a.overlay, a.form.err)
+	if !isOpen[publishForm](a) || !strings.Contains(dialogOf[publishForm](t, a).err, "destination") {
+		t.Fatalf("an nsb publish without destination must stay open with an error: dialog %T err %q", a.dialog, dialogOf[publishForm](t, a).err)
 	}
 	if len(fb.published) != 0 {
 		t.Fatal("published despite the error")
@@ -222,7 +222,7 @@ func TestReadOnlyRefusesVisibly(t *testing.T) {
 	a = load(t, a, fb)
 	for _, k := range []string{"p", "x", "X"} {
 		a = keys(t, a, k)
-		if a.overlay != overlayNone {
+		if a.dialog != nil {
 			t.Fatalf("%s opened an overlay in read-only mode", k)
 		}
 		if a.result.Kind != ui.ResultWarn || !strings.Contains(a.result.Text, "read-only") {
@@ -231,8 +231,8 @@ func TestReadOnlyRefusesVisibly(t *testing.T) {
 	}
 	for _, c := range []string{"publish", "purge orders.rung.03"} {
 		a, _ = a.runCommand(c)
-		if a.overlay != overlayNone || !strings.Contains(a.result.Text, "read-only") {
-			t.Errorf(":%s in read-only: overlay %v result %+v", c, a.overlay, a.result)
+		if a.dialog != nil || !strings.Contains(a.result.Text, "read-only") {
+			t.Errorf(":%s in read-only: dialog %T result %+v", c, a.dialog, a.result)
 		}
 	}
 	if len(fb.published)+len(fb.purged) != 0 {
@@ -248,11 +248,11 @@ func TestPurgeQueue(t *testing.T) {
 	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 80, 24)
 	a = load(t, a, fb)
 	a = keys(t, a, "j", "j", "j", "x")
-	if a.overlay != overlayConfirm || !strings.Contains(plainView(t, a), "412 ready messages in orders.rung.06") {
+	if !isOpen[purgeConfirm](a) || !strings.Contains(plainView(t, a), "412 ready messages in orders.rung.06") {
 		t.Fatal("x should confirm, naming the queue and what is lost")
 	}
 	a = keys(t, a, "n")
-	if a.overlay != overlayNone || len(fb.purged) != 0 {
+	if a.dialog != nil || len(fb.purged) != 0 {
 		t.Fatal("n should cancel without purging")
 	}
 	a = keys(t, a, "x")
@@ -272,8 +272,8 @@ func TestPurgeLadderNeedsTheName(t *testing.T) {
 	a = keys(t, a, "X")
 	a = typeText(t, a, "yes")
 	a = keys(t, a, "enter")
-	if a.overlay != overlayConfirm || !strings.Contains(a.confirm.err, "type orders") {
-		t.Fatalf("a wrong name must not purge: overlay %v err %q", a.overlay, a.confirm.err)
+	if !isOpen[purgeConfirm](a) || !strings.Contains(dialogOf[purgeConfirm](t, a).err, "type orders") {
+		t.Fatalf("a wrong name must not purge: dialog %T err %q", a.dialog, dialogOf[purgeConfirm](t, a).err)
 	}
 	for range "yes" {
 		a = keys(t, a, "backspace")
@@ -341,7 +341,7 @@ func TestCommandLine(t *testing.T) {
 		t.Fatalf("↓ back to the draft gave %q", v)
 	}
 	a = keys(t, a, "esc")
-	if a.prompt.active() {
+	if a.prompt.Active() {
 		t.Fatal("esc did not close the command line")
 	}
 	if _, cmd := a.runCommand("q"); cmd == nil || cmd() != tea.Quit() {
@@ -448,7 +448,7 @@ func TestFailingBrokerIsState(t *testing.T) {
 	}
 	// Keys still work.
 	a = keys(t, a, "?")
-	if a.overlay != overlayHelp {
+	if !isOpen[helpDialog](a) {
 		t.Fatal("help does not open while the broker fails")
 	}
 	a = keys(t, a, "esc")
@@ -480,7 +480,7 @@ func TestSlowBrokerIsState(t *testing.T) {
 		t.Error("the waiting time should tick")
 	}
 	a = keys(t, a, "?")
-	if a.overlay != overlayHelp {
+	if !isOpen[helpDialog](a) {
 		t.Fatal("keys do not work while the broker hangs")
 	}
 	// Past twice the timeout, the request is given up and reported.

@@ -28,9 +28,9 @@ type commandLog struct {
 	next    int
 }
 
-// add records an operation as sent and returns its id, to attach the
+// Add records an operation as sent and returns its id, to attach the
 // outcome when it comes.
-func (l *commandLog) add(at time.Time, op string, sent ...string) int {
+func (l *commandLog) Add(at time.Time, op string, sent ...string) int {
 	l.next++
 	l.entries = append(l.entries, ui.LogEntry{At: at, Op: op, Sent: sent})
 	l.ids = append(l.ids, l.next)
@@ -41,8 +41,8 @@ func (l *commandLog) add(at time.Time, op string, sent ...string) int {
 	return l.next
 }
 
-// finish records the outcome of operation id, if it is still in the log.
-func (l *commandLog) finish(id int, result string, failed bool) {
+// Finish records the outcome of operation id, if it is still in the log.
+func (l *commandLog) Finish(id int, result string, failed bool) {
 	for i := range l.ids {
 		if l.ids[i] == id {
 			l.entries[i].Result, l.entries[i].Failed = result, failed
@@ -50,6 +50,9 @@ func (l *commandLog) finish(id int, result string, failed bool) {
 		}
 	}
 }
+
+// Entries are the operations logged, oldest first.
+func (l commandLog) Entries() []ui.LogEntry { return l.entries }
 
 // loggedMsg carries a reply to a logged operation: the outcome goes into
 // the log, then the reply is handled as usual.
@@ -86,7 +89,7 @@ func (a *App) logPublish(req publishRequest) int {
 		}
 	}
 	sent = append(sent, fmt.Sprintf("(delay %s → %s)", topology.FormatSpan(tr.Delay), tr.Target))
-	return a.log.add(a.now(), "publish", sent...)
+	return a.log.Add(a.now(), "publish", sent...)
 }
 
 func deliveryMode(persistent bool) string {
@@ -102,7 +105,7 @@ func (a *App) logPurge(targets []purgeTarget) int {
 	for _, t := range targets {
 		sent = append(sent, "queue="+t.queue)
 	}
-	return a.log.add(a.now(), "purge", sent...)
+	return a.log.Add(a.now(), "purge", sent...)
 }
 
 // logResult words a logged reply for the log.
@@ -216,7 +219,7 @@ func (a App) ctxCommand(args []string) (App, tea.Cmd) {
 		return a.fail(fmt.Sprintf("no context %q (known: %s)", name, strings.Join(a.contexts, ", ")))
 	}
 	a.busy = "connecting to " + name
-	id := a.log.add(a.now(), "connect", "context="+name)
+	id := a.log.Add(a.now(), "connect", "context="+name)
 	return a, logged(id, connectContext(a.connect, name))
 }
 
@@ -237,7 +240,7 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	a.context = m.name
 	a.snap, a.live, a.found, a.moves = topology.Snapshot{Vhost: a.vhost}, nil, nil, topology.Movements{}
 	a.overview, a.loaded, a.fetchErr, a.pending, a.snapDue = broker.Overview{}, false, nil, nil, false
-	a.screen, a.overlay = screenList, overlayNone
+	a.screen, a.dialog = screenList, nil
 	a.list = newLadderList(a.vhost, a.styles, a.keys.nav)
 	a.ladder = ladderView{}
 	a.peek = peekView{}

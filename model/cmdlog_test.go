@@ -60,20 +60,20 @@ func TestCommandLogRecordsWhatWasSent(t *testing.T) {
 	}
 
 	a = keys(t, a, "L")
-	if a.overlay != overlayLog {
+	if !isOpen[logDialog](a) {
 		t.Fatal("L did not open the log")
 	}
 	if s := plainView(t, a); !strings.Contains(s, "Sent to the broker") || !strings.Contains(s, "queue=orders.rung.09") {
 		t.Fatalf("log view:\n%s", s)
 	}
 	a = keys(t, a, "L")
-	if a.overlay != overlayNone {
+	if a.dialog != nil {
 		t.Fatal("L did not close the log")
 	}
 	a = typeText(t, a, ":")
 	a = typeText(t, a, "log")
 	a = keys(t, a, "enter")
-	if a.overlay != overlayLog {
+	if !isOpen[logDialog](a) {
 		t.Fatal(":log did not open the log")
 	}
 }
@@ -94,16 +94,16 @@ func TestCommandLogRecordsFailures(t *testing.T) {
 
 func TestCommandLogIsBounded(t *testing.T) {
 	var l commandLog
-	first := l.add(newClock().now(), "publish", "x")
+	first := l.Add(newClock().now(), "publish", "x")
 	for i := 0; i < maxLog+50; i++ {
-		l.add(newClock().now(), "purge", fmt.Sprint("queue=", i))
+		l.Add(newClock().now(), "purge", fmt.Sprint("queue=", i))
 	}
 	if len(l.entries) != maxLog || len(l.ids) != maxLog {
 		t.Fatalf("log holds %d entries", len(l.entries))
 	}
-	l.finish(first, "late", false) // evicted: nothing to do, nothing breaks
+	l.Finish(first, "late", false) // evicted: nothing to do, nothing breaks
 	last := l.ids[len(l.ids)-1]
-	l.finish(last, "done", false)
+	l.Finish(last, "done", false)
 	if l.entries[len(l.entries)-1].Result != "done" || l.entries[len(l.entries)-1].Sent[0] != fmt.Sprint("queue=", maxLog+49) {
 		t.Fatalf("newest entry %+v", l.entries[len(l.entries)-1])
 	}

@@ -29,8 +29,7 @@ func (a App) runCommand(line string) (App, tea.Cmd) {
 	case "q", "q!", "quit", "qa", "exit":
 		return a, tea.Quit
 	case "help", "h":
-		a.overlay = overlayHelp
-		return a, nil
+		return a, a.openHelp()
 	case "ladders", "ls", "home":
 		a.leaveLadder()
 		return a, nil
@@ -60,16 +59,14 @@ func (a App) runCommand(line string) (App, tea.Cmd) {
 	case "refresh", "r":
 		return a.refreshCommand(args)
 	case "log":
-		a.overlay = overlayLog
-		return a, nil
+		return a, a.openLog()
 	case "ctx", "context":
 		return a.ctxCommand(args)
 	case "drift", "cost", "forecast":
 		if a.screen != screenLadder {
 			return a.fail(":" + name + " works in a ladder; open one first")
 		}
-		a.ladder.toggle(map[string]*bool{"drift": &a.ladder.showDrift, "cost": &a.ladder.showCost, "forecast": &a.ladder.showForecast}[name])
-		a.ladder.clamp()
+		a.ladder.TogglePanel(name)
 		return a, nil
 	}
 	return a.fail(fmt.Sprintf("unknown command %q (? lists commands)", name))
@@ -112,7 +109,7 @@ func (a App) findLadder(name string) (topology.Found, error) {
 // one under the cursor in the list.
 func (a App) contextLadder() (topology.Found, bool) {
 	if a.screen == screenLadder {
-		return a.ladder.found, true
+		return a.ladder.Found(), true
 	}
 	return a.list.Selected()
 }
@@ -166,7 +163,7 @@ func (a App) purgeCommand(name string) (App, tea.Cmd) {
 		return a.refuse("purging")
 	}
 	if a.screen == screenLadder {
-		for _, r := range a.ladder.rows {
+		for _, r := range a.ladder.Rows() {
 			if r.Queue == name {
 				return a, a.openConfirm(newQueuePurge(r, a.styles))
 			}
@@ -179,7 +176,7 @@ func (a App) purgeCommand(name string) (App, tea.Cmd) {
 	if err != nil {
 		return a.fail(fmt.Sprintf("no queue or ladder %q in vhost %s", name, a.vhost))
 	}
-	if a.screen != screenLadder || a.ladder.found.Ladder.Name != f.Ladder.Name {
+	if a.screen != screenLadder || a.ladder.Found().Ladder.Name != f.Ladder.Name {
 		a.openLadder(f)
 	}
 	return a, a.openConfirm(newLadderPurge(a.ladder, a.styles))
@@ -217,10 +214,10 @@ func (a App) suggestions() []string {
 		s = append(s, "ladder "+f.Ladder.Name)
 	}
 	if a.screen == screenLadder {
-		for _, r := range a.ladder.rows {
+		for _, r := range a.ladder.Rows() {
 			s = append(s, "purge "+r.Queue, "peek "+r.Queue, "replay "+r.Queue)
 		}
-		s = append(s, "purge "+a.ladder.found.Ladder.Name)
+		s = append(s, "purge "+a.ladder.Found().Ladder.Name)
 	}
 	sort.Strings(s)
 	return s

@@ -17,19 +17,25 @@ import (
 // stake. The dialogs that embed it say what is at stake.
 type typedConfirm struct {
 	keys confirmKeys
-	st   ui.Styles
+	frame
 	// typed is the word to type; "" for a plain yes/no. prompt asks for it
 	// and wrong says what to do when yes comes without it.
 	typed, prompt, wrong string
 	input                textinput.Model
 	err                  string
-	w                    int
-	// done is set when the dialog closes; confirmed if it closed on yes.
-	done, confirmed bool
 }
 
+// answer is how the operator answered a confirmation, if at all.
+type answer int
+
+const (
+	unanswered answer = iota
+	answeredNo
+	answeredYes
+)
+
 func newTypedConfirm(keys confirmKeys, st ui.Styles, typed, prompt, wrong string) typedConfirm {
-	c := typedConfirm{keys: keys, st: st, typed: typed, prompt: prompt, wrong: wrong}
+	c := typedConfirm{keys: keys, frame: frame{st: st}, typed: typed, prompt: prompt, wrong: wrong}
 	if typed != "" {
 		c.input = textinput.New()
 		c.input.Prompt = ""
@@ -47,32 +53,36 @@ func (c *typedConfirm) Init() tea.Cmd {
 	return c.input.Focus()
 }
 
-// Update answers the dialog.
-func (c typedConfirm) Update(msg tea.Msg) (typedConfirm, tea.Cmd) {
+// answer takes a message: yes (with the typed word, if one is asked
+// for), no, or typing.
+func (c *typedConfirm) answer(msg tea.Msg) (tea.Cmd, answer) {
 	if km, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
 		case key.Matches(km, c.keys.No):
-			c.done = true
-			return c, nil
+			return nil, answeredNo
 		case key.Matches(km, c.keys.Yes):
 			if c.typed != "" && strings.TrimSpace(c.input.Value()) != c.typed {
 				c.err = c.wrong
-				return c, nil
+				return nil, unanswered
 			}
-			c.done, c.confirmed = true, true
-			return c, nil
+			return nil, answeredYes
 		}
 	}
 	if c.typed == "" {
-		return c, nil
+		return nil, unanswered
 	}
+	return typeInto(&c.input, msg, &c.err), unanswered
+}
+
+// typeInto hands a message to an input of a dialog. Typing clears the
+// dialog's error; a cursor blink must not.
+func typeInto(in *textinput.Model, msg tea.Msg, err *string) tea.Cmd {
 	var cmd tea.Cmd
-	c.input, cmd = c.input.Update(msg)
+	*in, cmd = in.Update(msg)
 	if editing(msg) {
-		// Only typing clears the error; a cursor blink must not.
-		c.err = ""
+		*err = ""
 	}
-	return c, cmd
+	return cmd
 }
 
 // editing reports whether a message changes what an input holds.

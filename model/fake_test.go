@@ -306,3 +306,19 @@ func typeText(t *testing.T, a App, s string) App {
 	}
 	return a
 }
+
+// isOpen reports whether the dialog open is a T.
+func isOpen[T dialog](a App) bool {
+	_, ok := a.dialog.(T)
+	return ok
+}
+
+// dialogOf is the open dialog, which must be a T.
+func dialogOf[T dialog](t *testing.T, a App) T {
+	t.Helper()
+	d, ok := a.dialog.(T)
+	if !ok {
+		t.Fatalf("the dialog open is %T, not %T", a.dialog, d)
+	}
+	return d
+}

@@ -56,6 +56,72 @@ func (v *ladderView) SetSize(w, h int) {
 	v.clamp()
 }
 
+// SetStyles restyles the view.
+func (v *ladderView) SetStyles(st ui.Styles) { v.st = st }
+
+// Found is the ladder shown.
+func (v ladderView) Found() topology.Found { return v.found }
+
+// Rows are the ladder's rows, all of them: untraced, unfolded, unfiltered.
+func (v ladderView) Rows() []health.Row { return v.rows }
+
+// Filter is the filter typed, "" for none.
+func (v ladderView) Filter() string { return v.filter }
+
+// HasTrace reports whether the trace pane is open.
+func (v ladderView) HasTrace() bool { return v.trace != nil }
+
+// TracesMessage reports whether the trace is a peeked message's.
+func (v ladderView) TracesMessage() bool { return v.traced != nil }
+
+// Panel names the pane shown instead of the table ("drift", "cost",
+// "forecast"), "" for none.
+func (v ladderView) Panel() string {
+	switch {
+	case v.showDrift:
+		return "drift"
+	case v.showCost:
+		return "cost"
+	case v.showForecast:
+		return "forecast"
+	}
+	return ""
+}
+
+// TogglePanel shows the named pane ("drift", "cost" or "forecast") in the
+// table's place, or hides it if it is shown.
+func (v *ladderView) TogglePanel(name string) {
+	show := v.Panel() != name
+	v.showDrift, v.showCost, v.showForecast = show && name == "drift", show && name == "cost", show && name == "forecast"
+	v.driftOff = 0
+	v.clamp()
+}
+
+// ClosePanel hides the drift, cost or forecast pane; it reports whether
+// one was shown.
+func (v *ladderView) ClosePanel() bool {
+	if v.Panel() == "" {
+		return false
+	}
+	v.showDrift, v.showCost, v.showForecast = false, false, false
+	v.clamp()
+	return true
+}
+
+// KeepRows marks the ladder gone from the broker, keeping what was last
+// known on screen rather than yanking it away.
+func (v *ladderView) KeepRows() { v.SetRows(v.found, v.rows, true) }
+
+// TraceMessage traces a peeked message taken from queue: its x-death
+// hops and where it is now, with the cursor on that queue. It replaces
+// the trace set just before (SetTrace), which showed where it goes next.
+func (v *ladderView) TraceMessage(mt *ui.MessageTrace, queue string) {
+	v.traced = mt
+	v.selectQueue(queue)
+	v.moved = true
+	v.clamp()
+}
+
 // SetRows replaces the ladder and its rows after a refresh, keeping the
 // cursor on the same queue.
 func (v *ladderView) SetRows(f topology.Found, rows []health.Row, gone bool) {
@@ -235,11 +301,11 @@ func (v ladderView) Update(msg tea.Msg) (ladderView, tea.Cmd) {
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, v.drift):
-			v.toggle(&v.showDrift)
+			v.TogglePanel("drift")
 		case key.Matches(msg, v.cost):
-			v.toggle(&v.showCost)
+			v.TogglePanel("cost")
 		case key.Matches(msg, v.forecast):
-			v.toggle(&v.showForecast)
+			v.TogglePanel("forecast")
 		case key.Matches(msg, v.fold) && v.found.Ladder.Radix > 2:
 			v.unfold = !v.unfold
 			v.selectQueue(v.keep)
@@ -272,15 +338,6 @@ func (v ladderView) Update(msg tea.Msg) (ladderView, tea.Cmd) {
 	}
 	v.clamp()
 	return v, nil
-}
-
-// toggle turns one of the panes that replace the table (drift, cost,
-// forecast) on or off; turning one on turns the others off.
-func (v *ladderView) toggle(pane *bool) {
-	on := !*pane
-	v.showDrift, v.showCost, v.showForecast = false, false, false
-	*pane = on
-	v.driftOff = 0
 }
 
 // View renders the ladder view.

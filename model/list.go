@@ -32,13 +32,19 @@ func (l *ladderList) SetSize(w, h int) {
 	l.clamp()
 }
 
+// SetStyles restyles the list.
+func (l *ladderList) SetStyles(st ui.Styles) { l.st = st }
+
+// Filter is the filter typed, "" for none.
+func (l ladderList) Filter() string { return l.filter }
+
 // SetItems replaces the ladders, keeping the selection on the same ladder.
 func (l *ladderList) SetItems(items []health.LadderItem) {
 	cur, ok := l.Selected()
 	l.items = items
 	l.apply()
 	if ok {
-		l.selectLadder(cur.Ladder)
+		l.SelectLadder(cur.Ladder)
 	}
 }
 
@@ -48,7 +54,7 @@ func (l *ladderList) SetFilter(f string) {
 	l.filter = f
 	l.apply()
 	if ok {
-		l.selectLadder(cur.Ladder)
+		l.SelectLadder(cur.Ladder)
 	}
 }
 
@@ -57,7 +63,7 @@ func (l *ladderList) apply() {
 	l.clamp()
 }
 
-func (l *ladderList) selectLadder(ld topology.Ladder) {
+func (l *ladderList) SelectLadder(ld topology.Ladder) {
 	for i, it := range l.shown {
 		if it.Found.Ladder.Name == ld.Name && it.Found.Ladder.Layout == ld.Layout {
 			l.sel = i

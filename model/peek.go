@@ -137,7 +137,7 @@ func (a App) runPeek(queue string, n int, risk broker.PeekRisk, forced bool) (Ap
 	if forced {
 		sent = append(sent, "(forced: "+risk.Why+")")
 	}
-	id := a.log.add(a.now(), "peek", sent...)
+	id := a.log.Add(a.now(), "peek", sent...)
 	return a, logged(id, peek(a.peeker, queue, n, risk, forced, a.now))
 }
 
@@ -166,7 +166,7 @@ func (a *App) showPeek(m peekedMsg) {
 	}
 	back := a.screen
 	if back == screenPeek {
-		back = a.peek.back
+		back = a.peek.Back()
 	}
 	a.peek = newPeekView(m, a.ladders(), a.styles, a.keys.peek, back)
 	a.screen = screenPeek
@@ -215,6 +215,26 @@ func newPeekView(m peekedMsg, ladders []topology.Ladder, st ui.Styles, keys peek
 		v.msgs = append(v.msgs, pm)
 	}
 	return v
+}
+
+// SetStyles restyles the view.
+func (v *peekView) SetStyles(st ui.Styles) { v.st = st }
+
+// Queue is the queue peeked; "" before the first peek.
+func (v peekView) Queue() string { return v.queue }
+
+// Count is how many messages the peek asked for.
+func (v peekView) Count() int { return v.n }
+
+// Back is the screen esc returns to.
+func (v peekView) Back() screen { return v.back }
+
+// MarkReplayed notes that n messages were replayed away from queue since
+// the peek, if it is the queue peeked: what is shown may be gone.
+func (v *peekView) MarkReplayed(queue string, n int) {
+	if v.queue == queue {
+		v.stale = fmt.Sprintf("%d replayed away since this peek; v peeks again", n)
+	}
 }
 
 // SetSize gives the view its body size.
@@ -292,9 +312,9 @@ func (a App) updatePeek(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case key.Matches(km, k.Trace):
 			return a.traceMessage()
 		case key.Matches(km, k.Again):
-			return a.openPeek(a.peek.queue, a.peek.n)
+			return a.openPeek(a.peek.Queue(), a.peek.Count())
 		case km.String() == "R":
-			return a.openReplay(a.peek.queue)
+			return a.openReplay(a.peek.Queue())
 		}
 	}
 	var cmd tea.Cmd
@@ -314,8 +334,8 @@ func (a App) traceMessage() (App, tea.Cmd) {
 	deaths, _ := topology.ParseDeaths(m.Headers)
 	hops := topology.Timeline(deaths, a.ladders())
 	prefer := ""
-	if a.peek.back == screenLadder {
-		prefer = a.ladder.found.Ladder.Name
+	if a.peek.Back() == screenLadder {
+		prefer = a.ladder.Found().Ladder.Name
 	}
 	f, d, dest, rk, ok := decodeMessage(m, hops, a.found, prefer)
 	label := fmt.Sprintf("#%d", m.Position+1)
@@ -325,7 +345,7 @@ func (a App) traceMessage() (App, tea.Cmd) {
 	if !ok {
 		return a.fail(fmt.Sprintf("message %s: its routing key %q is not a key of any ladder in vhost %s, and neither is any in its x-death", label, m.RoutingKey, a.vhost))
 	}
-	if a.ladder.found.Ladder.Name != f.Ladder.Name || a.ladder.found.Ladder.Layout != f.Ladder.Layout || a.peek.back != screenLadder {
+	if cur := a.ladder.Found().Ladder; cur.Name != f.Ladder.Name || cur.Layout != f.Ladder.Layout || a.peek.Back() != screenLadder {
 		a.openLadder(f)
 	}
 	a.screen = screenLadder
@@ -334,10 +354,7 @@ func (a App) traceMessage() (App, tea.Cmd) {
 		input += " " + dest
 	}
 	a.ladder.SetTrace(input)
-	a.ladder.traced = &ui.MessageTrace{Label: label, Hops: hops, Now: a.peek.queue}
-	a.ladder.selectQueue(a.peek.queue)
-	a.ladder.moved = true
-	a.ladder.clamp()
+	a.ladder.TraceMessage(&ui.MessageTrace{Label: label, Hops: hops, Now: a.peek.Queue()}, a.peek.Queue())
 	a.result = ui.Result{Kind: ui.ResultInfo, Text: fmt.Sprintf("traced %s: %s → %s (key %s) · esc: back to the peek", label, topology.FormatSpan(d), orDone(dest), rk)}
 	return a, nil
 }
@@ -418,11 +435,28 @@ func newPeekForce(risk broker.PeekRisk, n int, readOnly bool, st ui.Styles) peek
 	}
 }
 
+// forceAnswered is the forced-peek refusal's outcome: peek anyway if
+// forced, else nothing but a word in the header.
+type forceAnswered struct {
+	forced   bool
+	risk     broker.PeekRisk
+	n        int
+	readOnly bool
+}
+
 // Update answers the dialog.
-func (c peekForce) Update(msg tea.Msg) (peekForce, tea.Cmd) {
-	var cmd tea.Cmd
-	c.typedConfirm, cmd = c.typedConfirm.Update(msg)
-	return c, cmd
+func (c peekForce) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
+	cmd, ans := c.answer(msg)
+	if ans == unanswered {
+		return c, cmd, nil
+	}
+	return c, nil, forceAnswered{forced: ans == answeredYes, risk: c.risk, n: c.n, readOnly: c.readOnly}
+}
+
+// WithFrame sizes and styles the dialog.
+func (c peekForce) WithFrame(f frame) dialog {
+	c.frame = f
+	return c
 }
 
 // View renders the dialog; its text is built here so that it follows a
@@ -443,29 +477,22 @@ func (c peekForce) View() string {
 
 // openForce opens the refusal dialog.
 func (a *App) openForce(c peekForce) tea.Cmd {
-	c.w = a.width
-	a.force = c
-	a.overlay = overlayForce
-	return a.force.Init()
+	init := c.Init()
+	return a.open(c, init)
 }
 
-func (a App) updateForce(msg tea.Msg) (tea.Model, tea.Cmd) {
-	var cmd tea.Cmd
-	a.force, cmd = a.force.Update(msg)
-	if !a.force.done {
-		return a, cmd
-	}
-	a.overlay = overlayNone
-	r := a.force.risk
-	if !a.force.confirmed {
+// forceAnswered does what the operator answered to the refusal.
+func (a App) forceAnswered(o forceAnswered) (App, tea.Cmd) {
+	r := o.risk
+	if !o.forced {
 		kind, text := ui.ResultWarn, "not peeked: "+r.Queue+" is a quorum queue where peeking can move messages early"
-		if a.force.readOnly {
+		if o.readOnly {
 			text = "read-only: peeking quorum queue " + r.Queue + " is refused (it raises delivery counts)"
 		}
 		a.result = ui.Result{Kind: kind, Text: text}
 		return a, nil
 	}
-	return a.runPeek(r.Queue, a.force.n, r, true)
+	return a.runPeek(r.Queue, o.n, r, true)
 }
 
 // peekCommand is `:peek [QUEUE] [N]`: the queue under the cursor (or the
@@ -473,7 +500,7 @@ func (a App) updateForce(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (a App) peekCommand(args []string) (App, tea.Cmd) {
 	queue, n := a.currentQueue(), peekCount
 	if a.screen == screenPeek && len(args) == 0 {
-		n = a.peek.n
+		n = a.peek.Count()
 	}
 	switch len(args) {
 	case 0:
@@ -516,7 +543,7 @@ func parseCount(s string) (int, error) {
 func (a App) currentQueue() string {
 	switch a.screen {
 	case screenPeek:
-		return a.peek.queue
+		return a.peek.Queue()
 	case screenLadder:
 		if r, ok := a.ladder.Selected(); ok && !r.Missing {
 			return r.Queue

@@ -82,15 +82,15 @@ func TestPeekRefusesAQuorumRungUntilForced(t *testing.T) {
 	a = load(t, a, fb)
 	a, _ = a.runCommand("peek retry4.rung.02.3")
 	a, _ = run(t, a, peekLimitMsg{queue: "retry4.rung.02.3", n: peekCount, limit: 20, known: true})
-	if a.overlay != overlayForce || !a.force.risk.NeedsForce {
-		t.Fatalf("a quorum rung must be refused: overlay %v risk %+v", a.overlay, a.force.risk)
+	if !isOpen[peekForce](a) || !dialogOf[peekForce](t, a).risk.NeedsForce {
+		t.Fatalf("a quorum rung must be refused: dialog %T risk %+v", a.dialog, dialogOf[peekForce](t, a).risk)
 	}
 	if s := plainView(t, a); !strings.Contains(s, "rung of quorum ladder retry4") || !strings.Contains(s, "limit is 20") || !strings.Contains(s, "Type force") {
 		t.Errorf("the refusal does not give the reason:\n%s", s)
 	}
 	a = keys(t, a, "esc")
-	if a.overlay != overlayNone || len(fb.peeked) != 0 || a.result.Kind != ui.ResultWarn {
-		t.Fatalf("esc: overlay %v, peeked %v, result %+v", a.overlay, fb.peeked, a.result)
+	if a.dialog != nil || len(fb.peeked) != 0 || a.result.Kind != ui.ResultWarn {
+		t.Fatalf("esc: dialog %T, peeked %v, result %+v", a.dialog, fb.peeked, a.result)
 	}
 
 	// A wrong word does not force it; "force" does.
@@ -98,8 +98,8 @@ func TestPeekRefusesAQuorumRungUntilForced(t *testing.T) {
 	a, _ = run(t, a, peekLimitMsg{queue: "retry4.rung.02.3", n: 5, limit: 20, known: true})
 	a = typeText(t, a, "yes")
 	a = keys(t, a, "enter")
-	if a.overlay != overlayForce || !strings.Contains(a.force.err, "type force") || len(fb.peeked) != 0 {
-		t.Fatalf("yes is not force: overlay %v err %q peeked %v", a.overlay, a.force.err, fb.peeked)
+	if !isOpen[peekForce](a) || !strings.Contains(dialogOf[peekForce](t, a).err, "type force") || len(fb.peeked) != 0 {
+		t.Fatalf("yes is not force: dialog %T err %q peeked %v", a.dialog, dialogOf[peekForce](t, a).err, fb.peeked)
 	}
 	for range "yes" {
 		a = keys(t, a, "backspace")
@@ -154,15 +154,15 @@ func TestPeekReadOnly(t *testing.T) {
 	a = load(t, a, fb)
 	a, _ = a.runCommand("peek retry4.unroutable")
 	a, _ = run(t, a, peekLimitMsg{queue: "retry4.unroutable", n: peekCount, known: true})
-	if a.overlay != overlayForce || !a.force.readOnly {
-		t.Fatalf("read-only must refuse a quorum queue: overlay %v", a.overlay)
+	if !isOpen[peekForce](a) || !dialogOf[peekForce](t, a).readOnly {
+		t.Fatalf("read-only must refuse a quorum queue: dialog %T", a.dialog)
 	}
 	if s := plainView(t, a); !strings.Contains(s, "--read-only refuses it") || strings.Contains(s, "Type force") {
 		t.Errorf("read-only refusal:\n%s", s)
 	}
 	a = keys(t, a, "enter")
-	if a.overlay != overlayNone || len(fb.peeked) != 0 || !strings.Contains(a.result.Text, "read-only") {
-		t.Fatalf("enter: overlay %v peeked %v result %+v", a.overlay, fb.peeked, a.result)
+	if a.dialog != nil || len(fb.peeked) != 0 || !strings.Contains(a.result.Text, "read-only") {
+		t.Fatalf("enter: dialog %T peeked %v result %+v", a.dialog, fb.peeked, a.result)
 	}
 }
 

@@ -57,10 +57,13 @@ func (p *prompt) SetStyles(st ui.Styles) {
 }
 
 // active reports whether the input line has the focus.
-func (p prompt) active() bool { return p.kind != promptNone }
+func (p prompt) Active() bool { return p.kind != promptNone }
 
 // open focuses the input line for kind, starting from value.
-func (p *prompt) open(kind promptKind, value string, suggestions []string) tea.Cmd {
+// Kind is what the line is for; promptNone when it is closed.
+func (p prompt) Kind() promptKind { return p.kind }
+
+func (p *prompt) Open(kind promptKind, value string, suggestions []string) tea.Cmd {
 	p.kind = kind
 	p.input.Prompt = map[promptKind]string{promptCommand: ":", promptFilter: "/", promptTrace: "trace› "}[kind]
 	p.input.Placeholder = map[promptKind]string{
@@ -76,14 +79,14 @@ func (p *prompt) open(kind promptKind, value string, suggestions []string) tea.C
 }
 
 // close blurs the input line.
-func (p *prompt) close() {
+func (p *prompt) Close() {
 	p.kind = promptNone
 	p.input.Blur()
 	p.input.SetValue("")
 }
 
 // remember appends a command to the history, skipping repeats.
-func (p *prompt) remember(line string) {
+func (p *prompt) Remember(line string) {
 	if line == "" || len(p.history) > 0 && p.history[len(p.history)-1] == line {
 		return
 	}

@@ -38,8 +38,8 @@ const (
 
 // publishForm publishes test messages into a ladder.
 type publishForm struct {
-	keys       formKeys
-	st         ui.Styles
+	keys formKeys
+	frame
 	ladder     topology.Ladder
 	inputs     [fieldPersistent]textinput.Model
 	persistent bool
@@ -47,11 +47,14 @@ type publishForm struct {
 	// checks nothing.
 	check func(topology.Trace) error
 	focus int
-	w     int
-	// done is set when the form closes; submitted if it closed on enter
-	// with a valid request.
-	done, submitted bool
-	err             string
+	err   string
+}
+
+// publishSubmitted is the publish form's outcome when the operator sends
+// a valid form: request builds the messages, stamped with the App's clock.
+type publishSubmitted struct {
+	ladder  topology.Ladder
+	request func(now time.Time) (publishRequest, error)
 }
 
 // publishRequest is a validated form.
@@ -62,8 +65,8 @@ type publishRequest struct {
 	persist bool
 }
 
-func newPublishForm(l topology.Ladder, st ui.Styles, delay, dest string, count int) publishForm {
-	f := publishForm{keys: defaultFormKeys(), st: st, ladder: l, persistent: true}
+func newPublishForm(l topology.Ladder, st ui.Styles, delay, dest string, count int, check func(topology.Trace) error) publishForm {
+	f := publishForm{keys: defaultFormKeys(), ladder: l, persistent: true, check: check}
 	placeholders := [fieldPersistent]string{
 		fieldDelay:   "90s, 1500ms, 1h30m",
 		fieldDest:    destPlaceholder(l),
@@ -71,13 +74,7 @@ func newPublishForm(l topology.Ladder, st ui.Styles, delay, dest string, count i
 		fieldHeaders: "key=value, key=value",
 		fieldCount:   "1",
 	}
-	for i := range f.inputs {
-		in := textinput.New()
-		in.Prompt = ""
-		in.Placeholder = placeholders[i]
-		in.CharLimit = 4096
-		f.inputs[i] = in
-	}
+	newFormInputs(f.inputs[:], placeholders[:], 4096)
 	f.inputs[fieldDelay].SetValue(delay)
 	f.inputs[fieldDest].SetValue(dest)
 	if count > 0 {
@@ -106,22 +103,54 @@ func defaultTarget(l topology.Ladder) string {
 	return tr.Target
 }
 
-// formInputStyles styles the inputs of the console's forms (publish,
-// replay): faint placeholders, so an example never reads as a typed value.
-func formInputStyles(st ui.Styles) textinput.Styles {
+// newFormInputs fills ins with the empty fields of a console form
+// (publish, replay), each with its placeholder and a length limit.
+func newFormInputs(ins []textinput.Model, placeholders []string, limit int) {
+	for i := range ins {
+		in := textinput.New()
+		in.Prompt = ""
+		in.Placeholder = placeholders[i]
+		in.CharLimit = limit
+		ins[i] = in
+	}
+}
+
+// styleFormInputs styles a form's fields: faint placeholders, so an
+// example never reads as a typed value.
+func styleFormInputs(ins []textinput.Model, st ui.Styles) {
 	s := textinput.DefaultStyles(st.IsDark)
 	s.Focused.Placeholder = st.Faint
 	s.Blurred.Placeholder = st.Faint
 	s.Cursor.Color = st.AccentColor
-	return s
+	for i := range ins {
+		ins[i].SetStyles(s)
+	}
+}
+
+// focusFormInput focuses field i and blurs the others; an i that is not
+// a text field (a switch, a checkbox) blurs them all.
+func focusFormInput(ins []textinput.Model, i int) tea.Cmd {
+	var cmd tea.Cmd
+	for j := range ins {
+		if j == i {
+			cmd = ins[j].Focus()
+		} else {
+			ins[j].Blur()
+		}
+	}
+	return cmd
+}
+
+// WithFrame sizes and styles the form; it is as tall as it needs.
+func (f publishForm) WithFrame(fr frame) dialog {
+	f.frame = fr
+	f.setStyles(fr.st)
+	return f
 }
 
 func (f *publishForm) setStyles(st ui.Styles) {
 	f.st = st
-	s := formInputStyles(st)
-	for i := range f.inputs {
-		f.inputs[i].SetStyles(s)
-	}
+	styleFormInputs(f.inputs[:], st)
 }
 
 // Init focuses the first field.
@@ -129,50 +158,35 @@ func (f *publishForm) Init() tea.Cmd { return f.setFocus(0) }
 
 func (f *publishForm) setFocus(i int) tea.Cmd {
 	f.focus = (i + numFields) % numFields
-	var cmd tea.Cmd
-	for j := range f.inputs {
-		if j == f.focus {
-			cmd = f.inputs[j].Focus()
-		} else {
-			f.inputs[j].Blur()
-		}
-	}
-	return cmd
+	return focusFormInput(f.inputs[:], f.focus)
 }
 
-// Update edits the form.
-func (f publishForm) Update(msg tea.Msg) (publishForm, tea.Cmd) {
+// Update edits the form; enter with a valid form submits it.
+func (f publishForm) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	km, ok := msg.(tea.KeyPressMsg)
 	if ok {
 		switch {
 		case key.Matches(km, f.keys.Cancel):
-			f.done = true
-			return f, nil
+			return f, nil, closed{}
 		case key.Matches(km, f.keys.Submit):
 			if _, err := f.request(time.Time{}); err != nil {
 				f.err = err.Error()
-				return f, nil
+				return f, nil, nil
 			}
-			f.done, f.submitted = true, true
-			return f, nil
+			return f, nil, publishSubmitted{ladder: f.ladder, request: f.request}
 		case key.Matches(km, f.keys.Next):
-			return f, f.setFocus(f.focus + 1)
+			return f, f.setFocus(f.focus + 1), nil
 		case key.Matches(km, f.keys.Prev):
-			return f, f.setFocus(f.focus - 1)
+			return f, f.setFocus(f.focus - 1), nil
 		case f.focus == fieldPersistent && key.Matches(km, f.keys.Toggle):
 			f.persistent = !f.persistent
-			return f, nil
+			return f, nil, nil
 		}
 	}
 	if f.focus == fieldPersistent {
-		return f, nil
+		return f, nil, nil
 	}
-	var cmd tea.Cmd
-	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(msg)
-	if editing(msg) {
-		f.err = ""
-	}
-	return f, cmd
+	return f, typeInto(&f.inputs[f.focus], msg, &f.err), nil
 }
 
 // request validates the form and builds the messages, stamped at now.

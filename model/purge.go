@@ -109,11 +109,26 @@ func isDestination(v ladderView, q string) bool {
 	return false
 }
 
+// purgeAnswered is the purge confirmation's outcome: the queues to purge
+// if the operator said yes, none if no.
+type purgeAnswered struct {
+	confirmed bool
+	targets   []purgeTarget
+}
+
 // Update answers the dialog.
-func (c purgeConfirm) Update(msg tea.Msg) (purgeConfirm, tea.Cmd) {
-	var cmd tea.Cmd
-	c.typedConfirm, cmd = c.typedConfirm.Update(msg)
-	return c, cmd
+func (c purgeConfirm) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
+	cmd, ans := c.answer(msg)
+	if ans == unanswered {
+		return c, cmd, nil
+	}
+	return c, nil, purgeAnswered{confirmed: ans == answeredYes, targets: c.targets}
+}
+
+// WithFrame sizes and styles the dialog.
+func (c purgeConfirm) WithFrame(f frame) dialog {
+	c.frame = f
+	return c
 }
 
 // View renders the dialog.

@@ -57,26 +57,29 @@ type replayPlan struct {
 // cancel that stops it.
 type replayRun struct {
 	id       int
+	stopping bool // the operator asked it to stop
 	progress chan broker.MoveProgress
 	cancel   context.CancelFunc
 }
 
-// replayEvent is what the dialog asks of the App.
-type replayEvent int
+// replayStarted is the replay dialog's outcome when the operator starts
+// the Move; the dialog stays open to show its progress.
+type replayStarted struct{ plan replayPlan }
 
-const (
-	replayNothing replayEvent = iota
-	replayClosed              // the dialog closed
-	replayStart               // the operator confirmed: run the Move
-	replayStop                // the operator cancelled a running Move
-)
+// replayStopping asks the App to cancel the running Move; the dialog
+// stays open until the Move has stopped.
+type replayStopping struct{ source string }
+
+// replayClosed is the replay dialog closing; nothingMoved if it closed
+// before a Move started.
+type replayClosed struct{ nothingMoved bool }
 
 // replayDialog replays a queue's messages: a form (where to, limit, rate,
 // parking queue), a confirmation naming the source, the count and the
 // destination, then the progress of the Move and its outcome.
 type replayDialog struct {
-	keys   replayKeys
-	st     ui.Styles
+	keys replayKeys
+	frame
 	source string
 	ready  int // the source's depth when the dialog opened; -1 unknown
 	// ladder is the ladder the messages can be sent back into (the one
@@ -96,17 +99,15 @@ type replayDialog struct {
 	form   bool // the form is shown; else phase says what is
 	phase  ui.ReplayPhase
 	plan   replayPlan
-	run    *replayRun
 	counts broker.MoveProgress
 	// cancelled is set once the operator stopped the Move; runErr is why
 	// it stopped early otherwise.
 	cancelled bool
 	runErr    string
-	w         int
 }
 
 func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology.Snapshot, found []topology.Found, st ui.Styles) replayDialog {
-	d := replayDialog{keys: defaultReplayKeys(), st: st, source: source, ready: ready, ladder: l, form: true,
+	d := replayDialog{keys: defaultReplayKeys(), source: source, ready: ready, ladder: l, form: true,
 		graph: topology.NewGraph(snap), found: found, queues: map[string]bool{}}
 	for _, q := range snap.Queues {
 		d.queues[q.Name] = true
@@ -121,23 +122,14 @@ func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology
 	if l != nil {
 		placeholders[rfDest] = destPlaceholder(*l)
 	}
-	for i := range d.inputs {
-		in := textinput.New()
-		in.Prompt = ""
-		in.Placeholder = placeholders[i]
-		in.CharLimit = 255
-		d.inputs[i] = in
-	}
+	newFormInputs(d.inputs[:], placeholders[:], 255)
 	d.setStyles(st)
 	return d
 }
 
 func (d *replayDialog) setStyles(st ui.Styles) {
 	d.st = st
-	s := formInputStyles(st)
-	for i := range d.inputs {
-		d.inputs[i].SetStyles(s)
-	}
+	styleFormInputs(d.inputs[:], st)
 }
 
 // Init focuses the first field.
@@ -157,15 +149,10 @@ func (d replayDialog) fields() []int {
 
 func (d *replayDialog) setFocus(f int) tea.Cmd {
 	d.focus = f
-	var cmd tea.Cmd
-	for i := range d.inputs {
-		if i == f && i != rfTo {
-			cmd = d.inputs[i].Focus()
-		} else {
-			d.inputs[i].Blur()
-		}
+	if f == rfTo {
+		return focusFormInput(d.inputs[:], -1) // the destination switch
 	}
-	return cmd
+	return focusFormInput(d.inputs[:], f)
 }
 
 // move shifts the focus by step among the fields shown.
@@ -200,56 +187,72 @@ func (d replayDialog) running() bool {
 // quit: it stops a running replay first; pressed again while the replay
 // stops, it quits (the broker returns every unconfirmed message then).
 func (a App) replayStoppable() bool {
-	return a.overlay == overlayReplay && !a.replay.form && a.replay.phase == ui.ReplayRunning
+	return a.move != nil && !a.move.stopping
 }
 
-// Update steps through the dialog.
-func (d replayDialog) Update(msg tea.Msg) (replayDialog, replayEvent, tea.Cmd) {
+// Update steps through the dialog, and follows the Move it started.
+func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
+	switch msg := msg.(type) {
+	case replayProgressMsg:
+		if d.running() {
+			d.counts = msg.p
+		}
+		return d, nil, nil
+	case replayDoneMsg:
+		d.phase, d.counts = ui.ReplayDone, msg.p
+		if errors.Is(msg.err, context.Canceled) || msg.p.Stopped == broker.StopCancelled {
+			d.cancelled = true
+		} else if msg.err != nil {
+			d.runErr = msg.err.Error()
+		}
+		return d, nil, nil
+	}
 	km, isKey := msg.(tea.KeyPressMsg)
 	if !d.form {
 		if !isKey {
-			return d, replayNothing, nil
+			return d, nil, nil
 		}
 		k := d.keys
 		switch d.phase {
 		case ui.ReplayConfirm:
 			switch {
 			case key.Matches(km, k.Start):
-				return d, replayStart, nil
+				d.phase, d.counts, d.cancelled, d.runErr = ui.ReplayRunning, broker.MoveProgress{SourceReady: -1}, false, ""
+				return d, nil, replayStarted{plan: d.plan}
 			case key.Matches(km, k.Back):
 				d.form = true
-				return d, replayNothing, d.setFocus(d.focus)
+				return d, d.setFocus(d.focus), nil
 			}
 		case ui.ReplayRunning:
 			if key.Matches(km, k.Stop) {
 				d.phase = ui.ReplayCancelling
 				d.cancelled = true
-				return d, replayStop, nil
+				return d, nil, replayStopping{source: d.source}
 			}
 		case ui.ReplayDone:
 			if key.Matches(km, k.Close) {
-				return d, replayClosed, nil
+				return d, nil, replayClosed{}
 			}
 		}
-		return d, replayNothing, nil
+		return d, nil, nil
 	}
 	if isKey {
 		k := d.keys
 		switch {
 		case key.Matches(km, k.Cancel):
-			return d, replayClosed, nil
+			return d, nil, replayClosed{nothingMoved: true}
 		case key.Matches(km, k.Review):
 			p, err := d.makePlan()
 			if err != nil {
 				d.err = err.Error()
-				return d, replayNothing, nil
+				return d, nil, nil
 			}
 			d.plan, d.form, d.phase = p, false, ui.ReplayConfirm
-			return d, replayNothing, nil
+			return d, nil, nil
 		case key.Matches(km, k.Next):
-			return d, replayNothing, d.move(1)
+			return d, d.move(1), nil
 		case key.Matches(km, k.Prev):
-			return d, replayNothing, d.move(-1)
+			return d, d.move(-1), nil
 		case d.focus == rfTo && key.Matches(km, k.Toggle):
 			step := 1
 			if km.String() == "left" {
@@ -257,18 +260,20 @@ func (d replayDialog) Update(msg tea.Msg) (replayDialog, replayEvent, tea.Cmd) {
 			}
 			d.toggle(step)
 			d.err = ""
-			return d, replayNothing, nil
+			return d, nil, nil
 		}
 	}
 	if d.focus == rfTo {
-		return d, replayNothing, nil
+		return d, nil, nil
 	}
-	var cmd tea.Cmd
-	d.inputs[d.focus], cmd = d.inputs[d.focus].Update(msg)
-	if editing(msg) {
-		d.err = ""
-	}
-	return d, replayNothing, cmd
+	return d, typeInto(&d.inputs[d.focus], msg, &d.err), nil
+}
+
+// WithFrame sizes and styles the dialog; it is as tall as it needs.
+func (d replayDialog) WithFrame(f frame) dialog {
+	d.frame = f
+	d.setStyles(f.st)
+	return d
 }
 
 func (d replayDialog) value(f int) string { return strings.TrimSpace(d.inputs[f].Value()) }
@@ -480,17 +485,16 @@ func (a App) openReplay(queue string) (App, tea.Cmd) {
 	if f, ok := a.replayLadder(queue); ok {
 		l = &f.Ladder
 	}
-	a.replay = newReplayDialog(queue, int(q.Stats.Ready), l, snap, a.found, a.styles)
-	a.replay.w = a.width
-	a.overlay = overlayReplay
-	return a, a.replay.Init()
+	d := newReplayDialog(queue, int(q.Stats.Ready), l, snap, a.found, a.styles)
+	init := d.Init()
+	return a, a.open(d, init)
 }
 
 // replayLadder is the ladder a queue's messages can be sent back into: the
 // one open, else the one the queue belongs to.
 func (a App) replayLadder(queue string) (topology.Found, bool) {
-	if a.screen == screenLadder || a.screen == screenPeek && a.peek.back == screenLadder {
-		return a.ladder.found, true
+	if a.screen == screenLadder || a.screen == screenPeek && a.peek.Back() == screenLadder {
+		return a.ladder.Found(), true
 	}
 	for _, f := range a.found {
 		if _, _, ok := f.Ladder.QueueRole(queue); ok {
@@ -500,52 +504,38 @@ func (a App) replayLadder(queue string) (topology.Found, bool) {
 	return topology.Found{}, false
 }
 
-func (a App) updateReplay(msg tea.Msg) (tea.Model, tea.Cmd) {
-	var ev replayEvent
-	var cmd tea.Cmd
-	a.replay, ev, cmd = a.replay.Update(msg)
-	switch ev {
-	case replayClosed:
-		a.overlay = overlayNone
-		if a.replay.form || a.replay.phase == ui.ReplayConfirm {
-			a.result = ui.Result{Kind: ui.ResultInfo, Text: "replay cancelled: nothing was moved"}
-		}
-		return a, nil
-	case replayStart:
-		return a.startReplay()
-	case replayStop:
-		if r := a.replay.run; r != nil {
-			r.cancel()
-		}
-		a.busy = "stopping the replay from " + a.replay.source
-		return a, nil
+// stopReplay cancels the running Move; its dialog stays open until the
+// Move reports that it stopped.
+func (a App) stopReplay(o replayStopping) (App, tea.Cmd) {
+	if a.move != nil {
+		a.move.stopping = true
+		a.move.cancel()
 	}
-	return a, cmd
+	a.busy = "stopping the replay from " + o.source
+	return a, nil
 }
 
 // startReplay runs the Move in a command. Its progress comes back through
 // a channel that waitProgress reads, one report at a time.
-func (a App) startReplay() (App, tea.Cmd) {
+func (a App) startReplay(p replayPlan) (App, tea.Cmd) {
 	if a.mover == nil {
 		return a.fail("replaying needs an AMQP connection, and this console has none")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.replaySeq++
 	ch := make(chan broker.MoveProgress, 1)
-	d := &a.replay
-	d.run = &replayRun{id: a.replaySeq, progress: ch, cancel: cancel}
-	d.phase, d.counts, d.cancelled, d.runErr = ui.ReplayRunning, broker.MoveProgress{SourceReady: -1}, false, ""
-	o := d.plan.opts
+	a.move = &replayRun{id: a.replaySeq, progress: ch, cancel: cancel}
+	o := p.opts
 	o.Progress = forwardProgress(ch)
-	a.busy = "replaying from " + d.source
-	id := a.logReplay(*d)
-	return a, tea.Batch(logged(id, move(a.mover, ctx, o, d.run.id, ch, d.plan.describe)), waitProgress(d.run.id, ch))
+	a.busy = "replaying from " + o.Source
+	id := a.logReplay(p)
+	return a, tea.Batch(logged(id, move(a.mover, ctx, o, a.move.id, ch, p.describe)), waitProgress(a.move.id, ch))
 }
 
 // logReplay records a replay as it starts.
-func (a *App) logReplay(d replayDialog) int {
-	o := d.plan.opts
-	sent := []string{"from=" + o.Source, "route: " + d.plan.describe, "publisher_confirms=on", "mandatory=true"}
+func (a *App) logReplay(p replayPlan) int {
+	o := p.opts
+	sent := []string{"from=" + o.Source, "route: " + p.describe, "publisher_confirms=on", "mandatory=true"}
 	if o.Limit > 0 {
 		sent = append(sent, fmt.Sprintf("limit=%d", o.Limit))
 	}
@@ -555,35 +545,31 @@ func (a *App) logReplay(d replayDialog) int {
 	if o.Park != "" {
 		sent = append(sent, "park="+o.Park)
 	}
-	return a.log.add(a.now(), "replay", sent...)
+	return a.log.Add(a.now(), "replay", sent...)
 }
 
-// updateMove handles a running Move's reports.
+// updateMove handles a running Move's reports: the dialog shows them,
+// the App re-arms the progress reader and, at the end, says how it went.
 func (a App) updateMove(msg tea.Msg) (App, tea.Cmd) {
-	r := a.replay.run
+	r := a.move
 	switch msg := msg.(type) {
 	case replayProgressMsg:
-		if r == nil || msg.id != r.id || !a.replay.running() {
+		if r == nil || msg.id != r.id {
 			return a, nil // a Move that already ended
 		}
-		a.replay.counts = msg.p
+		a.toDialog(msg)
 		return a, waitProgress(r.id, r.progress)
 	case replayDoneMsg:
 		if r == nil || msg.id != r.id {
 			return a, nil
 		}
 		r.cancel()
+		a.move = nil
 		a.busy = ""
-		a.replay.phase = ui.ReplayDone
-		a.replay.counts = msg.p
-		if errors.Is(msg.err, context.Canceled) || msg.p.Stopped == broker.StopCancelled {
-			a.replay.cancelled = true
-		} else if msg.err != nil {
-			a.replay.runErr = msg.err.Error()
-		}
+		a.toDialog(msg)
 		a.result = replayResult(msg)
-		if a.peek.queue == msg.source && msg.p.Moved+msg.p.Parked > 0 {
-			a.peek.stale = fmt.Sprintf("%d replayed away since this peek; v peeks again", msg.p.Moved+msg.p.Parked)
+		if msg.p.Moved+msg.p.Parked > 0 {
+			a.peek.MarkReplayed(msg.source, msg.p.Moved+msg.p.Parked)
 		}
 		return a, a.refreshNow()
 	}

@@ -82,10 +82,10 @@ func TestReplayFormConfirmRun(t *testing.T) {
 	fb := newFake(fixture.Busy())
 	fb.moveN = 17
 	a := replayParked(t, fb, Options{})
-	if a.overlay != overlayReplay || a.replay.source != "orders.work.parked" || a.replay.ready != 17 {
-		t.Fatalf("R: overlay %v source %q ready %d", a.overlay, a.replay.source, a.replay.ready)
+	if !isOpen[replayDialog](a) || dialogOf[replayDialog](t, a).source != "orders.work.parked" || dialogOf[replayDialog](t, a).ready != 17 {
+		t.Fatalf("R: dialog %T source %q ready %d", a.dialog, dialogOf[replayDialog](t, a).source, dialogOf[replayDialog](t, a).ready)
 	}
-	if s := flat(ansi.Strip(a.replay.View())); !strings.Contains(s, "replay about 17 messages from orders.work.parked back where each came from") {
+	if s := flat(ansi.Strip(dialogOf[replayDialog](t, a).View())); !strings.Contains(s, "replay about 17 messages from orders.work.parked back where each came from") {
 		t.Errorf("the form does not preview the replay:\n%s", s)
 	}
 	// Limit and rate, then review: the confirmation names source, count
@@ -95,10 +95,10 @@ func TestReplayFormConfirmRun(t *testing.T) {
 	a = keys(t, a, "tab")
 	a = typeText(t, a, "6000/m")
 	a = keys(t, a, "enter")
-	if a.replay.form || a.replay.phase != ui.ReplayConfirm {
-		t.Fatalf("enter: form %v phase %v err %q", a.replay.form, a.replay.phase, a.replay.err)
+	if dialogOf[replayDialog](t, a).form || dialogOf[replayDialog](t, a).phase != ui.ReplayConfirm {
+		t.Fatalf("enter: form %v phase %v err %q", dialogOf[replayDialog](t, a).form, dialogOf[replayDialog](t, a).phase, dialogOf[replayDialog](t, a).err)
 	}
-	s := flat(ansi.Strip(a.replay.View()))
+	s := flat(ansi.Strip(dialogOf[replayDialog](t, a).View()))
 	for _, want := range []string{"Replay about 17 messages (at most 10) from orders.work.parked back where each came from", "At most 100 a second", "y replay"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the confirmation lacks %q:\n%s", want, s)
@@ -124,8 +124,8 @@ func TestReplayFormConfirmRun(t *testing.T) {
 	if progress == 0 {
 		t.Error("no progress came through the channel")
 	}
-	if a.replay.phase != ui.ReplayDone || a.replay.counts.Moved != 17 || a.busy != "" {
-		t.Fatalf("after the move: phase %v counts %+v busy %q", a.replay.phase, a.replay.counts, a.busy)
+	if dialogOf[replayDialog](t, a).phase != ui.ReplayDone || dialogOf[replayDialog](t, a).counts.Moved != 17 || a.busy != "" {
+		t.Fatalf("after the move: phase %v counts %+v busy %q", dialogOf[replayDialog](t, a).phase, dialogOf[replayDialog](t, a).counts, a.busy)
 	}
 	if a.result.Kind != ui.ResultOK || !strings.Contains(a.result.Text, "replayed 17 message(s) from orders.work.parked") {
 		t.Errorf("result %+v", a.result)
@@ -134,12 +134,12 @@ func TestReplayFormConfirmRun(t *testing.T) {
 		t.Errorf("log entry %+v", e)
 	}
 	// A late progress report of the finished move changes nothing.
-	a = update(t, a, replayProgressMsg{id: a.replay.run.id, p: broker.MoveProgress{Moved: 3}})
-	if a.replay.counts.Moved != 17 {
+	a = update(t, a, replayProgressMsg{id: a.replaySeq, p: broker.MoveProgress{Moved: 3}})
+	if dialogOf[replayDialog](t, a).counts.Moved != 17 {
 		t.Error("a stale progress report rewound the counts")
 	}
 	a = keys(t, a, "enter")
-	if a.overlay != overlayNone {
+	if a.dialog != nil {
 		t.Error("enter did not close the outcome")
 	}
 }
@@ -152,15 +152,15 @@ func TestReplayCancel(t *testing.T) {
 			a := keys(t, replayParked(t, fb, Options{}), "enter")
 			m, cmd := a.Update(press("y"))
 			a = m.(App)
-			if a.replay.phase != ui.ReplayRunning || !strings.Contains(plainView(t, a), "esc or ctrl+c stops cleanly") {
-				t.Fatalf("y: phase %v\n%s", a.replay.phase, plainView(t, a))
+			if dialogOf[replayDialog](t, a).phase != ui.ReplayRunning || !strings.Contains(plainView(t, a), "esc or ctrl+c stops cleanly") {
+				t.Fatalf("y: phase %v\n%s", dialogOf[replayDialog](t, a).phase, plainView(t, a))
 			}
 			msgs := start(t, cmd)
 			p := next[replayProgressMsg](t, msgs)
 			m, rearm := a.Update(p)
 			a = m.(App)
-			if a.replay.counts.Moved != p.p.Moved || rearm == nil {
-				t.Fatalf("progress: counts %+v, re-armed %v", a.replay.counts, rearm != nil)
+			if dialogOf[replayDialog](t, a).counts.Moved != p.p.Moved || rearm == nil {
+				t.Fatalf("progress: counts %+v, re-armed %v", dialogOf[replayDialog](t, a).counts, rearm != nil)
 			}
 			m, quit := a.Update(press(stop))
 			a = m.(App)
@@ -169,8 +169,8 @@ func TestReplayCancel(t *testing.T) {
 					t.Fatal(stop + " quit instead of stopping the replay")
 				}
 			}
-			if a.replay.phase != ui.ReplayCancelling || !a.replay.cancelled {
-				t.Fatalf("%s: phase %v", stop, a.replay.phase)
+			if dialogOf[replayDialog](t, a).phase != ui.ReplayCancelling || !dialogOf[replayDialog](t, a).cancelled {
+				t.Fatalf("%s: phase %v", stop, dialogOf[replayDialog](t, a).phase)
 			}
 			if !strings.Contains(plainView(t, a), "stopping") {
 				t.Errorf("no word that the replay stops:\n%s", plainView(t, a))
@@ -180,10 +180,10 @@ func TestReplayCancel(t *testing.T) {
 				t.Errorf("the move did not see the cancel: %v", done.err)
 			}
 			a = update(t, a, done)
-			if a.replay.phase != ui.ReplayDone || !a.replay.cancelled || a.replay.runErr != "" {
-				t.Fatalf("done: phase %v cancelled %v err %q", a.replay.phase, a.replay.cancelled, a.replay.runErr)
+			if dialogOf[replayDialog](t, a).phase != ui.ReplayDone || !dialogOf[replayDialog](t, a).cancelled || dialogOf[replayDialog](t, a).runErr != "" {
+				t.Fatalf("done: phase %v cancelled %v err %q", dialogOf[replayDialog](t, a).phase, dialogOf[replayDialog](t, a).cancelled, dialogOf[replayDialog](t, a).runErr)
 			}
-			s := flat(ansi.Strip(a.replay.View()))
+			s := flat(ansi.Strip(dialogOf[replayDialog](t, a).View()))
 			if !strings.Contains(s, "Cancelled: the 3 messages confirmed stay moved; the rest stay on") {
 				t.Errorf("the outcome does not say what a cancel left:\n%s", s)
 			}
@@ -202,7 +202,7 @@ func TestReplayDestinations(t *testing.T) {
 	a = typeText(t, a, "5m")
 	a = keys(t, a, "tab")
 	a = typeText(t, a, "orders.work")
-	p, err := a.replay.makePlan()
+	p, err := dialogOf[replayDialog](t, a).makePlan()
 	if err != nil || !strings.Contains(p.describe, "into ladder orders: 5m later to orders.work") {
 		t.Fatalf("into the ladder: %q, %v", p.describe, err)
 	}
@@ -214,32 +214,32 @@ func TestReplayDestinations(t *testing.T) {
 	a = keys(t, a, "backspace", "backspace", "backspace", "backspace")
 	a = typeText(t, a, "mail")
 	a = keys(t, a, "enter")
-	if !a.replay.form || !strings.Contains(a.replay.err, "would not reach orders.mail") {
-		t.Errorf("unknown destination: form %v err %q", a.replay.form, a.replay.err)
+	if !dialogOf[replayDialog](t, a).form || !strings.Contains(dialogOf[replayDialog](t, a).err, "would not reach orders.mail") {
+		t.Errorf("unknown destination: form %v err %q", dialogOf[replayDialog](t, a).form, dialogOf[replayDialog](t, a).err)
 	}
 	// To a queue: it must exist and not be the source.
 	a = keys(t, a, "shift+tab", "shift+tab", "space", "tab")
 	a = typeText(t, a, "orders.work.parked")
 	a = keys(t, a, "enter")
-	if !strings.Contains(a.replay.err, "is the source queue") {
-		t.Errorf("to itself: %q", a.replay.err)
+	if !strings.Contains(dialogOf[replayDialog](t, a).err, "is the source queue") {
+		t.Errorf("to itself: %q", dialogOf[replayDialog](t, a).err)
 	}
 	for range "orders.work.parked" {
 		a = keys(t, a, "backspace")
 	}
 	a = typeText(t, a, "orders.email")
 	a = keys(t, a, "enter")
-	if a.replay.form || a.replay.plan.describe != "to queue orders.email" {
-		t.Fatalf("to orders.email: form %v describe %q err %q", a.replay.form, a.replay.plan.describe, a.replay.err)
+	if dialogOf[replayDialog](t, a).form || dialogOf[replayDialog](t, a).plan.describe != "to queue orders.email" {
+		t.Fatalf("to orders.email: form %v describe %q err %q", dialogOf[replayDialog](t, a).form, dialogOf[replayDialog](t, a).plan.describe, dialogOf[replayDialog](t, a).err)
 	}
 	// n goes back to the form, esc closes it: nothing moved.
 	a = keys(t, a, "n")
-	if !a.replay.form {
+	if !dialogOf[replayDialog](t, a).form {
 		t.Fatal("n did not go back to the form")
 	}
 	a = keys(t, a, "esc")
-	if a.overlay != overlayNone || len(fb.moves) != 0 || !strings.Contains(a.result.Text, "nothing was moved") {
-		t.Errorf("esc: overlay %v moves %d result %+v", a.overlay, len(fb.moves), a.result)
+	if a.dialog != nil || len(fb.moves) != 0 || !strings.Contains(a.result.Text, "nothing was moved") {
+		t.Errorf("esc: dialog %T moves %d result %+v", a.dialog, len(fb.moves), a.result)
 	}
 }
 
@@ -263,8 +263,8 @@ func TestReplayFormRefusesBadInput(t *testing.T) {
 			}
 			a = typeText(t, a, tc.text)
 			a = keys(t, a, "enter")
-			if !a.replay.form || !strings.Contains(a.replay.err, tc.want) {
-				t.Errorf("err %q, want %q", a.replay.err, tc.want)
+			if !dialogOf[replayDialog](t, a).form || !strings.Contains(dialogOf[replayDialog](t, a).err, tc.want) {
+				t.Errorf("err %q, want %q", dialogOf[replayDialog](t, a).err, tc.want)
 			}
 		})
 	}
@@ -273,12 +273,12 @@ func TestReplayFormRefusesBadInput(t *testing.T) {
 func TestReplayReadOnly(t *testing.T) {
 	fb := newFake(fixture.Busy())
 	a := replayParked(t, fb, Options{Backends: Backends{ReadOnly: true}})
-	if a.overlay != overlayNone || a.result.Kind != ui.ResultWarn || !strings.Contains(a.result.Text, "read-only: replaying is switched off") {
-		t.Fatalf("R in read-only: overlay %v result %+v", a.overlay, a.result)
+	if a.dialog != nil || a.result.Kind != ui.ResultWarn || !strings.Contains(a.result.Text, "read-only: replaying is switched off") {
+		t.Fatalf("R in read-only: dialog %T result %+v", a.dialog, a.result)
 	}
 	a, _ = a.runCommand("replay orders.work.parked")
-	if a.overlay != overlayNone || !strings.Contains(a.result.Text, "replaying is switched off") {
-		t.Fatalf(":replay in read-only: overlay %v result %+v", a.overlay, a.result)
+	if a.dialog != nil || !strings.Contains(a.result.Text, "replaying is switched off") {
+		t.Fatalf(":replay in read-only: dialog %T result %+v", a.dialog, a.result)
 	}
 }
 
@@ -288,8 +288,8 @@ func TestReplayFromThePeek(t *testing.T) {
 	a = keys(t, load(t, a, fb), "G")
 	a, _ = run(t, a, press("v"))
 	a = keys(t, a, "R")
-	if a.overlay != overlayReplay || a.replay.source != "orders.work.parked" || a.replay.ladder == nil || a.replay.ladder.Name != "orders" {
-		t.Fatalf("R in the peek: overlay %v source %q", a.overlay, a.replay.source)
+	if !isOpen[replayDialog](a) || dialogOf[replayDialog](t, a).source != "orders.work.parked" || dialogOf[replayDialog](t, a).ladder == nil || dialogOf[replayDialog](t, a).ladder.Name != "orders" {
+		t.Fatalf("R in the peek: dialog %T source %q", a.dialog, dialogOf[replayDialog](t, a).source)
 	}
 	fb.moveN = 3
 	a = keys(t, a, "enter", "y", "enter")

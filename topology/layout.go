@@ -92,14 +92,40 @@ func LayoutByName(name string) (Layout, error) {
 	return nil, fmt.Errorf("%w: unknown layout %q (want one of %s)", ErrInvalidLadder, name, strings.Join(LayoutNames(), ", "))
 }
 
-// layout returns the ladder's layout; a ladder that passed Normalize always has one.
+// layout returns the ladder's layout. An empty name is the default, as
+// Normalize reads it; an unknown name is a layout that plans nothing and
+// makes every routing key an error, rather than a prefix ladder nobody
+// asked for. A ladder that passed Normalize always has a known one.
 func (l Ladder) layout() Layout {
+	if l.Layout == "" {
+		return prefixLayout{}
+	}
 	lay, err := LayoutByName(l.Layout)
 	if err != nil {
-		return prefixLayout{}
+		return unknownLayout{name: l.Layout, err: err}
 	}
 	return lay
 }
+
+// unknownLayout stands for a layout name rungs does not know.
+type unknownLayout struct {
+	name string
+	err  error
+}
+
+func (u unknownLayout) Name() string                                   { return u.name }
+func (u unknownLayout) Describe() string                               { return "unknown layout" }
+func (u unknownLayout) normalize(Ladder) (Ladder, error)               { return Ladder{}, u.err }
+func (u unknownLayout) Plan(l Ladder) Plan                             { return Plan{Ladder: l} }
+func (u unknownLayout) Rungs(Ladder) []Rung                            { return nil }
+func (u unknownLayout) Entry(Ladder, uint64) string                    { return "" }
+func (u unknownLayout) Terminals(Ladder) []Terminal                    { return nil }
+func (u unknownLayout) Owns(Ladder, string) bool                       { return false }
+func (u unknownLayout) IsTargetBinding(Ladder, Binding) (string, bool) { return "", false }
+func (u unknownLayout) Discover(Snapshot) []Ladder                     { return nil }
+func (u unknownLayout) Key(Ladder, uint64, string) (string, error)     { return "", u.err }
+func (u unknownLayout) Decode(Ladder, string) (uint64, string, error)  { return 0, "", u.err }
+func (u unknownLayout) Target(Ladder, string) (string, error)          { return "", u.err }
 
 // Plan lists every object of the ladder.
 func (l Ladder) Plan() Plan { return l.layout().Plan(l) }
@@ -125,7 +151,11 @@ func (l Ladder) Entry(d time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return l.layout().Entry(l, u), nil
+	lay := l.layout()
+	if u, ok := lay.(unknownLayout); ok {
+		return "", u.err
+	}
+	return lay.Entry(l, u), nil
 }
 
 // Decode reads a routing key back into a delay and a destination.
@@ -218,7 +248,7 @@ func pattern(parts ...[]string) string {
 // ttlMillis is x-message-ttl for a duration.
 func ttlMillis(d time.Duration) int64 { return int64(d / time.Millisecond) }
 
-// quorumArgs are what every queue of a quorum ladder adds: at-least-once
+// queueArgs adds what every queue of a quorum ladder needs: at-least-once
 // dead-lettering, which needs reject-publish overflow, so that a message is
 // never dropped between two rungs.
 func queueArgs(t QueueType, a Args) Args {

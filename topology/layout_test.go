@@ -260,3 +260,31 @@ func TestDiscoverSurvivesOneEditedRung(t *testing.T) {
 		}
 	}
 }
+
+// A layout name rungs does not know is an error wherever a routing
+// decision is made, never a silent prefix ladder.
+func TestUnknownLayoutIsAnError(t *testing.T) {
+	l := Ladder{Name: "jobs", Layout: "bogus", Unit: time.Second, Levels: 4, Radix: 2}
+	if _, err := l.Normalize(); !errors.Is(err, ErrInvalidLadder) {
+		t.Errorf("Normalize: %v", err)
+	}
+	if _, err := l.Trace(5*time.Second, ""); !errors.Is(err, ErrInvalidLadder) || !strings.Contains(err.Error(), `unknown layout "bogus"`) {
+		t.Errorf("Trace: %v", err)
+	}
+	if _, err := l.Key(time.Second, ""); !errors.Is(err, ErrInvalidLadder) {
+		t.Errorf("Key: %v", err)
+	}
+	if _, err := l.Entry(time.Second); !errors.Is(err, ErrInvalidLadder) {
+		t.Errorf("Entry: %v", err)
+	}
+	if _, _, err := l.Decode("0.1.0.1"); !errors.Is(err, ErrInvalidLadder) {
+		t.Errorf("Decode: %v", err)
+	}
+	if p := l.Plan(); len(p.Queues)+len(p.Exchanges)+len(p.Bindings) != 0 || len(l.Rungs()) != 0 {
+		t.Errorf("an unknown layout planned %d queues", len(p.Queues))
+	}
+	// The empty name is the default, as Normalize reads it.
+	if _, err := (Ladder{Name: "jobs", Unit: time.Second, Levels: 4, Radix: 2}).Trace(5*time.Second, ""); err != nil {
+		t.Errorf("empty layout: %v", err)
+	}
+}

@@ -515,21 +515,14 @@ func rowDetail(s LadderState, st Styles, w int) string {
 }
 
 // LadderText renders a ladder as plain text, without colour or cursor, for
-// non-interactive use (`rungs status`): the summary, every row (idle rungs
-// of a ladder above radix 2 folded unless all), what is wrong with which
-// queue, and the drift. Without a history of depths, a
-// rung counts as stuck only when the broker reports its oldest message as
-// older than the ladder can hold it. A width of 0 or less means 120.
-func LadderText(f topology.Found, snap topology.Snapshot, width int, all bool) string {
+// non-interactive use (`rungs status`): the summary, the rows (folded of
+// them: idle rungs left out, see health.StatusRows), what is wrong with
+// which queue, and the drift. A width of 0 or less means 120.
+func LadderText(f topology.Found, rows []health.Row, folded, width int) string {
 	if width <= 0 {
 		width = 120
 	}
 	var st Styles
-	rows := health.LadderRows(f, snap, health.Watch{})
-	folded := 0
-	if !all && f.Ladder.Radix > 2 {
-		rows, folded = health.FoldIdleRungs(rows, "")
-	}
 	s := LadderState{Found: f, Rows: rows, Selected: -1, Folded: folded}
 	out := []string{ladderSummary(s, st, width, "", false)}
 	out = append(out, "")

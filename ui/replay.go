@@ -31,9 +31,15 @@ func ReplayReport(c broker.MoveProgress, from, describe, park, filter string) []
 	if c.Unknown > 0 || c.Reconnects > 0 {
 		l += fmt.Sprintf(", %d possibly duplicated (in flight when the connection dropped, %d %s)", c.Unknown, c.Reconnects, topology.Plural(int64(c.Reconnects), "time", "times"))
 	}
-	out = append(out, l)
-	for _, r := range sortedReasons(c.Reasons) {
-		out = append(out, fmt.Sprintf("  %d × %s", c.Reasons[r], r))
+	return append(append(out, l), ReasonLines(c.Reasons)...)
+}
+
+// ReasonLines words why messages were parked or kept, "  N × reason",
+// most frequent first (replay and migrate reports).
+func ReasonLines(reasons map[string]int) []string {
+	var out []string
+	for _, r := range sortedReasons(reasons) {
+		out = append(out, fmt.Sprintf("  %d × %s", reasons[r], r))
 	}
 	return out
 }

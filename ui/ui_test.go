@@ -149,7 +149,9 @@ func TestLadderTextGolden(t *testing.T) {
 	busy := fixture.Busy()
 	for _, w := range []int{80, 120} {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
-			out := LadderText(found(t, busy, "orders"), busy, w, false)
+			f := found(t, busy, "orders")
+			rows, folded := health.StatusRows(f, busy, false)
+			out := LadderText(f, rows, folded, w)
 			if strings.Contains(out, "\x1b") {
 				t.Error("LadderText wrote escape sequences")
 			}
@@ -167,7 +169,11 @@ func TestLadderTextGolden(t *testing.T) {
 func TestLadderTextFoldsIdleRungs(t *testing.T) {
 	busy := fixture.Busy()
 	f := found(t, busy, "retry4")
-	folded, all := LadderText(f, busy, 100, false), LadderText(f, busy, 100, true)
+	text := func(all bool) string {
+		rows, n := health.StatusRows(f, busy, all)
+		return LadderText(f, rows, n, 100)
+	}
+	folded, all := text(false), text(true)
 	if !strings.Contains(folded, "idle rungs not listed: --all lists every rung") || strings.Contains(all, "not listed") {
 		t.Fatalf("folded:\n%s\nall:\n%s", folded, all)
 	}
