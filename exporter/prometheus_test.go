@@ -117,6 +117,18 @@ func TestRealPrometheusScrapesExporter(t *testing.T) {
 			if up != "1" {
 				t.Errorf("Prometheus' up for the exporter is %q", up)
 			}
+			// The messages wait 128s in their first rung and entered it
+			// just now: none can arrive within a minute, all within an hour.
+			sel := fmt.Sprintf(`vhost=%q,ladder="prom"`, cfg.Vhost)
+			for q, want := range map[string]string{
+				`rungs_ladder_forecast_due_messages{` + sel + `,within="1h",bound="min"}`: "3",
+				`rungs_rung_stalled{` + sel + `,queue="` + rung + `"}`:                    "0",
+				`rungs_ladder_messages_in_flight{` + sel + `}`:                            "3",
+			} {
+				if v, raw, err := promQuery(promAddr, q); v != want {
+					t.Errorf("%s = %q, want %s (%s %v)", q, v, want, raw, err)
+				}
+			}
 			return
 		}
 		if err != nil {
