@@ -44,8 +44,8 @@ type Options struct {
 	// Size is the message body size in bytes.
 	Size       int
 	Persistent bool
-	// Layouts are measured in radix 2; Radixes (prefix layout) besides 2
-	// are measured next to them.
+	// Layouts are measured in radix 2; Radixes (prefix and direct
+	// layouts) besides 2 are measured next to them.
 	Layouts []string
 	Radixes []int
 	// Loads are offered loads in messages/s; 0 is saturation, measured in
@@ -70,6 +70,9 @@ type Options struct {
 	// a hop costs the broker when nothing is routed, the floor under any
 	// dead-letter ladder.
 	FloorReference bool
+	// Quorum adds the binary prefix ladder again with quorum rungs
+	// (at-least-once dead-lettering), to price the queue type.
+	Quorum bool
 	// MaxMessages caps each phase's messages (smoke runs); 0 is no cap.
 	MaxMessages int
 	// Smoke marks a correctness-only run: timings are not meaningful.
@@ -93,7 +96,7 @@ func DefaultOptions() Options {
 		Levels: 24, Unit: time.Millisecond, DelayBits: 12, Size: 256, Persistent: false,
 		Layouts: []string{"prefix", "suffix"}, Radixes: []int{2, 4, 8, 16},
 		Loads: []float64{100, 1000, 0}, Rounds: 3, Queues: 1000, InFlight: 2000,
-		TopicReference: true, FloorReference: true, Seed: 1,
+		TopicReference: true, FloorReference: true, Quorum: true, Seed: 1,
 	}
 }
 
@@ -102,6 +105,9 @@ func SmokeOptions() Options {
 	o := DefaultOptions()
 	o.Duration, o.Warmup = time.Second, 200*time.Millisecond
 	o.DelayBits, o.Rounds, o.Queues, o.MaxMessages = 6, 1, 100, 300
+	// The direct layout too: its messages must carry BCC keys, and only a
+	// run through a real broker shows they do.
+	o.Layouts = []string{"prefix", "direct", "suffix"}
 	o.Smoke = true
 	return o
 }
@@ -155,7 +161,9 @@ func (o Options) withDefaults() Options {
 var ErrOptions = errors.New("invalid benchmark options")
 
 // designs are the ladders a run measures: each layout in radix 2, then the
-// prefix layout in every other radix, all holding the same range.
+// layouts that take a radix (prefix, direct) in every other, all holding
+// the same range. A radixed layout is measured in radix 2 only if Radixes
+// has 2.
 func (o Options) designs() ([]topology.Ladder, error) {
 	if o.DelayBits < 1 || o.DelayBits > o.Levels {
 		return nil, fmt.Errorf("%w: %d delay bits for %d levels (want 1 to levels)", ErrOptions, o.DelayBits, o.Levels)
@@ -172,10 +180,11 @@ func (o Options) designs() ([]topology.Ladder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 		}
-		if hasInt(o.Radixes, 2) || lay != "prefix" {
+		radixed := lay == "prefix" || lay == "direct"
+		if hasInt(o.Radixes, 2) || !radixed {
 			out = append(out, base)
 		}
-		if lay != "prefix" {
+		if !radixed {
 			continue
 		}
 		for _, r := range o.Radixes {
@@ -186,12 +195,19 @@ func (o Options) designs() ([]topology.Ladder, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 			}
-			alt.Name = fmt.Sprintf("bench.prefix.r%d", r)
+			alt.Name = fmt.Sprintf("bench.%s.r%d", lay, r)
 			out = append(out, alt)
 		}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: no ladder to measure", ErrOptions)
+	}
+	if o.Quorum {
+		// The same ladder as the first design, rungs of the other type.
+		q := out[0]
+		q.QueueType = topology.Quorum
+		q.Name += ".quorum"
+		out = append(out, q)
 	}
 	return out, nil
 }
@@ -418,7 +434,7 @@ func (r *runner) throughput(ctx context.Context, designs []topology.Ladder) erro
 			}
 			p := newPhase(tg, &l, 0, res, limPhase)
 			if round == 1 {
-				r.rep.Throughput = append(r.rep.Throughput, Design{Name: tg.name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, Cost: toJSONCost(l.Cost())})
+				r.rep.Throughput = append(r.rep.Throughput, Design{Name: tg.name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, QueueType: string(l.QueueType), Cost: toJSONCost(l.Cost())})
 			}
 			r.rep.Throughput[i].Rounds = append(r.rep.Throughput[i].Rounds, p)
 			r.logf("round %d/%d: %s %s msg/s, %.2f hops, ratio %.2f, CPU ratio %.2f (p99 %s)", round, r.o.Rounds, tg.name, formatRate(res.Rate), res.MeanHops, p.Ratio, p.CPURatio, ms(res.Lateness.P99))
@@ -479,12 +495,17 @@ func (r *runner) punctuality(ctx context.Context, designs []topology.Ladder) err
 	return nil
 }
 
-// designName names a ladder design in tables: layout, and radix if not 2.
+// designName names a ladder design in tables: layout, radix if not 2,
+// and the queue type if quorum.
 func designName(l topology.Ladder) string {
-	if l.Radix == 2 {
-		return l.Layout
+	name := l.Layout
+	if l.Radix != 2 {
+		name = fmt.Sprintf("%s r%d", l.Layout, l.Radix)
 	}
-	return fmt.Sprintf("%s r%d", l.Layout, l.Radix)
+	if l.QueueType == topology.Quorum {
+		name += " quorum"
+	}
+	return name
 }
 
 func median(xs []float64) float64 {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -59,8 +60,20 @@ func TestDesigns(t *testing.T) {
 			t.Errorf("%s holds less than the binary ladder", designName(l))
 		}
 	}
-	want := "prefix/4h39m37.215s prefix r4/4h39m37.215s prefix r8/4h39m37.215s prefix r16/4h39m37.215s suffix/4h39m37.215s"
+	want := "prefix/4h39m37.215s prefix r4/4h39m37.215s prefix r8/4h39m37.215s prefix r16/4h39m37.215s suffix/4h39m37.215s prefix quorum/4h39m37.215s"
 	if strings.Join(got, " ") != want {
+		t.Fatalf("designs: %s\nwant %s", strings.Join(got, " "), want)
+	}
+	o := DefaultOptions()
+	o.Layouts, o.Radixes = []string{"prefix", "direct"}, []int{2, 16}
+	if ls, err = o.designs(); err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, l := range ls {
+		got = append(got, designName(l)+"/"+l.Name)
+	}
+	if want := "prefix/bench.prefix prefix r16/bench.prefix.r16 direct/bench.direct direct r16/bench.direct.r16"; strings.Join(got, " ") != want {
 		t.Fatalf("designs: %s\nwant %s", strings.Join(got, " "), want)
 	}
 	bad := map[string]Options{
@@ -119,4 +132,24 @@ func mustLadder(t *testing.T, layout string, radix int) topology.Ladder {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// With the default radix of both layouts and radix 2 measured, the run is
+// judged on the relative targets too.
+func TestRelativeTargets(t *testing.T) {
+	r := Report{Throughput: []Design{
+		{Name: "prefix", Layout: "prefix", Radix: 2, DeliveredPerS: 800},
+		{Name: "prefix r16", Layout: "prefix", Radix: 16, DeliveredPerS: 1700},
+		{Name: "direct r16", Layout: "direct", Radix: 16, DeliveredPerS: 2600},
+	}}
+	got := map[string]bool{}
+	for _, tg := range r.targets() {
+		if strings.Contains(tg.Name, "÷ prefix throughput") || strings.Contains(tg.Name, "÷ prefix r16 throughput") {
+			got[strings.Fields(tg.Name)[0]+" "+strings.Fields(tg.Name)[1]+" / "+strings.Fields(tg.Name)[4]+" "+strings.Fields(tg.Name)[5]] = tg.Met
+		}
+	}
+	want := map[string]bool{"prefix r16 / prefix throughput": false, "direct r16 / prefix throughput": true, "direct r16 / prefix r16": true}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("relative targets %v, want %v", got, want)
+	}
 }

@@ -60,24 +60,25 @@ type target struct {
 // the one consumed.
 func chainQueue(i int) string { return fmt.Sprintf("bench.chain.%02d", i) }
 
-// route spells a delay of units as exchange, routing key and rungs visited.
-func (tg target) route(units uint64) (exchange, key string, hops int, err error) {
+// route spells a delay of units as exchange, routing key, BCC keys (the
+// direct layout's) and rungs visited.
+func (tg target) route(units uint64) (exchange, key string, bcc []string, hops int, err error) {
 	if tg.chain > 0 {
-		return "", chainQueue(0), tg.chain, nil
+		return "", chainQueue(0), nil, tg.chain, nil
 	}
 	if tg.ladder == nil {
-		return "", tg.queue, 0, nil
+		return "", tg.queue, nil, 0, nil
 	}
 	d := time.Duration(units) * tg.ladder.Unit
 	if tg.keysOnly {
 		key, err := tg.ladder.Key(d, "")
-		return tg.exchange, key, 0, err
+		return tg.exchange, key, nil, 0, err
 	}
 	tr, err := tg.ladder.Trace(d, "")
 	if err != nil {
-		return "", "", 0, err
+		return "", "", nil, 0, err
 	}
-	return tr.Exchange, tr.Key, len(tr.Hops), nil
+	return tr.Exchange, tr.Key, tr.BCC, len(tr.Hops), nil
 }
 
 // flowSpec is one measured phase.
@@ -312,7 +313,7 @@ func (r *flowRun) build(rng *rand.Rand, n int) ([]broker.Message, error) {
 		if r.maxUnits > 0 {
 			u = rng.Uint64N(r.maxUnits + 1)
 		}
-		ex, key, hops, err := r.spec.target.route(u)
+		ex, key, bcc, hops, err := r.spec.target.route(u)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +321,7 @@ func (r *flowRun) build(rng *rand.Rand, n int) ([]broker.Message, error) {
 		for m := r.maxHops.Load(); int64(hops) > m && !r.maxHops.CompareAndSwap(m, int64(hops)); m = r.maxHops.Load() {
 		}
 		msgs[i] = broker.Message{
-			Exchange: ex, RoutingKey: key, Body: r.spec.body, Persistent: r.spec.persistent,
+			Exchange: ex, RoutingKey: key, BCC: bcc, Body: r.spec.body, Persistent: r.spec.persistent,
 			Headers: map[string]any{
 				hdrSeq: first + int64(i), hdrSent: sent,
 				hdrDelay: r.delayOf(u),

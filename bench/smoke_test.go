@@ -85,7 +85,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("console cost %+v", c)
 	}
 	md := rep.Markdown()
-	for _, want := range []string{"### Throughput", "| prefix |", "| suffix |", "| prefix r16 |", "reference: the 24-word keys", "### Punctuality", "### Console cost", "### Targets", "none before its delay"} {
+	for _, want := range []string{"### Throughput", "| prefix |", "| suffix |", "| prefix r16 |", "| direct r16 |", "reference: the 24-word keys", "### Punctuality", "### Console cost", "### Targets", "none before its delay"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}

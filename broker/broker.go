@@ -81,8 +81,12 @@ func (e *ConflictError) Error() string {
 
 // Message is one message to publish.
 type Message struct {
-	Exchange    string
-	RoutingKey  string
+	Exchange   string
+	RoutingKey string
+	// BCC are further routing keys, sent in the BCC header (which the
+	// broker strips): what a ladder of the direct layout routes by. See
+	// topology.Trace.BCC.
+	BCC         []string
 	Body        []byte
 	Headers     map[string]any
 	ContentType string

@@ -65,7 +65,7 @@ func TestForeignFixturesAreDiscovered(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				steps, err := g.Walk(tr.Exchange, tr.Key)
+				steps, err := g.Walk(tr.Exchange, tr.Key, tr.BCC...)
 				if err != nil || len(steps) != len(tr.Hops)+1 || steps[len(steps)-1].Queue != w.dest {
 					t.Fatalf("%s: %s walks %v, %v; trace %s", l.Name, tr.Key, steps, err, tr)
 				}

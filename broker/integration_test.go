@@ -126,6 +126,8 @@ func TestApplyLayouts(t *testing.T) {
 		"prefix quorum":  {Name: "pq", Layout: "prefix", Unit: 100 * time.Millisecond, Levels: 8, Radix: 2, QueueType: topology.Quorum, Targets: []string{"orders"}},
 		"prefix radix 4": {Name: "p4", Layout: "prefix", Unit: time.Second, Levels: 5, Radix: 4},
 		"prefix default": {Name: "pd", Layout: "prefix", Unit: time.Second, Targets: []string{"orders"}}, // radix 16, 7 levels
+		"direct default": {Name: "dd", Layout: "direct", Unit: time.Second, Targets: []string{"orders", "billing.retry"}},
+		"direct quorum":  {Name: "dq", Layout: "direct", Unit: 10 * time.Millisecond, Levels: 4, Radix: 4, QueueType: topology.Quorum, Targets: []string{"orders"}},
 		"suffix classic": {Name: "sc", Layout: "suffix", Unit: time.Second, Levels: 10},
 		"suffix quorum":  {Name: "sq", Layout: "suffix", Unit: time.Second, Levels: 6, QueueType: topology.Quorum},
 		// Level 27's x-message-ttl is 2^27 s = 134217728000 ms.
@@ -234,21 +236,18 @@ func deliveryRun(t *testing.T, l topology.Ladder, dest string, n int, maxDelay t
 		if i < 3 {
 			delay = []time.Duration{0, l.Unit, maxDelay}[i] // the edges, every run
 		}
-		key, err := l.Key(delay, dest)
+		tr, err := l.Trace(delay, dest)
 		if err != nil {
 			t.Fatal(err)
 		}
-		entry, err := l.Entry(delay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		entry, key := tr.Exchange, tr.Key
 		units, _ := l.Units(delay)
 		id := fmt.Sprintf("m%04d", i)
 		mu.Lock()
 		sentAt[id] = sent{time.Now(), time.Duration(units) * l.Unit}
 		mu.Unlock()
 		// One call per message, so that the recorded send time is exact.
-		res, err := e.conn.Publish(ctx, []broker.Message{{Exchange: entry, RoutingKey: key, MessageID: id, Body: []byte(id), Persistent: true}})
+		res, err := e.conn.Publish(ctx, []broker.Message{{Exchange: entry, RoutingKey: key, BCC: tr.BCC, MessageID: id, Body: []byte(id), Persistent: true}})
 		if err != nil || res.Confirmed != 1 {
 			t.Fatalf("Publish %s (key %s): %+v, %v", id, key, res, err)
 		}
@@ -306,6 +305,71 @@ func TestDeliverySuffix(t *testing.T) {
 func TestDeliveryPrefixQuorum(t *testing.T) {
 	t.Parallel()
 	deliveryRun(t, topology.Ladder{Name: "dq", Layout: "prefix", Unit: 10 * time.Millisecond, Levels: 9, Radix: 2, QueueType: topology.Quorum}, "", 60, 2*time.Second)
+}
+
+// The direct layout relies on the broker keeping a message's BCC keys
+// when it dead-letters it, classic and quorum (at-least-once) alike: every
+// message must arrive, once, never early, at a 1 ms unit.
+func TestDeliveryDirect(t *testing.T) {
+	t.Parallel()
+	deliveryRun(t, topology.Ladder{Name: "dd", Layout: "direct", Unit: time.Millisecond, Levels: 3, Radix: 16, Targets: []string{"work.retry"}},
+		"work.retry", 300, 3*time.Second)
+}
+
+func TestDeliveryDirectDone(t *testing.T) {
+	t.Parallel()
+	deliveryRun(t, topology.Ladder{Name: "dn", Layout: "direct", Unit: 10 * time.Millisecond, Levels: 9, Radix: 2}, "", 120, 3*time.Second)
+}
+
+func TestDeliveryDirectQuorum(t *testing.T) {
+	t.Parallel()
+	deliveryRun(t, topology.Ladder{Name: "dq", Layout: "direct", Unit: 10 * time.Millisecond, Levels: 5, Radix: 4, QueueType: topology.Quorum, Targets: []string{"work"}}, "work", 80, 2*time.Second)
+}
+
+// A message published into a direct ladder without its BCC header is not
+// dropped: the alternate exchange keeps it in the unroutable queue. Nor is
+// one whose destination no longer binds, after its delay.
+func TestDirectUnroutable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t, 30*time.Second)
+	l := ladder(t, e, topology.Ladder{Name: "d", Layout: "direct", Unit: 10 * time.Millisecond, Levels: 3, Radix: 4})
+	e.apply(t, l)
+	tr, err := l.Trace(250*time.Millisecond, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := l.Trace(250*time.Millisecond, "nobody.home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.conn.Publish(ctx, []broker.Message{
+		{Exchange: tr.Exchange, RoutingKey: tr.Key, MessageID: "no-bcc"},
+		{Exchange: gone.Exchange, RoutingKey: gone.Key, BCC: gone.BCC, MessageID: "unbound"},
+	})
+	if err != nil || res.Confirmed != 2 {
+		t.Fatalf("Publish() = %+v, %v", res, err)
+	}
+	got := map[string]bool{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < 2 && time.Now().Before(deadline) {
+		d, ok, err := e.conn.Get(ctx, "d.unroutable", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		_, dead := d.Headers["x-death"]
+		if d.MessageID == "unbound" != dead {
+			t.Errorf("%s: x-death %v", d.MessageID, d.Headers["x-death"])
+		}
+		got[d.MessageID] = true
+	}
+	if !got["no-bcc"] || !got["unbound"] {
+		t.Fatalf("unroutable got %v", got)
+	}
 }
 
 func TestUnroutable(t *testing.T) {

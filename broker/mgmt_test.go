@@ -115,7 +115,8 @@ func wantSnapshot() topology.Snapshot {
 					"x-message-ttl": int64(134217728000), "x-dead-letter-exchange": "demo.rung.00.expired",
 					"x-queue-type": "quorum", "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish",
 				},
-				Stats: topology.QueueStats{Type: "quorum", State: "running"},
+				// A stalled quorum rung: expired messages wait in messages_dlx.
+				Stats: topology.QueueStats{Type: "quorum", State: "running", Expired: 512, ExpiredBytes: 2048},
 			},
 			{
 				Name: "demo.unroutable", Durable: true,

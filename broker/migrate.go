@@ -34,7 +34,7 @@ func MigrateRoute(g topology.Migration, rung string, d Delivery) (topology.Place
 	if p.Park != "" {
 		return p, Route{Park: p.Park}
 	}
-	return p, Route{Exchange: p.Trace.Exchange, RoutingKey: p.Trace.Key, SaveDeath: true}
+	return p, Route{Exchange: p.Trace.Exchange, RoutingKey: p.Trace.Key, SaveDeath: true, BCC: p.Trace.BCC}
 }
 
 // MigrateHeaders are the headers a migrated copy gains: x-rungs-migrated

@@ -94,6 +94,9 @@ func (m *mover) copyOf(e *entry) amqp.Publishing {
 			h[k] = fieldValue(v)
 		}
 	}
+	if !e.park && len(e.route.BCC) > 0 {
+		h[topology.HeaderBCC] = topology.BCCValue(e.route.BCC)
+	}
 	now := time.Now().UTC().Truncate(time.Second)
 	if e.park {
 		h[topology.HeaderReason] = topology.CutReason(e.why)

@@ -21,6 +21,9 @@ type Route struct {
 	// into a ladder: RabbitMQ drops a message that expires into a rung its
 	// x-death already names (dead-letter cycle detection).
 	SaveDeath bool
+	// BCC is the BCC header the copy gets: the keys a ladder that routes
+	// by BCC (the direct layout) needs; nil for every other route.
+	BCC []string
 	// Park, if set, sends the message to the parking queue with this
 	// reason instead (without a parking queue it stays on the source).
 	Park string
@@ -53,7 +56,7 @@ func ToLadder(l topology.Ladder, delay time.Duration, dest string) (Router, erro
 	if err != nil {
 		return nil, err
 	}
-	r := Route{Exchange: tr.Exchange, RoutingKey: tr.Key, SaveDeath: true}
+	r := Route{Exchange: tr.Exchange, RoutingKey: tr.Key, SaveDeath: true, BCC: tr.BCC}
 	return func(Delivery) (Route, error) { return r, nil }, nil
 }
 
@@ -79,8 +82,33 @@ var ErrNoOrigin = errors.New("no origin: the message has no x-death (it was not 
 //     waits its full TTL again: late, never early.
 //
 // intoLadder reports whether an exchange belongs to a ladder; routes into
-// one save x-death aside (see Route.SaveDeath). It may be nil.
+// one save x-death aside (see Route.SaveDeath). It may be nil. Use
+// ToOriginIn when the ladders are known: a direct ladder's exchanges route
+// only with the BCC keys it rebuilds.
 func ToOrigin(intoLadder func(exchange string) bool) Router {
+	return toOrigin(func(x string) (topology.Ladder, bool) {
+		return topology.Ladder{}, intoLadder != nil && intoLadder(x)
+	})
+}
+
+// ToOriginIn is ToOrigin for a vhost whose ladders are known: a route into
+// one of their exchanges saves x-death aside and, into a ladder that
+// routes by BCC, carries the BCC header its routing key spells (the
+// broker stripped the original at publish).
+func ToOriginIn(ladders []topology.Ladder) Router {
+	owner := map[string]topology.Ladder{}
+	for _, l := range ladders {
+		for _, x := range l.Plan().Exchanges {
+			owner[x.Name] = l
+		}
+	}
+	return toOrigin(func(x string) (topology.Ladder, bool) {
+		l, ok := owner[x]
+		return l, ok
+	})
+}
+
+func toOrigin(ladderOf func(exchange string) (topology.Ladder, bool)) Router {
 	return func(d Delivery) (Route, error) {
 		deaths, err := topology.ParseDeaths(d.Headers)
 		if err != nil {
@@ -103,7 +131,16 @@ func ToOrigin(intoLadder func(exchange string) bool) Router {
 			key = last.RoutingKeys[0]
 		}
 		r := Route{Exchange: last.Exchange, RoutingKey: key}
-		r.SaveDeath = r.Exchange != "" && intoLadder != nil && intoLadder(r.Exchange)
+		if r.Exchange == "" {
+			return r, nil
+		}
+		l, ok := ladderOf(r.Exchange)
+		r.SaveDeath = ok
+		if ok && l.RoutesByBCC() {
+			if r.BCC, err = l.KeyBCC(key); err != nil {
+				return Route{}, fmt.Errorf("back into ladder %s: %w", l.Name, err)
+			}
+		}
 		return r, nil
 	}
 }

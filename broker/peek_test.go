@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -150,10 +151,51 @@ func TestToOrigin(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, err := ToOrigin(ladderX)(Delivery{Headers: tc.headers})
-			if !errors.Is(err, tc.err) || got != tc.want {
+			if !errors.Is(err, tc.err) || !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ToOrigin() = %+v, %v; want %+v, %v", got, err, tc.want, tc.err)
 			}
 		})
+	}
+}
+
+// Back into a direct ladder, a message needs the BCC keys its routing key
+// spells: the broker stripped the ones it was published with.
+func TestToOriginInRebuildsBCC(t *testing.T) {
+	direct, err := topology.Ladder{Name: "jobs", Layout: "direct", Levels: 3, Radix: 2, Targets: []string{"work"}}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix, _ := topology.Ladder{Name: "p", Levels: 3, Radix: 2}.Normalize()
+	route := ToOriginIn([]topology.Ladder{direct, prefix})
+	death := func(queue, exchange, key string) map[string]any {
+		return map[string]any{topology.HeaderDeath: []any{
+			map[string]any{"queue": queue, "reason": "rejected", "exchange": exchange, "routing-keys": []any{key}},
+		}}
+	}
+	cases := map[string]struct {
+		headers map[string]any
+		want    Route
+	}{
+		// A worker's queue rejected it: it arrived from level 0's exchange.
+		"from a destination": {death("work", "jobs.rung.00.expired", "1.0.1.work"),
+			Route{Exchange: "jobs.rung.00.expired", RoutingKey: "1.0.1.work", SaveDeath: true, BCC: []string{"i>02", "02>00", "00>=work"}}},
+		// Over a rung's delivery limit: back into the rung it left.
+		"from a rung": {death("jobs.rung.00", "jobs.rung.02.expired", "1.0.1"),
+			Route{Exchange: "jobs.rung.02.expired", RoutingKey: "1.0.1", SaveDeath: true, BCC: []string{"i>02", "02>00", "00>="}}},
+		"into a prefix ladder": {death("p.done", "p.rung.00.expired", "0.0.1"),
+			Route{Exchange: "p.rung.00.expired", RoutingKey: "0.0.1", SaveDeath: true}},
+		"not a ladder": {death("work", "orders", "order.created"), Route{Exchange: "orders", RoutingKey: "order.created"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := route(Delivery{Headers: tc.headers})
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ToOriginIn() = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+	if _, err := route(Delivery{Headers: death("work", "jobs.ingest", "not.a.key")}); err == nil {
+		t.Error("a key that is not the ladder's routed back without BCC")
 	}
 }
 

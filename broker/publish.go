@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // publishWindow is how many messages may await their confirm at once. It
@@ -297,8 +299,15 @@ func checkExchanges(ch *amqp.Channel, msgs []Message, vhost string) error {
 }
 
 func publishing(m Message) amqp.Publishing {
+	h := table(m.Headers) // a copy: the caller's map may be shared by a batch
+	if len(m.BCC) > 0 {
+		if h == nil {
+			h = amqp.Table{}
+		}
+		h[topology.HeaderBCC] = topology.BCCValue(m.BCC)
+	}
 	p := amqp.Publishing{
-		Headers:         table(m.Headers),
+		Headers:         h,
 		ContentType:     m.ContentType,
 		ContentEncoding: m.ContentEncoding,
 		MessageId:       m.MessageID,

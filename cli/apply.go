@@ -48,6 +48,9 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("apply %s: %s ladder %s already exists in vhost %s as %s; the flags describe %s, and two shapes would share its exchanges and deliver messages twice; nothing was declared (apply the new shape under another name and move messages with rungs migrate, or rungs teardown %s first)",
 			l.Name, r.existing.Layout, l.Name, l.Vhost, shape(r.existing), shape(l), l.Name)
 	}
+	if err := e.refuseBrokenBCC(ctx, l); err != nil {
+		return err
+	}
 	plan := l.Plan()
 	// Refuse a conflict before declaring anything: declaring stops at the
 	// first object the broker refuses, after creating those before it.

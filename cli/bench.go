@@ -23,6 +23,7 @@ type benchFlags struct {
 	inFlight               int
 	persistent, smoke      bool
 	topicRef, floorRef     bool
+	quorum                 bool
 	layouts                []string
 	radixes                []int
 	loads                  []string
@@ -40,7 +41,7 @@ func (e *env) benchCommand() *cobra.Command {
   1. the limit: a plain queue's publish→consume throughput, with pipelined
      confirms and the same message size and persistence;
   2. ladder throughput at saturation for each layout (radix 2) and the
-     prefix layout in every --radix, with the mean hops measured on arrival
+     prefix and direct layouts in every --radix, with the mean hops measured on arrival
      and the ratio to limit ÷ (1 + mean hops), the most a hop-based design
      can do; --rounds repeats 1 and 2, and each ratio uses its own round's
      limit;
@@ -69,11 +70,12 @@ failed: timings depend on the machine.`,
 	f.IntVar(&bf.delayBits, "delay-bits", d.DelayBits, "delays are uniform over [0, 2^N) units")
 	f.IntVar(&bf.size, "size", d.Size, "message body bytes")
 	f.BoolVar(&bf.persistent, "persistent", d.Persistent, "persistent delivery mode")
-	f.StringSliceVar(&bf.layouts, "layouts", d.Layouts, "layouts to measure in radix 2: prefix, suffix")
-	f.IntSliceVar(&bf.radixes, "radix", d.Radixes, "radixes to measure with the prefix layout: 2, 4, 8, 16")
+	f.StringSliceVar(&bf.layouts, "layouts", d.Layouts, "layouts to measure in radix 2: prefix, direct, suffix")
+	f.IntSliceVar(&bf.radixes, "radix", d.Radixes, "radixes to measure with the prefix and direct layouts: 2, 4, 8, 16")
 	f.StringSliceVar(&bf.loads, "loads", []string{"100", "1000", "max"}, "offered loads in msg/s for punctuality; max is saturation")
 	f.IntVar(&bf.rounds, "rounds", d.Rounds, "repetitions of the limit and throughput phases")
 	f.BoolVar(&bf.topicRef, "topic-reference", d.TopicReference, "also measure the ladder's keys through a topic exchange with no delay (what one routed transfer costs)")
+	f.BoolVar(&bf.quorum, "quorum", d.Quorum, "also measure the binary ladder with quorum rungs (what at-least-once dead-lettering costs)")
 	f.BoolVar(&bf.floorRef, "floor-reference", d.FloorReference, "also measure a chain of TTL queues dead-lettering with no routing (the cheapest a hop can be)")
 	f.IntVar(&bf.queues, "queues", d.Queues, "queues in the console-cost vhost")
 	f.IntVar(&bf.inFlight, "in-flight", d.InFlight, "cap on undelivered messages of the limit phase (ladders add rate × mean delay)")
@@ -137,6 +139,9 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	}
 	if changed("floor-reference") {
 		o.FloorReference = bf.floorRef
+	}
+	if changed("quorum") {
+		o.Quorum = bf.quorum
 	}
 	if changed("queues") {
 		o.Queues = bf.queues

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -163,7 +164,7 @@ func (e *env) runTeardown(ctx context.Context) error {
 	l := r.ladder
 	var inFlight int64
 	if r.snap != nil {
-		inFlight = stateOf(topology.Found{Ladder: l}, *r.snap).inFlight
+		inFlight = stateOf(topology.Found{Ladder: l}, *r.snap, health.Watch{}).inFlight
 	}
 	plan := l.Plan()
 	what := fmt.Sprintf("teardown %s: delete %d queues and %d exchanges; %d message(s) in flight will be lost",

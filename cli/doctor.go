@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +52,13 @@ func (e *env) doctorCommand() *cobra.Command {
   feature flags   quorum ladders need quorum_queue, and their at-least-once
                   dead-lettering needs RabbitMQ 3.10+ and stream_queue
   each ladder     drift from its plan (missing, extra or changed objects),
-                  stuck rungs, unroutable messages, consumers on delay queues
+                  stuck rungs, stalled dead-lettering (quorum rungs whose
+                  expired messages do not move on), unroutable messages,
+                  consumers on delay queues
+
+When a quorum rung holds expired messages waiting to be dead-lettered,
+doctor watches it for up to 15s (its TTL, at most one statistics interval,
+plus two intervals) to tell a busy rung from a stalled one.
 
 With --ladder it checks that ladder only (and says if it is not there). It
 reads only: nothing on the broker changes. It exits 0 when nothing is wrong
@@ -213,15 +220,28 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 		}
 	}
 
+	if version.LosesBCCOnDeadLetter() {
+		add("broker", checkWarn, "%s; the other layouts are not affected", bccBrokenText(ov.RabbitMQVersion))
+	}
+	// Stalled dead-lettering shows only across samples: watch the vhosts
+	// whose rungs hold expired messages (a no-op for the others).
+	watches := map[string]health.Watch{}
+	for vh, snap := range snaps {
+		snap, w, err := e.watchStalls(ctx, m, snap, found)
+		if err != nil {
+			add("ladders", checkProblem, "cannot re-read vhost %s: %v", vh, err)
+		}
+		snaps[vh], watches[vh] = snap, w
+	}
 	for _, f := range found {
-		checkLadder(f, snaps[f.Ladder.Vhost], version, add)
+		checkLadder(f, snaps[f.Ladder.Vhost], watches[f.Ladder.Vhost], version, add)
 	}
 	return report()
 }
 
 // checkLadder adds one ladder's integrity checks: drift, then every queue
 // the ladder view would mark as a warning or a problem.
-func checkLadder(f topology.Found, snap topology.Snapshot, version topology.Version, add func(area, status, format string, a ...any)) {
+func checkLadder(f topology.Found, snap topology.Snapshot, w health.Watch, version topology.Version, add func(area, status, format string, a ...any)) {
 	l := f.Ladder
 	area := "ladder " + l.Name
 	if len(vhostLabel(l)) > 0 {
@@ -234,20 +254,34 @@ func checkLadder(f topology.Found, snap topology.Snapshot, version topology.Vers
 	for _, d := range f.Drift {
 		add(area, checkProblem, "drift: %s", d)
 	}
+	if l.RoutesByBCC() && version.LosesBCCOnDeadLetter() {
+		add(area, checkProblem, "this ladder routes by BCC keys, which this broker loses at every rung (upgrade to 3.13.3 or later)")
+	}
 	if l.Layout == "nsb1" && version.AtLeast(3, 12, 0) {
 		add(area, checkInfo, "NServiceBus v1 declares lazy queues; RabbitMQ 3.12+ ignores x-queue-mode. v1 dead-letters at most once: NServiceBus' v2 (quorum) infrastructure does not lose messages between levels")
 	}
-	rows := health.LadderRows(f, snap, health.Watch{Interval: health.DefaultInterval})
+	if w.Interval <= 0 {
+		w.Interval = health.DefaultInterval
+	}
+	rows := health.LadderRows(f, snap, w)
 	stuck, inFlight := 0, int64(0)
+	var stalled []string
 	for _, r := range rows {
 		if r.Kind == health.RungRow {
 			inFlight += r.Stats.Messages()
 		}
-		if r.Stuck {
+		if r.Stuck || r.Stalled {
 			stuck++
 		}
 		if r.Missing || len(r.Drift) > 0 && r.Kind != health.RungRow {
 			continue // reported as drift above
+		}
+		if r.Stalled {
+			stalled = append(stalled, r.Queue)
+			add(area, checkProblem, "%s is stalled: %s expired %s waiting to be dead-lettered, none moved on in %s",
+				r.Queue, topology.FormatCount(r.Stats.Expired), topology.Plural(r.Stats.Expired, "message", "messages"),
+				topology.FormatSpan(w.Waited(r.Queue).Truncate(time.Second)))
+			continue
 		}
 		switch r.Severity {
 		case health.Problem:
@@ -257,6 +291,10 @@ func checkLadder(f topology.Found, snap topology.Snapshot, version topology.Vers
 				add(area, checkWarn, "%s: %s", r.Queue, r.Status)
 			}
 		}
+	}
+	if len(stalled) > 0 {
+		add(area, checkInfo, "likely cause: %s", health.StallCause)
+		add(area, checkInfo, "remedy: %s", unstallHint(l, stalled))
 	}
 	if stuck == 0 {
 		add(area, checkOK, "%s in flight, no rung stuck", topology.FormatCount(inFlight))

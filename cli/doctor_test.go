@@ -155,27 +155,7 @@ func TestLadderCompletionDiscovers(t *testing.T) {
 // version is not at hand.
 func TestDoctorNamesQuorumPrerequisites(t *testing.T) {
 	l, _ := topology.Ladder{Name: "jobs", Levels: 3, Radix: 2, QueueType: topology.Quorum}.Normalize()
-	defs := broker.PlanDefinitions(l.Plan(), "/")
-	var queues []map[string]any
-	for _, q := range defs.Queues {
-		queues = append(queues, map[string]any{"name": q.Name, "durable": true, "auto_delete": false, "arguments": q.Arguments, "type": "quorum", "state": "running"})
-	}
-	answers := map[string]any{
-		"/api/overview":        map[string]any{"rabbitmq_version": "3.9.13", "erlang_version": "24.3", "node": "rabbit@old"},
-		"/api/nodes":           []any{map[string]any{"name": "rabbit@old", "running": true, "applications": []any{map[string]any{"name": "rabbitmq_management"}}}},
-		"/api/feature-flags":   []any{map[string]any{"name": "quorum_queue", "state": "enabled"}, map[string]any{"name": "stream_queue", "state": "disabled"}},
-		"/api/definitions/%2F": defs,
-		"/api/queues/%2F":      queues,
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a, ok := answers[r.URL.EscapedPath()]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		_ = json.NewEncoder(w).Encode(a)
-	}))
-	defer srv.Close()
+	srv := fakeManagement(t, l, "3.9.13", "rabbit@old", "disabled")
 	vars := map[string]string{"RUNGS_URL": "amqp://guest:guest@127.0.0.1:1/", "RUNGS_MGMT_URL": srv.URL}
 	code, out, _ := run(t, vars, "doctor", "--timeout", "2s")
 	if code != ExitError {
@@ -216,15 +196,7 @@ func TestDoctorTrustsTheNodeThatAnswers(t *testing.T) {
 		"/api/definitions/%2F": map[string]any{},
 		"/api/queues/%2F":      []any{},
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a, ok := answers[r.URL.EscapedPath()]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		_ = json.NewEncoder(w).Encode(a)
-	}))
-	defer srv.Close()
+	srv := serveAnswers(t, answers)
 	vars := map[string]string{"RUNGS_URL": "amqp://guest:guest@127.0.0.1:1/", "RUNGS_MGMT_URL": srv.URL}
 	_, out, _ := run(t, vars, "doctor", "--timeout", "2s")
 	if strings.Contains(out, "does not run rabbitmq_management") {
@@ -235,4 +207,66 @@ func TestDoctorTrustsTheNodeThatAnswers(t *testing.T) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// On a RabbitMQ that loses BCC keys, doctor flags the broker and every
+// direct ladder, and apply declares nothing. The fake management API plays
+// a 3.13.1 broker; AMQP is unreachable, so apply must stop before it.
+func TestBrokenBCCVersionsAreRefused(t *testing.T) {
+	l, _ := topology.Ladder{Name: "jobs", Layout: "direct", Levels: 2, Radix: 4}.Normalize()
+	srv := fakeManagement(t, l, "3.13.1", "rabbit@b", "enabled")
+	vars := map[string]string{"RUNGS_URL": "amqp://guest:guest@127.0.0.1:1/", "RUNGS_MGMT_URL": srv.URL}
+	_, out, _ := run(t, vars, "doctor", "--timeout", "2s")
+	for _, want := range []string{
+		"RabbitMQ 3.13.1 drops BCC routing keys when it dead-letters a message",
+		"✗ this ladder routes by BCC keys, which this broker loses at every rung",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut := run(t, vars, "apply", "--ladder", "other", "--layout", "direct", "--max-delay", "10s", "--timeout", "2s")
+	if code == ExitOK || !strings.Contains(errOut, "nothing was declared") || !strings.Contains(errOut, "3.13.3") || strings.Contains(errOut, "AMQP") {
+		t.Fatalf("apply on 3.13.1: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The prefix layout does not depend on BCC and is not refused for it.
+	_, _, errOut = run(t, vars, "apply", "--ladder", "other", "--max-delay", "10s", "--timeout", "2s")
+	if strings.Contains(errOut, "BCC") {
+		t.Fatalf("prefix apply refused for BCC: %s", errOut)
+	}
+}
+
+// fakeManagement serves what a broker of the given version, holding one
+// ladder, reports to doctor and apply: overview, nodes, feature flags
+// (stream_queue in the given state), definitions and queue statistics.
+func fakeManagement(t *testing.T, l topology.Ladder, version, node, streamQueue string) *httptest.Server {
+	t.Helper()
+	defs := broker.PlanDefinitions(l.Plan(), "/")
+	var queues []map[string]any
+	for _, q := range defs.Queues {
+		queues = append(queues, map[string]any{"name": q.Name, "durable": true, "auto_delete": false, "arguments": q.Arguments, "type": string(l.QueueType), "state": "running"})
+	}
+	answers := map[string]any{
+		"/api/overview":        map[string]any{"rabbitmq_version": version, "erlang_version": "26.2", "node": node},
+		"/api/nodes":           []any{map[string]any{"name": node, "running": true, "applications": []any{map[string]any{"name": "rabbitmq_management"}}}},
+		"/api/feature-flags":   []any{map[string]any{"name": "quorum_queue", "state": "enabled"}, map[string]any{"name": "stream_queue", "state": streamQueue}},
+		"/api/definitions/%2F": defs,
+		"/api/queues/%2F":      queues,
+	}
+	return serveAnswers(t, answers)
+}
+
+// serveAnswers is a management API that answers each path with its JSON.
+func serveAnswers(t *testing.T, answers map[string]any) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, ok := answers[r.URL.EscapedPath()]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(a)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }

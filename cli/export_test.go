@@ -140,6 +140,8 @@ func TestExportedDefinitionsImportWithoutDriftAndDeliver(t *testing.T) {
 	}{
 		"prefix quorum": {[]string{"--ladder", "jobs", "--unit", "10ms", "--levels", "8", "--radix", "2", "--queue-type", "quorum", "--target", "work"}, "jobs", "300ms", "work", "work", "prefix"},
 		"celery":        {[]string{"--layout", "celery", "--queue-type", "quorum", "--target", "celery"}, "celery", "1s", "celery", "celery", "celery"},
+		"direct quorum": {[]string{"--ladder", "hops", "--layout", "direct", "--unit", "1ms", "--max-delay", "1m", "--queue-type", "quorum", "--target", "work"}, "hops", "300ms", "work", "work", "direct"},
+		"direct":        {[]string{"--ladder", "hops", "--layout", "direct", "--unit", "10ms", "--max-delay", "1h"}, "hops", "1s", "", "hops.done", "direct"},
 		"nsb1":          {[]string{"--layout", "nsb1", "--target", "Sales"}, "nsb", "1s", "Sales", "Sales", "nsb1"},
 	}
 	for name, tc := range cases {

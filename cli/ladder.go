@@ -36,7 +36,7 @@ func (lf *ladderFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&lf.unit, "unit", "1s", "resolution: the lowest rung's TTL (1ms and up)")
 	f.StringVar(&lf.maxDelay, "max-delay", "", "longest delay the ladder must hold (default: 2^28 units, 8.5 years at 1s)")
 	f.IntVar(&lf.levels, "levels", 0, "number of digit levels (instead of --max-delay; default: the fewest holding 2^28 units)")
-	f.IntVar(&lf.radix, "radix", 0, fmt.Sprintf("digit base: 2, 4, 8 or 16 (prefix layout; default %d, the other layouts are binary)", topology.DefaultRadix))
+	f.IntVar(&lf.radix, "radix", 0, fmt.Sprintf("digit base: 2, 4, 8 or 16 (prefix and direct layouts; default %d, the other layouts are binary)", topology.DefaultRadix))
 	f.StringVar(&lf.queueType, "queue-type", string(topology.Classic), "rung queue type: classic or quorum")
 }
 

@@ -14,6 +14,9 @@ import (
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	// Output is read by people and programs, not embedded in HTML: keep
+	// "i>01.5" a direct ladder's key, not "i\u003e01.5".
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 

@@ -186,6 +186,16 @@ type jsonMessage struct {
 	BodyBase64    string         `json:"body_base64,omitempty"`
 	Deaths        []jsonDeath    `json:"deaths"`
 	History       []jsonAttempt  `json:"history"`
+	// Path is a direct ladder message's route, rebuilt from its routing
+	// key: the broker strips the BCC header that carries it.
+	Path *jsonPath `json:"path,omitempty"`
+}
+
+type jsonPath struct {
+	DelayMS int64     `json:"delay_ms"`
+	BCC     []string  `json:"bcc"`
+	Hops    []jsonHop `json:"hops"`
+	Target  string    `json:"target"`
 }
 
 type jsonDeath struct {
@@ -254,6 +264,12 @@ func toJSONPeek(res broker.PeekResult, pp peekPlan) jsonPeek {
 			jm.Body = &s
 		} else {
 			jm.BodyBase64 = base64.StdEncoding.EncodeToString(m.Body)
+		}
+		if tr, ok := topology.RestingPath(pp.ladders, m.Exchange, m.RoutingKey); ok && len(tr.BCC) > 0 {
+			jm.Path = &jsonPath{DelayMS: ms(tr.Delay), BCC: tr.BCC, Hops: []jsonHop{}, Target: tr.Target}
+			for _, h := range tr.Hops {
+				jm.Path.Hops = append(jm.Path.Hops, jsonHop{h.Level, h.Digit, h.Queue, ms(h.TTL), ms(h.Start), ms(h.End)})
+			}
 		}
 		deaths, _ := topology.ParseDeaths(m.Headers)
 		for _, h := range topology.Timeline(deaths, pp.ladders) {

@@ -86,7 +86,7 @@ func (e *env) printPlan(r resolved, objects bool) error {
 		fmt.Fprintf(e.Out, "  %s, %s, %s; a random delay takes %.1f hops on average, %d at most\n",
 			topology.Counted(len(plan.Exchanges), "exchange", "exchanges"), topology.Counted(len(plan.Queues), "queue", "queues"),
 			topology.Counted(len(plan.Bindings), "binding", "bindings"), r.ladder.MeanHops(), r.ladder.Levels)
-		if r.ladder.Layout == "prefix" {
+		if len(r.ladder.RadixCosts()) > 1 { // prefix and direct: the radix is a choice
 			printRadixCosts(e, r.ladder)
 		}
 		if objects {

@@ -341,7 +341,7 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayPlan) e
 		default:
 			jp.Moves, jp.Exchange, jp.RoutingKey = true, p.Route.Exchange, p.Route.RoutingKey
 			if rp.graph != nil {
-				qs, _, err := rp.graph.Route(p.Route.Exchange, p.Route.RoutingKey)
+				qs, _, err := rp.graph.Route(p.Route.Exchange, p.Route.RoutingKey, p.Route.BCC...)
 				switch {
 				case errors.Is(err, topology.ErrUnknownExchange):
 					jp.Moves, jp.Stays = false, fmt.Sprintf("exchange %q does not exist", p.Route.Exchange)

@@ -223,18 +223,39 @@ var buildRungs = sync.OnceValues(func() (string, error) {
 func TestReplaySurvivesKill9(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
+	c := dial(t, cfg)
+	declareQueues(t, c, "dlq", "target")
+	replayKill9(t, env, cfg, c, 50000, "target", "--to-queue", "target")
+}
+
+// The same into a direct ladder: every copy carries the BCC keys of its
+// delay, so it reaches the ladder's done queue, and none is lost or early.
+func TestReplayIntoADirectLadderSurvivesKill9(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	c := dial(t, cfg)
+	mustRun(t, env, "apply", "--ladder", "d", "--layout", "direct", "--unit", "10ms", "--max-delay", "1m")
+	declareQueues(t, c, "dlq")
+	replayKill9(t, env, cfg, c, 20000, "d.done", "--to-ladder", "d", "--delay", "50ms")
+	if n := queueDepth(t, c, "d.unroutable"); n != 0 {
+		t.Errorf("%d copies in d.unroutable", n)
+	}
+}
+
+// replayKill9 fills dlq with n persistent messages, replays them with the
+// given destination flags and kills the replay with SIGKILL once a third
+// reached target: every message must then be on dlq or at target.
+func replayKill9(t *testing.T, env map[string]string, cfg broker.Config, c *broker.Conn, n int, target string, to ...string) {
+	t.Helper()
 	bin, err := buildRungs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, cfg)
-	declareQueues(t, c, "dlq", "target")
-	const n = 50000
 	start := time.Now()
 	want := fillQueue(t, c, "dlq", "k", n, nil)
 	t.Logf("published %d persistent messages in %s", n, time.Since(start))
 
-	cmd := exec.Command(bin, "replay", "--from", "dlq", "--to-queue", "target", "--yes")
+	cmd := exec.Command(bin, append([]string{"replay", "--from", "dlq", "--yes"}, to...)...)
 	cmd.Env = append(os.Environ(), "RUNGS_URL="+env["RUNGS_URL"], "RUNGS_MGMT_URL="+env["RUNGS_MGMT_URL"], "RUNGS_VHOST="+env["RUNGS_VHOST"])
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -251,7 +272,7 @@ func TestReplaySurvivesKill9(t *testing.T) {
 			t.Fatalf("replay finished before it could be killed (%v): %s", err, stderr.String())
 		case <-time.After(20 * time.Millisecond):
 		}
-		if queueDepth(t, c, "target") >= n/3 {
+		if queueDepth(t, c, target) >= n/3 {
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
@@ -260,10 +281,10 @@ func TestReplaySurvivesKill9(t *testing.T) {
 	}
 	err = <-exited
 	t.Logf("killed after %s: %v", time.Since(start), err)
-	settle(t, cfg, "dlq", "target")
-	source, target := takeAll(t, cfg, c, "dlq"), takeAll(t, cfg, c, "target")
+	settle(t, cfg, "dlq", target)
+	source, got := takeAll(t, cfg, c, "dlq"), takeAll(t, cfg, c, target)
 	count := map[string]int{}
-	for _, id := range append(append([]string(nil), source...), target...) {
+	for _, id := range append(append([]string(nil), source...), got...) {
 		count[id]++
 	}
 	lost, dups := 0, 0
@@ -277,11 +298,11 @@ func TestReplaySurvivesKill9(t *testing.T) {
 		}
 		delete(count, id)
 	}
-	t.Logf("after kill -9: %d on the source, %d at the target, %d duplicates, %d lost", len(source), len(target), dups, lost)
+	t.Logf("after kill -9: %d on the source, %d at %s, %d duplicates, %d lost", len(source), len(got), target, dups, lost)
 	if lost > 0 || len(count) > 0 {
 		t.Fatalf("%d messages lost, %d unknown ones appeared", lost, len(count))
 	}
-	if len(target) == 0 || len(source) == 0 {
+	if len(got) == 0 || len(source) == 0 {
 		t.Errorf("the kill did not land mid-replay")
 	}
 }

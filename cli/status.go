@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,12 +22,14 @@ type ladderState struct {
 	inFlight   int64
 	unroutable int64
 	forecast   topology.Forecast
+	stalled    int
 }
 
 type rungState struct {
 	rung    topology.Rung
 	stats   topology.QueueStats
 	present bool
+	stalled bool
 }
 
 type terminalState struct {
@@ -35,13 +38,22 @@ type terminalState struct {
 	present     bool
 }
 
-// stateOf joins a discovered ladder with the snapshot's queue statistics.
-func stateOf(f topology.Found, snap topology.Snapshot) ladderState {
-	st := ladderState{found: f, forecast: health.Forecast(f.Ladder, health.LadderRows(f, snap, health.Watch{}), 0)}
+// stateOf joins a discovered ladder with the snapshot's queue statistics;
+// w says which rungs are stalled (see watchStalls).
+func stateOf(f topology.Found, snap topology.Snapshot, w health.Watch) ladderState {
+	st := ladderState{found: f, forecast: health.Forecast(f.Ladder, health.LadderRows(f, snap, w), w.Interval)}
 	for _, r := range f.Ladder.Rungs() {
 		q, ok := snap.Queue(r.Queue)
-		st.rungs = append(st.rungs, rungState{r, q.Stats, ok})
+		waited := time.Duration(0)
+		if w.Waited != nil {
+			waited = w.Waited(r.Queue)
+		}
+		stalled := health.Stalled(q.Stats, r.TTL, waited, w.Interval) != ""
+		st.rungs = append(st.rungs, rungState{r, q.Stats, ok, stalled})
 		st.inFlight += q.Stats.Messages()
+		if stalled {
+			st.stalled++
+		}
 	}
 	terms := f.Ladder.Terminals()
 	for _, t := range f.Ladder.Targets {
@@ -85,14 +97,22 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	if err != nil {
 		return err
 	}
-	var states []ladderState
+	var found []topology.Found
 	for _, f := range topology.Discover(snap) {
 		if only == "" || f.Ladder.Name == only {
-			states = append(states, stateOf(f, snap))
+			found = append(found, f)
 		}
 	}
-	if only != "" && len(states) == 0 {
+	if only != "" && len(found) == 0 {
 		return fmt.Errorf("no ladder %q in vhost %s (rungs discover lists the ladders there)", only, e.vhost())
+	}
+	snap, watch, err := e.watchStalls(ctx, e.mgmt, snap, found)
+	if err != nil {
+		return err
+	}
+	var states []ladderState
+	for _, f := range found {
+		states = append(states, stateOf(f, snap, watch))
 	}
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONStatus(states))
@@ -105,7 +125,7 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
 		}
-		rows, folded := health.StatusRows(st.found, snap, all)
+		rows, folded := health.StatusRows(st.found, snap, watch, all)
 		fmt.Fprint(e.Out, ui.LadderText(st.found, rows, folded, e.width()))
 		if st.forecast.Messages > 0 {
 			fmt.Fprint(e.Out, "\n", ui.ForecastText(st.forecast, e.width()))
@@ -115,17 +135,22 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 }
 
 type jsonQueue struct {
-	Role      string  `json:"role,omitempty"`
-	Level     *int    `json:"level,omitempty"`
-	Digit     *int    `json:"digit,omitempty"`
-	Queue     string  `json:"queue"`
-	TTLMS     *int64  `json:"ttl_ms,omitempty"`
-	Present   bool    `json:"present"`
-	Ready     int64   `json:"ready"`
-	Unacked   int64   `json:"unacked"`
-	Consumers int64   `json:"consumers"`
-	InRate    float64 `json:"in_rate"`
-	OutRate   float64 `json:"out_rate"`
+	Role    string `json:"role,omitempty"`
+	Level   *int   `json:"level,omitempty"`
+	Digit   *int   `json:"digit,omitempty"`
+	Queue   string `json:"queue"`
+	TTLMS   *int64 `json:"ttl_ms,omitempty"`
+	Present bool   `json:"present"`
+	Ready   int64  `json:"ready"`
+	Unacked int64  `json:"unacked"`
+	// Expired messages wait to be dead-lettered (quorum rungs only);
+	// Stalled says they have not drained (health.Stalled).
+	Expired      int64   `json:"expired"`
+	ExpiredBytes int64   `json:"expired_bytes"`
+	Stalled      bool    `json:"stalled,omitempty"`
+	Consumers    int64   `json:"consumers"`
+	InRate       float64 `json:"in_rate"`
+	OutRate      float64 `json:"out_rate"`
 }
 
 func toJSONStatus(states []ladderState) any {
@@ -134,13 +159,17 @@ func toJSONStatus(states []ladderState) any {
 		var rungs, terms []jsonQueue
 		for _, r := range st.rungs {
 			level, digit, ttl := r.rung.Level, r.rung.Digit, ms(r.rung.TTL)
-			rungs = append(rungs, jsonQueue{"rung", &level, &digit, r.rung.Queue, &ttl, r.present, r.stats.Ready, r.stats.Unacked, r.stats.Consumers, r.stats.PublishRate, r.stats.DeliverRate})
+			rungs = append(rungs, jsonQueue{
+				Role: "rung", Level: &level, Digit: &digit, Queue: r.rung.Queue, TTLMS: &ttl, Present: r.present,
+				Ready: r.stats.Ready, Unacked: r.stats.Unacked, Expired: r.stats.Expired, ExpiredBytes: r.stats.ExpiredBytes, Stalled: r.stalled,
+				Consumers: r.stats.Consumers, InRate: r.stats.PublishRate, OutRate: r.stats.DeliverRate,
+			})
 		}
 		for _, t := range st.terminals {
 			terms = append(terms, jsonQueue{Role: t.role, Queue: t.queue, Present: t.present, Ready: t.stats.Ready, Unacked: t.stats.Unacked, Consumers: t.stats.Consumers, InRate: t.stats.PublishRate, OutRate: t.stats.DeliverRate})
 		}
 		out = append(out, map[string]any{
-			"ladder": toJSONLadder(st.found.Ladder), "in_flight": st.inFlight, "unroutable": st.unroutable,
+			"ladder": toJSONLadder(st.found.Ladder), "in_flight": st.inFlight, "unroutable": st.unroutable, "stalled": st.stalled,
 			"drift": toJSONDrift(st.found.Drift), "rungs": rungs, "terminals": terms,
 			"forecast": toJSONForecast(st.forecast),
 		})
@@ -192,8 +221,13 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 		if err != nil {
 			return err
 		}
-		for _, f := range topology.Discover(snap) {
-			states = append(states, stateOf(f, snap))
+		found := topology.Discover(snap)
+		snap, watch, err := e.watchStalls(ctx, m, snap, found)
+		if err != nil {
+			return err
+		}
+		for _, f := range found {
+			states = append(states, stateOf(f, snap, watch))
 		}
 	}
 	if e.opts.json {
@@ -204,15 +238,15 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 		return nil
 	}
 	w := table(e.Out)
-	fmt.Fprintln(w, "vhost\tladder\tlayout\tunit\tlevels\tmax delay\tqueues\tin flight\tunroutable\tdrift\ttargets")
+	fmt.Fprintln(w, "vhost\tladder\tlayout\tunit\tlevels\tmax delay\tqueues\tin flight\tunroutable\tstalled\tdrift\ttargets")
 	for _, st := range states {
 		l := st.found.Ladder
 		levels := fmt.Sprintf("%d", l.Levels)
 		if l.Radix != 2 {
 			levels += fmt.Sprintf("×r%d", l.Radix)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", l.Vhost, l.Name, l.Layout, topology.FormatDelay(l.Unit), levels,
-			topology.FormatDelay(l.MaxDelay()), l.QueueType, st.inFlight, st.unroutable, len(st.found.Drift), strings.Join(l.Targets, ","))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.Vhost, l.Name, l.Layout, topology.FormatDelay(l.Unit), levels,
+			topology.FormatDelay(l.MaxDelay()), l.QueueType, st.inFlight, st.unroutable, st.stalled, len(st.found.Drift), strings.Join(l.Targets, ","))
 	}
 	return w.Flush()
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,13 @@ decodes an existing routing key instead.
 
 When the management API answers, the path is also simulated over the
 broker's real bindings; if the broker would route the message differently
-(a missing binding, a wrong TTL), trace says where and exits 3.`,
+(a missing binding, a wrong TTL), trace says where and exits 3.
+
+A ladder of the direct layout routes by the keys in a message's BCC
+header: trace lists them, and --json gives the exchange, routing key and
+headers a producer in any language must publish with. With --routing-key
+the BCC keys are rebuilt from the key (the broker strips BCC, so a message
+resting in a rung no longer shows them).`,
 		Example: `  rungs trace 90s --ladder jobs
   rungs trace 1h30m --ladder jobs --to orders.retry
   rungs trace --ladder jobs --routing-key 0.0.1.0.1.orders.retry`,
@@ -97,6 +104,9 @@ func (e *env) printTrace(tr topology.Trace, c routeCheck) {
 	}
 	fmt.Fprintf(e.Out, "delay    %s%s\n", topology.FormatDelay(tr.Delay), rounded)
 	fmt.Fprintf(e.Out, "key      %s\n", tr.Key)
+	if len(tr.BCC) > 0 {
+		fmt.Fprintf(e.Out, "BCC      %s   (header BCC: one key per hop, then delivery)\n", strings.Join(tr.BCC, "  "))
+	}
 	fmt.Fprintf(e.Out, "publish  to exchange %s\n", tr.Exchange)
 	w := table(e.Out)
 	fmt.Fprintln(w, "hop\tqueue\tttl\tenters\tleaves")
@@ -134,6 +144,12 @@ func toJSONTrace(tr topology.Trace, c routeCheck) any {
 		"delay": topology.FormatDelay(tr.Delay), "routing_key": tr.Key, "exchange": tr.Exchange,
 		"destination": tr.Dest, "hops": hops, "target": tr.Target, "total_ms": ms(tr.Total()),
 		"checked": c.checked,
+		// What a producer sets besides exchange and routing key: {} for
+		// layouts that route by the key alone, {"BCC": [...]} for direct.
+		"headers": map[string]any{},
+	}
+	if h := tr.Headers(); h != nil {
+		out["headers"] = h
 	}
 	if c.err != nil {
 		out["broken"] = c.err.Error()

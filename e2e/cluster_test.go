@@ -114,11 +114,24 @@ func (c *cluster) leaders(n int) map[string]string {
 }
 
 func TestClusterQuorumLadderSurvivesNodeLoss(t *testing.T) {
+	clusterNodeLoss(t, "--levels", "8", "--radix", "2")
+}
+
+// The same for a direct ladder: its BCC keys must survive the leader's
+// loss with each message, in every rung.
+func TestClusterDirectLadderSurvivesNodeLoss(t *testing.T) {
+	clusterNodeLoss(t, "--layout", "direct", "--levels", "2", "--radix", "16")
+}
+
+// clusterNodeLoss applies quorum ladder cq of 100ms units, shaped by
+// shape, on a cluster of three, publishes into it and crashes the node
+// that leads its rungs: every message must arrive, once, none early.
+func clusterNodeLoss(t *testing.T, shape ...string) {
 	c := startCluster(t, 3)
 	n1, cfg1 := c.node(1)
 	_, cfg2 := c.node(2)
 	env := []string{"RUNGS_URL=" + cfg1.URL, "RUNGS_MGMT_URL=" + cfg1.MgmtURL, "RUNGS_VHOST=/"}
-	mustRungs(t, env, "apply", "--ladder", "cq", "--queue-type", "quorum", "--unit", "100ms", "--levels", "8", "--radix", "2")
+	mustRungs(t, env, append([]string{"apply", "--ladder", "cq", "--queue-type", "quorum", "--unit", "100ms"}, shape...)...)
 
 	// Declared through node 1, every queue's leader is there: losing node
 	// 1 makes every rung elect a new leader with messages in flight.

@@ -70,6 +70,10 @@ type Row struct {
 	// Stuck is set when a rule found the rung stuck (see Stuck), whether
 	// or not that is the status shown.
 	Stuck bool
+	// Stalled is set when the rung's expired messages wait to be
+	// dead-lettered and do not drain (see Stalled). A stalled rung is not
+	// also counted as stuck.
+	Stalled bool
 	// Hop is where the active trace waits in this rung; End marks the
 	// queue the traced message ends in.
 	Hop *topology.Hop
@@ -96,6 +100,10 @@ type Watch struct {
 	Still func(queue string) time.Duration
 	// Interval is the refresh interval, the slack allowed for stale statistics.
 	Interval time.Duration
+	// Waited returns how long a queue's expired messages have waited to be
+	// dead-lettered without their count falling (Waits.Waited); nil means
+	// unknown, and then no rung reads as stalled.
+	Waited func(queue string) time.Duration
 }
 
 func (w Watch) still(q string) time.Duration {
@@ -103,6 +111,13 @@ func (w Watch) still(q string) time.Duration {
 		return 0
 	}
 	return w.Still(q)
+}
+
+func (w Watch) waited(q string) time.Duration {
+	if w.Waited == nil {
+		return 0
+	}
+	return w.Waited(q)
 }
 
 // LadderRows lists a ladder's queues as the ladder view shows them: rungs
@@ -182,6 +197,8 @@ type facts struct {
 var rules = []func(r *Row, f facts){
 	notInPlan,
 	drifted,
+	stalledRung,
+	expiredWaiting,
 	stuckRung,
 	consumedRung,
 	unroutedMessages,
@@ -214,8 +231,30 @@ func drifted(r *Row, _ facts) {
 	}
 }
 
-func stuckRung(r *Row, f facts) {
+// stalledRung comes before stuckRung: a stalled rung's depth stands still
+// too, and "stalled" names the cause and the cure.
+func stalledRung(r *Row, f facts) {
 	if r.Kind != RungRow {
+		return
+	}
+	if s := Stalled(r.Stats, r.TTL, f.watch.waited(r.Queue), f.watch.Interval); s != "" {
+		r.Stalled = true
+		r.raise(Problem, "stalled "+topology.FormatCount(r.Stats.Expired), s)
+	}
+}
+
+// expiredWaiting says that expired messages wait to be dead-lettered
+// while it is too soon to call the rung stalled: a busy healthy quorum
+// rung shows a few now and then.
+func expiredWaiting(r *Row, _ facts) {
+	if r.Kind == RungRow && !r.Stalled && r.Stats.Expired > 0 {
+		n := r.Stats.Expired
+		r.raise(Notice, topology.FormatCount(n)+" expired", fmt.Sprintf("%s expired %s waiting to be dead-lettered", topology.FormatCount(n), topology.Plural(n, "message", "messages")))
+	}
+}
+
+func stuckRung(r *Row, f facts) {
+	if r.Kind != RungRow || r.Stalled {
 		return
 	}
 	s := Stuck(r.Stats, r.TTL, f.maxAge, f.watch.still(r.Queue), f.watch.Interval)
@@ -355,13 +394,14 @@ func FoldIdleRungs(rows []Row, keep string) ([]Row, int) {
 	return out, folded
 }
 
-// StatusRows are the rows a one-off report (rungs status) lists: judged
-// without a history of depths, so a rung counts as stuck only when the
-// broker reports its oldest message as older than the ladder can hold it;
-// the idle rungs of a ladder above radix 2 folded away unless all. It
-// returns how many it folded.
-func StatusRows(f topology.Found, snap topology.Snapshot, all bool) ([]Row, int) {
-	rows := LadderRows(f, snap, Watch{})
+// StatusRows are the rows a one-off report (rungs status) lists, judged
+// with what w knows: a one-off report has no history of depths, so a rung
+// counts as stuck only when the broker reports its oldest message as older
+// than the ladder can hold it, and as stalled only if w saw its waiting
+// count over a window (cli's watchStalls). The idle rungs of a ladder above
+// radix 2 are folded away unless all. It returns how many it folded.
+func StatusRows(f topology.Found, snap topology.Snapshot, w Watch, all bool) ([]Row, int) {
+	rows := LadderRows(f, snap, w)
 	if all || f.Ladder.Radix <= 2 {
 		return rows, 0
 	}
@@ -370,8 +410,10 @@ func StatusRows(f topology.Found, snap topology.Snapshot, all bool) ([]Row, int)
 
 func idle(r Row) bool {
 	s := r.Stats
+	// Messages() counts expired ones waiting to be dead-lettered too: a
+	// rung holding messages in any state is never folded away.
 	return !r.Missing && r.Severity == Fine && r.Hop == nil && !r.End && !r.Visited &&
-		s.Ready == 0 && s.Unacked == 0 && s.PublishRate == 0 && OutRate(s) == 0
+		s.Messages() == 0 && s.PublishRate == 0 && OutRate(s) == 0
 }
 
 // OutRate is how fast messages leave a queue: delivered to consumers or,
@@ -411,9 +453,11 @@ type LadderItem struct {
 	// Unroutable counts messages in the unroutable queue; -1 when the
 	// layout has none.
 	Unroutable int64
-	// Stuck counts rungs that look stuck; Missing counts planned queues
+	// Stuck counts rungs that look stuck, Stalled those whose expired
+	// messages are not being dead-lettered; Missing counts planned queues
 	// the broker lacks.
 	Stuck   int
+	Stalled int
 	Missing int
 }
 
@@ -434,6 +478,9 @@ func LadderItems(found []topology.Found, snap topology.Snapshot, w Watch) []Ladd
 			}
 			if r.Stuck {
 				it.Stuck++
+			}
+			if r.Stalled {
+				it.Stalled++
 			}
 			if r.Missing {
 				it.Missing++

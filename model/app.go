@@ -72,10 +72,13 @@ type App struct {
 	height int
 
 	// What the broker holds.
-	snap      topology.Snapshot
-	live      map[string]topology.QueueStats
-	found     []topology.Found
-	moves     topology.Movements
+	snap  topology.Snapshot
+	live  map[string]topology.QueueStats
+	found []topology.Found
+	moves topology.Movements
+	// waits follows each rung's expired messages waiting to be
+	// dead-lettered, for the stall rule.
+	waits     health.Waits
 	overview  broker.Overview
 	loaded    bool
 	refreshed time.Time
@@ -561,7 +564,17 @@ func (a *App) rebuild() {
 	}
 	snap := a.merged()
 	now := a.now()
-	h := health.Watch{Interval: a.interval, Still: func(q string) time.Duration { return a.moves.Still(q, now) }}
+	// The rules' slack is the slower of the refresh and the broker's
+	// statistics interval: no figure changes more often than that.
+	every := a.overview.StatsInterval
+	if every <= 0 {
+		every = health.DefaultInterval
+	}
+	h := health.Watch{
+		Interval: max(a.interval, every),
+		Still:    func(q string) time.Duration { return a.moves.Still(q, now) },
+		Waited:   func(q string) time.Duration { return a.waits.Waited(q, now) },
+	}
 	a.list.SetItems(health.LadderItems(a.found, snap, h))
 	if a.screen != screenLadder {
 		return

@@ -707,3 +707,51 @@ func TestCursorFollowsTheTopUntilMoved(t *testing.T) {
 		t.Fatalf("after j and a refresh the cursor moved from %s to %s", cur.Queue, r.Queue)
 	}
 }
+
+// TestStallDetectionOverTime: the console flags a quorum rung stalled once
+// its expired messages have waited, without their count falling, for its
+// TTL (at most one interval) plus two intervals; a count that falls
+// restarts the clock.
+func TestStallDetectionOverTime(t *testing.T) {
+	snap := fixture.Stalled()
+	fb := newFake(snap)
+	a, c := newApp(t, fb, Options{Ladder: "jobs", Refresh: 5 * time.Second}, 80, 24)
+	a = load(t, a, fb)
+	row := func(q string) health.Row {
+		for _, r := range a.ladder.rows {
+			if r.Queue == q {
+				return r
+			}
+		}
+		t.Fatalf("no row %s", q)
+		return health.Row{}
+	}
+	tick := func() {
+		c.advance(5 * time.Second)
+		a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	}
+	// jobs.rung.03.1 (TTL 4.096s): the window is 14.096s.
+	tick()
+	tick()
+	if row("jobs.rung.03.1").Stalled {
+		t.Fatal("stalled after 10s; the window is 14.096s")
+	}
+	if r := row("jobs.rung.03.1"); r.Tag != "536 expired" {
+		t.Errorf("a rung waiting within the window says %q", r.Tag)
+	}
+	tick()
+	if r := row("jobs.rung.03.1"); !r.Stalled || !strings.Contains(r.Status, "not dead-lettered in 15s") {
+		t.Fatalf("536 expired messages standing for 15s are not flagged: %+v", r)
+	}
+	if !strings.Contains(plainView(t, a), "✗ 4 stalled") {
+		t.Errorf("the summary does not count the stalled rungs:\n%s", plainView(t, a))
+	}
+	// The count falls: the clock starts again.
+	fb.mu.Lock()
+	fb.snap = fixture.WithStats(snap, map[string]topology.QueueStats{"jobs.rung.03.1": {Expired: 100, Type: "quorum", State: "running"}})
+	fb.mu.Unlock()
+	tick()
+	if row("jobs.rung.03.1").Stalled {
+		t.Error("a rung whose waiting count fell is still stalled")
+	}
+}

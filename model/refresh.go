@@ -163,6 +163,7 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 		a.found = topology.Discover(msg.snap)
 		a.live = topology.StatsByName(msg.snap.Queues)
 		a.moves = a.moves.Observe(msg.snap.Queues, msg.at)
+		a.waits = a.waits.Observe(msg.snap.Queues, msg.at)
 		a.refreshed = msg.at
 		first := !a.loaded
 		a.loaded = true
@@ -178,6 +179,7 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 		a.pending, a.fetchErr = nil, nil
 		a.live = topology.StatsByName(msg.queues)
 		a.moves = a.moves.Observe(msg.queues, msg.at)
+		a.waits = a.waits.Observe(msg.queues, msg.at)
 		a.refreshed = msg.at
 		a.rebuild()
 		if !topology.SameQueueNames(msg.queues, a.snap.Queues) {

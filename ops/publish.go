@@ -48,7 +48,7 @@ func (d Delayed) Messages(first, n int, now time.Time) []broker.Message {
 	msgs := make([]broker.Message, n)
 	for i := range msgs {
 		msgs[i] = broker.Message{
-			Exchange: d.Trace.Exchange, RoutingKey: d.Trace.Key, Body: d.Body, Headers: headers,
+			Exchange: d.Trace.Exchange, RoutingKey: d.Trace.Key, BCC: d.Trace.BCC, Body: d.Body, Headers: headers,
 			ContentType: ct, Persistent: d.Persistent, Timestamp: now,
 		}
 		if d.IDPrefix != "" {

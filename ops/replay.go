@@ -57,17 +57,15 @@ func PlanReplay(source string, to ReplayTo, found []topology.Found, g *topology.
 	case to.Queue != "":
 		return ReplayRoute{Router: broker.ToQueue(to.Queue), Describe: "to queue " + to.Queue}, nil
 	case to.Origin:
-		var intoLadder func(string) bool
+		// Back into a direct ladder, a message also needs the BCC keys the
+		// broker stripped; ToOriginIn rebuilds them from its routing key.
+		var ladders []topology.Ladder
 		if g != nil {
-			owned := map[string]bool{}
 			for _, f := range found {
-				for _, x := range f.Ladder.Plan().Exchanges {
-					owned[x.Name] = true
-				}
+				ladders = append(ladders, f.Ladder)
 			}
-			intoLadder = func(x string) bool { return owned[x] }
 		}
-		return ReplayRoute{Router: broker.ToOrigin(intoLadder), Describe: ReplayToOrigin}, nil
+		return ReplayRoute{Router: broker.ToOriginIn(ladders), Describe: ReplayToOrigin}, nil
 	case to.Ladder == nil:
 		return ReplayRoute{}, fmt.Errorf("no ladder to replay into")
 	}

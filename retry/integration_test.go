@@ -26,6 +26,12 @@ type env struct {
 // newEnv applies a binary ladder of the given queue type in a fresh vhost.
 func newEnv(t *testing.T, qt topology.QueueType, unit time.Duration, levels int) env {
 	t.Helper()
+	return newLadderEnv(t, topology.Ladder{Name: "jobs", Unit: unit, Levels: levels, Radix: 2, QueueType: qt})
+}
+
+// newLadderEnv applies a ladder in a fresh vhost.
+func newLadderEnv(t *testing.T, l topology.Ladder) env {
+	t.Helper()
 	cfg := brokertest.NewVhost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -34,7 +40,8 @@ func newEnv(t *testing.T, qt topology.QueueType, unit time.Duration, levels int)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	l, err := topology.Ladder{Name: "jobs", Vhost: cfg.Vhost, Unit: unit, Levels: levels, Radix: 2, QueueType: qt}.Normalize()
+	l.Vhost = cfg.Vhost
+	l, err = l.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +217,24 @@ func TestBackoffClassicAndQuorum(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, qt, 100*time.Millisecond, 6)
 			p := retry.Policy{Initial: 200 * time.Millisecond, Multiplier: 2, Max: 800 * time.Millisecond, Jitter: 0.25, MaxAttempts: 5}
+			const n = 20
+			r, seen := failEverything(t, e, p, n, 40*time.Second)
+			for id, as := range seen {
+				checkJourney(t, id, as, p)
+			}
+			checkParked(t, e, r, n)
+		})
+	}
+}
+
+// The retry library on a direct ladder: every retry must carry the BCC keys
+// of its delay, or it would stop in the unroutable queue.
+func TestBackoffDirect(t *testing.T) {
+	for _, qt := range []topology.QueueType{topology.Classic, topology.Quorum} {
+		t.Run(string(qt), func(t *testing.T) {
+			t.Parallel()
+			e := newLadderEnv(t, topology.Ladder{Name: "jobs", Layout: "direct", Unit: 10 * time.Millisecond, Levels: 4, Radix: 4, QueueType: qt})
+			p := retry.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Max: 800 * time.Millisecond, Jitter: 0.25, MaxAttempts: 5}
 			const n = 20
 			r, seen := failEverything(t, e, p, n, 40*time.Second)
 			for id, as := range seen {

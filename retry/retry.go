@@ -266,7 +266,7 @@ func (r *Retrier) Retry(ctx context.Context, d broker.Delivery, reason error) (O
 		}
 		entry.Delay = tr.Delay
 		headers[topology.HeaderDelayMS] = tr.Delay.Milliseconds()
-		msg.Exchange, msg.RoutingKey = tr.Exchange, tr.Key
+		msg.Exchange, msg.RoutingKey, msg.BCC = tr.Exchange, tr.Key, tr.BCC
 		out = Outcome{Action: Retried, Attempt: n, Delay: tr.Delay, Exchange: tr.Exchange, Key: tr.Key, Queue: r.queue}
 	}
 	headers[topology.HeaderAttempt] = int64(n)

@@ -13,7 +13,7 @@ import (
 // all check with it, so that none of them publishes a message into the
 // unroutable queue (or into the wrong delay) unawares.
 func (g *Graph) CheckRoute(tr Trace) error {
-	steps, err := g.Walk(tr.Exchange, tr.Key)
+	steps, err := g.Walk(tr.Exchange, tr.Key, tr.BCC...)
 	if err != nil {
 		return err
 	}

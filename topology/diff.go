@@ -95,14 +95,16 @@ func Diff(p Plan, s Snapshot) []Drift {
 
 	planB := map[string]bool{}
 	gotB := map[string]bool{}
-	// A destination is attached when any binding the layout accepts for
-	// it exists: NServiceBus endpoints bind their queue or their exchange,
-	// depending on the routing topology, and either one delivers.
-	gotTarget := map[string]bool{}
+	// A destination is attached to an exchange when any binding the layout
+	// accepts for it from that exchange exists: NServiceBus endpoints bind
+	// their queue or their exchange, depending on the routing topology, and
+	// either one delivers. A direct ladder binds a destination from every
+	// level's exchange, and each one is needed.
+	gotTarget := map[[2]string]bool{}
 	for _, b := range s.Bindings {
 		gotB[b.ID()] = true
 		if dest, ok := lay.IsTargetBinding(p.Ladder, b); ok {
-			gotTarget[dest] = true
+			gotTarget[[2]string{b.Source, dest}] = true
 		}
 	}
 	for _, b := range p.Bindings {
@@ -110,7 +112,7 @@ func Diff(p Plan, s Snapshot) []Drift {
 		if gotB[b.ID()] {
 			continue
 		}
-		if dest, ok := lay.IsTargetBinding(p.Ladder, b); ok && gotTarget[dest] {
+		if dest, ok := lay.IsTargetBinding(p.Ladder, b); ok && gotTarget[[2]string{b.Source, dest}] {
 			continue
 		}
 		add(Missing, "binding", b.ID(), "")

@@ -58,7 +58,7 @@ func (r *fuzzReader) name() string {
 
 // key is a routing key or binding pattern: digits, wildcards, words.
 func (r *fuzzReader) key() string {
-	words := []string{"0", "1", "2", "f", "*", "#", "orders", ""}
+	words := []string{"0", "1", "2", "f", "*", "#", "orders", "", "i>00", "01>00.1", "00>=", "00>=orders"}
 	var s string
 	for i, n := 0, r.pick(12); i < n; i++ {
 		if i > 0 {
@@ -218,6 +218,11 @@ func FuzzDiscover(f *testing.F) {
 		{1, 0, 0, 2, 3, 0, 0, 0, 0, 3, 6, 0, 9, 8, 5, 2, 4, 4, 1, 7, 3, 6, 2, 1},
 		{1, 0, 0, 2, 3, 0, 6, 3, 1, 6, 2, 0, 5, 0, 3, 6, 1, 5},
 		[]byte("jobs.rung.03\xff\x00*#.rung.\x01\x02"),
+		{1, 0, 5, 2, 3, 0},                   // one direct ladder
+		{1, 0, 5, 2, 3, 1, 2, 0, 0, 1, 0, 1}, // a direct ladder without its ingest exchange, then a queue's
+		{2, 0, 0, 2, 3, 0, 1, 5, 2, 3, 1},    // a prefix and a direct ladder
+		{1, 0, 5, 2, 3, 0, 4, 0, 2, 0, 8, 3}, // a direct ladder and a stray exchange
+		{1, 0, 5, 2, 3, 0, 8, 9, 8, 10, 2, 5},
 	} {
 		f.Add(seed)
 	}

@@ -27,7 +27,7 @@ const (
 	// units, 8.5 years at 1s, as in the widest ladders in use (NServiceBus,
 	// Celery). A ladder of another radix gets the fewest levels holding it.
 	DefaultBinaryLevels = 28
-	// DefaultRadix is the prefix layout's: radix 16 measured cheapest and
+	// DefaultRadix is the prefix and direct layouts': radix 16 measured cheapest and
 	// most punctual of 2, 4, 8 and 16 (BENCHMARKS.md), with a third of
 	// radix 2's broker CPU per message. The other layouts are binary.
 	DefaultRadix = 16
@@ -191,7 +191,7 @@ func (l Ladder) MaxDelay() time.Duration {
 
 // DefaultRadixFor is the radix a new ladder of the layout gets.
 func DefaultRadixFor(layout string) int {
-	if layout == "" || layout == DefaultLayout {
+	if layout == "" || layout == DefaultLayout || layout == "direct" {
 		return DefaultRadix
 	}
 	return 2

@@ -70,7 +70,9 @@ type Terminal struct {
 
 // Layouts returns every layout rungs knows, the default first.
 func Layouts() []Layout {
-	return []Layout{prefixLayout{}, suffixLayout{}, nsbLayout{}, nsbLayout{v1: true}, celeryLayout{}}
+	// direct comes last so that the layouts' indexes in FuzzDiscover's corpus
+	// keep their meaning.
+	return []Layout{prefixLayout{}, suffixLayout{}, nsbLayout{}, nsbLayout{v1: true}, celeryLayout{}, directLayout{}}
 }
 
 // LayoutNames lists the layouts' names, for flags and errors.

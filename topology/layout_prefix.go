@@ -58,17 +58,22 @@ func (p prefixLayout) Terminals(l Ladder) []Terminal {
 	return []Terminal{{RoleDone, p.done(l)}, {RoleUnroutable, p.unroutable(l)}}
 }
 
-func (p prefixLayout) Plan(l Ladder) Plan {
+// objects starts the plan of a ladder shaped like this layout's (the
+// direct layout shares it): the unroutable fanout exchange, the entry
+// exchanges, one exchange a level, all of type exType with the unroutable
+// exchange as alternate; then the unroutable, done and rung queues.
+func (p prefixLayout) objects(l Ladder, exType string, entry ...string) Plan {
 	ae := Args{"alternate-exchange": p.unroutable(l)}
-	topic := func(name string) Exchange {
-		return Exchange{Name: name, Type: "topic", Durable: true, Args: ae}
+	ex := func(name string) Exchange {
+		return Exchange{Name: name, Type: exType, Durable: true, Args: ae}
 	}
 	plan := Plan{Ladder: l}
-	plan.Exchanges = append(plan.Exchanges,
-		Exchange{Name: p.unroutable(l), Type: "fanout", Durable: true},
-		topic(p.ingest(l)), topic(p.deliver(l)))
+	plan.Exchanges = append(plan.Exchanges, Exchange{Name: p.unroutable(l), Type: "fanout", Durable: true})
+	for _, name := range entry {
+		plan.Exchanges = append(plan.Exchanges, ex(name))
+	}
 	for level := l.Levels - 1; level >= 0; level-- {
-		plan.Exchanges = append(plan.Exchanges, topic(p.expired(l, level)))
+		plan.Exchanges = append(plan.Exchanges, ex(p.expired(l, level)))
 	}
 	// The unroutable queue is always classic-compatible with any ladder: it
 	// has no TTL, so a quorum ladder's queue type is kept for durability.
@@ -86,6 +91,11 @@ func (p prefixLayout) Plan(l Ladder) Plan {
 			plan.Queues[i].Args = nil
 		}
 	}
+	return plan
+}
+
+func (p prefixLayout) Plan(l Ladder) Plan {
+	plan := p.objects(l, "topic", p.ingest(l), p.deliver(l))
 	bind := func(src, dst, dtype, key string) {
 		plan.Bindings = append(plan.Bindings, Binding{Source: src, Destination: dst, DestinationType: dtype, RoutingKey: key})
 	}
@@ -185,6 +195,17 @@ func (p prefixLayout) IsTargetBinding(l Ladder, b Binding) (string, bool) {
 var prefixRung = regexp.MustCompile(`^(.+)\.rung\.(\d{2})(?:\.([1-9a-f]))?(\.expired)?$`)
 
 func (p prefixLayout) Discover(s Snapshot) []Ladder {
+	return discoverRungLadders(s, p.Name(), func(name string) bool {
+		_, deliver := s.Exchange(name + ".deliver")
+		_, ingest := s.Exchange(name + ".ingest")
+		return (deliver || ingest) && !isDirectLadder(s, name)
+	}, p.IsTargetBinding)
+}
+
+// discoverRungLadders finds the ladders named like the prefix layout's
+// (NAME.rung.NN[.D]) that accept says are of this layout, inferring levels,
+// radix and unit from the rungs and targets from the bindings.
+func discoverRungLadders(s Snapshot, layout string, accept func(name string) bool, isTarget func(Ladder, Binding) (string, bool)) []Ladder {
 	found := map[string][]rungFit{}
 	qtype := map[string]QueueType{}
 	for _, q := range s.Queues {
@@ -192,10 +213,8 @@ func (p prefixLayout) Discover(s Snapshot) []Ladder {
 		if m == nil || m[4] != "" {
 			continue
 		}
-		if _, ok := s.Exchange(m[1] + ".deliver"); !ok {
-			if _, ok := s.Exchange(m[1] + ".ingest"); !ok {
-				continue
-			}
+		if !accept(m[1]) {
+			continue
 		}
 		level, _ := strconv.Atoi(m[2])
 		digit := 1
@@ -234,9 +253,9 @@ func (p prefixLayout) Discover(s Snapshot) []Ladder {
 		if !ok {
 			continue
 		}
-		l := Ladder{Name: name, Vhost: s.Vhost, Layout: p.Name(), Unit: unit, Levels: levels, Radix: radix, QueueType: qtype[name]}
+		l := Ladder{Name: name, Vhost: s.Vhost, Layout: layout, Unit: unit, Levels: levels, Radix: radix, QueueType: qtype[name]}
 		for _, b := range s.Bindings {
-			if dest, ok := p.IsTargetBinding(l, b); ok {
+			if dest, ok := isTarget(l, b); ok {
 				l.Targets = append(l.Targets, dest)
 			}
 		}

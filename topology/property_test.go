@@ -29,7 +29,7 @@ func drawLadder(t *rapid.T) Ladder {
 		l.Name = rapid.SampledFrom([]string{"rungs", "delay", "app.retry", "x"}).Draw(t, "name")
 		l.Unit = time.Duration(rapid.SampledFrom([]int{1, 10, 250, 1000, 60000}).Draw(t, "unitms")) * time.Millisecond
 		l.QueueType = rapid.SampledFrom([]QueueType{Classic, Quorum}).Draw(t, "qtype")
-		if layout == "prefix" {
+		if layout == "prefix" || layout == "direct" {
 			l.Radix = rapid.SampledFrom([]int{2, 4, 8, 16}).Draw(t, "radix")
 			l.Targets = rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"work", "orders.retry", "z"}), 0, 2, rapid.ID[string]).Draw(t, "targets")
 		}
@@ -92,7 +92,7 @@ func TestEveryDelayHasExactlyOneRoute(t *testing.T) {
 		}
 		snap := withWorkers(l, dest)
 		g := NewGraph(snap)
-		steps, err := g.Walk(tr.Exchange, tr.Key)
+		steps, err := g.Walk(tr.Exchange, tr.Key, tr.BCC...)
 		if err != nil {
 			t.Fatalf("Walk(%s, %s): %v", tr.Exchange, tr.Key, err)
 		}
@@ -107,20 +107,28 @@ func TestEveryDelayHasExactlyOneRoute(t *testing.T) {
 		if last := steps[len(steps)-1]; last.Queue != tr.Target {
 			t.Fatalf("simulation ends in %s, trace in %s", last.Queue, tr.Target)
 		}
-		// No exchange on the way matches two of its bindings for the key.
+		// No exchange on the way matches two of its bindings for the
+		// message's keys.
+		keys := append([]string{tr.Key}, tr.BCC...)
 		for _, st := range steps {
 			for _, ex := range st.Exchanges {
 				x, _ := snap.Exchange(ex)
 				n := 0
 				for _, b := range snap.Bindings {
-					if b.Source == ex && bindingMatches(x.Type, b.RoutingKey, tr.Key) {
-						n++
+					for _, k := range keys {
+						if b.Source == ex && bindingMatches(x.Type, b.RoutingKey, k) {
+							n++
+						}
 					}
 				}
 				if n > 1 {
-					t.Fatalf("exchange %s matches %d bindings for %s", ex, n, tr.Key)
+					t.Fatalf("exchange %s matches %d bindings for %v", ex, n, keys)
 				}
 			}
+		}
+		// Only the direct layout routes by BCC, and then by nothing else.
+		if (len(tr.BCC) > 0) != (l.Layout == "direct") {
+			t.Fatalf("%s ladder traced with BCC %v", l.Layout, tr.BCC)
 		}
 	})
 }
@@ -218,6 +226,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add("0.1.0.1.orders", "prefix")
 	f.Add("#.1.*", "suffix")
 	f.Add("..", "nsb")
+	f.Add("0.0.1.f.orders", "direct")
 	f.Fuzz(func(t *testing.T, key, layout string) {
 		l, err := Ladder{Layout: layout, Levels: 4, Radix: 2}.Normalize()
 		if err != nil {

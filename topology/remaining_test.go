@@ -281,7 +281,7 @@ func TestEstimateIsNeverEarly(t *testing.T) {
 		switch l.Layout {
 		case "nsb", "nsb1", "celery":
 			dest = "work"
-		case "prefix":
+		case "prefix", "direct":
 			dest = rapid.SampledFrom([]string{"", "work"}).Draw(t, "dest")
 		}
 		tr, err := l.Trace(d, dest)

@@ -106,10 +106,19 @@ type QueueStats struct {
 	// HeadAge is how long the oldest message has waited, when the broker
 	// knows it (head_message_timestamp needs a timestamp property); 0 if not.
 	HeadAge time.Duration
+	// Expired counts a quorum queue's messages that have expired (or were
+	// rejected) and wait for at-least-once dead-lettering to confirm them
+	// downstream (messages_dlx). They are in neither Ready nor Unacked: a
+	// dead-letter worker that stopped after a node restart leaves them here
+	// for good, which is what a stalled rung is. Classic queues report none.
+	Expired int64
+	// ExpiredBytes is the body size of Expired (message_bytes_dlx).
+	ExpiredBytes int64
 }
 
-// Messages is the queue's depth: ready plus unacknowledged.
-func (s QueueStats) Messages() int64 { return s.Ready + s.Unacked }
+// Messages is the queue's depth: ready, unacknowledged and expired messages
+// waiting to be dead-lettered. All three are still on the ladder.
+func (s QueueStats) Messages() int64 { return s.Ready + s.Unacked + s.Expired }
 
 // QueueType reads the queue type from the declared arguments; a queue
 // declared without x-queue-type is classic.

@@ -3,6 +3,7 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -84,12 +85,19 @@ var ErrUnknownExchange = errors.New("unknown exchange")
 // following exchange-to-exchange bindings and alternate exchanges the way
 // RabbitMQ does. The default exchange ("") routes to the queue named rk.
 // The result is sorted and has no duplicates; via lists the exchanges crossed.
-func (g *Graph) Route(ex, rk string) (queues []string, via []string, err error) {
+// bcc are further routing keys (the CC and BCC headers): RabbitMQ routes a
+// message by each of its keys and delivers it once to the union.
+func (g *Graph) Route(ex, rk string, bcc ...string) (queues []string, via []string, err error) {
+	keys := append([]string{rk}, bcc...)
 	if ex == "" {
-		if _, ok := g.queues[rk]; ok {
-			return []string{rk}, nil, nil
+		var qs []string
+		for _, k := range keys {
+			if _, ok := g.queues[k]; ok && !slices.Contains(qs, k) {
+				qs = append(qs, k)
+			}
 		}
-		return nil, nil, nil
+		sort.Strings(qs)
+		return qs, nil, nil
 	}
 	if _, ok := g.exchanges[ex]; !ok {
 		return nil, nil, fmt.Errorf("%w: %q", ErrUnknownExchange, ex)
@@ -109,7 +117,7 @@ func (g *Graph) Route(ex, rk string) (queues []string, via []string, err error) 
 		}
 		matched := false
 		for _, b := range g.bindings[x] {
-			if !bindingMatches(xd.Type, b.RoutingKey, rk) {
+			if !slices.ContainsFunc(keys, func(k string) bool { return bindingMatches(xd.Type, b.RoutingKey, k) }) {
 				continue
 			}
 			matched = true
@@ -160,16 +168,19 @@ var ErrAmbiguousRoute = errors.New("route is ambiguous")
 // it (or return it to a mandatory publisher).
 var ErrNoRoute = errors.New("no route")
 
-// Walk simulates a message published to ex with key rk: it follows the route
-// to one queue, lets it expire there if the queue has a TTL and a dead-letter
-// exchange, and repeats until the message rests in a queue without one.
-func (g *Graph) Walk(ex, rk string) ([]Step, error) {
+// Walk simulates a message published to ex with key rk (and the keys of
+// its BCC header): it follows the route to one queue, lets it expire there
+// if the queue has a TTL and a dead-letter exchange, and repeats until the
+// message rests in a queue without one. Dead-lettering keeps every key, as
+// RabbitMQ does, unless the queue sets x-dead-letter-routing-key, which
+// replaces them all.
+func (g *Graph) Walk(ex, rk string, bcc ...string) ([]Step, error) {
 	var steps []Step
 	for hop := 0; ; hop++ {
 		if hop > 1024 {
 			return steps, fmt.Errorf("route of %q loops through dead-letter exchanges", rk)
 		}
-		qs, via, err := g.Route(ex, rk)
+		qs, via, err := g.Route(ex, rk, bcc...)
 		if err != nil {
 			return steps, err
 		}
@@ -189,7 +200,7 @@ func (g *Graph) Walk(ex, rk string) ([]Step, error) {
 		}
 		steps = append(steps, Step{Exchanges: via, Queue: q.Name, TTL: ttl})
 		if k, ok := q.Args["x-dead-letter-routing-key"].(string); ok {
-			rk = k
+			rk, bcc = k, nil
 		}
 		ex = dlx
 	}

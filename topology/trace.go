@@ -26,9 +26,12 @@ type Trace struct {
 	Delay     time.Duration // after rounding up to the unit
 	Key       string        // routing key to publish with
 	Exchange  string        // exchange to publish to
-	Dest      string        // destination ("" for the default)
-	Hops      []Hop
-	Target    string // queue the message ends in
+	// BCC is the BCC header to publish with, for layouts that route by it
+	// (direct); nil for the others. A message without it is unroutable.
+	BCC    []string
+	Dest   string // destination ("" for the default)
+	Hops   []Hop
+	Target string // queue the message ends in
 }
 
 // Trace computes the path of a delay and destination through the ladder.
@@ -46,9 +49,13 @@ func (l Ladder) Trace(d time.Duration, dest string) (Trace, error) {
 	if err != nil {
 		return Trace{}, err
 	}
+	bcc, err := l.bccUnits(units, dest)
+	if err != nil {
+		return Trace{}, err
+	}
 	t := Trace{
 		Ladder: l, Requested: d, Delay: time.Duration(units) * l.Unit,
-		Key: key, Exchange: lay.Entry(l, units), Dest: dest, Target: target,
+		Key: key, Exchange: lay.Entry(l, units), Dest: dest, Target: target, BCC: bcc,
 	}
 	rungs := map[[2]int]Rung{}
 	for _, r := range lay.Rungs(l) {
@@ -66,6 +73,25 @@ func (l Ladder) Trace(d time.Duration, dest string) (Trace, error) {
 		at += r.TTL
 	}
 	return t, nil
+}
+
+// Headers are the headers that route the message besides its routing key:
+// {"BCC": [keys...]} for a layout that routes by BCC, nil otherwise. The
+// values are AMQP field-array strings, as a client library encodes them.
+func (t Trace) Headers() map[string]any {
+	if len(t.BCC) == 0 {
+		return nil
+	}
+	return map[string]any{HeaderBCC: BCCValue(t.BCC)}
+}
+
+// BCCValue is a BCC header's value: an AMQP array of strings.
+func BCCValue(keys []string) []any {
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = k
+	}
+	return out
 }
 
 // Total is the time the message spends in the ladder: the sum of its hops.

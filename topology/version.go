@@ -60,6 +60,15 @@ func (v Version) String() string {
 	return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
 }
 
+// LosesBCCOnDeadLetter reports whether this release re-routes a
+// dead-lettered message without the keys of its BCC header: 3.13.0 to
+// 3.13.2 did (fixed in 3.13.3), which leaves every message of a direct
+// ladder in its unroutable queue after the first rung. An unknown version
+// is not assumed broken: its doctor and apply say the version was unread.
+func (v Version) LosesBCCOnDeadLetter() bool {
+	return v.AtLeast(3, 13, 0) && v.Less(Version{3, 13, 3})
+}
+
 // How quorum queues count deliveries differs by release, and rungs must
 // know it to say what a peek or a partial move does to a message. Each
 // rule below was measured against RabbitMQ 3.10.8 and 4.0.5 with basic.get

@@ -54,3 +54,19 @@ func TestQuorumRulesByVersion(t *testing.T) {
 		t.Error("4.0 omits a zero x-delivery-count, 3.10 sends it")
 	}
 }
+
+// RabbitMQ 3.13.0 to 3.13.2 lost BCC keys on dead-lettering; every other
+// version, before or after, keeps them, and an unknown one is not assumed
+// broken.
+func TestLosesBCCOnDeadLetter(t *testing.T) {
+	cases := map[string]bool{
+		"3.10.8": false, "3.12.14": false, "3.13.0": true, "3.13.0-rc.1": true, "3.13.1": true,
+		"3.13.2": true, "3.13.3": false, "3.13.7": false, "4.0.5": false, "4.1.0": false, "3.13": true, "": false, "garbage": false,
+	}
+	for s, want := range cases {
+		v, _ := ParseVersion(s)
+		if got := v.LosesBCCOnDeadLetter(); got != want {
+			t.Errorf("%q: LosesBCCOnDeadLetter() = %v, want %v", s, got, want)
+		}
+	}
+}

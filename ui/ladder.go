@@ -152,8 +152,8 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 // ladderSummary is two lines: what the ladder is, and how healthy it is.
 func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) string {
 	l := s.Found.Ladder
-	var inFlight int64
-	stuck, problems := 0, 0
+	var inFlight, expired int64
+	stuck, stalled, problems := 0, 0, 0
 	var unroutable int64
 	all := s.All
 	if all == nil {
@@ -162,6 +162,7 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 	for _, r := range all {
 		if r.Kind == health.RungRow {
 			inFlight += r.Stats.Messages()
+			expired += r.Stats.Expired
 		}
 		if r.Kind == health.UnroutableRow {
 			unroutable += r.Stats.Messages()
@@ -169,7 +170,10 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 		if r.Stuck {
 			stuck++
 		}
-		if r.Severity >= health.Warning && !r.Stuck {
+		if r.Stalled {
+			stalled++
+		}
+		if r.Severity >= health.Warning && !r.Stuck && !r.Stalled {
 			problems++
 		}
 	}
@@ -186,6 +190,7 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 		"max " + MaxDelay(l.MaxDelay()),
 		st.Bold.Render(topology.FormatCount(inFlight)) + " in flight",
 	}
+
 	if n := len(l.Targets); n > 0 && w >= 100 {
 		facts = append(facts, fmt.Sprintf("%d %s", n, topology.Plural(int64(n), "target", "targets")))
 	}
@@ -204,9 +209,21 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 	} else {
 		verdict = append(verdict, st.OK.Render("✓ matches plan"))
 	}
+	if stalled > 0 {
+		verdict = append(verdict, st.Danger.Render(fmt.Sprintf("✗ %d stalled", stalled)))
+	}
+	if expired > 0 {
+		// Expired messages waiting to be dead-lettered are in flight but
+		// in neither READY nor UNACK: say how many, or the sum looks wrong.
+		e := st.Muted
+		if stalled > 0 {
+			e = st.Danger
+		}
+		verdict = append(verdict, e.Render(topology.FormatCount(expired)+" expired"))
+	}
 	if stuck > 0 {
 		verdict = append(verdict, st.Danger.Render(fmt.Sprintf("✗ %d stuck", stuck)))
-	} else {
+	} else if stalled == 0 {
 		verdict = append(verdict, st.OK.Render("✓ moving"))
 	}
 	if unroutable > 0 {
@@ -245,11 +262,21 @@ func ladderColumns(s LadderState, status bool) []column {
 		{id: "ttl", title: "TTL", width: 8},
 		{id: "ready", title: "READY", width: 6, right: true},
 		{id: "unack", title: "UNACK", width: 5, right: true},
+	}
+	for _, r := range s.Rows {
+		if r.Stats.Expired > 0 {
+			// Only quorum rungs report expired messages waiting to be
+			// dead-lettered; a column of zeros would waste the room.
+			cols = append(cols, column{id: "expired", title: "EXPIRED", width: 7, right: true})
+			break
+		}
+	}
+	cols = append(cols, []column{
 		{id: "bar", title: "DEPTH", width: 6, flex: 12, drop: 3},
 		{id: "in", title: "IN/s", width: 5, right: true, drop: 6},
 		{id: "out", title: "OUT/s", width: 5, right: true, drop: 7},
 		{id: "cons", title: "CONS", width: 4, right: true, drop: 5},
-	}
+	}...)
 	if s.Trace != nil && s.Trace.Trace != nil {
 		cols = append(cols, column{id: "arrive", title: "ENTERS", width: 8, right: true, drop: 2})
 	}
@@ -413,12 +440,17 @@ func queueLine(b *strings.Builder, t table, r health.Row, selected bool, maxDept
 			return count(r.Stats.Ready)
 		case "unack":
 			return count(r.Stats.Unacked)
+		case "expired":
+			if r.Stalled {
+				return cell{text: topology.FormatCount(r.Stats.Expired), ink: &p.danger}
+			}
+			return count(r.Stats.Expired)
 		case "bar":
 			if r.Missing {
 				return cell{}
 			}
 			ink := &p.bar
-			if r.Stuck {
+			if r.Stuck || r.Stalled {
 				ink = &p.barWarn
 			}
 			fill, track := barText(r.Stats.Messages(), maxDepth, w)
@@ -505,6 +537,9 @@ func rowDetail(s LadderState, st Styles, w int) string {
 		}
 		if r.Stats.State != "" {
 			facts = append(facts, r.Stats.State)
+		}
+		if n := r.Stats.Expired; n > 0 {
+			facts = append(facts, topology.FormatCount(n)+" expired waiting to be dead-lettered")
 		}
 	}
 	line2 := st.OK.Render("✓ ok")

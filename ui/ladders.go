@@ -110,7 +110,8 @@ func itemLine(b *strings.Builder, t table, it health.LadderItem, selected bool, 
 		case "flight":
 			return num(it.InFlight, &p.text)
 		case "stuck":
-			return num(int64(it.Stuck), &p.danger)
+			// A stalled rung is stuck for a known reason: one column.
+			return num(int64(it.Stuck+it.Stalled), &p.danger)
 		case "drift":
 			return num(int64(len(it.Found.Drift)), &p.warn)
 		case "unroutable":
@@ -126,11 +127,12 @@ func itemLine(b *strings.Builder, t table, it health.LadderItem, selected bool, 
 // listTotals sums the visible ladders on the last line.
 func listTotals(s ListState, st Styles, w, rowsH int) string {
 	var flight, unroutable int64
-	drift, stuck := 0, 0
+	drift, stuck, stalled := 0, 0, 0
 	for _, it := range s.Items {
 		flight += it.InFlight
 		unroutable += max(it.Unroutable, 0)
 		stuck += it.Stuck
+		stalled += it.Stalled
 		if len(it.Found.Drift) > 0 {
 			drift++
 		}
@@ -144,6 +146,9 @@ func listTotals(s ListState, st Styles, w, rowsH int) string {
 	parts := []string{st.Muted.Render(count), st.Muted.Render(topology.FormatCount(flight) + " in flight")}
 	if stuck > 0 {
 		parts = append(parts, st.Danger.Render(fmt.Sprintf("%d stuck %s", stuck, topology.Plural(int64(stuck), "rung", "rungs"))))
+	}
+	if stalled > 0 {
+		parts = append(parts, st.Danger.Render(fmt.Sprintf("%d stalled %s", stalled, topology.Plural(int64(stalled), "rung", "rungs"))))
 	}
 	if drift > 0 {
 		parts = append(parts, st.Warn.Render(fmt.Sprintf("%d with drift", drift)))

@@ -72,7 +72,26 @@ func MessageBlocks(m broker.PeekedMessage, ladders []topology.Ladder, maxBody in
 	if h := topology.ParseHistory(m.Headers); len(h) > 0 {
 		bs = append(bs, Block{Label: "retries", Lines: HistoryLines(h)})
 	}
+	if tr, ok := topology.RestingPath(ladders, m.Exchange, m.RoutingKey); ok && len(tr.BCC) > 0 {
+		bs = append(bs, Block{Label: "path", Lines: PathLines(tr)})
+	}
 	return bs
+}
+
+// PathLines draws a direct ladder message's path, rebuilt from its routing
+// key: the broker strips the BCC header that routes it, so a peek cannot
+// show the keys it carries.
+func PathLines(tr topology.Trace) []string {
+	hops := make([]string, 0, len(tr.Hops)+1)
+	for _, h := range tr.Hops {
+		hops = append(hops, fmt.Sprintf("%s (%s)", h.Queue, topology.FormatDelay(h.TTL)))
+	}
+	hops = append(hops, tr.Target)
+	return []string{
+		fmt.Sprintf("%s to %s, rebuilt from the routing key (the broker strips BCC)", topology.FormatDelay(tr.Delay), tr.Target),
+		"BCC " + strings.Join(tr.BCC, "  "),
+		strings.Join(hops, " → "),
+	}
 }
 
 // MessageText is a message as plain text, the way `rungs peek` prints it: a

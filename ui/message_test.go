@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -65,5 +68,29 @@ func TestDeathLinesAndHistory(t *testing.T) {
 	hs := HeaderLines(map[string]any{"b": int64(2), "a": "x", topology.HeaderDeath: []any{}, "t": at, "m": map[string]any{"k": []any{int64(1)}}})
 	if strings.Join(hs, "|") != `a=x|b=2|m={"k":[1]}|t=2026-11-22T13:00:00Z` {
 		t.Errorf("HeaderLines() = %q", hs)
+	}
+}
+
+// A direct ladder's trace and peek show the BCC keys it routes by; the
+// peek rebuilds them from the routing key, since the broker strips BCC.
+func TestDirectTraceAndPathShowBCC(t *testing.T) {
+	l, err := topology.Ladder{Name: "jobs", Layout: "direct", Levels: 3, Targets: []string{"orders"}}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := l.Trace(90*time.Second, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := ansi.Strip(strings.Join(traceLines(TraceState{Input: "90s orders", Trace: &tr}, NewStyles(true), 80), "\n"))
+	if !strings.Contains(lines, "BCC   i>01.5  01>00.a  00>=orders") {
+		t.Errorf("trace pane:\n%s", lines)
+	}
+	m := broker.PeekedMessage{Delivery: broker.Delivery{Exchange: "jobs.ingest", RoutingKey: tr.Key}}
+	text := strings.Join(MessageText(m, []topology.Ladder{l}, 100), "\n")
+	for _, want := range []string{"path          1m30s to orders, rebuilt from the routing key", "BCC i>01.5  01>00.a  00>=orders", "jobs.rung.01.5 (1m20s) → jobs.rung.00.a (10s) → orders"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("peek lacks %q:\n%s", want, text)
+		}
 	}
 }

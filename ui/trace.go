@@ -50,6 +50,16 @@ func traceLines(ts TraceState, st Styles, w int) []string {
 		}
 		out = append(out, prefix+st.Bold.Render(k))
 	}
+	if len(tr.BCC) > 0 {
+		// A direct ladder routes by these, in the BCC header.
+		for i, k := range wrapItems(tr.BCC, "  ", w-len(indent)) {
+			prefix := indent
+			if i == 0 {
+				prefix = st.Muted.Render("BCC   ")
+			}
+			out = append(out, prefix+st.Bold.Render(k))
+		}
+	}
 	var hops []string
 	for _, h := range tr.Hops {
 		hops = append(hops, st.Hop.Render(fmt.Sprintf("L%02d", h.Level))+" "+topology.FormatSpan(h.TTL)+st.Muted.Render(" @+"+topology.FormatSpan(h.Start)))

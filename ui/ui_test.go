@@ -106,6 +106,23 @@ func TestLadderViewGolden(t *testing.T) {
 			f := found(t, busy, "billing")
 			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowForecast: true}
 		},
+		"stalled": func() LadderState {
+			// A quorum ladder after a node restart: three rungs' expired
+			// messages wait to be dead-lettered, folded idle rungs around
+			// them, the cursor on the first stalled rung.
+			snap := fixture.Stalled()
+			f := found(t, snap, "jobs")
+			w := health.Watch{Interval: 5 * time.Second, Still: fixture.StalledWaits, Waited: fixture.StalledWaits}
+			rows, folded := health.FoldIdleRungs(health.LadderRows(f, snap, w), "")
+			sel := 0
+			for i, r := range rows {
+				if r.Stalled {
+					sel = i
+					break
+				}
+			}
+			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel}
+		},
 		"healthy": func() LadderState {
 			snap := fixture.Healthy()
 			f := found(t, snap, "orders")
@@ -150,7 +167,7 @@ func TestLadderTextGolden(t *testing.T) {
 	for _, w := range []int{80, 120} {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
 			f := found(t, busy, "orders")
-			rows, folded := health.StatusRows(f, busy, false)
+			rows, folded := health.StatusRows(f, busy, health.Watch{}, false)
 			out := LadderText(f, rows, folded, w)
 			if strings.Contains(out, "\x1b") {
 				t.Error("LadderText wrote escape sequences")
@@ -170,7 +187,7 @@ func TestLadderTextFoldsIdleRungs(t *testing.T) {
 	busy := fixture.Busy()
 	f := found(t, busy, "retry4")
 	text := func(all bool) string {
-		rows, n := health.StatusRows(f, busy, all)
+		rows, n := health.StatusRows(f, busy, health.Watch{}, all)
 		return LadderText(f, rows, n, 100)
 	}
 	folded, all := text(false), text(true)
@@ -181,4 +198,20 @@ func TestLadderTextFoldsIdleRungs(t *testing.T) {
 		t.Fatalf("--all lists no more rungs than the folded text")
 	}
 	golden.RequireEqual(t, folded)
+}
+
+// status on a stalled quorum ladder: the EXPIRED column, the stalled rungs
+// kept however idle they look, and each one named with the remedy.
+func TestLadderTextStalled(t *testing.T) {
+	snap := fixture.Stalled()
+	f := found(t, snap, "jobs")
+	w := health.Watch{Interval: 5 * time.Second, Waited: fixture.StalledWaits}
+	rows, folded := health.StatusRows(f, snap, w, false)
+	out := LadderText(f, rows, folded, 80)
+	for _, want := range []string{"✗ 3 stalled", "EXPIRED", "jobs.rung.03.1: stalled: 536 expired", "run rungs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status text lacks %q:\n%s", want, out)
+		}
+	}
+	golden.RequireEqual(t, out)
 }

@@ -1,0 +1,160 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// A stalled quorum rung (see health.Stalled) has a dead-letter worker that
+// stopped forwarding its expired messages. Measured on RabbitMQ 3.10.8 and
+// 4.0.5 (a node restarted while a quorum ladder was in flight; the broker
+// logged "Cannot forward any dead-letter messages ... exchange ... does not
+// exist" once, though the exchange existed), with these remote attempts:
+//
+//   - re-declaring the dead-letter exchange (PUT /api/exchanges, same
+//     arguments): nothing moved, on either version;
+//   - a policy matching only the stalled queue (PUT /api/policies), and
+//     likewise an operator policy: the queue's messages_dlx drained to the
+//     next rung within one statistics interval, on both versions. Any
+//     policy change makes the quorum queue apply a new configuration,
+//     which sets its dead-letter worker going again.
+//
+// So the remote remedy is a policy that changes nothing but that it
+// applies: ours matches exactly one queue, repeats the definition of the
+// policy that applied to it before (if any) at a higher priority, and adds
+// the queue's own dead-letter exchange, which its x-dead-letter-exchange
+// argument already sets (for a quorum queue the argument wins over a
+// policy anyway). It is deleted again once the rung drains.
+//
+// With node access, restarting the queue's Ra member (RaftRestartExpr)
+// cures it too: the member's leader starts a new dead-letter worker.
+//
+// Left alone, a stalled rung on our single test nodes moved on by itself
+// after 2 to 4.5 minutes (3.10) and within 3.2 minutes (4.0), one run
+// each; the issue measured 8 minutes and more. Either is far longer than a
+// delay ladder may hold a due message, and nothing says when it happens.
+
+// NudgePolicyPrefix starts the name of the policies NudgeDeadLettering
+// declares, so that an operator can tell (and remove) a leftover one.
+const NudgePolicyPrefix = "rungs-unstall."
+
+// NudgeDeadLettering declares a policy that changes nothing for the queue
+// but makes its dead-letter worker start again (see above). It returns the
+// policy's name; undo deletes the policy and must be called when the rung
+// has drained (or the caller gives up). The queue must be a quorum queue
+// with a dead-letter exchange argument.
+func (m *Management) NudgeDeadLettering(ctx context.Context, vhost string, q topology.Queue) (name string, undo func(context.Context) error, err error) {
+	if m.ep.readOnly {
+		return "", nil, ErrReadOnly
+	}
+	if q.QueueType() != topology.Quorum {
+		return "", nil, fmt.Errorf("queue %s is %s, not quorum: only quorum queues dead-letter at least once", q.Name, q.QueueType())
+	}
+	dlx, ok := q.DeadLetterExchange()
+	if !ok {
+		return "", nil, fmt.Errorf("queue %s has no x-dead-letter-exchange argument", q.Name)
+	}
+	v := url.PathEscape(vhost)
+	var policies []Policy
+	if err := m.get(ctx, "policies/"+v, nil, &policies); err != nil {
+		return "", nil, fmt.Errorf("list policies of vhost %s: %w", vhost, err)
+	}
+	p := nudgePolicy(q, dlx, policies)
+	body, err := json.Marshal(map[string]any{
+		"pattern": p.Pattern, "apply-to": p.ApplyTo, "priority": p.Priority, "definition": p.Definition,
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	path := "policies/" + v + "/" + url.PathEscape(p.Name)
+	if err := m.send(ctx, http.MethodPut, path, body); err != nil {
+		return "", nil, fmt.Errorf("declare policy %s: %w", p.Name, err)
+	}
+	undo = func(ctx context.Context) error {
+		err := m.send(ctx, http.MethodDelete, path, nil)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("delete policy %s: %w", p.Name, err)
+		}
+		return nil
+	}
+	return p.Name, undo, nil
+}
+
+// nudgePolicy is the policy NudgeDeadLettering declares for q: it matches
+// q alone and, at a priority above every policy that matches q now, repeats
+// the definition of the one that applies, so the queue's effective policy
+// keeps its meaning.
+func nudgePolicy(q topology.Queue, dlx string, policies []Policy) Policy {
+	var match []Policy
+	for _, p := range policies {
+		if !strings.HasPrefix(p.Name, NudgePolicyPrefix) && p.applies(q) {
+			match = append(match, p)
+		}
+	}
+	sort.SliceStable(match, func(i, j int) bool {
+		if match[i].Priority != match[j].Priority {
+			return match[i].Priority > match[j].Priority
+		}
+		return match[i].Name < match[j].Name
+	})
+	def := map[string]any{}
+	priority := 0
+	if len(match) > 0 {
+		for k, v := range match[0].Definition {
+			def[k] = v
+		}
+		priority = match[0].Priority + 1
+	}
+	if _, set := def["dead-letter-exchange"]; !set {
+		def["dead-letter-exchange"] = dlx
+	}
+	return Policy{
+		Name:    NudgePolicyPrefix + q.Name,
+		Pattern: "^" + regexp.QuoteMeta(q.Name) + "$",
+		// "queues" exists on 3.10 and 4.x alike (quorum_queues is 3.12+).
+		ApplyTo:    "queues",
+		Priority:   priority,
+		Definition: def,
+	}
+}
+
+// RaftRestartExpr is the Erlang expression that `rabbitmqctl eval` runs to
+// restart a quorum queue's Ra member on its leader's node, which starts a
+// new dead-letter worker. On 3.10 and 4.0 alike the queue record's pid is
+// the leader's Ra server id {RaName, Node}, and ra:stop_server/2 and
+// ra:restart_server/2 take the Ra system (quorum_queues) and that id. The
+// messages stay in the member's log: nothing is lost.
+func RaftRestartExpr(vhost, queue string) string {
+	return fmt.Sprintf(`{ok, Q} = rabbit_amqqueue:lookup(rabbit_misc:r(%s, queue, %s)), `+
+		`{RaName, Node} = amqqueue:get_pid(Q), Id = {RaName, Node}, `+
+		`ok = ra:stop_server(quorum_queues, Id), ok = ra:restart_server(quorum_queues, Id), Id.`,
+		erlBinary(vhost), erlBinary(queue))
+}
+
+// erlBinary writes s as an Erlang UTF-8 binary literal.
+func erlBinary(s string) string {
+	var b strings.Builder
+	b.WriteString(`<<"`)
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x{%x}`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteString(`"/utf8>>`)
+	return b.String()
+}

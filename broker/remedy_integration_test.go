@@ -1,0 +1,67 @@
+package broker_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// TestNudgeDeadLetteringOnBroker declares the nudge policy on a quorum rung
+// of a real broker: the broker accepts it (on 3.10 and 4.x alike), applies
+// it to that queue alone, and undo removes it. Read-only refuses it.
+func TestNudgeDeadLetteringOnBroker(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := topology.Ladder{Name: "nudge", Vhost: e.vhost, Layout: "prefix", Unit: time.Second, Levels: 3, Radix: 2, QueueType: topology.Quorum}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.conn.Apply(ctx, l.Plan()); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := e.mgmt.Snapshot(ctx, e.vhost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, ok := snap.Queue("nudge.rung.01")
+	if !ok {
+		t.Fatalf("no rung nudge.rung.01 in %v", snap.Queues)
+	}
+	name, undo, err := e.mgmt.NudgeDeadLettering(ctx, e.vhost, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := brokertest.Policies(t, e.cfg); len(got) != 1 || got[0] != name {
+		t.Errorf("policies after the nudge: %v, want [%s]", got, name)
+	}
+	if err := undo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := brokertest.Policies(t, e.cfg); len(got) != 0 {
+		t.Errorf("policies after undo: %+v", got)
+	}
+	if err := undo(ctx); err != nil {
+		t.Errorf("a second undo: %v", err)
+	}
+
+	ro := e.cfg
+	ro.ReadOnly = true
+	m, err := broker.NewManagement(ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.NudgeDeadLettering(ctx, e.vhost, q); !errors.Is(err, broker.ErrReadOnly) {
+		t.Errorf("read-only: %v, want broker.ErrReadOnly", err)
+	}
+	classic := topology.Queue{Name: "c", Args: topology.Args{"x-dead-letter-exchange": "x"}}
+	if _, _, err := e.mgmt.NudgeDeadLettering(ctx, e.vhost, classic); err == nil || !strings.Contains(err.Error(), "not quorum") {
+		t.Errorf("classic queue: %v", err)
+	}
+}

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// bccBrokenText is the one explanation doctor and apply give for a broker
+// that loses BCC keys on dead-lettering (topology.Version.LosesBCCOnDeadLetter).
+func bccBrokenText(version string) string {
+	return fmt.Sprintf("RabbitMQ %s drops BCC routing keys when it dead-letters a message (3.13.0 to 3.13.2; fixed in 3.13.3), so a direct ladder would leave every delayed message in its unroutable queue after the first rung", version)
+}
+
+// refuseBrokenBCC stops apply from declaring a direct ladder on a broker
+// that cannot route it. When the version cannot be read, apply goes ahead
+// with a warning: refusing every broker without a management API would
+// make the layout unusable there.
+func (e *env) refuseBrokenBCC(ctx context.Context, l topology.Ladder) error {
+	if !l.RoutesByBCC() {
+		return nil
+	}
+	m, err := e.management()
+	if err == nil {
+		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		defer cancel()
+		ov, oerr := m.Overview(cctx)
+		if err = oerr; err == nil {
+			if v, _ := topology.ParseVersion(ov.RabbitMQVersion); v.LosesBCCOnDeadLetter() {
+				return fmt.Errorf("apply %s: %s; nothing was declared (upgrade to 3.13.3 or later, or use --layout prefix)", l.Name, bccBrokenText(ov.RabbitMQVersion))
+			}
+			return nil
+		}
+	}
+	fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(fmt.Sprintf("the broker's version was not checked (%v); the direct layout needs a RabbitMQ that keeps BCC keys when dead-lettering (not 3.13.0 to 3.13.2)", err)))
+	return nil
+}

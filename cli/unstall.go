@@ -1,0 +1,279 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// unstallVerify is how long unstall waits for a rung's waiting count to
+// fall after the remedy: three statistics intervals, because the count the
+// management API reports is up to one interval stale and the worker needs
+// a moment to start.
+const unstallVerify = 3 * health.DefaultInterval
+
+func (e *env) unstallCommand() *cobra.Command {
+	var ctl string
+	cmd := &cobra.Command{
+		Use:   "unstall [RUNG...]",
+		Short: "Get stalled quorum rungs dead-lettering again (asks first)",
+		Long: `unstall restarts the dead-letter worker of quorum rungs whose expired
+messages wait to be dead-lettered and do not drain (doctor and status call
+them stalled), then checks that their waiting count falls. Nothing is
+purged: the messages move on to the next rung, late but not lost, at least
+once (a message can arrive twice).
+
+Without RUNG it finds the ladder's stalled rungs itself, which takes up to
+15s of watching. A named RUNG must be a rung of the ladder with expired
+messages waiting.
+
+By default it works through the management API: it declares, for each rung,
+a policy that matches that queue alone and changes nothing (it repeats the
+policy that applied before and the rung's own dead-letter exchange), which
+makes the quorum queue start its dead-letter worker again, and deletes the
+policy once the rung drains. This needs a user who may set policies
+(policymaker or administrator tag).
+
+With --rabbitmqctl PREFIX it instead restarts each queue's Ra member on its
+leader node through rabbitmqctl eval; PREFIX is how to run rabbitmqctl
+against the node, e.g. "rabbitmqctl -n rabbit@host" or
+"kubectl exec rabbit-0 -- rabbitmqctl". When the policy does not get a rung
+moving and no PREFIX is given, unstall prints the rabbitmqctl command to run
+on the node. --read-only refuses it.`,
+		Example: `  rungs unstall --ladder jobs
+  rungs unstall --ladder jobs jobs.rung.03.1 --yes
+  rungs unstall --ladder jobs --rabbitmqctl "kubectl exec rabbit-0 -- rabbitmqctl"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.runUnstall(cmd.Context(), args, ctl)
+		},
+	}
+	cmd.Flags().StringVar(&ctl, "rabbitmqctl", "", "command prefix that runs rabbitmqctl against the node: restart the Ra member instead of declaring a policy")
+	cmd.Flags().BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+// stalledRung is a rung unstall acts on, with its count before.
+type stalledRung struct {
+	queue  topology.Queue
+	before int64
+}
+
+func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
+	if err := e.refuseReadOnly("unstall"); err != nil {
+		return err
+	}
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	l, ok := findLadder(snap, e.opts.ladder.name)
+	if !ok {
+		return fmt.Errorf("no ladder %q in vhost %s; nothing was changed", e.opts.ladder.name, e.vhost())
+	}
+	if l.QueueType != topology.Quorum {
+		return fmt.Errorf("ladder %s has %s rungs: only quorum rungs dead-letter at least once and can stall; nothing was changed", l.Name, l.QueueType)
+	}
+	rungs := map[string]bool{}
+	for _, r := range l.Rungs() {
+		rungs[r.Queue] = true
+	}
+	var targets []stalledRung
+	if len(args) > 0 {
+		for _, name := range args {
+			q, present := snap.Queue(name)
+			switch {
+			case !rungs[name]:
+				return fmt.Errorf("%s is not a rung of ladder %s; nothing was changed", name, l.Name)
+			case !present:
+				return fmt.Errorf("rung %s is missing on the broker; nothing was changed", name)
+			case q.Stats.Expired == 0:
+				return fmt.Errorf("rung %s has no expired messages waiting to be dead-lettered; nothing was changed", name)
+			}
+			targets = append(targets, stalledRung{q, q.Stats.Expired})
+		}
+	} else {
+		f := topology.Found{Ladder: l}
+		snap2, w, err := e.watchStalls(ctx, e.mgmt, snap, []topology.Found{f})
+		if err != nil {
+			return err
+		}
+		for _, r := range health.LadderRows(f, snap2, w) {
+			if r.Stalled {
+				q, _ := snap2.Queue(r.Queue)
+				targets = append(targets, stalledRung{q, q.Stats.Expired})
+			}
+		}
+		if len(targets) == 0 {
+			fmt.Fprintf(e.Out, "no stalled rung in ladder %s\n", l.Name)
+			return nil
+		}
+	}
+	var names []string
+	var total int64
+	for _, t := range targets {
+		names = append(names, t.queue.Name)
+		total += t.before
+	}
+	how := "declare a no-op policy on each (deleted again afterwards)"
+	if ctl != "" {
+		how = "restart each queue's Ra member with " + ctl
+	}
+	what := fmt.Sprintf("unstall %s in vhost %s (%s waiting to be dead-lettered): %s",
+		strings.Join(short(names, 4), ", "), e.vhost(), topology.Counted(total, "expired message", "expired messages"), how)
+	if ctl != "" {
+		// Check the node answers before asking, so that a wrong prefix
+		// fails with nothing changed.
+		if out, err := e.rabbitmqctlEval(ctx, ctl, "ok."); err != nil {
+			why := err.Error()
+			if l := firstLine(out); l != "" {
+				why += ": " + l
+			}
+			return fmt.Errorf("--rabbitmqctl %q cannot reach the node (%s); nothing was changed", ctl, why)
+		}
+	}
+	if err := e.confirm(what, l.Name); err != nil {
+		return err
+	}
+	if ctl != "" {
+		return e.unstallRaft(ctx, targets, ctl)
+	}
+	return e.unstallPolicy(ctx, targets)
+}
+
+// unstallPolicy nudges every target with a policy, waits for each waiting
+// count to fall, and deletes the policies whatever happened.
+func (e *env) unstallPolicy(ctx context.Context, targets []stalledRung) error {
+	m := e.mgmt
+	var undos []func(context.Context) error
+	defer func() {
+		for _, undo := range undos {
+			// A fresh context: the policies must go even if ctx was cancelled.
+			cctx, cancel := context.WithTimeout(context.Background(), e.opts.timeout)
+			if err := undo(cctx); err != nil {
+				fmt.Fprintf(e.Err, "warning: %v (delete it by hand: its name starts with %s)\n", err, broker.NudgePolicyPrefix)
+			}
+			cancel()
+		}
+	}()
+	for _, t := range targets {
+		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		name, undo, err := m.NudgeDeadLettering(cctx, e.vhost(), t.queue)
+		cancel()
+		if err != nil {
+			return err
+		}
+		undos = append(undos, undo)
+		fmt.Fprintf(e.Out, "%s: declared policy %s\n", t.queue.Name, name)
+	}
+	stuck, err := e.verifyDrain(ctx, targets)
+	if err != nil {
+		return err
+	}
+	if len(stuck) == 0 {
+		return nil
+	}
+	fmt.Fprintf(e.Err, "the policy did not get %s moving; on the node, run:\n", strings.Join(stalledNames(stuck), ", "))
+	for _, t := range stuck {
+		fmt.Fprintf(e.Err, "  rabbitmqctl eval '%s'\n", broker.RaftRestartExpr(e.vhost(), t.queue.Name))
+	}
+	fmt.Fprintln(e.Err, "or run unstall again with --rabbitmqctl PREFIX")
+	return &exitError{ExitError, nil}
+}
+
+// unstallRaft restarts every target's Ra member through rabbitmqctl.
+func (e *env) unstallRaft(ctx context.Context, targets []stalledRung, prefix string) error {
+	for _, t := range targets {
+		out, err := e.rabbitmqctlEval(ctx, prefix, broker.RaftRestartExpr(e.vhost(), t.queue.Name))
+		if err != nil {
+			return fmt.Errorf("%s: rabbitmqctl eval failed (%v): %s", t.queue.Name, err, firstLine(out))
+		}
+		fmt.Fprintf(e.Out, "%s: restarted Ra member %s\n", t.queue.Name, lastLine(out))
+	}
+	stuck, err := e.verifyDrain(ctx, targets)
+	if err != nil {
+		return err
+	}
+	if len(stuck) > 0 {
+		return fmt.Errorf("%s still not draining after the Ra member restart; see the node's log", strings.Join(stalledNames(stuck), ", "))
+	}
+	return nil
+}
+
+// rabbitmqctlEval runs `PREFIX eval EXPR`. The prefix is the operator's
+// own shell words (kubectl exec ...), so a shell runs it; the expression is
+// quoted as one argument.
+func (e *env) rabbitmqctlEval(ctx context.Context, prefix, expr string) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, max(e.opts.timeout, 30*time.Second))
+	defer cancel()
+	out, err := exec.CommandContext(cctx, "sh", "-c", prefix+" eval "+shellQuote(expr)).CombinedOutput()
+	return string(out), err
+}
+
+// verifyDrain re-reads the statistics until every target's waiting count
+// has fallen below what it was, or unstallVerify passes; it reports each
+// rung's figures and returns the targets that did not move.
+func (e *env) verifyDrain(ctx context.Context, targets []stalledRung) ([]stalledRung, error) {
+	pending := append([]stalledRung(nil), targets...)
+	deadline := time.Now().Add(unstallVerify)
+	for len(pending) > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return pending, ctx.Err()
+		case <-time.After(stallSampleEvery):
+		}
+		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		qs, err := e.mgmt.Stats(cctx, e.vhost())
+		cancel()
+		if err != nil {
+			return pending, err
+		}
+		now := topology.Snapshot{Queues: qs}
+		var still []stalledRung
+		for _, t := range pending {
+			q, _ := now.Queue(t.queue.Name)
+			if q.Stats.Expired < t.before {
+				fmt.Fprintf(e.Out, "%s: draining, %s waiting to be dead-lettered (was %s)\n", t.queue.Name,
+					topology.FormatCount(q.Stats.Expired), topology.FormatCount(t.before))
+				continue
+			}
+			still = append(still, t)
+		}
+		pending = still
+	}
+	return pending, nil
+}
+
+func stalledNames(ts []stalledRung) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.queue.Name)
+	}
+	return out
+}
+
+// shellQuote quotes s as one POSIX shell word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,340 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// TestFaultStalledQuorumLadder restarts a node of its own while two quorum
+// ladders are in flight, until that leaves some rungs' expired messages
+// waiting to be dead-lettered for good (rabbitmq-server #12625): the
+// console, status and doctor must say the rungs are stalled within a few
+// refreshes; unstall must refuse bad input and change nothing then, and get
+// the rungs moving (the first through a policy, the rest through
+// rabbitmqctl); every confirmed message must arrive, none early,
+// duplicates counted.
+func TestFaultStalledQuorumLadder(t *testing.T) {
+	n := startNode(t, "stall", 0, nil)
+	env := n.rungsEnv()
+	const (
+		perRun  = 100 // per ladder and delay, 15 delays
+		minimum = 5
+		maximum = 19
+	)
+	// Two ladders: each restart races in twice as many rungs, so that a
+	// stall needs fewer restarts.
+	ladders := []string{"stall", "stallb"}
+	mgmt, err := broker.NewManagement(n.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []topology.Found
+	for _, l := range ladders {
+		mustRungs(t, env, "apply", "--ladder", l, "--unit", "1ms", "--levels", "6", "--queue-type", "quorum")
+		found = append(found, topology.Found{Ladder: ladderOf(t, mgmt, l)})
+	}
+
+	m := newTerm(t, 120, 40, env, rungsBinary(t)+" --refresh 1s; echo rungs-exit=$?; sleep 600")
+	m.waitFor("the ladder list", text("stallb"), 30*time.Second)
+
+	// The stall is a race inside the broker: a restart does not always
+	// cause one. What stalls is a rung whose messages expire while the
+	// node is down or booting: at boot the queue expires them before the
+	// dead-letter exchange (3.10: "Cannot forward any dead-letter messages
+	// ... exchange ... does not exist") or the next rungs (4.0: "... this
+	// can happen if the dead-letter routing topology is misconfigured") are
+	// there, logged once, and its worker never tries again. Each attempt
+	// keeps the node down until a different point of level 3 (4s to 16s
+	// rungs) after the publish. Every attempt's messages count.
+	downUntil := []time.Duration{21 * time.Second, 0, 10 * time.Second, 21 * time.Second, 0, 10 * time.Second}
+	confirmed := map[string]int{}         // id prefix → confirmed
+	publishedAt := map[string]time.Time{} // id prefix → when its publish began
+	var upAt time.Time
+	stalled := map[string]int64{}
+	for attempt := 1; attempt <= len(downUntil) && len(stalled) == 0; attempt++ {
+		started := time.Now()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for _, l := range ladders {
+			for d := minimum; d <= maximum; d++ {
+				prefix := fmt.Sprintf("%s-a%d-%02ds-", l, attempt, d)
+				publishedAt[prefix] = time.Now()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := rungs(t, env, "publish", "--ladder", l, "--delay", strconv.Itoa(d)+"s", "--count", strconv.Itoa(perRun), "--id-prefix", prefix, "--json")
+					var rep publishReport
+					if err := json.Unmarshal([]byte(r.out), &rep); err != nil || r.code != 0 {
+						t.Errorf("publish %s: exit %d %v\n%s%s", prefix, r.code, err, r.out, r.errOut)
+					}
+					mu.Lock()
+					confirmed[prefix] = rep.Confirmed
+					mu.Unlock()
+				}()
+			}
+		}
+		wg.Wait()
+		n.must("down")
+		time.Sleep(time.Until(started.Add(downUntil[attempt-1])))
+		n.must("up")
+		upAt = time.Now()
+		stalled = waitForExpired(t, mgmt, found)
+		t.Logf("attempt %d (down from the publish's end until %s after its start, %s): rungs with expired messages waiting: %v",
+			attempt, downUntil[attempt-1], upAt.Sub(started).Round(time.Second), stalled)
+	}
+	if len(stalled) == 0 {
+		t.Fatalf("%d restarts in flight left no rung with expired messages waiting; the broker did not stall", len(downUntil))
+	}
+	var total int64
+	for _, c := range stalled {
+		total += c
+	}
+
+	// Detection: the console, status and doctor.
+	stalledRungs := regexp.MustCompile(`\d+ stalled rungs?`)
+	m.waitFor("the console's stalled count", stalledRungs, 2*time.Minute)
+	consoleAt := time.Since(upAt)
+	for _, cmd := range []string{"status", "discover"} {
+		r := rungs(t, env, cmd, "--json")
+		var st []struct {
+			Stalled int `json:"stalled"`
+		}
+		sum := 0
+		err := json.Unmarshal([]byte(r.out), &st)
+		for _, s := range st {
+			sum += s.Stalled
+		}
+		if err != nil || sum == 0 {
+			t.Errorf("%s --json does not report the stall (%v): %s%s", cmd, err, r.out, r.errOut)
+		}
+	}
+	doctorStart := time.Now()
+	r := rungs(t, env, "doctor")
+	doctorTook := time.Since(doctorStart)
+	if r.code != 1 || !strings.Contains(r.out, "is stalled") || !strings.Contains(r.out, "rungs unstall --ladder ") || !strings.Contains(r.out, "likely cause") {
+		t.Errorf("doctor: exit %d, want 1 naming the stalled rungs, the cause and the remedy\n%s%s", r.code, r.out, r.errOut)
+	}
+	t.Logf("stall of %d messages in %v: the console showed it %s after the node answered; doctor, run then, took %s to name it",
+		total, stalled, consoleAt.Round(time.Second), doctorTook.Round(time.Second))
+
+	// Bad input changes nothing: no policy, the same rungs still waiting.
+	queues := sortedKeys(stalled)
+	first := ladderOfRung(queues[0])
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"unstall", "--ladder", first, first + ".rung.09.1", "--yes"}, "not a rung of ladder"},
+		{[]string{"unstall", "--ladder", "nope", "--yes"}, `no ladder "nope"`},
+		{[]string{"unstall", "--ladder", first, "--yes", "--read-only"}, "read-only"},
+		{[]string{"unstall", "--ladder", first, queues[0], "--yes", "--rabbitmqctl", "false"}, "cannot reach the node"},
+		{[]string{"unstall", "--ladder", first, queues[0]}, "needs --yes"},
+	} {
+		r := rungs(t, env, bad.args...)
+		line := strings.TrimRight(r.errOut, "\n")
+		if r.code == 0 || strings.Contains(line, "\n") || !strings.Contains(line, bad.want) {
+			t.Errorf("rungs %s: exit %d, want one line naming %q:\n%s", strings.Join(bad.args, " "), r.code, bad.want, r.errOut)
+		}
+	}
+	nodeCfg := broker.Config{URL: n.url(), MgmtURL: n.mgmtURL()}
+	if ps := brokertest.Policies(t, nodeCfg); len(ps) > 0 {
+		t.Errorf("bad input left policies behind: %v", ps)
+	}
+	if again := expiredNow(t, mgmt, found); len(again) != len(stalled) {
+		t.Errorf("after bad input, rungs waiting: %v, before: %v", again, stalled)
+	}
+
+	// The remedies: the first rung through the management API (a policy),
+	// the rest, if any, by a Ra member restart through rabbitmqctl.
+	start := time.Now()
+	out := mustRungs(t, env, "unstall", "--ladder", first, queues[0], "--yes")
+	t.Logf("unstall %s (policy, %s):\n%s", queues[0], time.Since(start).Round(time.Millisecond), out)
+	if !strings.Contains(out, "declared policy") || !strings.Contains(out, queues[0]+": draining") {
+		t.Errorf("unstall did not drain %s:\n%s", queues[0], out)
+	}
+	rest := map[string][]string{} // ladder → its other stalled rungs
+	for _, q := range queues[1:] {
+		rest[ladderOfRung(q)] = append(rest[ladderOfRung(q)], q)
+	}
+	if len(rest) > 0 {
+		script, err := filepath.Abs("../scripts/broker.sh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctl := "env " + strings.Join(n.env, " ") + " bash " + script + " ctl"
+		for l, qs := range rest {
+			start = time.Now()
+			args := append([]string{"unstall", "--ladder", l, "--yes", "--rabbitmqctl", ctl}, qs...)
+			out = mustRungs(t, env, args...)
+			t.Logf("unstall %v (rabbitmqctl, %s):\n%s", qs, time.Since(start).Round(time.Millisecond), out)
+			if strings.Count(out, "restarted Ra member") != len(qs) || strings.Count(out, ": draining") != len(qs) {
+				t.Errorf("unstall --rabbitmqctl did not restart and drain %v:\n%s", qs, out)
+			}
+		}
+	}
+	if ps := brokertest.Policies(t, nodeCfg); len(ps) > 0 {
+		t.Errorf("unstall left policies behind: %v", ps)
+	}
+	m.waitGone("the console's stalled count", stalledRungs, 2*time.Minute)
+
+	// Every confirmed message arrives, none early; duplicates are counted.
+	got := map[string]*arrivals{}
+	want := map[string]int{} // ladder → confirmed
+	for p, c := range confirmed {
+		got[p] = newArrivals()
+		want[ladderOfPrefix(p)] += c
+	}
+	seen := func(l string) int {
+		s := 0
+		for p, a := range got {
+			if ladderOfPrefix(p) == l {
+				s += len(a.seen)
+			}
+		}
+		return s
+	}
+	foreign := 0
+	for _, l := range ladders {
+		consumeUntil(t, n.config(), l+".done", 3*time.Minute, 30*time.Second,
+			func(d broker.Delivery) {
+				i := strings.LastIndexByte(d.MessageID, '-')
+				if i < 0 || got[d.MessageID[:i+1]] == nil {
+					foreign++
+					return
+				}
+				p := d.MessageID[:i+1]
+				got[p].record(d, p, perRun, publishedAt[p])
+			},
+			func() bool { return seen(l) >= want[l] })
+	}
+	lost, dups, early, arrived, sent := 0, 0, 0, 0, 0
+	for p, a := range got {
+		lost += confirmed[p] - len(a.seen)
+		dups += a.duplicates()
+		early += len(a.early)
+		arrived += len(a.seen)
+		sent += confirmed[p]
+		if len(a.early) > 0 {
+			t.Errorf("%s: %d arrived early, e.g. %v", p, len(a.early), a.early[:min(3, len(a.early))])
+		}
+	}
+	t.Logf("confirmed %d, arrived %d distinct, %d duplicates, %d early, %d foreign; %d had waited in stalled rungs",
+		sent, arrived, dups, early, foreign, total)
+	if lost > 0 {
+		t.Errorf("lost %d confirmed messages", lost)
+	}
+	if foreign > 0 {
+		t.Errorf("%d messages nobody sent", foreign)
+	}
+	m.keys("q")
+	m.waitFor("a clean exit", text("rungs-exit=0"), 10*time.Second)
+}
+
+// ladderOfRung is the ladder of a prefix-layout rung: LADDER.rung.LL.D.
+func ladderOfRung(q string) string {
+	l, _, _ := strings.Cut(q, ".rung.")
+	return l
+}
+
+// ladderOfPrefix is the ladder of an id prefix: LADDER-aN-DDs-.
+func ladderOfPrefix(p string) string {
+	l, _, _ := strings.Cut(p, "-")
+	return l
+}
+
+// ladderOf reads the named ladder from the node.
+func ladderOf(t *testing.T, m *broker.Management, name string) topology.Ladder {
+	t.Helper()
+	snap, err := m.Snapshot(context.Background(), "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range topology.Discover(snap) {
+		if f.Ladder.Name == name {
+			return f.Ladder
+		}
+	}
+	t.Fatalf("no ladder %s", name)
+	return topology.Ladder{}
+}
+
+// expiredNow is each rung of the ladders with expired messages waiting,
+// by count.
+func expiredNow(t *testing.T, m *broker.Management, found []topology.Found) map[string]int64 {
+	t.Helper()
+	qs, err := m.Stats(context.Background(), "/")
+	if err != nil {
+		return nil // the node may be starting
+	}
+	rungs := map[string]bool{}
+	for _, f := range found {
+		for _, r := range f.Ladder.Rungs() {
+			rungs[r.Queue] = true
+		}
+	}
+	out := map[string]int64{}
+	for _, q := range qs {
+		if rungs[q.Name] && q.Stats.Expired > 0 {
+			out[q.Name] = q.Stats.Expired
+		}
+	}
+	return out
+}
+
+// waitForExpired waits until the restarted node's statistics show either
+// rungs whose expired messages wait (returned) or an empty ladder (nil).
+func waitForExpired(t *testing.T, m *broker.Management, found []topology.Found) map[string]int64 {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < 90*time.Second {
+		time.Sleep(time.Second)
+		qs, err := m.Stats(context.Background(), "/")
+		if err != nil {
+			continue
+		}
+		var inFlight int64
+		snap := topology.Snapshot{Queues: qs}
+		for _, f := range found {
+			for _, r := range f.Ladder.Rungs() {
+				q, _ := snap.Queue(r.Queue)
+				inFlight += q.Stats.Messages()
+			}
+		}
+		// Twice, a statistics interval apart: a healthy rung's waiting
+		// count drains between them.
+		if e := expiredNow(t, m, found); len(e) > 0 {
+			time.Sleep(6 * time.Second)
+			if again := expiredNow(t, m, found); len(again) > 0 {
+				return again
+			}
+		}
+		// A restarted quorum queue reports no figures for a statistics
+		// interval or two: an empty ladder means something only later.
+		if inFlight == 0 && time.Since(start) > 30*time.Second {
+			return nil
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
