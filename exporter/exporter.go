@@ -57,6 +57,7 @@ type vhostState struct {
 	snap   topology.Snapshot
 	loaded bool
 	moves  topology.Movements
+	waits  health.Waits
 	// since counts scrapes since the last full snapshot.
 	since int
 }
@@ -93,9 +94,10 @@ func desc(name, help string, labels []string) *prometheus.Desc {
 var (
 	descReady    = desc("rung_messages_ready", "Messages ready in the rung, waiting for their TTL.", rungLabels)
 	descUnacked  = desc("rung_messages_unacked", "Messages a consumer holds unacknowledged in the rung (a delay queue should have none).", rungLabels)
+	descDLX      = desc("rung_messages_dlx", "Expired messages waiting to be dead-lettered into the next rung (quorum rungs, at-least-once; the management API's messages_dlx). A count that stays up means a stalled rung.", rungLabels)
 	descHeadAge  = desc("rung_head_age_seconds", "Age of the rung's oldest message from its timestamp property (time in higher rungs included); 0 when unknown.", rungLabels)
 	descTTL      = desc("rung_ttl_seconds", "The rung's TTL.", rungLabels)
-	descStalled  = desc("rung_stalled", "1 when the rung looks stuck by the console's rule: a head older than any message can be there, or a depth unchanged for longer than the TTL.", rungLabels)
+	descStalled  = desc("rung_stalled", "1 when the rung is stuck or stalled by the console's rules: a head older than any message can be there, a depth unchanged for longer than the TTL, or expired messages that are not dead-lettered.", rungLabels)
 	descInFlight = desc("ladder_messages_in_flight", "Messages waiting in the ladder's rungs.", ladderLabels)
 	descUnroute  = desc("ladder_messages_unroutable", "Messages in the ladder's unroutable queue.", ladderLabels)
 	descDrift    = desc("ladder_drift", "1 when the ladder on the broker differs from the plan its parameters imply.", ladderLabels)
@@ -112,7 +114,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descReady, descUnacked, descHeadAge, descTTL, descStalled,
+	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descHeadAge, descTTL, descStalled,
 		descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
 		descUp, descVhostUp, descDuration, descRequests} {
 		ch <- d
@@ -190,6 +192,7 @@ func (x *Exporter) refresh(ctx context.Context, vhost string) (*vhostState, bool
 		}
 		st.snap, st.loaded, st.since = snap, true, 0
 		st.moves = st.moves.Observe(snap.Queues, x.opt.Now())
+		st.waits = st.waits.Observe(snap.Queues, x.opt.Now())
 		return st, true, nil
 	}
 	st.since++
@@ -205,6 +208,7 @@ func (x *Exporter) refresh(ctx context.Context, vhost string) (*vhostState, bool
 	}
 	st.snap = st.snap.WithStats(topology.StatsByName(qs))
 	st.moves = st.moves.Observe(qs, x.opt.Now())
+	st.waits = st.waits.Observe(qs, x.opt.Now())
 	return st, false, nil
 }
 
@@ -212,7 +216,11 @@ func (x *Exporter) refresh(ctx context.Context, vhost string) (*vhostState, bool
 func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, st *vhostState) {
 	now := x.opt.Now()
 	// The console's judgement, from the history of these scrapes.
-	watch := health.Watch{Interval: x.opt.Interval, Still: func(q string) time.Duration { return st.moves.Still(q, now) }}
+	watch := health.Watch{
+		Interval: x.opt.Interval,
+		Still:    func(q string) time.Duration { return st.moves.Still(q, now) },
+		Waited:   func(q string) time.Duration { return st.waits.Waited(q, now) },
+	}
 	for _, f := range topology.Discover(st.snap) {
 		l := f.Ladder
 		lv := []string{l.Vhost, l.Name, l.Layout}
@@ -233,9 +241,10 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, st *vhostState) {
 			rv := []string{l.Vhost, l.Name, l.Layout, strconv.Itoa(r.Level), r.Queue}
 			ch <- gauge(descReady, float64(s.Ready), rv...)
 			ch <- gauge(descUnacked, float64(s.Unacked), rv...)
+			ch <- gauge(descDLX, float64(s.Expired), rv...)
 			ch <- gauge(descHeadAge, s.HeadAge.Seconds(), rv...)
 			ch <- gauge(descTTL, r.TTL.Seconds(), rv...)
-			ch <- gauge(descStalled, b2f(r.Stuck), rv...)
+			ch <- gauge(descStalled, b2f(r.Stuck || r.Stalled), rv...)
 		}
 		ch <- gauge(descInFlight, float64(inFlight), lv...)
 		ch <- gauge(descUnroute, float64(unroutable), lv...)

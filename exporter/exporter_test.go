@@ -169,3 +169,41 @@ func TestHorizonLabel(t *testing.T) {
 		t.Errorf("labels %v", got)
 	}
 }
+
+// A quorum rung whose expired messages are not dead-lettered for longer
+// than the stall window is stalled by the console's rule; the exporter
+// sees it across scrapes, with the waiting count.
+func TestExporterStalledRung(t *testing.T) {
+	f := &fakeInspector{snap: fixture.Stalled()}
+	now := time.Unix(1_800_000_000, 0)
+	x := New(f, Options{Vhosts: []string{"/"}, Interval: 5 * time.Second, Now: func() time.Time { return now }})
+	rung := `{ladder="jobs",layout="prefix",level="3",queue="jobs.rung.03.1",vhost="/"}`
+	body := scrape(t, x)
+	has(t, body, `rungs_rung_messages_dlx`+rung+` 536`)
+	has(t, body, `rungs_rung_stalled`+rung+` 0`)
+	// A minute on: the busy rung's waiting count fell, the others did not.
+	now = now.Add(time.Minute)
+	f.mu.Lock()
+	for i, q := range f.snap.Queues {
+		if q.Name == "jobs.rung.02.6" {
+			f.snap.Queues[i].Stats.Expired = 9
+		}
+	}
+	f.mu.Unlock()
+	body = scrape(t, x)
+	has(t, body, `rungs_rung_stalled`+rung+` 1`)
+	has(t, body, `rungs_rung_stalled{ladder="jobs",layout="prefix",level="2",queue="jobs.rung.02.6",vhost="/"} 0`)
+	if !strings.Contains(body, `rungs_ladder_forecast_unknown_messages{ladder="jobs",layout="prefix",vhost="/"} 1474`) {
+		t.Errorf("the stalled rungs' messages are not unknown in the forecast:\n%s", grep(body, "forecast_unknown"))
+	}
+}
+
+func grep(body, s string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

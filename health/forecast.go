@@ -7,8 +7,8 @@ import (
 )
 
 // Forecast works out a ladder's forecast from its rows: their live
-// statistics, and the stuck judgement the rows already carry (a stuck
-// rung's messages get no upper bound). interval is the refresh interval
+// statistics, and the stuck and stalled judgements the rows already carry
+// (such a rung's messages get no upper bound). interval is the refresh interval
 // (0: DefaultInterval): two of them are the slack for a head age judged
 // impossible, as in Stuck. The console, status and the exporter all
 // forecast through it.
@@ -21,7 +21,7 @@ func Forecast(l topology.Ladder, rows []Row, interval time.Duration) topology.Fo
 	for _, r := range rows {
 		if r.Kind == RungRow {
 			stats[r.Queue] = r.Stats
-			stuck[r.Queue] = r.Stuck
+			stuck[r.Queue] = r.Stuck || r.Stalled
 		}
 	}
 	return l.Forecast(stats, topology.ForecastOptions{

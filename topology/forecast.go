@@ -26,7 +26,8 @@ type ForecastOptions struct {
 // destination, relative to the instant of the statistics.
 type RungForecast struct {
 	Rung Rung
-	// Messages are the rung's ready messages: the ones the forecast covers.
+	// Messages are the rung's ready messages and its expired ones waiting
+	// to be dead-lettered (quorum rungs): the ones the forecast covers.
 	Messages int64
 	// Held are unacknowledged messages: a consumer holds them, so they do
 	// not expire, and nothing says when they will move on.
@@ -112,9 +113,12 @@ func (l Ladder) Forecast(stats map[string]QueueStats, opt ForecastOptions) Forec
 	f := Forecast{Ladder: l, Dest: l.soleDest()}
 	for _, r := range rungs {
 		s := stats[r.Queue]
-		rf := RungForecast{Rung: r, Messages: max(s.Ready, 0), Held: max(s.Unacked, 0)}
+		rf := RungForecast{Rung: r, Messages: max(s.Ready, 0) + max(s.Expired, 0), Held: max(s.Unacked, 0)}
 		rf.Latest = r.TTL + below[r.Level]
-		if s.HeadAge > 0 {
+		if s.HeadAge > 0 && s.Expired <= 0 {
+			// Expired messages have served their TTL: they may move on
+			// at any moment, so only a rung without them has a later
+			// earliest.
 			rf.Earliest = max(r.TTL-s.HeadAge, 0)
 		}
 		if rf.Messages > 0 && (s.HeadAge > above[r.Level]+r.TTL+max(opt.Margin, 0) || opt.Stuck != nil && opt.Stuck(r.Queue)) {

@@ -209,3 +209,14 @@ func TestUniformSumCDF(t *testing.T) {
 		}
 	}
 }
+
+// Expired messages waiting to be dead-lettered (quorum rungs) have served
+// their TTL: they are covered, and may move on at once.
+func TestForecastExpiredMayLeaveNow(t *testing.T) {
+	l, _ := Ladder{Name: "d", Unit: time.Second, Levels: 2, Radix: 2}.Normalize()
+	top := l.Rungs()[0]
+	f := l.Forecast(map[string]QueueStats{top.Queue: {Ready: 2, Expired: 3, HeadAge: time.Second}}, ForecastOptions{})
+	if r := f.Rungs[0]; r.Messages != 5 || r.Earliest != 0 || r.Latest != top.TTL+time.Second {
+		t.Errorf("rung forecast %+v", r)
+	}
+}
