@@ -40,7 +40,19 @@ step "tools"
 for tool in tmux openssl prometheus; do
 	command -v "$tool" >/dev/null && continue
 	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$tool"
+		# No package may start a service of its own (the prometheus package
+		# would serve on every interface): a policy-rc.d says no, if none exists.
+		policy=
+		if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+			printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+			chmod +x /usr/sbin/policy-rc.d
+			policy=/usr/sbin/policy-rc.d
+		fi
+		rc=0
+		{ apt-get -o DPkg::Lock::Timeout=300 update -qq &&
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "$tool"; } || rc=$?
+		[[ -z $policy ]] || rm -f "$policy"
+		((rc == 0)) || exit "$rc"
 	else
 		echo "$tool is needed by the end-to-end tests: install it (apt-get install $tool)" >&2
 		exit 1
