@@ -73,7 +73,7 @@ func TestDesigns(t *testing.T) {
 	for _, l := range ls {
 		got = append(got, designName(l)+"/"+l.Name)
 	}
-	if want := "prefix/bench.prefix prefix r16/bench.prefix.r16 direct/bench.direct direct r16/bench.direct.r16"; strings.Join(got, " ") != want {
+	if want := "prefix/bench.prefix prefix r16/bench.prefix.r16 direct/bench.direct direct r16/bench.direct.r16 prefix quorum/bench.prefix.quorum"; strings.Join(got, " ") != want {
 		t.Fatalf("designs: %s\nwant %s", strings.Join(got, " "), want)
 	}
 	bad := map[string]Options{
