@@ -18,7 +18,8 @@ var allowedImports = map[string][]string{
 	"ui":       {"broker", "health", "topology"},
 	"model":    {"broker", "health", "ops", "topology", "ui"},
 	"bench":    {"broker", "topology"},
-	"cli":      {"bench", "broker", "health", "model", "ops", "retry", "topology", "ui"},
+	"exporter": {"broker", "health", "topology"},
+	"cli":      {"bench", "broker", "exporter", "health", "model", "ops", "retry", "topology", "ui"},
 }
 
 func TestImportDirection(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -156,7 +157,7 @@ With no subcommand it opens the console.`,
   rungs publish --ladder jobs --delay 1h30m --to orders.retry --body @job.json
   rungs plan --ladder jobs     # exit 3 on drift
   rungs                        # the console`,
-		Version:       Version,
+		Version:       readBuildInfo(debug.ReadBuildInfo).Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -187,6 +188,7 @@ With no subcommand it opens the console.`,
 		e.applyCommand(), e.planCommand(), e.traceCommand(), e.publishCommand(),
 		e.statusCommand(), e.discoverCommand(), e.purgeCommand(), e.teardownCommand(),
 		e.configCommand(), e.exportCommand(), e.doctorCommand(), e.peekCommand(), e.replayCommand(), e.migrateCommand(), e.workerCommand(), e.benchCommand(), e.unstallCommand(),
+		e.versionCommand(), e.exporterCommand(), manCommand(),
 	)
 	return root
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rungs-dev/rungs/exporter"
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
@@ -20,6 +21,7 @@ type ladderState struct {
 	terminals  []terminalState
 	inFlight   int64
 	unroutable int64
+	forecast   topology.Forecast
 	stalled    int
 }
 
@@ -39,7 +41,7 @@ type terminalState struct {
 // stateOf joins a discovered ladder with the snapshot's queue statistics;
 // w says which rungs are stalled (see watchStalls).
 func stateOf(f topology.Found, snap topology.Snapshot, w health.Watch) ladderState {
-	st := ladderState{found: f}
+	st := ladderState{found: f, forecast: health.Forecast(f.Ladder, health.LadderRows(f, snap, w), w.Interval)}
 	for _, r := range f.Ladder.Rungs() {
 		q, ok := snap.Queue(r.Queue)
 		waited := time.Duration(0)
@@ -125,6 +127,9 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		}
 		rows, folded := health.StatusRows(st.found, snap, watch, all)
 		fmt.Fprint(e.Out, ui.LadderText(st.found, rows, folded, e.width()))
+		if st.forecast.Messages > 0 {
+			fmt.Fprint(e.Out, "\n", ui.ForecastText(st.forecast, e.width()))
+		}
 	}
 	return nil
 }
@@ -166,6 +171,7 @@ func toJSONStatus(states []ladderState) any {
 		out = append(out, map[string]any{
 			"ladder": toJSONLadder(st.found.Ladder), "in_flight": st.inFlight, "unroutable": st.unroutable, "stalled": st.stalled,
 			"drift": toJSONDrift(st.found.Drift), "rungs": rungs, "terminals": terms,
+			"forecast": toJSONForecast(st.forecast),
 		})
 	}
 	return out
@@ -243,4 +249,56 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 			topology.FormatDelay(l.MaxDelay()), l.QueueType, st.inFlight, st.unroutable, st.stalled, len(st.found.Drift), strings.Join(l.Targets, ","))
 	}
 	return w.Flush()
+}
+
+type jsonDue struct {
+	Within   string `json:"within"`
+	WithinMS *int64 `json:"within_ms"` // null for "later"
+	Min      int64  `json:"min"`
+	Max      int64  `json:"max"`
+	Estimate int64  `json:"estimate"`
+}
+
+type jsonRungForecast struct {
+	Queue      string `json:"queue"`
+	Messages   int64  `json:"messages"`
+	Held       int64  `json:"held"`
+	EarliestMS int64  `json:"earliest_ms"`
+	LatestMS   *int64 `json:"latest_ms"` // null when unknown
+	Unknown    bool   `json:"unknown"`
+}
+
+// toJSONForecast is the forecast in --json: counts due within each
+// horizon with their bounds, and each busy rung's arrival window, in ms
+// from the moment of the statistics.
+func toJSONForecast(fc topology.Forecast) map[string]any {
+	due := []jsonDue{}
+	for _, d := range fc.Due {
+		by := ms(d.By)
+		due = append(due, jsonDue{exporter.HorizonLabel(d.By), &by, d.Min, d.Max, d.Estimate})
+	}
+	due = append(due, jsonDue{"later", nil, fc.Later.Min, fc.Later.Max, fc.Later.Estimate})
+	rungs := []jsonRungForecast{}
+	for _, r := range fc.Rungs {
+		if r.Messages == 0 && r.Held == 0 {
+			continue
+		}
+		jr := jsonRungForecast{Queue: r.Rung.Queue, Messages: r.Messages, Held: r.Held, EarliestMS: ms(r.Earliest), Unknown: r.Unknown}
+		if !r.Unknown {
+			l := ms(r.Latest)
+			jr.LatestMS = &l
+		}
+		rungs = append(rungs, jr)
+	}
+	out := map[string]any{
+		"messages": fc.Messages, "held": fc.Held, "unknown": fc.Unknown,
+		"earliest_ms": ms(fc.Earliest), "latest_ms": nil, "due": due, "rungs": rungs,
+	}
+	if fc.Unknown == 0 {
+		out["latest_ms"] = ms(fc.Latest)
+	}
+	if fc.Dest != "" {
+		out["destination"] = fc.Dest
+	}
+	return out
 }

@@ -75,7 +75,7 @@ type App struct {
 	snap  topology.Snapshot
 	live  map[string]topology.QueueStats
 	found []topology.Found
-	moves movements
+	moves topology.Movements
 	// waits follows each rung's expired messages waiting to be
 	// dead-lettered, for the stall rule.
 	waits     health.Waits
@@ -134,7 +134,7 @@ func New(opts Options) App {
 	a := App{
 		openName: opts.Ladder, now: now, styles: st,
 		interval: opts.Refresh, timeout: defaultTimeout,
-		moves:  movements{},
+		moves:  topology.Movements{},
 		prompt: newPrompt(st),
 
 		contexts: opts.Contexts, context: opts.Context, connect: opts.Connect,
@@ -531,7 +531,7 @@ func (a *App) setFilter(f string) {
 
 // openLadder switches to a ladder's view.
 func (a *App) openLadder(f topology.Found) {
-	a.ladder = newLadderView(f, a.styles, a.keys.nav, a.keys.actions.Drift, a.keys.actions.Fold, a.keys.actions.Cost)
+	a.ladder = newLadderView(f, a.styles, a.keys.nav, a.keys.actions.Drift, a.keys.actions.Fold, a.keys.actions.Cost, a.keys.actions.Forecast)
 	a.screen = screenLadder
 	a.resize()
 	a.rebuild()
@@ -572,7 +572,7 @@ func (a *App) rebuild() {
 	}
 	h := health.Watch{
 		Interval: max(a.interval, every),
-		Still:    func(q string) time.Duration { return a.moves.still(q, now) },
+		Still:    func(q string) time.Duration { return a.moves.Still(q, now) },
 		Waited:   func(q string) time.Duration { return a.waits.Waited(q, now) },
 	}
 	a.list.SetItems(health.LadderItems(a.found, snap, h))

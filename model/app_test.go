@@ -588,29 +588,6 @@ func TestViewAlwaysAltScreen(t *testing.T) {
 	}
 }
 
-func TestMovementsObserve(t *testing.T) {
-	t0 := time.Unix(0, 0)
-	q := func(ready int64, rate float64) []topology.Queue {
-		return []topology.Queue{{Name: "q", Stats: topology.QueueStats{Ready: ready, ExpireRate: rate}}}
-	}
-	m := movements{}.observe(q(5, 0), t0)
-	m = m.observe(q(5, 0), t0.Add(time.Minute))
-	if got := m.still("q", t0.Add(2*time.Minute)); got != 2*time.Minute {
-		t.Errorf("unchanged depth still for %s, want 2m", got)
-	}
-	m = m.observe(q(5, 1.5), t0.Add(3*time.Minute))
-	if got := m.still("q", t0.Add(3*time.Minute)); got != 0 {
-		t.Errorf("a flowing queue is still for %s", got)
-	}
-	m = m.observe(q(4, 0), t0.Add(4*time.Minute))
-	if got := m.still("q", t0.Add(5*time.Minute)); got != time.Minute {
-		t.Errorf("after a change, still for %s, want 1m", got)
-	}
-	if got := m.observe(nil, t0).still("q", t0); got != 0 {
-		t.Error("a vanished queue is remembered")
-	}
-}
-
 // A radix-4 ladder folds its idle rungs; z unfolds them, the cursor stays
 // on its queue through both, and a filter shows idle rungs too.
 func TestFoldIdleRungs(t *testing.T) {
@@ -661,29 +638,39 @@ func TestFoldIdleRungs(t *testing.T) {
 	}
 }
 
-// c shows the cost of each radix in place of the table; c or esc go back.
-func TestCostPane(t *testing.T) {
-	fb := newFake(fixture.Busy())
-	a, _ := newApp(t, fb, Options{Ladder: "retry4"}, 80, 24)
-	a = load(t, a, fb)
-	a = keys(t, a, "c")
-	v := plainView(t, a)
-	for _, want := range []string{"› cost", "COST  the range up to", "◂ this ladder", "RADIX LEVELS RUNGS"} {
-		if !strings.Contains(v, want) {
-			t.Fatalf("cost pane lacks %q:\n%s", want, v)
+// c (the cost of each radix) and f (when the messages in flight arrive)
+// show a pane in place of the table; the same key or esc go back, and a
+// pane's key over another pane replaces it.
+func TestPanes(t *testing.T) {
+	for _, c := range []struct {
+		key, ladder, other string
+		want               []string
+		on                 func(ladderView) bool
+	}{
+		{"c", "retry4", "d", []string{"› cost", "COST  the range up to", "◂ this ladder", "RADIX LEVELS RUNGS"}, func(v ladderView) bool { return v.showCost }},
+		{"f", "orders", "c", []string{"› forecast", "FORECAST", "within 1m", "later", "unknown: stuck rung"}, func(v ladderView) bool { return v.showForecast }},
+	} {
+		fb := newFake(fixture.Busy())
+		a, _ := newApp(t, fb, Options{Ladder: c.ladder}, 80, 24)
+		a = keys(t, load(t, a, fb), c.key)
+		v := plainView(t, a)
+		for _, want := range c.want {
+			if !strings.Contains(v, want) {
+				t.Fatalf("%s pane lacks %q:\n%s", c.key, want, v)
+			}
 		}
-	}
-	a = keys(t, a, "esc")
-	if strings.Contains(plainView(t, a), "COST") || a.screen != screenLadder {
-		t.Fatal("esc did not close the cost pane")
-	}
-	a = keys(t, a, "d", "c")
-	if !a.ladder.showCost || a.ladder.showDrift {
-		t.Fatal("c over the drift pane should replace it")
-	}
-	a = keys(t, a, "c")
-	if a.ladder.showCost {
-		t.Fatal("c did not toggle the pane off")
+		a = keys(t, a, "esc")
+		if c.on(a.ladder) || a.screen != screenLadder {
+			t.Fatalf("esc did not close the %s pane", c.key)
+		}
+		a = keys(t, a, c.other, c.key)
+		if !c.on(a.ladder) || a.ladder.showDrift || a.ladder.showCost && c.key != "c" {
+			t.Fatalf("%s over the %s pane should replace it", c.key, c.other)
+		}
+		a = keys(t, a, c.key)
+		if c.on(a.ladder) {
+			t.Fatalf("%s did not toggle its pane off", c.key)
+		}
 	}
 }
 

@@ -238,7 +238,7 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	b := m.b
 	a.use(b)
 	a.context = m.name
-	a.snap, a.live, a.found, a.moves, a.waits = topology.Snapshot{Vhost: a.vhost}, nil, nil, movements{}, nil
+	a.snap, a.live, a.found, a.moves, a.waits = topology.Snapshot{Vhost: a.vhost}, nil, nil, topology.Movements{}, nil
 	a.overview, a.loaded, a.fetchErr, a.pending, a.snapDue = broker.Overview{}, false, nil, nil, false
 	a.screen, a.dialog = screenList, nil
 	a.list = newLadderList(a.vhost, a.styles, a.keys.nav)

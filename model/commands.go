@@ -62,17 +62,11 @@ func (a App) runCommand(line string) (App, tea.Cmd) {
 		return a, a.openLog()
 	case "ctx", "context":
 		return a.ctxCommand(args)
-	case "drift":
+	case "drift", "cost", "forecast":
 		if a.screen != screenLadder {
-			return a.fail(":drift works in a ladder; open one first")
+			return a.fail(":" + name + " works in a ladder; open one first")
 		}
-		a.ladder.TogglePanel("drift")
-		return a, nil
-	case "cost":
-		if a.screen != screenLadder {
-			return a.fail(":cost works in a ladder; open one first")
-		}
-		a.ladder.TogglePanel("cost")
+		a.ladder.TogglePanel(name)
 		return a, nil
 	}
 	return a.fail(fmt.Sprintf("unknown command %q (? lists commands)", name))
@@ -212,7 +206,7 @@ func (a App) refuse(what string) (App, tea.Cmd) {
 
 // suggestions are the completions offered on the command line.
 func (a App) suggestions() []string {
-	s := []string{"ladders", "trace ", "publish", "refresh", "drift", "cost", "help", "quit", "log", "ctx"}
+	s := []string{"ladders", "trace ", "publish", "refresh", "drift", "cost", "forecast", "help", "quit", "log", "ctx"}
 	for _, c := range a.contexts {
 		s = append(s, "ctx "+c)
 	}

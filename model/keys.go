@@ -46,7 +46,7 @@ func defaultNavKeys() navKeys {
 // are switched off in read-only mode, and Refused takes their keys so that
 // pressing one says why nothing happens.
 type actionKeys struct {
-	Trace, Drift, Fold, Cost, Publish, Purge, PurgeAll, Peek, Replay, Refused key.Binding
+	Trace, Drift, Fold, Cost, Forecast, Publish, Purge, PurgeAll, Peek, Replay, Refused key.Binding
 }
 
 func defaultActionKeys(readOnly bool) actionKeys {
@@ -55,6 +55,7 @@ func defaultActionKeys(readOnly bool) actionKeys {
 		Drift:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "drift")),
 		Fold:     key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "fold idle")),
 		Cost:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "radix cost")),
+		Forecast: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "forecast")),
 		Publish:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "publish")),
 		Purge:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "purge")),
 		PurgeAll: key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "purge all")),
@@ -211,9 +212,10 @@ func (k keyMap) helpGroups() []ui.HelpGroup {
 	purge := key.NewBinding(key.WithKeys("x", "X"), key.WithHelp("x/X", "purge one/all"))
 	purge.SetEnabled(k.actions.Purge.Enabled())
 	quit := key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/^c", "quit/now"))
+	panes := key.NewBinding(key.WithKeys("c", "f"), key.WithHelp("c/f", "cost/forecast"))
 	return []ui.HelpGroup{
 		{Title: "move", Keys: []key.Binding{k.nav.Up, k.nav.Down, k.nav.Top, k.nav.PageUp, k.nav.Open, k.global.Back}},
-		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Fold, k.actions.Cost, k.actions.Publish, purge}},
+		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Fold, panes, k.actions.Publish, purge}},
 		{Title: "queue", Keys: []key.Binding{k.actions.Peek, k.actions.Replay}},
 		{Title: "console", Keys: []key.Binding{k.global.Filter, k.global.Command, k.global.Refresh, k.global.Log, k.global.Help, quit}},
 	}

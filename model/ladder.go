@@ -19,6 +19,7 @@ type ladderView struct {
 	drift     key.Binding
 	fold      key.Binding
 	cost      key.Binding
+	forecast  key.Binding
 	st        ui.Styles
 	found     topology.Found
 	rows      []health.Row // all rows, untraced and unfiltered
@@ -28,6 +29,8 @@ type ladderView struct {
 	traced    *ui.MessageTrace // set while the trace is a peeked message's
 	showDrift bool
 	showCost  bool // the radix cost pane instead of the table
+	// showForecast: the forecast of arrivals instead of the table.
+	showForecast bool
 	// unfold shows every rung of a radix > 2 ladder; by default its idle
 	// rungs are folded away (health.FoldIdleRungs). keep is the queue under
 	// the cursor, which folding never hides.
@@ -43,8 +46,8 @@ type ladderView struct {
 	w, h     int
 }
 
-func newLadderView(f topology.Found, st ui.Styles, keys navKeys, drift, fold, cost key.Binding) ladderView {
-	return ladderView{keys: keys, drift: drift, fold: fold, cost: cost, st: st, found: f}
+func newLadderView(f topology.Found, st ui.Styles, keys navKeys, drift, fold, cost, forecast key.Binding) ladderView {
+	return ladderView{keys: keys, drift: drift, fold: fold, cost: cost, forecast: forecast, st: st, found: f}
 }
 
 // SetSize gives the view its body size.
@@ -71,33 +74,36 @@ func (v ladderView) HasTrace() bool { return v.trace != nil }
 // TracesMessage reports whether the trace is a peeked message's.
 func (v ladderView) TracesMessage() bool { return v.traced != nil }
 
-// Panel names the pane shown instead of the table ("drift", "cost"), ""
-// for none.
+// Panel names the pane shown instead of the table ("drift", "cost",
+// "forecast"), "" for none.
 func (v ladderView) Panel() string {
 	switch {
 	case v.showDrift:
 		return "drift"
 	case v.showCost:
 		return "cost"
+	case v.showForecast:
+		return "forecast"
 	}
 	return ""
 }
 
-// TogglePanel shows the named pane ("drift" or "cost") in the table's
-// place, or hides it if it is shown.
+// TogglePanel shows the named pane ("drift", "cost" or "forecast") in the
+// table's place, or hides it if it is shown.
 func (v *ladderView) TogglePanel(name string) {
 	show := v.Panel() != name
-	v.showDrift, v.showCost = show && name == "drift", show && name == "cost"
+	v.showDrift, v.showCost, v.showForecast = show && name == "drift", show && name == "cost", show && name == "forecast"
+	v.driftOff = 0
 	v.clamp()
 }
 
-// ClosePanel hides the drift or cost pane; it reports whether one was
-// shown.
+// ClosePanel hides the drift, cost or forecast pane; it reports whether
+// one was shown.
 func (v *ladderView) ClosePanel() bool {
 	if v.Panel() == "" {
 		return false
 	}
-	v.showDrift, v.showCost = false, false
+	v.showDrift, v.showCost, v.showForecast = false, false, false
 	v.clamp()
 	return true
 }
@@ -259,6 +265,7 @@ func (v ladderView) state() ui.LadderState {
 		Found: v.found, Rows: rows, All: v.traceRows(), Folded: folded,
 		Selected: v.sel, Offset: v.offset, Filter: v.filter,
 		Trace: trace, ShowDrift: v.showDrift, ShowCost: v.showCost && !v.showDrift, Gone: v.gone,
+		ShowForecast: v.showForecast && !v.showDrift && !v.showCost,
 	}
 }
 
@@ -294,12 +301,11 @@ func (v ladderView) Update(msg tea.Msg) (ladderView, tea.Cmd) {
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, v.drift):
-			v.showDrift = !v.showDrift
-			v.showCost = false
-			v.driftOff = 0
+			v.TogglePanel("drift")
 		case key.Matches(msg, v.cost):
-			v.showCost = !v.showCost
-			v.showDrift = false
+			v.TogglePanel("cost")
+		case key.Matches(msg, v.forecast):
+			v.TogglePanel("forecast")
 		case key.Matches(msg, v.fold) && v.found.Ladder.Radix > 2:
 			v.unfold = !v.unfold
 			v.selectQueue(v.keep)

@@ -161,8 +161,8 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 		a.pending, a.fetchErr = nil, nil
 		a.snap = msg.snap
 		a.found = topology.Discover(msg.snap)
-		a.live = statsByName(msg.snap.Queues)
-		a.moves = a.moves.observe(msg.snap.Queues, msg.at)
+		a.live = topology.StatsByName(msg.snap.Queues)
+		a.moves = a.moves.Observe(msg.snap.Queues, msg.at)
 		a.waits = a.waits.Observe(msg.snap.Queues, msg.at)
 		a.refreshed = msg.at
 		first := !a.loaded
@@ -177,12 +177,12 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 			return a, nil
 		}
 		a.pending, a.fetchErr = nil, nil
-		a.live = statsByName(msg.queues)
-		a.moves = a.moves.observe(msg.queues, msg.at)
+		a.live = topology.StatsByName(msg.queues)
+		a.moves = a.moves.Observe(msg.queues, msg.at)
 		a.waits = a.waits.Observe(msg.queues, msg.at)
 		a.refreshed = msg.at
 		a.rebuild()
-		if !sameNames(msg.queues, a.snap.Queues) {
+		if !topology.SameQueueNames(msg.queues, a.snap.Queues) {
 			// A queue came or went: the structure changed, so discovery
 			// and drift must be recomputed from a full snapshot now.
 			return a, a.startFetch(fetchSnapshot)
@@ -237,40 +237,5 @@ func (a *App) setInterval(d time.Duration) tea.Cmd {
 	return a.poll()
 }
 
-func statsByName(qs []topology.Queue) map[string]topology.QueueStats {
-	m := make(map[string]topology.QueueStats, len(qs))
-	for _, q := range qs {
-		m[q.Name] = q.Stats
-	}
-	return m
-}
-
-// sameNames reports whether two queue lists name the same queues.
-func sameNames(a, b []topology.Queue) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	names := make(map[string]bool, len(a))
-	for _, q := range a {
-		names[q.Name] = true
-	}
-	for _, q := range b {
-		if !names[q.Name] {
-			return false
-		}
-	}
-	return true
-}
-
 // merged is the last snapshot with the freshest statistics laid over it.
-func (a App) merged() topology.Snapshot {
-	s := a.snap
-	s.Queues = make([]topology.Queue, len(a.snap.Queues))
-	copy(s.Queues, a.snap.Queues)
-	for i := range s.Queues {
-		if st, ok := a.live[s.Queues[i].Name]; ok {
-			s.Queues[i].Stats = st
-		}
-	}
-	return s
-}
+func (a App) merged() topology.Snapshot { return a.snap.WithStats(a.live) }

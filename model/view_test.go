@@ -102,6 +102,11 @@ func TestScreensGolden(t *testing.T) {
 			a = keys(t, load(t, a, fb), "t")
 			return typeText(t, a, "90s orders.work")
 		},
+		"forecast": func(t *testing.T, w, h int) App {
+			fb := newFake(fixture.Busy())
+			a, _ := newApp(t, fb, Options{Ladder: "retry4"}, w, h)
+			return keys(t, load(t, a, fb), "f")
+		},
 		"help": func(t *testing.T, w, h int) App {
 			fb := newFake(fixture.Busy())
 			a, _ := newApp(t, fb, Options{Ladder: "orders"}, w, h)

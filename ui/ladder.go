@@ -28,6 +28,8 @@ type LadderState struct {
 	// what the ladder's range costs in each radix.
 	ShowDrift bool
 	ShowCost  bool
+	// ShowForecast replaces it with when the messages in flight arrive.
+	ShowForecast bool
 	// Gone is set when the latest snapshot no longer holds the ladder.
 	Gone bool
 	// Folded counts idle rungs left out of Rows (see health.FoldIdleRungs).
@@ -103,7 +105,7 @@ func Scroll(sel, offset, h, n int) int { return scroll(sel, offset, h, n) }
 func LadderView(s LadderState, st Styles, w, h int) string {
 	tableH := s.TableHeight(w, h)
 	ls := tableLines(s.Rows)
-	pane := s.ShowDrift || s.ShowCost // a pane replaces the table
+	pane := s.ShowDrift || s.ShowCost || s.ShowForecast // a pane replaces the table
 	if !pane {
 		s.Offset = scroll(selectedLine(ls, s.Selected), s.Offset, tableH, len(ls))
 	}
@@ -126,6 +128,12 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 		parts.block(driftList(s.Found, s.Offset, st, w, tableH+1, true), tableH+1)
 	case s.ShowCost:
 		parts.block(costList(s.Found.Ladder, st, w, tableH+1, true), tableH+1)
+	case s.ShowForecast:
+		all := s.All
+		if all == nil {
+			all = s.Rows
+		}
+		parts.block(forecastList(health.Forecast(s.Found.Ladder, all, 0), st, w, tableH+1, true), tableH+1)
 	default:
 		parts.fitted(ladderTable(s, ls, st, w, tableH), tableH+1)
 	}
@@ -509,7 +517,7 @@ func statusText(r health.Row) string {
 
 // rowDetail is the two lines under the table about the selected row.
 func rowDetail(s LadderState, st Styles, w int) string {
-	if s.ShowDrift || s.ShowCost || s.Selected < 0 || s.Selected >= len(s.Rows) {
+	if s.ShowDrift || s.ShowCost || s.ShowForecast || s.Selected < 0 || s.Selected >= len(s.Rows) {
 		return ""
 	}
 	r := s.Rows[s.Selected]

@@ -98,6 +98,14 @@ func TestLadderViewGolden(t *testing.T) {
 			f := found(t, busy, "billing")
 			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowCost: true}
 		},
+		"orders-forecast": func() LadderState {
+			f := found(t, busy, "orders")
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowForecast: true}
+		},
+		"billing-forecast": func() LadderState {
+			f := found(t, busy, "billing")
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowForecast: true}
+		},
 		"stalled": func() LadderState {
 			// A quorum ladder after a node restart: three rungs' expired
 			// messages wait to be dead-lettered, folded idle rungs around

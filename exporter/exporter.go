@@ -1,0 +1,308 @@
+// Package exporter serves the ladders of a broker as Prometheus metrics.
+// Each scrape refreshes the way the console does: one management request
+// for the queues' statistics per vhost, and a full snapshot only when the
+// set of queues changed (or every few scrapes, for bindings).
+package exporter
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// snapshotEvery is how many scrapes pass between full snapshots of a
+// vhost, as in the console: bindings change rarely, and a change of the
+// queue set triggers a snapshot at once anyway.
+const snapshotEvery = 6
+
+// Options choose what the exporter reads.
+type Options struct {
+	// Vhosts are the vhosts to read; AllVhosts reads every vhost the user
+	// can see instead (listed again with each full snapshot).
+	Vhosts    []string
+	AllVhosts bool
+	// Timeout bounds each management request.
+	Timeout time.Duration
+	// Interval is the broker's statistics interval: the slack the stalled
+	// rule allows for stale figures.
+	Interval time.Duration
+	// Log receives one line per failed read; errors are redacted.
+	Log io.Writer
+	// Now is the clock (tests replace it).
+	Now func() time.Time
+}
+
+// Exporter is a prometheus.Collector over a broker's ladders.
+type Exporter struct {
+	insp broker.Inspector
+	opt  Options
+
+	mu     sync.Mutex // one scrape at a time: each reads the broker
+	scrape int
+	vhosts []string
+	state  map[string]*vhostState
+}
+
+// vhostState is what the exporter keeps between scrapes of one vhost.
+type vhostState struct {
+	snap   topology.Snapshot
+	loaded bool
+	moves  topology.Movements
+	waits  health.Waits
+	// since counts scrapes since the last full snapshot.
+	since int
+}
+
+// New builds an exporter; it does not contact the broker.
+func New(insp broker.Inspector, opt Options) *Exporter {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = 10 * time.Second
+	}
+	if opt.Interval <= 0 {
+		opt.Interval = broker.DefaultStatsInterval
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	return &Exporter{insp: insp, opt: opt, state: map[string]*vhostState{}}
+}
+
+// Labels of the metrics.
+var (
+	rungLabels   = []string{"vhost", "ladder", "layout", "level", "queue"}
+	ladderLabels = []string{"vhost", "ladder", "layout"}
+	dueLabels    = []string{"vhost", "ladder", "layout", "destination", "within", "bound"}
+)
+
+func desc(name, help string, labels []string) *prometheus.Desc {
+	return prometheus.NewDesc("rungs_"+name, help, labels, nil)
+}
+
+// The metrics, described once.
+var (
+	descReady    = desc("rung_messages_ready", "Messages ready in the rung, waiting for their TTL.", rungLabels)
+	descUnacked  = desc("rung_messages_unacked", "Messages a consumer holds unacknowledged in the rung (a delay queue should have none).", rungLabels)
+	descDLX      = desc("rung_messages_dlx", "Expired messages waiting to be dead-lettered into the next rung (quorum rungs, at-least-once; the management API's messages_dlx). A count that stays up means a stalled rung.", rungLabels)
+	descHeadAge  = desc("rung_head_age_seconds", "Age of the rung's oldest message from its timestamp property (time in higher rungs included); 0 when unknown.", rungLabels)
+	descTTL      = desc("rung_ttl_seconds", "The rung's TTL.", rungLabels)
+	descStalled  = desc("rung_stalled", "1 when the rung is stuck or stalled by the console's rules: a head older than any message can be there, a depth unchanged for longer than the TTL, or expired messages that are not dead-lettered.", rungLabels)
+	descInFlight = desc("ladder_messages_in_flight", "Messages waiting in the ladder's rungs.", ladderLabels)
+	descUnroute  = desc("ladder_messages_unroutable", "Messages in the ladder's unroutable queue.", ladderLabels)
+	descDrift    = desc("ladder_drift", "1 when the ladder on the broker differs from the plan its parameters imply.", ladderLabels)
+	descDriftN   = desc("ladder_drift_objects", "Objects that differ from the ladder's plan.", ladderLabels)
+	descDue      = desc("ladder_forecast_due_messages", "Messages due at their destination within the horizon (within=1m,10m,1h,1d; later = after a day): bound=min certainly, max possibly, estimate assuming an even spread.", dueLabels)
+	descEarliest = desc("ladder_forecast_earliest_seconds", "The soonest any message in flight can reach its destination.", ladderLabels)
+	descLatest   = desc("ladder_forecast_latest_seconds", "The latest every message in flight reaches its destination, if its rungs expire; absent when some rung is stalled.", ladderLabels)
+	descUnknown  = desc("ladder_forecast_unknown_messages", "Messages in rungs that do not expire as they should: no forecast holds for them.", ladderLabels)
+	descUp       = desc("up", "1 when the last scrape read every vhost, else 0.", nil)
+	descVhostUp  = desc("vhost_up", "1 when the last scrape read the vhost.", []string{"vhost"})
+	descDuration = desc("scrape_duration_seconds", "How long the last scrape took to read the broker.", nil)
+	descRequests = desc("scrape_snapshot", "1 when the scrape re-read the vhost's whole snapshot, 0 when one statistics request sufficed.", []string{"vhost"})
+)
+
+// Describe implements prometheus.Collector.
+func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descHeadAge, descTTL, descStalled,
+		descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
+		descUp, descVhostUp, descDuration, descRequests} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector: it refreshes from the broker
+// and reports what it read.
+func (x *Exporter) Collect(ch chan<- prometheus.Metric) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	start := x.opt.Now()
+	ctx := context.Background()
+	up := 1.0
+	x.scrape++
+	if err := x.listVhosts(ctx); err != nil {
+		x.logf("list vhosts: %v", err)
+		up = 0
+	}
+	for _, vh := range x.vhosts {
+		st, snapped, err := x.refresh(ctx, vh)
+		if err != nil {
+			x.logf("read vhost %s: %v", vh, err)
+			up = 0
+			ch <- gauge(descVhostUp, 0, vh)
+			continue
+		}
+		ch <- gauge(descVhostUp, 1, vh)
+		ch <- gauge(descRequests, b2f(snapped), vh)
+		x.collectVhost(ch, st)
+	}
+	ch <- gauge(descUp, up)
+	ch <- gauge(descDuration, x.opt.Now().Sub(start).Seconds())
+}
+
+// listVhosts settles the vhosts to read: the fixed list, or every vhost,
+// listed on the first scrape and then with each round of snapshots.
+func (x *Exporter) listVhosts(ctx context.Context) error {
+	if !x.opt.AllVhosts {
+		x.vhosts = x.opt.Vhosts
+		return nil
+	}
+	if x.vhosts != nil && (x.scrape-1)%snapshotEvery != 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
+	defer cancel()
+	vs, err := x.insp.Vhosts(ctx)
+	if err != nil {
+		return err
+	}
+	x.vhosts = vs
+	for vh := range x.state {
+		if !contains(vs, vh) {
+			delete(x.state, vh)
+		}
+	}
+	return nil
+}
+
+// refresh reads one vhost: statistics in one request, and the full
+// snapshot when none is loaded, one is due, or the queue set changed.
+func (x *Exporter) refresh(ctx context.Context, vhost string) (*vhostState, bool, error) {
+	st := x.state[vhost]
+	if st == nil {
+		st = &vhostState{moves: topology.Movements{}}
+		x.state[vhost] = st
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
+	defer cancel()
+	snapshot := func() (*vhostState, bool, error) {
+		snap, err := x.insp.Snapshot(ctx, vhost)
+		if err != nil {
+			return nil, true, err
+		}
+		st.snap, st.loaded, st.since = snap, true, 0
+		st.moves = st.moves.Observe(snap.Queues, x.opt.Now())
+		st.waits = st.waits.Observe(snap.Queues, x.opt.Now())
+		return st, true, nil
+	}
+	st.since++
+	if !st.loaded || st.since >= snapshotEvery {
+		return snapshot()
+	}
+	qs, err := x.insp.Stats(ctx, vhost)
+	if err != nil {
+		return nil, false, err
+	}
+	if !topology.SameQueueNames(qs, st.snap.Queues) {
+		return snapshot()
+	}
+	st.snap = st.snap.WithStats(topology.StatsByName(qs))
+	st.moves = st.moves.Observe(qs, x.opt.Now())
+	st.waits = st.waits.Observe(qs, x.opt.Now())
+	return st, false, nil
+}
+
+// collectVhost reports every ladder of one vhost.
+func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, st *vhostState) {
+	now := x.opt.Now()
+	// The console's judgement, from the history of these scrapes.
+	watch := health.Watch{
+		Interval: x.opt.Interval,
+		Still:    func(q string) time.Duration { return st.moves.Still(q, now) },
+		Waited:   func(q string) time.Duration { return st.waits.Waited(q, now) },
+	}
+	for _, f := range topology.Discover(st.snap) {
+		l := f.Ladder
+		lv := []string{l.Vhost, l.Name, l.Layout}
+		rows := health.LadderRows(f, st.snap, watch)
+		var inFlight, unroutable int64
+		for _, r := range rows {
+			switch {
+			case r.Missing:
+				continue
+			case r.Kind == health.UnroutableRow:
+				unroutable += r.Stats.Messages()
+				continue
+			case r.Kind != health.RungRow:
+				continue
+			}
+			s := r.Stats
+			inFlight += s.Messages()
+			rv := []string{l.Vhost, l.Name, l.Layout, strconv.Itoa(r.Level), r.Queue}
+			ch <- gauge(descReady, float64(s.Ready), rv...)
+			ch <- gauge(descUnacked, float64(s.Unacked), rv...)
+			ch <- gauge(descDLX, float64(s.Expired), rv...)
+			ch <- gauge(descHeadAge, s.HeadAge.Seconds(), rv...)
+			ch <- gauge(descTTL, r.TTL.Seconds(), rv...)
+			ch <- gauge(descStalled, b2f(r.Stuck || r.Stalled), rv...)
+		}
+		ch <- gauge(descInFlight, float64(inFlight), lv...)
+		ch <- gauge(descUnroute, float64(unroutable), lv...)
+		ch <- gauge(descDrift, b2f(len(f.Drift) > 0), lv...)
+		ch <- gauge(descDriftN, float64(len(f.Drift)), lv...)
+
+		fc := health.Forecast(l, rows, x.opt.Interval)
+		due := func(within string, d topology.DueBy) {
+			ch <- gauge(descDue, float64(d.Min), l.Vhost, l.Name, l.Layout, fc.Dest, within, "min")
+			ch <- gauge(descDue, float64(d.Max), l.Vhost, l.Name, l.Layout, fc.Dest, within, "max")
+			ch <- gauge(descDue, float64(d.Estimate), l.Vhost, l.Name, l.Layout, fc.Dest, within, "estimate")
+		}
+		for _, d := range fc.Due {
+			due(HorizonLabel(d.By), d)
+		}
+		due("later", fc.Later)
+		ch <- gauge(descEarliest, fc.Earliest.Seconds(), lv...)
+		if fc.Unknown == 0 {
+			ch <- gauge(descLatest, fc.Latest.Seconds(), lv...)
+		}
+		ch <- gauge(descUnknown, float64(fc.Unknown), lv...)
+	}
+}
+
+// HorizonLabel names a forecast horizon as the within label does: 1m, 10m, 1h, 1d.
+func HorizonLabel(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	case d%time.Hour == 0:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	case d%time.Minute == 0:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	return strconv.Itoa(int(d/time.Second)) + "s"
+}
+
+// logf writes one redacted line.
+func (x *Exporter) logf(format string, a ...any) {
+	fmt.Fprintln(x.opt.Log, "rungs exporter: "+broker.Redact(fmt.Sprintf(format, a...)))
+}
+
+func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,209 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui/fixture"
+)
+
+// fakeInspector serves a snapshot and counts the requests a scrape makes.
+type fakeInspector struct {
+	mu        sync.Mutex
+	snap      topology.Snapshot
+	err       error
+	snapshots int
+	stats     int
+	vhosts    int
+}
+
+func (f *fakeInspector) Snapshot(_ context.Context, vhost string) (topology.Snapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.snapshots++
+	if f.err != nil {
+		return topology.Snapshot{}, f.err
+	}
+	s := f.snap
+	s.Vhost = vhost
+	return s, nil
+}
+
+func (f *fakeInspector) Stats(context.Context, string) ([]topology.Queue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stats++
+	if f.err != nil {
+		return nil, f.err
+	}
+	return fixture.Queues(f.snap), nil
+}
+
+func (f *fakeInspector) Overview(context.Context) (broker.Overview, error) {
+	return broker.Overview{}, nil
+}
+
+func (f *fakeInspector) Vhosts(context.Context) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.vhosts++
+	return []string{"/"}, f.err
+}
+
+// scrape fetches /metrics as Prometheus would.
+func scrape(t *testing.T, x *Exporter) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	Handler(x).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+// has checks for a sample line: metric name, labels in Prometheus' order
+// (sorted by name), value.
+func has(t *testing.T, body, line string) {
+	t.Helper()
+	if !strings.Contains(body, "\n"+line+"\n") {
+		t.Errorf("missing %s", line)
+	}
+}
+
+func TestExporterReportsBusyVhost(t *testing.T) {
+	f := &fakeInspector{snap: fixture.Busy()}
+	x := New(f, Options{Vhosts: []string{"/"}})
+	body := scrape(t, x)
+	rung := `{ladder="orders",layout="prefix",level="6",queue="orders.rung.06",vhost="/"}`
+	has(t, body, `rungs_rung_messages_ready`+rung+` 412`)
+	has(t, body, `rungs_rung_stalled`+rung+` 1`)
+	has(t, body, `rungs_rung_ttl_seconds`+rung+` 64`)
+	has(t, body, `rungs_rung_head_age_seconds`+rung+` 2460`)
+	has(t, body, `rungs_ladder_messages_unroutable{ladder="orders",layout="prefix",vhost="/"} 3`)
+	has(t, body, `rungs_ladder_drift{ladder="orders",layout="prefix",vhost="/"} 1`)
+	has(t, body, `rungs_ladder_drift{ladder="billing",layout="suffix",vhost="/"} 0`)
+	has(t, body, `rungs_ladder_forecast_unknown_messages{ladder="orders",layout="prefix",vhost="/"} 412`)
+	has(t, body, `rungs_up 1`)
+	// billing delivers to one queue only: its forecast names it.
+	if !strings.Contains(body, `rungs_ladder_forecast_due_messages{bound="max",destination="billing.done",ladder="billing",layout="suffix",vhost="/",within="1m"}`) {
+		t.Error("billing's forecast has no destination label")
+	}
+	if strings.Contains(body, "go_goroutines") {
+		t.Error("the registry carries Go runtime metrics")
+	}
+}
+
+// TestExporterOneRequestPerScrape: after the first snapshot each scrape is
+// one statistics request, as in the console, until the queue set changes.
+func TestExporterOneRequestPerScrape(t *testing.T) {
+	f := &fakeInspector{snap: fixture.Healthy()}
+	x := New(f, Options{Vhosts: []string{"/"}})
+	scrape(t, x)
+	if f.snapshots != 1 || f.stats != 0 {
+		t.Fatalf("first scrape: %d snapshots, %d stats", f.snapshots, f.stats)
+	}
+	for i := 0; i < snapshotEvery-2; i++ {
+		scrape(t, x)
+	}
+	if f.snapshots != 1 || f.stats != snapshotEvery-2 {
+		t.Fatalf("later scrapes: %d snapshots, %d stats", f.snapshots, f.stats)
+	}
+	// A queue came: the next scrape re-reads the snapshot.
+	f.mu.Lock()
+	f.snap.Queues = append(f.snap.Queues, topology.Queue{Name: "new"})
+	f.mu.Unlock()
+	body := scrape(t, x)
+	if f.snapshots != 2 {
+		t.Errorf("queue set changed, %d snapshots", f.snapshots)
+	}
+	has(t, body, `rungs_scrape_snapshot{vhost="/"} 1`)
+	if f.vhosts != 0 {
+		t.Errorf("a fixed vhost was listed %d times", f.vhosts)
+	}
+}
+
+// TestExporterNoPassword: a failed read says so in rungs_up and one log
+// line, neither with the password.
+func TestExporterNoPassword(t *testing.T) {
+	f := &fakeInspector{snap: fixture.Healthy(), err: errors.New(`Get "http://admin:s3cret-pw@10.0.0.1:15672/api/queues/%2F": connection refused`)}
+	var log bytes.Buffer
+	x := New(f, Options{AllVhosts: true, Log: &log})
+	body := scrape(t, x)
+	has(t, body, "rungs_up 0")
+	if strings.Contains(body+log.String(), "s3cret") {
+		t.Errorf("the password leaked:\n%s\n%s", body, log.String())
+	}
+	if !strings.Contains(log.String(), "connection refused") {
+		t.Errorf("log says %q", log.String())
+	}
+}
+
+func TestExporterVhostErrorKeepsOthers(t *testing.T) {
+	f := &fakeInspector{snap: fixture.Healthy()}
+	x := New(f, Options{Vhosts: []string{"/"}, Log: io.Discard, Now: func() time.Time { return time.Unix(100, 0) }})
+	scrape(t, x)
+	f.mu.Lock()
+	f.err = errors.New("boom")
+	f.mu.Unlock()
+	body := scrape(t, x)
+	has(t, body, `rungs_vhost_up{vhost="/"} 0`)
+	has(t, body, "rungs_up 0")
+	has(t, body, "rungs_scrape_duration_seconds 0")
+}
+
+func TestHorizonLabel(t *testing.T) {
+	var got []string
+	for _, h := range topology.Horizons {
+		got = append(got, HorizonLabel(h))
+	}
+	if strings.Join(got, ",") != "1m,10m,1h,1d" {
+		t.Errorf("labels %v", got)
+	}
+}
+
+// A quorum rung whose expired messages are not dead-lettered for longer
+// than the stall window is stalled by the console's rule; the exporter
+// sees it across scrapes, with the waiting count.
+func TestExporterStalledRung(t *testing.T) {
+	f := &fakeInspector{snap: fixture.Stalled()}
+	now := time.Unix(1_800_000_000, 0)
+	x := New(f, Options{Vhosts: []string{"/"}, Interval: 5 * time.Second, Now: func() time.Time { return now }})
+	rung := `{ladder="jobs",layout="prefix",level="3",queue="jobs.rung.03.1",vhost="/"}`
+	body := scrape(t, x)
+	has(t, body, `rungs_rung_messages_dlx`+rung+` 536`)
+	has(t, body, `rungs_rung_stalled`+rung+` 0`)
+	// A minute on: the busy rung's waiting count fell, the others did not.
+	now = now.Add(time.Minute)
+	f.mu.Lock()
+	for i, q := range f.snap.Queues {
+		if q.Name == "jobs.rung.02.6" {
+			f.snap.Queues[i].Stats.Expired = 9
+		}
+	}
+	f.mu.Unlock()
+	body = scrape(t, x)
+	has(t, body, `rungs_rung_stalled`+rung+` 1`)
+	has(t, body, `rungs_rung_stalled{ladder="jobs",layout="prefix",level="2",queue="jobs.rung.02.6",vhost="/"} 0`)
+	if !strings.Contains(body, `rungs_ladder_forecast_unknown_messages{ladder="jobs",layout="prefix",vhost="/"} 1474`) {
+		t.Errorf("the stalled rungs' messages are not unknown in the forecast:\n%s", grep(body, "forecast_unknown"))
+	}
+}
+
+func grep(body, s string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

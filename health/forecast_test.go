@@ -1,0 +1,29 @@
+package health
+
+import (
+	"testing"
+
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui/fixture"
+)
+
+// A rung the rows judge stuck gets no upper bound in the forecast; the
+// others keep theirs.
+func TestForecastFollowsRowsJudgement(t *testing.T) {
+	busy := fixture.Busy()
+	var f topology.Found
+	for _, x := range topology.Discover(busy) {
+		if x.Ladder.Name == "orders" {
+			f = x
+		}
+	}
+	fc := Forecast(f.Ladder, LadderRows(f, busy, Watch{}), 0)
+	for _, r := range fc.Rungs {
+		if want := r.Rung.Queue == "orders.rung.06"; r.Unknown != want {
+			t.Errorf("%s: unknown %v, want %v", r.Rung.Queue, r.Unknown, want)
+		}
+	}
+	if fc.Unknown != 412 || fc.Messages == 0 {
+		t.Errorf("forecast %+v", fc)
+	}
+}
