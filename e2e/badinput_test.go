@@ -493,7 +493,7 @@ func TestReadOnlyBelowTheUI(t *testing.T) {
 	if _, err := conn.Move(ctx, broker.MoveOptions{Source: "bad.unroutable", Route: broker.ToQueue("work")}); !errors.Is(err, broker.ErrReadOnly) {
 		t.Errorf("Move through a read-only client = %v", err)
 	}
-	l, err := topology.Ladder{Name: "bad", Vhost: cfg.Vhost, Unit: time.Second, Levels: 12, Radix: 2, Targets: []string{"work"}}.Normalize()
+	l, err := topology.Ladder{Name: "bad", Vhost: cfg.Vhost, Unit: time.Second, Levels: 12, Radix: 2, QueueType: topology.Classic, Targets: []string{"work"}}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -888,7 +888,7 @@ func TestFaultStuckRung(t *testing.T) {
 // returns the trace of delay, for publishing into the ladder.
 func raiseTTL(t *testing.T, conn *broker.Conn, vhost, queue string, ttl, delay time.Duration) topology.Trace {
 	t.Helper()
-	l, err := topology.Ladder{Name: "st", Vhost: vhost, Unit: time.Second, Levels: 4, Radix: 2}.Normalize()
+	l, err := topology.Ladder{Name: "st", Vhost: vhost, Unit: time.Second, Levels: 4, Radix: 2, QueueType: topology.Classic}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
