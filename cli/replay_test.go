@@ -152,7 +152,9 @@ func TestReplayParkedJobsBackToTheirWorker(t *testing.T) {
 	if strings.Count(out, "retry in 200ms") != 3 || strings.Count(out, "parked in w.work.parked") != 3 {
 		t.Fatalf("worker:\n%s", out)
 	}
-	peek := mustRun(t, env, "peek", "w.work.parked")
+	// The parking queue has the ladder's type, quorum by default: on
+	// RabbitMQ 4 its default delivery limit makes peek ask for --force.
+	peek := mustRun(t, env, "peek", "w.work.parked", "--force")
 	for _, want := range []string{"3 of 3 ready", "x-rungs-reason=simulated failure (--fail 1)", "x-rungs-queue=w.work", "attempt 1", "retried after 200ms", "attempt 2", "parked"} {
 		if !strings.Contains(peek, want) {
 			t.Errorf("peek of the parking queue lacks %q:\n%s", want, peek)
