@@ -20,7 +20,7 @@ with other arguments stops apply with an error naming it and the argument:
 rungs never deletes a queue (and its messages) to make room. After applying,
 apply reads the broker back and reports any drift.`,
 		Example: `  rungs apply --ladder jobs --unit 1s --max-delay 7d
-  rungs apply --ladder jobs --queue-type quorum --target orders.retry
+  rungs apply --ladder jobs --queue-type classic --target orders.retry   # faster rungs that lose messages between rungs on a node stop
   rungs apply --ladder example --layout suffix --max-delay 15s   # seed 003's Terraform ladder`,
 		Args: cobra.NoArgs,
 		RunE: e.runApply,
