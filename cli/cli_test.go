@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // run executes rungs in-process with an environment of its own.
@@ -42,6 +43,8 @@ func TestBadInputIsOneLineUsageError(t *testing.T) {
 		"key and delay":       {"trace", "5s", "--routing-key", "0.1"},
 		"foreign key":         {"trace", "--routing-key", "banana", "--levels", "4"},
 		"count zero":          {"publish", "--delay", "1s", "--count", "0"},
+		"zero rate":           {"publish", "--delay", "1s", "--rate", "0"},
+		"rate per fortnight":  {"publish", "--delay", "1s", "--rate", "5/fortnight"},
 		"bad header":          {"publish", "--delay", "1s", "--header", "novalue"},
 		"missing body file":   {"publish", "--delay", "1s", "--body", "@/nonexistent/file"},
 		"no delay":            {"publish"},
@@ -242,5 +245,26 @@ func TestPlanRadixDefaultFollowsLayout(t *testing.T) {
 				t.Errorf("plan output lacks %q:\n%s", tc.want, out)
 			}
 		})
+	}
+}
+
+func TestPublishPaceHoldsTheRate(t *testing.T) {
+	cases := []struct {
+		sent    int
+		rate    float64
+		elapsed time.Duration
+		want    time.Duration
+	}{
+		{sent: 1000, rate: 0, elapsed: 0, want: 0},                      // no cap
+		{sent: 0, rate: 100, elapsed: 0, want: 0},                       // the first batch goes at once
+		{sent: 50, rate: 100, elapsed: 0, want: 500 * time.Millisecond}, // ahead of the pace
+		{sent: 50, rate: 100, elapsed: 200 * time.Millisecond, want: 300 * time.Millisecond},
+		{sent: 50, rate: 100, elapsed: time.Second, want: 0}, // behind the pace: go at once
+		{sent: 6000, rate: 6000.0 / 60, elapsed: 59 * time.Second, want: time.Second},
+	}
+	for _, c := range cases {
+		if got := paceWait(c.sent, c.rate, c.elapsed); got != c.want {
+			t.Errorf("paceWait(%d, %g, %s) = %s, want %s", c.sent, c.rate, c.elapsed, got, c.want)
+		}
 	}
 }

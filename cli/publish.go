@@ -25,7 +25,7 @@ const publishBatch = 5000
 
 type publishFlags struct {
 	delay, body, to, contentType string
-	idPrefix                     string
+	idPrefix, rate               string
 	headers                      []string
 	count                        int
 	persistent                   bool
@@ -44,7 +44,8 @@ It reports confirmed, returned and failed counts and exits non-zero unless
 every message was confirmed.`,
 		Example: `  rungs publish --ladder jobs --delay 90s
   rungs publish --ladder jobs --delay 1h30m --to orders.retry --body @job.json --header tenant=acme
-  rungs publish --ladder jobs --delay 5s --count 1000 --persistent=false`,
+  rungs publish --ladder jobs --delay 5s --count 1000 --persistent=false
+  rungs publish --ladder jobs --delay 1m --count 60000 --rate 1000/s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runPublish(cmd.Context(), pf) },
 	}
@@ -57,6 +58,7 @@ every message was confirmed.`,
 	f.BoolVar(&pf.persistent, "persistent", true, "persistent delivery mode (survives a broker restart in durable queues)")
 	f.StringVar(&pf.contentType, "content-type", "", "content type (default: text/plain for UTF-8 bodies, else application/octet-stream)")
 	f.StringVar(&pf.idPrefix, "id-prefix", "", "give each message the message-id PREFIX1, PREFIX2, ... (to find every one at the destination)")
+	f.StringVar(&pf.rate, "rate", "", "at most this many messages a second: 500, 500/s, 6000/m (default: as fast as confirms allow)")
 	_ = cmd.MarkFlagRequired("delay")
 	return cmd
 }
@@ -68,6 +70,12 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	}
 	if pf.count < 1 {
 		return usageErr("--count must be at least 1, got %d", pf.count)
+	}
+	var rate float64
+	if pf.rate != "" {
+		if rate, err = topology.ParseRate(pf.rate); err != nil {
+			return usageErr("--rate: %v", err)
+		}
 	}
 	headers, err := topology.ParseHeaders(pf.headers)
 	if err != nil {
@@ -110,8 +118,22 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	msg := ops.Delayed{Trace: tr, Body: body, ContentType: pf.contentType, Headers: headers, Persistent: pf.persistent, IDPrefix: pf.idPrefix}
 	var total broker.PublishResult
 	start := time.Now()
+	batch := publishBatch
+	if rate > 0 {
+		// A twentieth of a second's worth at a time keeps the pace even
+		// without a timer per message.
+		batch = max(1, min(publishBatch, int(rate/20)))
+	}
 	for sent := 0; sent < pf.count; {
-		n := min(publishBatch, pf.count-sent)
+		if wait := paceWait(sent, rate, time.Since(start)); wait > 0 {
+			select {
+			case <-ctx.Done():
+				e.reportPublish(tr, total, pf.count, time.Since(start))
+				return fmt.Errorf("publish stopped after %d of %d messages were confirmed: %w", total.Confirmed, pf.count, ctx.Err())
+			case <-time.After(wait):
+			}
+		}
+		n := min(batch, pf.count-sent)
 		res, perr := conn.Publish(ctx, msg.Messages(sent+1, n, time.Now()))
 		total.Confirmed += res.Confirmed
 		total.Returned += res.Returned
@@ -125,6 +147,15 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	}
 	e.reportPublish(tr, total, pf.count, time.Since(start))
 	return nil
+}
+
+// paceWait is how long to hold back before the next batch so that sent
+// messages after elapsed stay within rate a second (0: no cap).
+func paceWait(sent int, rate float64, elapsed time.Duration) time.Duration {
+	if rate <= 0 {
+		return 0
+	}
+	return max(0, time.Duration(float64(sent)/rate*float64(time.Second))-elapsed)
 }
 
 func (e *env) reportPublish(tr topology.Trace, r broker.PublishResult, asked int, took time.Duration) {

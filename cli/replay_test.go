@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -257,7 +258,9 @@ func replayKill9(t *testing.T, env map[string]string, cfg broker.Config, c *brok
 	want := fillQueue(t, c, "dlq", "k", n, nil)
 	t.Logf("published %d persistent messages in %s", n, time.Since(start))
 
-	cmd := exec.Command(bin, append([]string{"replay", "--from", "dlq", "--yes"}, to...)...)
+	// Paced to take at least 4 s, so that the kill lands mid-run however
+	// fast the machine is.
+	cmd := exec.Command(bin, append([]string{"replay", "--from", "dlq", "--yes", "--rate", strconv.Itoa(n/4) + "/s"}, to...)...)
 	cmd.Env = append(os.Environ(), "RUNGS_URL="+env["RUNGS_URL"], "RUNGS_MGMT_URL="+env["RUNGS_MGMT_URL"], "RUNGS_VHOST="+env["RUNGS_VHOST"])
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

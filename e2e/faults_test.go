@@ -596,10 +596,12 @@ func TestFaultBrokerRestart(t *testing.T) {
 	m.waitFor("the ladder view", text("ladders › "+ladder), 30*time.Second)
 	m.waitFor("a live connection", text("● connected"), 10*time.Second)
 
-	// Long enough for the broker to go down in the middle of both.
+	// Paced so that the broker goes down in the middle of both however
+	// fast this machine is: at least 10 s of work each, the outage after 1 s.
 	pub := startRungs(t, env, "publish", "--ladder", ladder, "--delay", "25.7s",
-		"--count", strconv.Itoa(count), "--id-prefix", prefix, "--json")
-	rp := startRungs(t, env, "replay", "--from", parked, "--to-ladder", qladder, "--delay", "3s", "--yes", "--json")
+		"--count", strconv.Itoa(count), "--id-prefix", prefix, "--rate", strconv.Itoa(count/10)+"/s", "--json")
+	rp := startRungs(t, env, "replay", "--from", parked, "--to-ladder", qladder, "--delay", "3s",
+		"--rate", strconv.Itoa(replays/10)+"/s", "--yes", "--json")
 	t0 := pub.startedAt
 	time.Sleep(time.Second)
 
@@ -611,7 +613,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 	// waits and resumes. Neither may have finished before the outage.
 	for _, r := range []*running{pub, rp} {
 		if r.poll() && r.exitErr == nil {
-			t.Fatalf("%v finished before the broker went down; raise its count\n%s", r.cmd.Args[1:2], r.out.String())
+			t.Fatalf("%v finished before the broker went down; slow its --rate\n%s", r.cmd.Args[1:2], r.out.String())
 		}
 	}
 	// The outage, with a countdown to the next attempt.
