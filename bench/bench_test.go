@@ -60,7 +60,7 @@ func TestDesigns(t *testing.T) {
 			t.Errorf("%s holds less than the binary ladder", designName(l))
 		}
 	}
-	want := "prefix/4h39m37.215s prefix r4/4h39m37.215s prefix r8/4h39m37.215s prefix r16/4h39m37.215s suffix/4h39m37.215s prefix quorum/4h39m37.215s"
+	want := "prefix/4h39m37.215s prefix r16/4h39m37.215s direct/4h39m37.215s direct r16/4h39m37.215s suffix/4h39m37.215s prefix quorum/4h39m37.215s"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("designs: %s\nwant %s", strings.Join(got, " "), want)
 	}

@@ -300,7 +300,7 @@ type Target struct {
 // prefix ladder the issue names and for the prefix and direct layouts'
 // default radix; and, when both were measured, the default radix against
 // radix 2 (the NServiceBus/Celery shape), and the direct layout against
-// the prefix layout in the default radix (the criterion for making it the
+// the prefix layout in the default radix (the criterion that made it the
 // default).
 func (r Report) targets() []Target {
 	var out []Target
@@ -354,7 +354,7 @@ func (r Report) targets() []Target {
 	}
 	if topic, ok := design("prefix", topology.DefaultRadix); ok {
 		if direct, ok := design("direct", topology.DefaultRadix); ok {
-			relative(direct, topic, 1.5, " (to become the default: ≥ 1.5 on 4.0, ≥ 1.0 on 3.10)")
+			relative(direct, topic, 1.5, " (the default's margin over the topic ladder: ≥ 1.5 on 4.0, ≥ 1.0 on 3.10)")
 		}
 	}
 	if r.Console.RenderNs > 0 {

@@ -86,8 +86,9 @@ var ErrNoOrigin = errors.New("no origin: the message has no x-death (it was not 
 // ToOriginIn when the ladders are known: a direct ladder's exchanges route
 // only with the BCC keys it rebuilds.
 func ToOrigin(intoLadder func(exchange string) bool) Router {
-	return toOrigin(func(x string) (topology.Ladder, bool) {
-		return topology.Ladder{}, intoLadder != nil && intoLadder(x)
+	return toOrigin(func(x string) (*topology.Ladder, bool) {
+		// In a ladder of unknown shape: no BCC keys can be rebuilt.
+		return nil, intoLadder != nil && intoLadder(x)
 	})
 }
 
@@ -102,13 +103,15 @@ func ToOriginIn(ladders []topology.Ladder) Router {
 			owner[x.Name] = l
 		}
 	}
-	return toOrigin(func(x string) (topology.Ladder, bool) {
+	return toOrigin(func(x string) (*topology.Ladder, bool) {
 		l, ok := owner[x]
-		return l, ok
+		return &l, ok
 	})
 }
 
-func toOrigin(ladderOf func(exchange string) (topology.Ladder, bool)) Router {
+// toOrigin routes by the last x-death entry; ladderOf reports whether an
+// exchange is a ladder's and, when its shape is known, which ladder.
+func toOrigin(ladderOf func(exchange string) (*topology.Ladder, bool)) Router {
 	return func(d Delivery) (Route, error) {
 		deaths, err := topology.ParseDeaths(d.Headers)
 		if err != nil {
@@ -136,7 +139,7 @@ func toOrigin(ladderOf func(exchange string) (topology.Ladder, bool)) Router {
 		}
 		l, ok := ladderOf(r.Exchange)
 		r.SaveDeath = ok
-		if ok && l.RoutesByBCC() {
+		if ok && l != nil && l.RoutesByBCC() {
 			if r.BCC, err = l.KeyBCC(key); err != nil {
 				return Route{}, fmt.Errorf("back into ladder %s: %w", l.Name, err)
 			}

@@ -456,7 +456,7 @@ func TestMoveFilterLimitAndRate(t *testing.T) {
 func TestMoveToOriginAndIntoALadder(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	l := ladder(t, e, topology.Ladder{Name: "j", Unit: 100 * time.Millisecond, Levels: 4, Radix: 2, Targets: []string{"work"}})
+	l := ladder(t, e, topology.Ladder{Name: "j", Layout: "prefix", Unit: 100 * time.Millisecond, Levels: 4, Radix: 2, Targets: []string{"work"}})
 	declare(t, e, topology.Queue{Name: "work", Args: topology.Args{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"}}, topology.Queue{Name: "dlq"})
 	ctx := ctxFor(t, 60*time.Second)
 	if _, err := e.conn.Apply(ctx, l.Plan()); err != nil {
@@ -469,7 +469,7 @@ func TestMoveToOriginAndIntoALadder(t *testing.T) {
 	// Through two rungs to work, where a worker rejects them into dlq.
 	var msgs []broker.Message
 	for i := range 10 {
-		msgs = append(msgs, broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, MessageID: fmt.Sprint("d", i), Persistent: true})
+		msgs = append(msgs, broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, MessageID: fmt.Sprint("d", i), Persistent: true})
 	}
 	if _, err := e.conn.Publish(ctx, msgs); err != nil {
 		t.Fatal(err)

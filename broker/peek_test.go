@@ -165,7 +165,7 @@ func TestToOriginInRebuildsBCC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix, _ := topology.Ladder{Name: "p", Levels: 3, Radix: 2}.Normalize()
+	prefix, _ := topology.Ladder{Name: "p", Layout: "prefix", Levels: 3, Radix: 2}.Normalize()
 	route := ToOriginIn([]topology.Ladder{direct, prefix})
 	death := func(queue, exchange, key string) map[string]any {
 		return map[string]any{topology.HeaderDeath: []any{

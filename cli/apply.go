@@ -48,7 +48,8 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("apply %s: %s ladder %s already exists in vhost %s as %s; the flags describe %s, and two shapes would share its exchanges and deliver messages twice; nothing was declared (apply the new shape under another name and move messages with rungs migrate, or rungs teardown %s first)",
 			l.Name, r.existing.Layout, l.Name, l.Vhost, shape(r.existing), shape(l), l.Name)
 	}
-	if err := e.refuseBrokenBCC(ctx, l); err != nil {
+	versionWarning, err := e.refuseBrokenBCC(ctx, l)
+	if err != nil {
 		return err
 	}
 	plan := l.Plan()
@@ -66,6 +67,9 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	}
 	// Said only once the broker answers: when neither API does, the
 	// connection error is the one line to print.
+	if versionWarning != "" {
+		fmt.Fprintln(e.Err, versionWarning)
+	}
 	if r.snap == nil {
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("cannot read the vhost through the management API (%v), so apply cannot check for conflicting objects or a ladder of another shape under this name", r.mgmtErr))))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -15,11 +16,12 @@ func bccBrokenText(version string) string {
 
 // refuseBrokenBCC stops apply from declaring a direct ladder on a broker
 // that cannot route it. When the version cannot be read, apply goes ahead
-// with a warning: refusing every broker without a management API would
-// make the layout unusable there.
-func (e *env) refuseBrokenBCC(ctx context.Context, l topology.Ladder) error {
+// with the returned warning: refusing every broker without a management
+// API would make the layout unusable there. The caller prints it once the
+// broker answers, so that a broker nobody reaches gets one error line.
+func (e *env) refuseBrokenBCC(ctx context.Context, l topology.Ladder) (warning string, err error) {
 	if !l.RoutesByBCC() {
-		return nil
+		return "", nil
 	}
 	m, err := e.management()
 	if err == nil {
@@ -28,11 +30,10 @@ func (e *env) refuseBrokenBCC(ctx context.Context, l topology.Ladder) error {
 		ov, oerr := m.Overview(cctx)
 		if err = oerr; err == nil {
 			if v, _ := topology.ParseVersion(ov.RabbitMQVersion); v.LosesBCCOnDeadLetter() {
-				return fmt.Errorf("apply %s: %s; nothing was declared (upgrade to 3.13.3 or later, or use --layout prefix)", l.Name, bccBrokenText(ov.RabbitMQVersion))
+				return "", fmt.Errorf("apply %s: %s; nothing was declared (upgrade to 3.13.3 or later, or use --layout prefix)", l.Name, bccBrokenText(ov.RabbitMQVersion))
 			}
-			return nil
+			return "", nil
 		}
 	}
-	fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(fmt.Sprintf("the broker's version was not checked (%v); the direct layout needs a RabbitMQ that keeps BCC keys when dead-lettering (not 3.13.0 to 3.13.2)", err)))
-	return nil
+	return "rungs: warning: " + oneLine(broker.Redact(fmt.Sprintf("the broker's version was not checked (%v); the direct layout needs a RabbitMQ that keeps BCC keys when dead-lettering (not 3.13.0 to 3.13.2)", err))), nil
 }

@@ -54,7 +54,7 @@ func TestBenchFlags(t *testing.T) {
 					t.Fatalf("smoke options %+v", o)
 				}
 			case "defaults":
-				if o.Smoke || o.Levels != 24 || o.Unit != time.Millisecond || len(o.Radixes) != 4 {
+				if o.Smoke || o.Levels != 24 || o.Unit != time.Millisecond || len(o.Radixes) != 2 || len(o.Layouts) != 3 {
 					t.Fatalf("default options %+v", o)
 				}
 			}

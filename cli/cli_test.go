@@ -167,14 +167,14 @@ func thisLadderRow(out string) string {
 	return ""
 }
 
-// Without shape flags, plan describes the default prefix ladder: radix 16,
+// Without shape flags, plan describes the default direct ladder: radix 16,
 // 7 levels, the range of 28 binary levels (2^28 - 1 units).
 func TestPlanDefaultsToRadix16(t *testing.T) {
 	code, out, errs := run(t, offline, "plan")
 	if code != ExitError || !strings.Contains(errs, "drift not checked") {
 		t.Fatalf("offline plan: exit %d, want %d (drift not checked)\n%s%s", code, ExitError, out, errs)
 	}
-	for _, want := range []string{`prefix ladder "rungs" in vhost /: 7 levels of 1s, radix 16, max delay 3106d21h24m15s, quorum queues`, "107 queues"} {
+	for _, want := range []string{`direct ladder "rungs" in vhost /: 7 levels of 1s, radix 16, max delay 3106d21h24m15s, quorum queues`, "107 queues"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, out)
 		}
@@ -197,8 +197,8 @@ func TestPlanDefaultsToRadix16(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatalf("plan --json: %v\n%s", err, out)
 	}
-	if l := p.Ladder; l.Layout != "prefix" || l.Radix != 16 || l.Levels != 7 || l.MaxDelayMS != (1<<28-1)*1000 {
-		t.Errorf("plan --json ladder = %+v, want prefix, radix 16, 7 levels, max %d ms", l, (1<<28-1)*1000)
+	if l := p.Ladder; l.Layout != "direct" || l.Radix != 16 || l.Levels != 7 || l.MaxDelayMS != (1<<28-1)*1000 {
+		t.Errorf("plan --json ladder = %+v, want direct, radix 16, 7 levels, max %d ms", l, (1<<28-1)*1000)
 	}
 	names := map[string]bool{}
 	for _, q := range p.Queues {
@@ -230,10 +230,12 @@ func TestPlanRadixDefaultFollowsLayout(t *testing.T) {
 		"suffix max-delay": {[]string{"--layout", "suffix", "--max-delay", "1h"}, `suffix ladder "rungs" in vhost /: 12 levels of 1s, max delay 1h8m15s`},
 		"nsb":              {[]string{"--layout", "nsb"}, `nsb ladder "nsb.v2" in vhost /: 28 levels of 1s, max delay 3106d21h24m15s`},
 		"celery":           {[]string{"--layout", "celery"}, `celery ladder "celery" in vhost /: 28 levels of 1s, max delay 3106d21h24m15s`},
-		"max-delay":        {[]string{"--max-delay", "1h"}, `prefix ladder "rungs" in vhost /: 3 levels of 1s, radix 16, max delay 1h8m15s`},
-		"max-delay radix":  {[]string{"--max-delay", "1h", "--radix", "2"}, `prefix ladder "rungs" in vhost /: 12 levels of 1s, max delay 1h8m15s`},
-		"radix alone":      {[]string{"--radix", "4"}, `prefix ladder "rungs" in vhost /: 14 levels of 1s, radix 4, max delay 3106d21h24m15s`},
-		"binary alone":     {[]string{"--radix", "2"}, `prefix ladder "rungs" in vhost /: 28 levels of 1s, max delay 3106d21h24m15s`},
+		"max-delay":        {[]string{"--max-delay", "1h"}, `direct ladder "rungs" in vhost /: 3 levels of 1s, radix 16, max delay 1h8m15s`},
+		"max-delay radix":  {[]string{"--max-delay", "1h", "--radix", "2"}, `direct ladder "rungs" in vhost /: 12 levels of 1s, max delay 1h8m15s`},
+		"radix alone":      {[]string{"--radix", "4"}, `direct ladder "rungs" in vhost /: 14 levels of 1s, radix 4, max delay 3106d21h24m15s`},
+		"binary alone":     {[]string{"--radix", "2"}, `direct ladder "rungs" in vhost /: 28 levels of 1s, max delay 3106d21h24m15s`},
+		"prefix":           {[]string{"--layout", "prefix"}, `prefix ladder "rungs" in vhost /: 7 levels of 1s, radix 16, max delay 3106d21h24m15s`},
+		"prefix max-delay": {[]string{"--layout", "prefix", "--max-delay", "1h"}, `prefix ladder "rungs" in vhost /: 3 levels of 1s, radix 16, max delay 1h8m15s`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -159,7 +159,7 @@ func (e *env) runTeardown(ctx context.Context) error {
 		return err
 	}
 	if r.snap != nil && !r.discovered {
-		return fmt.Errorf("no %s ladder %q in vhost %s; nothing was deleted", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
+		return fmt.Errorf("%s; nothing was deleted", e.noLadder(r))
 	}
 	l := r.ladder
 	var inFlight int64

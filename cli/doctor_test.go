@@ -144,7 +144,7 @@ func TestLadderCompletionDiscovers(t *testing.T) {
 	mustRun(t, env, "apply", "--ladder", "alpha", "--levels", "3", "--radix", "2")
 	mustRun(t, env, "apply", "--ladder", "beta", "--levels", "3", "--radix", "2")
 	_, out, _ := run(t, env, "__complete", "trace", "--ladder", "al")
-	if !strings.Contains(out, "alpha\tprefix") || strings.Contains(out, "beta") {
+	if !strings.Contains(out, "alpha\tdirect") || strings.Contains(out, "beta") {
 		t.Fatalf("completion:\n%s", out)
 	}
 }
@@ -229,8 +229,13 @@ func TestBrokenBCCVersionsAreRefused(t *testing.T) {
 	if code == ExitOK || !strings.Contains(errOut, "nothing was declared") || !strings.Contains(errOut, "3.13.3") || strings.Contains(errOut, "AMQP") {
 		t.Fatalf("apply on 3.13.1: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// The default layout is direct: refused too, pointing at the way out.
+	code, out, errOut = run(t, vars, "apply", "--ladder", "other", "--max-delay", "10s", "--timeout", "2s")
+	if code == ExitOK || !strings.Contains(errOut, "nothing was declared") || !strings.Contains(errOut, "--layout prefix") {
+		t.Fatalf("default apply on 3.13.1: exit %d\n%s\n%s", code, out, errOut)
+	}
 	// The prefix layout does not depend on BCC and is not refused for it.
-	_, _, errOut = run(t, vars, "apply", "--ladder", "other", "--max-delay", "10s", "--timeout", "2s")
+	_, _, errOut = run(t, vars, "apply", "--ladder", "other", "--layout", "prefix", "--max-delay", "10s", "--timeout", "2s")
 	if strings.Contains(errOut, "BCC") {
 		t.Fatalf("prefix apply refused for BCC: %s", errOut)
 	}

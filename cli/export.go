@@ -63,7 +63,7 @@ After importing, rungs plan --ladder NAME shows no drift: the export is the plan
 			case r.snap == nil:
 				fmt.Fprintf(e.Err, "rungs: note: the broker was not read (%v); exporting the ladder the flags describe\n", r.mgmtErr)
 			case !r.discovered:
-				fmt.Fprintf(e.Err, "rungs: note: no %s ladder %q in vhost %s; exporting the ladder the flags describe\n", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
+				fmt.Fprintf(e.Err, "rungs: note: %s; exporting the ladder the flags describe\n", e.noLadder(r))
 			}
 			var data []byte
 			if format == formatTerraform {

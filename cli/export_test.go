@@ -20,8 +20,10 @@ import (
 // (regenerate with go test ./cli -run Golden -update and read the diff).
 func TestExportGolden(t *testing.T) {
 	cases := map[string][]string{
-		"prefix.tf":   {"export", "--ladder", "jobs", "--levels", "3", "--radix", "2", "--unit", "1s", "--target", "work", "--format", "terraform"},
-		"prefix.json": {"export", "--ladder", "jobs", "--levels", "3", "--radix", "2", "--unit", "1s", "--target", "work"},
+		"direct.tf":   {"export", "--ladder", "jobs", "--levels", "3", "--radix", "2", "--unit", "1s", "--target", "work", "--format", "terraform"},
+		"direct.json": {"export", "--ladder", "jobs", "--levels", "3", "--radix", "2", "--unit", "1s", "--target", "work"},
+		"prefix.tf":   {"export", "--ladder", "jobs", "--layout", "prefix", "--levels", "3", "--radix", "2", "--unit", "1s", "--target", "work", "--format", "terraform"},
+		"prefix.json": {"export", "--ladder", "jobs", "--layout", "prefix", "--levels", "3", "--radix", "2", "--unit", "1s", "--target", "work"},
 		"suffix.tf":   {"export", "--ladder", "seed", "--layout", "suffix", "--levels", "2", "--queue-type", "quorum", "--format", "terraform", "--vhost", "apps"},
 	}
 	for name, args := range cases {
@@ -138,7 +140,7 @@ func TestExportedDefinitionsImportWithoutDriftAndDeliver(t *testing.T) {
 		queue    string
 		discover string
 	}{
-		"prefix quorum": {[]string{"--ladder", "jobs", "--unit", "10ms", "--levels", "8", "--radix", "2", "--queue-type", "quorum", "--target", "work"}, "jobs", "300ms", "work", "work", "prefix"},
+		"prefix quorum": {[]string{"--ladder", "jobs", "--layout", "prefix", "--unit", "10ms", "--levels", "8", "--radix", "2", "--queue-type", "quorum", "--target", "work"}, "jobs", "300ms", "work", "work", "prefix"},
 		"celery":        {[]string{"--layout", "celery", "--queue-type", "quorum", "--target", "celery"}, "celery", "1s", "celery", "celery", "celery"},
 		"direct quorum": {[]string{"--ladder", "hops", "--layout", "direct", "--unit", "1ms", "--max-delay", "1m", "--queue-type", "quorum", "--target", "work"}, "hops", "300ms", "work", "work", "direct"},
 		"direct":        {[]string{"--ladder", "hops", "--layout", "direct", "--unit", "10ms", "--max-delay", "1h"}, "hops", "1s", "", "hops.done", "direct"},

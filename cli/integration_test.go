@@ -218,7 +218,12 @@ func TestPublishRefusesUnroutableAndUnknownLadders(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	code, _, errs = run(t, env, "publish", "--ladder", "ghost", "--delay", "1s")
-	if code != ExitError || !strings.Contains(errs, `no prefix ladder "ghost"`) {
+	if code != ExitError || !strings.Contains(errs, `no ladder "ghost"`) {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// Asked for by layout, a ladder of another layout under the name is not it.
+	code, _, errs = run(t, env, "publish", "--ladder", "u", "--layout", "suffix", "--delay", "1s")
+	if code != ExitError || !strings.Contains(errs, `no suffix ladder "u"`) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	code, _, errs = run(t, env, "publish", "--ladder", "u", "--delay", "16s")
@@ -306,7 +311,7 @@ func TestApplyWithoutManagementWarns(t *testing.T) {
 	if !strings.Contains(errs, "cannot check for conflicting objects or a ladder of another shape") || strings.Contains(errs+out, "s3cret") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	if code != ExitOK || !strings.Contains(out, `applied prefix ladder "w"`) {
+	if code != ExitOK || !strings.Contains(out, `applied direct ladder "w"`) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 }

@@ -242,3 +242,13 @@ func describe(l topology.Ladder) string {
 	return fmt.Sprintf("%s ladder %q in vhost %s: %d levels of %s%s, max delay %s, %s queues",
 		l.Layout, l.Name, l.Vhost, l.Levels, topology.FormatDelay(l.Unit), radix, topology.FormatDelay(l.MaxDelay()), l.QueueType)
 }
+
+// noLadder says that r's ladder is not on the broker, naming its layout
+// only when --layout asked for one: a ladder of another layout under the
+// name would have been found.
+func (e *env) noLadder(r resolved) string {
+	if e.opts.ladder.set.Lookup("layout").Changed {
+		return fmt.Sprintf("no %s ladder %q in vhost %s", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
+	}
+	return fmt.Sprintf("no ladder %q in vhost %s", r.ladder.Name, r.ladder.Vhost)
+}

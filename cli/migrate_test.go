@@ -300,7 +300,7 @@ func TestMigrateRefusesUnknownAndSameLadders(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
 	c := dial(t, cfg)
-	mustRun(t, env, "apply", "--ladder", "a", "--unit", "100ms", "--levels", "4", "--radix", "2")
+	mustRun(t, env, "apply", "--ladder", "a", "--layout", "prefix", "--unit", "100ms", "--levels", "4", "--radix", "2")
 	// A suffix ladder of the same name: its rungs, without the ingest
 	// exchange and done queue that the prefix ladder's names take.
 	suffix, _ := topology.Ladder{Name: "a", Layout: "suffix", Unit: 100 * time.Millisecond, Levels: 4}.Normalize()

@@ -101,7 +101,7 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	}
 	if r.snap != nil {
 		if !r.discovered {
-			return fmt.Errorf("no %s ladder %q in vhost %s (rungs discover lists the ladders there; rungs apply creates one)", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
+			return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.noLadder(r))
 		}
 		if c := e.checkTrace(r, tr); c.err != nil {
 			return fmt.Errorf("nothing published: a message for %s would not reach %s: %v", topology.FormatDelay(tr.Delay), tr.Target, c.err)

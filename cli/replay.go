@@ -247,7 +247,7 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptio
 			return rp, err
 		}
 		if r.snap != nil && !r.discovered {
-			return rp, fmt.Errorf("no %s ladder %q in vhost %s; nothing was replayed", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
+			return rp, fmt.Errorf("%s; nothing was replayed", e.noLadder(r))
 		}
 		to.Ladder, to.Delay, to.Dest = &r.ladder, d, rf.to
 	}

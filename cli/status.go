@@ -183,7 +183,7 @@ func (e *env) discoverCommand() *cobra.Command {
 		Use:   "discover",
 		Short: "Find every ladder on the broker, of every layout",
 		Long: `discover reads the vhost (or every vhost) through the management API and
-recognises ladders by their rung queues: rungs' own prefix ladders, the seed
+recognises ladders by their rung queues: rungs' own direct and prefix ladders, the seed
 003 Terraform suffix ladders, NServiceBus' delay infrastructure (v2 and v1)
 and Celery's native delayed delivery. It
 infers each ladder's unit, levels, radix and queue type, and counts its

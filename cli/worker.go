@@ -132,7 +132,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 		return err
 	}
 	if r.snap != nil && !r.discovered {
-		return fmt.Errorf("no %s ladder %q in vhost %s (rungs apply creates one)", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
+		return fmt.Errorf("%s (rungs apply creates one)", e.noLadder(r))
 	}
 	l := r.ladder
 	queue := wf.queue

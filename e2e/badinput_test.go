@@ -190,9 +190,9 @@ func TestBadInput(t *testing.T) {
 		"an unknown vhost, AMQP":       {args: []string{"apply", "--ladder", "fine", "--vhost", noSuchVhost}, code: 1, want: "vhost " + noSuchVhost + " not found"},
 		"an unknown vhost, publish":    {args: []string{"publish", "--ladder", "bad", "--delay", "1s", "--vhost", noSuchVhost}, code: 1, want: "vhost"},
 		"an unknown ladder, status":    {args: []string{"status", "--ladder", "ghost"}, code: 1, want: `no ladder "ghost"`},
-		"an unknown ladder, publish":   {args: []string{"publish", "--ladder", "ghost", "--delay", "1s"}, code: 1, want: `no prefix ladder "ghost"`},
+		"an unknown ladder, publish":   {args: []string{"publish", "--ladder", "ghost", "--delay", "1s"}, code: 1, want: `no ladder "ghost"`},
 		"an unknown ladder, purge":     {args: []string{"purge", "--ladder", "ghost", "--yes"}, code: 1, want: `no ladder "ghost"`},
-		"an unknown ladder, teardown":  {args: []string{"teardown", "--ladder", "ghost", "--yes"}, code: 1, want: `no prefix ladder "ghost"`},
+		"an unknown ladder, teardown":  {args: []string{"teardown", "--ladder", "ghost", "--yes"}, code: 1, want: `no ladder "ghost"`},
 		"an unknown queue, purge":      {args: []string{"purge", "no-such-queue", "--yes"}, code: 1, want: `no queue "no-such-queue"`},
 		"a destination nobody bound":   {args: []string{"publish", "--ladder", "bad", "--delay", "1s", "--to", "nobody"}, code: 1, want: "nothing published"},
 

@@ -60,7 +60,7 @@ func TestConsoleDeadLetters(t *testing.T) {
 	}
 	var msgs []broker.Message
 	for i := range 3 {
-		msgs = append(msgs, broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, Body: []byte(`{"order":42}`),
+		msgs = append(msgs, broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Body: []byte(`{"order":42}`),
 			ContentType: "application/json", MessageID: fmt.Sprintf("order-%d", i+1), Persistent: true, Timestamp: time.Now()})
 	}
 	if res, err := conn.Publish(ctx, msgs); err != nil || res.Confirmed != 3 {

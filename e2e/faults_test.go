@@ -848,7 +848,7 @@ func TestFaultStuckRung(t *testing.T) {
 	// rungs publish refuses to route through a rung that drifted; an
 	// application does not ask.
 	tr := raiseTTL(t, conn, cfg.Vhost, "st.rung.03", time.Hour, 8*time.Second)
-	msg := broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, Persistent: true, Timestamp: time.Now()}
+	msg := broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Persistent: true, Timestamp: time.Now()}
 	if res, err := conn.Publish(ctx, []broker.Message{msg, msg}); err != nil || res.Confirmed != 2 {
 		t.Fatalf("publish into st.rung.03: %+v %v", res, err)
 	}

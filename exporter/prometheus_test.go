@@ -62,7 +62,7 @@ func TestRealPrometheusScrapesExporter(t *testing.T) {
 	}
 	var msgs []broker.Message
 	for i := 0; i < 3; i++ {
-		msgs = append(msgs, broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, Body: []byte("x"), Timestamp: time.Now()})
+		msgs = append(msgs, broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Body: []byte("x"), Timestamp: time.Now()})
 	}
 	if res, err := conn.Publish(ctx, msgs); err != nil || res.Confirmed != 3 {
 		t.Fatalf("publish: %+v %v", res, err)

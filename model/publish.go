@@ -89,7 +89,7 @@ func destPlaceholder(l topology.Ladder) string {
 	if _, err := l.Trace(0, ""); err != nil {
 		return "required: the destination queue"
 	}
-	if len(l.Targets) == 0 && l.Layout != topology.DefaultLayout {
+	if _, err := l.Trace(0, "any.queue"); errors.Is(err, topology.ErrNoDest) {
 		return "none: every message ends in " + defaultTarget(l)
 	}
 	return "empty: " + defaultTarget(l)

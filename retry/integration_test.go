@@ -304,7 +304,7 @@ func naiveRetryIsDropped(t *testing.T, e env) <-chan error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.conn.Publish(ctx, []broker.Message{{Exchange: tr.Exchange, RoutingKey: tr.Key, MessageID: "naive", Body: []byte("x")}}); err != nil {
+	if _, err := e.conn.Publish(ctx, []broker.Message{{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, MessageID: "naive", Body: []byte("x")}}); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
@@ -326,7 +326,7 @@ func naiveRetryIsDropped(t *testing.T, e env) <-chan error {
 			return
 		}
 		// Republish as a hand-written retry loop does: headers and all.
-		if _, err := e.conn.Publish(ctx, []broker.Message{{Exchange: tr.Exchange, RoutingKey: tr.Key, MessageID: "naive", Body: first.Body, Headers: first.Headers}}); err != nil {
+		if _, err := e.conn.Publish(ctx, []broker.Message{{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, MessageID: "naive", Body: first.Body, Headers: first.Headers}}); err != nil {
 			out <- err
 			return
 		}

@@ -5,17 +5,21 @@ import (
 	"time"
 )
 
-// The prefix layout's default is radix 16, with the fewest levels that hold
-// the range of the old default, 28 binary levels: 16^7 = 2^28.
-func TestDefaultPrefixLadderIsRadix16(t *testing.T) {
+// A new ladder is direct (issue 12: the measured best on 3.10 and 4.0), and
+// the direct and prefix layouts default to radix 16, with the fewest levels
+// that hold the range of the old default, 28 binary levels: 16^7 = 2^28.
+func TestDefaultLadderIsDirectRadix16(t *testing.T) {
 	binary := mustLadder(t, Ladder{Radix: 2})
 	if binary.Levels != 28 {
 		t.Fatalf("binary default ladder has %d levels, want 28", binary.Levels)
 	}
-	for _, layout := range []string{"", "prefix"} {
+	if l := mustLadder(t, Ladder{}); l.Layout != "direct" {
+		t.Fatalf("a ladder with no layout is %s, want direct", l.Layout)
+	}
+	for _, layout := range []string{"", "direct", "prefix"} {
 		l := mustLadder(t, Ladder{Layout: layout})
-		if l.Layout != "prefix" || l.Radix != 16 || l.Levels != 7 {
-			t.Fatalf("default ladder (layout %q) = %s, radix %d, %d levels; want prefix, radix 16, 7 levels", layout, l.Layout, l.Radix, l.Levels)
+		if l.Radix != 16 || l.Levels != 7 {
+			t.Fatalf("default ladder (layout %q) = %s, radix %d, %d levels; want radix 16, 7 levels", layout, l.Layout, l.Radix, l.Levels)
 		}
 		if l.Unit != time.Second || l.MaxDelay() != binary.MaxDelay() || l.MaxDelay() != (1<<28-1)*time.Second {
 			t.Fatalf("default ladder holds %s, want %s (28 binary levels of 1s)", l.MaxDelay(), binary.MaxDelay())
@@ -56,7 +60,7 @@ func TestDefaultRadixOfOtherLayoutsIsBinary(t *testing.T) {
 			t.Errorf("%s default ladder: radix %d, %d levels, max %s; want radix 2, 28 levels, max %s", layout, l.Radix, l.Levels, l.MaxDelay(), (1<<28-1)*time.Second)
 		}
 	}
-	for _, layout := range []string{"", "prefix"} {
+	for _, layout := range []string{"", "prefix", "direct"} {
 		if r := DefaultRadixFor(layout); r != 16 {
 			t.Errorf("DefaultRadixFor(%q) = %d, want 16", layout, r)
 		}

@@ -199,7 +199,8 @@ func (l Ladder) MaxDelay() time.Duration {
 
 // DefaultRadixFor is the radix a new ladder of the layout gets.
 func DefaultRadixFor(layout string) int {
-	if layout == "" || layout == DefaultLayout || layout == "direct" {
+	switch layout {
+	case "", "prefix", "direct":
 		return DefaultRadix
 	}
 	return 2

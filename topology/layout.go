@@ -9,7 +9,7 @@ import (
 )
 
 // DefaultLayout is the layout new ladders get.
-const DefaultLayout = "prefix"
+const DefaultLayout = "direct"
 
 // Layout shapes a ladder: names, arguments, bindings and routing keys. Each
 // known ladder family (rungs' own prefix ladder, the seed's Terraform suffix
@@ -96,13 +96,14 @@ func LayoutByName(name string) (Layout, error) {
 
 // layout returns the ladder's layout. An empty name is the default, as
 // Normalize reads it; an unknown name is a layout that plans nothing and
-// makes every routing key an error, rather than a prefix ladder nobody
-// asked for. A ladder that passed Normalize always has a known one.
+// makes every routing key an error, rather than a ladder of another layout
+// nobody asked for. A ladder that passed Normalize always has a known one.
 func (l Ladder) layout() Layout {
-	if l.Layout == "" {
-		return prefixLayout{}
+	name := l.Layout
+	if name == "" {
+		name = DefaultLayout
 	}
-	lay, err := LayoutByName(l.Layout)
+	lay, err := LayoutByName(name)
 	if err != nil {
 		return unknownLayout{name: l.Layout, err: err}
 	}

@@ -251,7 +251,7 @@ func TestRouteByEveryKey(t *testing.T) {
 // routed it there and its routing key; that is enough to rebuild its path.
 func TestRestingPath(t *testing.T) {
 	d := mustLadder(t, Ladder{Name: "jobs", Layout: "direct", Levels: 3, Radix: 16, Targets: []string{"w"}})
-	p := mustLadder(t, Ladder{Name: "p", Levels: 3, Radix: 2})
+	p := mustLadder(t, Ladder{Name: "p", Layout: "prefix", Levels: 3, Radix: 2})
 	tr, ok := RestingPath([]Ladder{p, d}, "jobs.rung.01.expired", "0.5.a.w")
 	if !ok || !reflect.DeepEqual(tr.BCC, []string{"i>01.5", "01>00.a", "00>=w"}) || tr.Target != "w" || len(tr.Hops) != 2 {
 		t.Fatalf("RestingPath = %+v, %v", tr, ok)

@@ -90,7 +90,7 @@ func TestNSBKeyMatchesDocumentation(t *testing.T) {
 }
 
 func TestPrefixKeysAndBindings(t *testing.T) {
-	l := mustLadder(t, Ladder{Name: "r", Levels: 4, Radix: 2})
+	l := mustLadder(t, Ladder{Name: "r", Layout: "prefix", Levels: 4, Radix: 2})
 	key, err := l.Key(5*time.Second, "orders.retry")
 	if err != nil || key != "0.1.0.1.orders.retry" {
 		t.Fatalf("key = %q, %v", key, err)
