@@ -21,6 +21,7 @@ rungs never deletes a queue (and its messages) to make room. After applying,
 apply reads the broker back and reports any drift.`,
 		Example: `  rungs apply --ladder jobs --unit 1s --max-delay 7d
   rungs apply --ladder jobs --queue-type classic --target orders.retry   # faster rungs that lose messages between rungs on a node stop
+  rungs apply --ladder legacy --layout prefix --max-delay 1h       # topic exchanges: publishers need no BCC header
   rungs apply --ladder example --layout suffix --max-delay 15s   # seed 003's Terraform ladder`,
 		Args: cobra.NoArgs,
 		RunE: e.runApply,
@@ -69,6 +70,12 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	// connection error is the one line to print.
 	if versionWarning != "" {
 		fmt.Fprintln(e.Err, versionWarning)
+	}
+	e.printLayoutNote(r)
+	if r.layoutNote == "" && l.RoutesByBCC() && l.QueueType == topology.Quorum {
+		if v, ok := e.brokerVersion(ctx); ok && v.LosesBCCOnDeadLetterRetry() {
+			fmt.Fprintf(e.Err, "rungs: warning: quorum rungs on RabbitMQ %s drop BCC keys when they retry a dead-lettering, which leaves those messages in %s.unroutable (rungs doctor watches for it; --layout prefix avoids it)\n", v, l.Name)
+		}
 	}
 	if r.snap == nil {
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("cannot read the vhost through the management API (%v), so apply cannot check for conflicting objects or a ladder of another shape under this name", r.mgmtErr))))

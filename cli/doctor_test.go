@@ -275,3 +275,33 @@ func serveAnswers(t *testing.T, answers map[string]any) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// Before 3.13 a quorum queue's dead-lettering retries without BCC keys, so
+// a new quorum ladder there is prefix unless --layout says otherwise, and
+// doctor warns about a direct quorum ladder it finds.
+func TestNewQuorumLadderBefore313IsPrefix(t *testing.T) {
+	existing, _ := topology.Ladder{Name: "jobs", Layout: "direct", Levels: 2, Radix: 4, QueueType: topology.Quorum}.Normalize()
+	for version, wantLayout := range map[string]string{"3.10.8": "prefix", "3.12.14": "prefix", "3.13.7": "direct", "4.0.5": "direct"} {
+		srv := fakeManagement(t, existing, version, "rabbit@b", "enabled")
+		vars := map[string]string{"RUNGS_URL": "amqp://guest:guest@127.0.0.1:1/", "RUNGS_MGMT_URL": srv.URL}
+		code, out, errs := run(t, vars, "plan", "--ladder", "other", "--max-delay", "10s", "--timeout", "2s")
+		if code == ExitUsage || !strings.Contains(out, wantLayout+` ladder "other"`) {
+			t.Fatalf("%s: plan of a new quorum ladder: exit %d\n%s%s", version, code, out, errs)
+		}
+		if note := strings.Contains(errs, "is prefix, not direct"); note != (wantLayout == "prefix") {
+			t.Errorf("%s: note %v, want %v:\n%s", version, note, wantLayout == "prefix", errs)
+		}
+		// Asked for, or classic: direct, whatever the version.
+		for _, args := range [][]string{{"--layout", "direct"}, {"--queue-type", "classic"}} {
+			_, out, errs := run(t, vars, append([]string{"plan", "--ladder", "other", "--max-delay", "10s", "--timeout", "2s"}, args...)...)
+			if !strings.Contains(out, `direct ladder "other"`) || strings.Contains(errs, "is prefix, not direct") {
+				t.Errorf("%s %v: want a direct ladder and no note:\n%s%s", version, args, out, errs)
+			}
+		}
+		// The existing ladder keeps its layout; doctor warns on old brokers.
+		_, out, _ = run(t, vars, "doctor", "--timeout", "2s")
+		if warned := strings.Contains(out, "drop BCC keys when they retry a dead-lettering"); warned != (wantLayout == "prefix") {
+			t.Errorf("%s: doctor warned %v, want %v:\n%s", version, warned, wantLayout == "prefix", out)
+		}
+	}
+}

@@ -160,6 +160,9 @@ type resolved struct {
 	discovered bool            // the ladder exists on the broker
 	existing   topology.Ladder // as found there, when discovered
 	mgmtErr    error           // why there is no snapshot
+	// layoutNote says why a new ladder's layout is not the default one
+	// (see newLadderLayout); "" when it is.
+	layoutNote string
 }
 
 // resolveLadder combines flags and discovery: a ladder found on the broker
@@ -195,8 +198,44 @@ func (e *env) resolveLadder(ctx context.Context) (resolved, error) {
 		if r.ladder, err = lf.fromFlags(e.vhost(), nil); err != nil {
 			return resolved{}, err
 		}
+		if r.layoutNote, err = e.newLadderLayout(ctx, &r.ladder); err != nil {
+			return resolved{}, err
+		}
 	}
 	return r, nil
+}
+
+// newLadderLayout keeps a new quorum ladder off the direct layout, unless
+// --layout asks for it, on a broker whose at-least-once dead-lettering
+// drops BCC keys when it retries (before 3.13: see
+// topology.Version.LosesBCCOnDeadLetterRetry). Such a retry would leave
+// messages in the ladder's unroutable queue instead of the next rung; the
+// prefix layout routes by the routing key alone and is the best that is
+// safe there. It returns the note to print, or "".
+func (e *env) newLadderLayout(ctx context.Context, l *topology.Ladder) (string, error) {
+	lf := &e.opts.ladder
+	if lf.set.Lookup("layout").Changed || !l.RoutesByBCC() || l.QueueType != topology.Quorum {
+		return "", nil
+	}
+	v, ok := e.brokerVersion(ctx)
+	if !ok || !v.LosesBCCOnDeadLetterRetry() {
+		return "", nil
+	}
+	alt := *lf
+	alt.layout = "prefix"
+	pl, err := alt.fromFlags(e.vhost(), nil)
+	if err != nil {
+		return "", err
+	}
+	*l = pl
+	return fmt.Sprintf("a new quorum ladder on RabbitMQ %s is prefix, not direct: before 3.13, quorum queues drop BCC keys when they retry a dead-lettering, which would leave those messages in %s.unroutable (--layout direct to choose it anyway; --queue-type classic ladders are direct)", v, l.Name), nil
+}
+
+// printLayoutNote says why a new ladder is not of the default layout.
+func (e *env) printLayoutNote(r resolved) {
+	if r.layoutNote != "" {
+		fmt.Fprintln(e.Err, "rungs: note: "+r.layoutNote)
+	}
 }
 
 func mergeTargets(a, b []string) []string {

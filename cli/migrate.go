@@ -69,7 +69,7 @@ would go with what delay (quorum rungs count peeks as deliveries: add
 --force to preview them). migrate asks for the source ladder's name to be
 typed, or --yes.`,
 		Example: `  rungs migrate --from jobs --to jobs2 --dry-run
-  rungs migrate --from jobs --from-layout suffix --to jobs --to-layout prefix --dest orders.retry --yes
+  rungs migrate --from jobs --from-layout suffix --to jobs --to-layout direct --dest orders.retry --yes
   rungs migrate --from jobs --to jobs-quorum --rate 500/s --park jobs.unplaced --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runMigrate(cmd.Context(), mf) },

@@ -27,6 +27,7 @@ ones, so --unit 2s shows the same ladder at 2s.`,
 			if err != nil {
 				return err
 			}
+			e.printLayoutNote(r)
 			return e.printPlan(r, objects)
 		},
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // Exit codes. Drift has its own so that `rungs plan` can gate a deploy.
@@ -230,6 +231,19 @@ func (e *env) flag(name string) *pflag.Flag {
 }
 
 // management opens (once) the management API client.
+// brokerVersion is the broker's version from the management API, read
+// once; ok is false when it cannot be read.
+func (e *env) brokerVersion(ctx context.Context) (v topology.Version, ok bool) {
+	m, err := e.management()
+	if err != nil {
+		return v, false
+	}
+	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	defer cancel()
+	v, err = m.Version(cctx)
+	return v, err == nil && v.Known()
+}
+
 func (e *env) management() (*broker.Management, error) {
 	if err := e.configErr(); err != nil {
 		return nil, err

@@ -42,6 +42,7 @@ resting in a rung no longer shows them).`,
 			if err != nil {
 				return err
 			}
+			e.printLayoutNote(r)
 			l := r.ladder
 			var d time.Duration
 			if key != "" {

@@ -923,3 +923,19 @@ func raiseTTL(t *testing.T, conn *broker.Conn, vhost, queue string, ttl, delay t
 	}
 	return tr
 }
+
+// logTail is the last lines of the node's log that mention a queue, an
+// exchange or dead-lettering, for a failure message.
+func (n *node) logTail(lines int) string {
+	b, err := os.ReadFile(filepath.Join(n.dir, "log", strings.Split(n.name, "@")[0]+"@localhost.log"))
+	if err != nil {
+		return err.Error()
+	}
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "dead") || strings.Contains(l, "exchange") || strings.Contains(l, "queue") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep[max(0, len(keep)-lines):], "\n")
+}

@@ -235,6 +235,17 @@ func TestFaultStalledQuorumLadder(t *testing.T) {
 		sent, arrived, dups, early, foreign, total)
 	if lost > 0 {
 		t.Errorf("lost %d confirmed messages", lost)
+		// Where they might be: every queue still holding something.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if qs, err := mgmt.Stats(ctx, n.config().Vhost); err == nil {
+			for _, q := range qs {
+				if q.Stats.Messages() > 0 {
+					t.Logf("  %s: %d ready, %d unacked, %d waiting to be dead-lettered", q.Name, q.Stats.Ready, q.Stats.Unacked, q.Stats.Expired)
+				}
+			}
+		}
+		t.Logf("node log tail:\n%s", n.logTail(40))
 	}
 	if foreign > 0 {
 		t.Errorf("%d messages nobody sent", foreign)

@@ -8,8 +8,9 @@
 #   scripts/demo.sh              the console (needs a terminal)
 #   scripts/demo.sh --no-console print the ladder's status instead
 #
-# The demo ladder is "demo" in vhost /: 1s unit, up to 1h, quorum queues (the
-# default); messages go to the default done queue (demo.done) or to demo.work.
+# The demo ladder is "demo" in vhost /: the defaults (direct layout, radix 16,
+# quorum queues), a 1s unit, up to 1h; messages go to the default done queue
+# (demo.done) or to demo.work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

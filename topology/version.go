@@ -69,6 +69,21 @@ func (v Version) LosesBCCOnDeadLetter() bool {
 	return v.AtLeast(3, 13, 0) && v.Less(Version{3, 13, 3})
 }
 
+// LosesBCCOnDeadLetterRetry reports whether this release's at-least-once
+// dead-lettering (quorum queues) drops a message's BCC keys when it has to
+// retry forwarding it: before 3.13 the retry re-routes by the routing keys
+// of the message's newest x-death entry, which never holds BCC. A retry
+// happens when the dead-letter exchange or every route was missing (as
+// while a node boots) or a confirm timed out; measured on 3.10.8, a
+// stalled quorum rung of a direct ladder sent the 32 messages its
+// dead-letter worker held (its prefetch) to the unroutable queue. From
+// 3.13 the worker keeps the original routing keys, BCC included; 3.13.0 to
+// 3.13.2 lose BCC on every dead-lettering anyway (LosesBCCOnDeadLetter).
+// So a quorum ladder that routes by BCC is safe from 3.13.3.
+func (v Version) LosesBCCOnDeadLetterRetry() bool {
+	return v.Known() && v.Less(Version{3, 13, 0})
+}
+
 // How quorum queues count deliveries differs by release, and rungs must
 // know it to say what a peek or a partial move does to a message. Each
 // rule below was measured against RabbitMQ 3.10.8 and 4.0.5 with basic.get

@@ -70,3 +70,17 @@ func TestLosesBCCOnDeadLetter(t *testing.T) {
 		}
 	}
 }
+
+// Before 3.13 at-least-once dead-lettering retries without BCC keys; an
+// unknown version is not assumed to.
+func TestLosesBCCOnDeadLetterRetry(t *testing.T) {
+	cases := map[string]bool{
+		"3.10.8": true, "3.11.0": true, "3.12.14": true, "3.13.0": false, "3.13.3": false, "4.0.5": false, "": false, "garbage": false,
+	}
+	for s, want := range cases {
+		v, _ := ParseVersion(s)
+		if got := v.LosesBCCOnDeadLetterRetry(); got != want {
+			t.Errorf("%q: LosesBCCOnDeadLetterRetry() = %v, want %v", s, got, want)
+		}
+	}
+}
