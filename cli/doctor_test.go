@@ -22,7 +22,7 @@ import (
 func TestDoctorChecksBrokerAndLadders(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "jobs", "--levels", "4", "--radix", "2", "--queue-type", "quorum")
+	mustRun(t, env, "apply", "--ladder", "jobs", "--layout", "direct", "--levels", "4", "--radix", "2", "--queue-type", "quorum")
 	out := mustRun(t, env, "doctor")
 	mgmt, err := broker.NewManagement(cfg)
 	if err != nil {
@@ -38,7 +38,7 @@ func TestDoctorChecksBrokerAndLadders(t *testing.T) {
 		}
 	}
 	// Damage: delete a binding.
-	l, _ := topology.Ladder{Name: "jobs", Vhost: cfg.Vhost, Levels: 4, Radix: 2, QueueType: topology.Quorum}.Normalize()
+	l, _ := topology.Ladder{Name: "jobs", Vhost: cfg.Vhost, Layout: "direct", Levels: 4, Radix: 2, QueueType: topology.Quorum}.Normalize()
 	b := l.Plan().Bindings[1]
 	unbind(t, cfg, b)
 	code, out, _ := run(t, env, "doctor", "--ladder", "jobs", "--json")
@@ -141,7 +141,7 @@ func TestCompletionScripts(t *testing.T) {
 func TestLadderCompletionDiscovers(t *testing.T) {
 	t.Parallel()
 	env, _ := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "alpha", "--levels", "3", "--radix", "2")
+	mustRun(t, env, "apply", "--ladder", "alpha", "--layout", "direct", "--levels", "3", "--radix", "2")
 	mustRun(t, env, "apply", "--ladder", "beta", "--levels", "3", "--radix", "2")
 	_, out, _ := run(t, env, "__complete", "trace", "--ladder", "al")
 	if !strings.Contains(out, "alpha\tdirect") || strings.Contains(out, "beta") {

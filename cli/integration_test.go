@@ -315,3 +315,39 @@ func TestApplyWithoutManagementWarns(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// On the real broker: a new quorum ladder is direct from RabbitMQ 3.13 and
+// prefix before it (with a note saying why); a classic one is direct on both.
+func TestNewLadderLayoutFollowsBrokerVersion(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := m.Version(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "direct"
+	if v.LosesBCCOnDeadLetterRetry() {
+		want = "prefix"
+	}
+	code, out, errs := run(t, env, "apply", "--ladder", "q", "--max-delay", "1m")
+	if code != ExitOK || !strings.Contains(out, "applied "+want+` ladder "q"`) {
+		t.Fatalf("RabbitMQ %s, quorum: exit %d, want a %s ladder\n%s%s", v, code, want, out, errs)
+	}
+	if note := strings.Contains(errs, "is prefix, not direct"); note != (want == "prefix") {
+		t.Errorf("RabbitMQ %s: the note is there: %v, want %v\n%s", v, note, want == "prefix", errs)
+	}
+	code, out, errs = run(t, env, "apply", "--ladder", "c", "--max-delay", "1m", "--queue-type", "classic")
+	if code != ExitOK || !strings.Contains(out, `applied direct ladder "c"`) || errs != "" {
+		t.Fatalf("RabbitMQ %s, classic: exit %d\n%s%s", v, code, out, errs)
+	}
+	// Applied again without flags, each keeps the layout it has.
+	for name, layout := range map[string]string{"q": want, "c": "direct"} {
+		if out := mustRun(t, env, "apply", "--ladder", name); !strings.Contains(out, "applied "+layout+" ladder") {
+			t.Errorf("re-apply %s:\n%s", name, out)
+		}
+	}
+}
