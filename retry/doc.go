@@ -4,7 +4,7 @@
 // after its last attempt it is parked in a queue of its own with the reason.
 //
 //	conn, _ := broker.Dial(ctx, broker.Config{URL: url})
-//	ladder := found.Ladder // from topology.Discover, or the flags it was applied with
+//	ladder := found.Ladder // from topology.Discover: its layout, radix and queue type as on the broker
 //	r, err := retry.New(conn, ladder, "orders.work", "orders.parked", retry.Policy{
 //		Initial: time.Second, Multiplier: 2, Max: 10 * time.Minute, Jitter: 0.2, MaxAttempts: 8,
 //	})
