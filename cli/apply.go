@@ -57,6 +57,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	// Refuse a conflict before declaring anything: declaring stops at the
 	// first object the broker refuses, after creating those before it.
 	if r.snap != nil {
+		plan = plan.KeepingLegacyArgs(*r.snap)
 		if c := conflicts(plan, *r.snap); len(c) > 0 {
 			return fmt.Errorf("apply %s: %s %s exists with other arguments: %s (rungs never deletes it for you); nothing was declared%s",
 				l.Name, c[0].Object, c[0].Name, c[0].Detail, more(len(c)-1, "conflict"))

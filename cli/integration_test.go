@@ -351,3 +351,54 @@ func TestNewLadderLayoutFollowsBrokerVersion(t *testing.T) {
 		}
 	}
 }
+
+// A quorum ladder declared by an earlier rungs has the at-least-once
+// strategy on its done and unroutable queues, which this one leaves off
+// (RabbitMQ 4.0 logs a warning for it every few seconds). On the real
+// broker: such a ladder shows no drift, re-applies cleanly (the broker
+// refuses a re-declare that drops an argument) and keeps the argument; a
+// new ladder's terminal queues do not get it.
+func TestLadderOfAnEarlierRungsReappliesCleanly(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	l, err := topology.Ladder{Name: "old", Vhost: cfg.Vhost, Unit: 100 * time.Millisecond, Levels: 3, QueueType: topology.Quorum}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := l.Plan()
+	legacy := map[string]bool{"old.done": true, "old.unroutable": true}
+	for i, q := range plan.Queues {
+		if legacy[q.Name] {
+			args := topology.Args{"x-dead-letter-strategy": "at-least-once"}
+			for k, v := range q.Args {
+				args[k] = v
+			}
+			plan.Queues[i].Args = args
+		}
+	}
+	c := dial(t, cfg)
+	if _, err := c.Apply(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRun(t, env, "plan", "--ladder", "old"); !strings.Contains(out, "drift: none") {
+		t.Fatalf("plan of an earlier rungs' ladder:\n%s", out)
+	}
+	if out := mustRun(t, env, "apply", "--ladder", "old"); !strings.Contains(out, "drift: none") {
+		t.Fatalf("re-apply:\n%s", out)
+	}
+	mustRun(t, env, "apply", "--ladder", "new", "--layout", l.Layout, "--unit", "100ms", "--levels", "3")
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := m.Snapshot(context.Background(), cfg.Vhost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"old.done": true, "old.unroutable": true, "new.done": false, "new.unroutable": false, "new.rung.00.1": true} {
+		q, ok := snap.Queue(name)
+		if _, has := q.Args["x-dead-letter-strategy"]; !ok || has != want {
+			t.Errorf("%s: found %v, strategy %v, want %v", name, ok, q.Args["x-dead-letter-strategy"], want)
+		}
+	}
+}

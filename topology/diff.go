@@ -78,7 +78,7 @@ func Diff(p Plan, s Snapshot) []Drift {
 		if got.AutoDelete != want.AutoDelete {
 			add(Different, "queue", want.Name, fmt.Sprintf("auto-delete is %v, plan has %v", got.AutoDelete, want.AutoDelete))
 		}
-		for _, d := range ArgsDiff(want.Args, got.Args) {
+		for _, d := range ArgsDiff(WithLegacyArgs(want.Args, got.Args), got.Args) {
 			add(Different, "queue", want.Name, d)
 		}
 	}

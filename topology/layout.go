@@ -253,14 +253,53 @@ func ttlMillis(d time.Duration) int64 { return int64(d / time.Millisecond) }
 
 // queueArgs adds what every queue of a quorum ladder needs: at-least-once
 // dead-lettering, which needs reject-publish overflow, so that a message is
-// never dropped between two rungs.
+// never dropped between two rungs. A queue that dead-letters nowhere (a
+// done or unroutable queue) gets no strategy: RabbitMQ 4.0 logs "Disabling
+// dead-lettering ... dead-letter-exchange is not configured" for it every
+// few seconds. Ladders applied before kept it there; see LegacyQueueArg.
 func queueArgs(t QueueType, a Args) Args {
 	if t == Quorum {
 		a["x-queue-type"] = string(Quorum)
-		a["x-dead-letter-strategy"] = "at-least-once"
+		if _, dlx := a["x-dead-letter-exchange"]; dlx {
+			a["x-dead-letter-strategy"] = "at-least-once"
+		}
 		a["x-overflow"] = "reject-publish"
 	}
 	return a
+}
+
+// LegacyQueueArg reports whether a queue argument the broker has and the
+// plan lacks is one an earlier rungs declared and this one dropped: the
+// at-least-once strategy on a queue with no dead-letter exchange, which
+// changes nothing there. Diff does not count it as drift, and apply keeps
+// it, because the broker refuses to re-declare a queue without an
+// argument it was declared with.
+func LegacyQueueArg(want, got Args, key string) bool {
+	_, wantDLX := want["x-dead-letter-exchange"]
+	_, gotDLX := got["x-dead-letter-exchange"]
+	_, planned := want[key]
+	return key == "x-dead-letter-strategy" && !planned && !wantDLX && !gotDLX && got[key] == "at-least-once"
+}
+
+// WithLegacyArgs returns the queue's arguments as the plan declares them,
+// plus any legacy argument (LegacyQueueArg) the broker's queue got has.
+func WithLegacyArgs(want, got Args) Args {
+	var out Args
+	for k, v := range got {
+		if LegacyQueueArg(want, got, k) {
+			if out == nil {
+				out = Args{}
+				for wk, wv := range want {
+					out[wk] = wv
+				}
+			}
+			out[k] = v
+		}
+	}
+	if out == nil {
+		return want
+	}
+	return out
 }
 
 // sortedLadders orders discovery results by vhost and name.
@@ -315,4 +354,19 @@ func inferUnit(rs []rungFit, radix int) (time.Duration, bool) {
 		}
 	}
 	return best, best > 0
+}
+
+// KeepingLegacyArgs is the plan with each queue that exists in s declared
+// with the legacy arguments it has there (WithLegacyArgs), so that applying
+// it over a ladder an earlier rungs declared is not refused.
+func (p Plan) KeepingLegacyArgs(s Snapshot) Plan {
+	qs := make([]Queue, len(p.Queues))
+	copy(qs, p.Queues)
+	for i, q := range qs {
+		if got, ok := s.Queue(q.Name); ok {
+			qs[i].Args = WithLegacyArgs(q.Args, got.Args)
+		}
+	}
+	p.Queues = qs
+	return p
 }
