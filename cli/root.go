@@ -230,7 +230,6 @@ func (e *env) flag(name string) *pflag.Flag {
 	return e.flags.Lookup(name)
 }
 
-// management opens (once) the management API client.
 // brokerVersion is the broker's version from the management API, read
 // once; ok is false when it cannot be read.
 func (e *env) brokerVersion(ctx context.Context) (v topology.Version, ok bool) {
@@ -244,6 +243,7 @@ func (e *env) brokerVersion(ctx context.Context) (v topology.Version, ok bool) {
 	return v, err == nil && v.Known()
 }
 
+// management opens (once) the management API client.
 func (e *env) management() (*broker.Management, error) {
 	if err := e.configErr(); err != nil {
 		return nil, err
