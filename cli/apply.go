@@ -74,8 +74,8 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	}
 	e.printLayoutNote(r)
 	if r.layoutNote == "" && l.RoutesByBCC() && l.QueueType == topology.Quorum {
-		if v, ok := e.brokerVersion(ctx); ok && v.LosesBCCOnDeadLetterRetry() {
-			fmt.Fprintf(e.Err, "rungs: warning: quorum rungs on RabbitMQ %s drop BCC keys when they retry a dead-lettering, which leaves those messages in %s.unroutable (rungs doctor watches for it; --layout prefix avoids it)\n", v, l.Name)
+		if v, err := e.brokerVersion(ctx); err == nil && v.LosesBCCOnDeadLetterRetry() {
+			fmt.Fprintf(e.Err, "rungs: warning: %s (rungs doctor watches for it; --layout prefix avoids it)\n", bccRetryText(v, l.Name))
 		}
 	}
 	if r.snap == nil {

@@ -258,7 +258,7 @@ func checkLadder(f topology.Found, snap topology.Snapshot, w health.Watch, versi
 		add(area, checkProblem, "this ladder routes by BCC keys, which this broker loses at every rung (upgrade to 3.13.3 or later)")
 	}
 	if l.RoutesByBCC() && l.QueueType == topology.Quorum && version.LosesBCCOnDeadLetterRetry() {
-		add(area, checkWarn, "quorum rungs on RabbitMQ %s drop BCC keys when they retry a dead-lettering (after a node restart or a slow next rung), so those messages land in %s.unroutable; rungs replay --from %s.unroutable --to-origin puts them back into the rung they left (late, never early) (upgrade to 3.13.3 or later, or apply the ladder with --layout prefix or --queue-type classic)", version, l.Name, l.Name)
+		add(area, checkWarn, "%s (after a node restart or a slow next rung); rungs replay --from %s.unroutable --to-origin puts them back into the rung they left (late, never early) (upgrade to 3.13.3 or later, or apply the ladder with --layout prefix or --queue-type classic)", bccRetryText(version, l.Name), l.Name)
 	}
 	if l.Layout == "nsb1" && version.AtLeast(3, 12, 0) {
 		add(area, checkInfo, "NServiceBus v1 declares lazy queues; RabbitMQ 3.12+ ignores x-queue-mode. v1 dead-letters at most once: NServiceBus' v2 (quorum) infrastructure does not lose messages between levels")

@@ -217,8 +217,8 @@ func (e *env) newLadderLayout(ctx context.Context, l *topology.Ladder) (string, 
 	if lf.set.Lookup("layout").Changed || !l.RoutesByBCC() || l.QueueType != topology.Quorum {
 		return "", nil
 	}
-	v, ok := e.brokerVersion(ctx)
-	if !ok || !v.LosesBCCOnDeadLetterRetry() {
+	v, err := e.brokerVersion(ctx)
+	if err != nil || !v.LosesBCCOnDeadLetterRetry() {
 		return "", nil
 	}
 	alt := *lf
@@ -228,7 +228,7 @@ func (e *env) newLadderLayout(ctx context.Context, l *topology.Ladder) (string, 
 		return "", err
 	}
 	*l = pl
-	return fmt.Sprintf("a new quorum ladder on RabbitMQ %s is prefix, not direct: before 3.13, quorum queues drop BCC keys when they retry a dead-lettering, which would leave those messages in %s.unroutable (--layout direct to choose it anyway; --queue-type classic ladders are direct)", v, l.Name), nil
+	return fmt.Sprintf("a new quorum ladder is prefix, not direct: %s (--layout direct to choose it anyway; --queue-type classic ladders are direct)", bccRetryText(v, l.Name)), nil
 }
 
 // printLayoutNote says why a new ladder is not of the default layout.

@@ -231,16 +231,15 @@ func (e *env) flag(name string) *pflag.Flag {
 }
 
 // brokerVersion is the broker's version from the management API, read
-// once; ok is false when it cannot be read.
-func (e *env) brokerVersion(ctx context.Context) (v topology.Version, ok bool) {
+// once per command however many checks ask for it.
+func (e *env) brokerVersion(ctx context.Context) (topology.Version, error) {
 	m, err := e.management()
 	if err != nil {
-		return v, false
+		return topology.Version{}, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	defer cancel()
-	v, err = m.Version(cctx)
-	return v, err == nil && v.Known()
+	return m.Version(cctx)
 }
 
 // management opens (once) the management API client.
