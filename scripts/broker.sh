@@ -24,18 +24,22 @@
 #   RUNGS_BROKER_TIMEOUT  start-up timeout in seconds (default 120)
 #   RABBITMQ_BIN_DIR    where rabbitmq-server/rabbitmqctl live
 #   RUNGS_RABBITMQ      which RabbitMQ: 3.10 (default: this machine's
-#                       Debian bookworm package) or 4.0 (Debian trixie's
-#                       4.0.5 with Erlang 27, run from a trixie root; see below)
+#                       Debian bookworm package), 4.0 (Debian trixie's
+#                       4.0.5 with Erlang 27) or 4.3 (Debian forky's 4.3.x
+#                       with Erlang 29), the last two run from a Debian root
 #   RUNGS_TRIXIE_ROOT   where the trixie root lives (default /var/tmp/rungs-trixie)
+#   RUNGS_FORKY_ROOT    where the forky root lives  (default /var/tmp/rungs-forky)
+#   RUNGS_DEBIAN_MIRROR Debian mirror for those roots (default: this machine's apt source)
 #
-# RabbitMQ 4.0 needs Erlang 26+, which bookworm lacks. So for
-# RUNGS_RABBITMQ=4.0 the script builds (once, ~40 s, cached) a minimal Debian
-# trixie root with debootstrap holding trixie's rabbitmq-server, and runs the
-# node chrooted into it, inside a private mount namespace that bind-mounts
-# the state dir at the same path, so paths, pid file and logs read the same
-# from outside. Its defaults differ so that both versions can run side by
-# side: AMQP 5700, management 15700, node rabbit4@localhost, state
-# /var/tmp/rungs-broker-4.0.
+# RabbitMQ 4.x needs a newer Erlang than bookworm has. So for 4.0 and 4.3
+# the script builds (once, cached; ~40 s for trixie, ~2 min for forky) a
+# minimal Debian root with debootstrap holding that release's
+# rabbitmq-server, and runs the node chrooted into it, inside a private
+# mount namespace that bind-mounts the state dir at the same path, so paths,
+# pid file and logs read the same from outside. Their defaults differ so
+# that all versions can run side by side:
+#   4.0: AMQP 5700, management 15700, node rabbit4@localhost,  state /var/tmp/rungs-broker-4.0
+#   4.3: AMQP 5800, management 15800, node rabbit43@localhost, state /var/tmp/rungs-broker-4.3
 #
 # TLS (opt-in; without RUNGS_TLS_CERT_DIR nothing changes). The plain
 # listeners stay, so that this script can still probe the node:
@@ -49,7 +53,9 @@ set -euo pipefail
 
 HOST=127.0.0.1
 VERSION=${RUNGS_RABBITMQ:-3.10}
-TRIXIE_ROOT=${RUNGS_TRIXIE_ROOT:-/var/tmp/rungs-trixie}
+# The Debian root a 4.x node runs in (empty: this machine's own packages).
+ROOT=
+SUITE=
 case $VERSION in
 3.10 | 3 | system)
 	VERSION=3.10
@@ -64,9 +70,19 @@ case $VERSION in
 	NODE=${RUNGS_NODENAME:-rabbit4@localhost}
 	AMQP_PORT=${RUNGS_AMQP_PORT:-5700}
 	MGMT_PORT=${RUNGS_MGMT_PORT:-15700}
+	ROOT=${RUNGS_TRIXIE_ROOT:-/var/tmp/rungs-trixie}
+	SUITE=trixie
+	;;
+4.3)
+	STATE_DIR=${RUNGS_BROKER_DIR:-/var/tmp/rungs-broker-4.3}
+	NODE=${RUNGS_NODENAME:-rabbit43@localhost}
+	AMQP_PORT=${RUNGS_AMQP_PORT:-5800}
+	MGMT_PORT=${RUNGS_MGMT_PORT:-15800}
+	ROOT=${RUNGS_FORKY_ROOT:-/var/tmp/rungs-forky}
+	SUITE=forky
 	;;
 *)
-	printf 'broker: ERROR: RUNGS_RABBITMQ must be 3.10 or 4.0, not %s\n' "$VERSION" >&2
+	printf 'broker: ERROR: RUNGS_RABBITMQ must be 3.10, 4.0 or 4.3, not %s\n' "$VERSION" >&2
 	exit 2
 	;;
 esac
@@ -79,7 +95,7 @@ MGMT_TLS_PORT=${RUNGS_MGMT_TLS_PORT:-$((MGMT_PORT + 1))}
 TLS_VERIFY=${RUNGS_TLS_VERIFY:-verify_peer}
 TLS_FAIL_NO_CERT=${RUNGS_TLS_FAIL_IF_NO_PEER_CERT:-true}
 
-# Absolute, because a 4.0 node sees it through a bind mount at the same path.
+# Absolute, because a 4.x node sees it through a bind mount at the same path.
 STATE_DIR=$(realpath -m "$STATE_DIR")
 MNESIA_BASE=$STATE_DIR/mnesia
 LOG_DIR=$STATE_DIR/log
@@ -116,10 +132,10 @@ answers() {
 
 find_bin_dir() {
 	local d
-	if [[ $VERSION == 4.0 ]]; then
-		# Paths inside the trixie root, where the node runs chrooted.
+	if [[ -n $ROOT ]]; then
+		# Paths inside the Debian root, where the node runs chrooted.
 		d=/usr/lib/rabbitmq/bin
-		[[ -f $TRIXIE_ROOT/.rungs-ready && -x $TRIXIE_ROOT$d/rabbitmq-server ]] && { echo "$d"; return 0; }
+		[[ -f $ROOT/.rungs-ready && -x $ROOT$d/rabbitmq-server ]] && { echo "$d"; return 0; }
 		return 1
 	fi
 	for d in "${RABBITMQ_BIN_DIR:-}" /usr/lib/rabbitmq/bin; do
@@ -151,19 +167,19 @@ rmq() { # tool args...
 		export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
 		export ERL_EPMD_ADDRESS=$HOST
 		export ERL_CRASH_DUMP=$LOG_DIR/erl_crash.dump
-		if [[ $VERSION == 4.0 ]]; then
-			in_trixie "$BIN_DIR/$tool" "$@"
+		if [[ -n $ROOT ]]; then
+			in_root "$BIN_DIR/$tool" "$@"
 		fi
 		exec "$BIN_DIR/$tool" "$@"
 	)
 }
 
-# Runs a command chrooted into the trixie root, in a private mount namespace
+# Runs a command chrooted into the Debian root, in a private mount namespace
 # in which the state dir is bind-mounted at its own path and /proc is
 # mounted. The mounts live and die with the namespace: nothing is left
 # mounted on the host when the node or rabbitmqctl exits.
 # shellcheck disable=SC2016 # $0.. are expanded by the inner bash
-in_trixie() { # command args...
+in_root() { # command args...
 	export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8
 	exec unshare --mount --propagation private -- "$BASH" -c '
 		root=$0 state=$1
@@ -172,11 +188,11 @@ in_trixie() { # command args...
 			mount --bind "$state" "$root$state" &&
 			mount -t proc proc "$root/proc" || exit 1
 		exec chroot "$root" "$@"
-	' "$TRIXIE_ROOT" "$STATE_DIR" "$@"
+	' "$ROOT" "$STATE_DIR" "$@"
 }
 
 # Prints the Debian mirror this machine's apt uses, if it names one, so
-# that the trixie root comes from the same place; debootstrap's own
+# that the Debian root comes from the same place; debootstrap's own
 # default otherwise.
 apt_mirror() {
 	local f line
@@ -191,15 +207,15 @@ apt_mirror() {
 	done
 }
 
-# Builds the trixie root for RabbitMQ 4.0 once: debootstrap into a temporary
-# dir, then rename, so that an interrupted build is never taken for a
-# finished one.
-install_trixie() {
-	[[ $(id -u) == 0 ]] || die "RabbitMQ 4.0 runs from a Debian trixie root built as root (debootstrap, chroot); run as root or point RUNGS_URL/RUNGS_MGMT_URL at a 4.0 broker"
-	mkdir -p "$(dirname "$TRIXIE_ROOT")"
-	exec 8>"$TRIXIE_ROOT.lock"
-	flock -w 600 8 || die "could not lock $TRIXIE_ROOT.lock"
-	if [[ -f $TRIXIE_ROOT/.rungs-ready ]]; then
+# Builds the Debian root for a RabbitMQ 4.x once: debootstrap into a
+# temporary dir, then rename, so that an interrupted build is never taken
+# for a finished one.
+install_root() {
+	[[ $(id -u) == 0 ]] || die "RabbitMQ $VERSION runs from a Debian $SUITE root built as root (debootstrap, chroot); run as root or point RUNGS_URL/RUNGS_MGMT_URL at a $VERSION broker"
+	mkdir -p "$(dirname "$ROOT")"
+	exec 8>"$ROOT.lock"
+	flock -w 600 8 || die "could not lock $ROOT.lock"
+	if [[ -f $ROOT/.rungs-ready ]]; then
 		exec 8>&-
 		return 0
 	fi
@@ -209,23 +225,34 @@ install_trixie() {
 			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends debootstrap; } ||
 			die "apt-get install debootstrap failed"
 	fi
-	local tmp=$TRIXIE_ROOT.tmp mirror t0=$SECONDS
-	mirror=$(apt_mirror) || true
-	rm -rf "$tmp"
-	log "building a Debian trixie root with rabbitmq-server in $TRIXIE_ROOT (once; about a minute)"
-	# policy-rc.d inside the root keeps the package's service from starting.
-	if ! debootstrap --variant=minbase --include=rabbitmq-server trixie "$tmp" ${mirror:+"$mirror"} >"$TRIXIE_ROOT.build.log" 2>&1; then
-		tail -n 30 "$TRIXIE_ROOT.build.log" >&2
-		rm -rf "$tmp"
-		die "debootstrap of Debian trixie failed (log: $TRIXIE_ROOT.build.log)"
+	local tmp=$ROOT.tmp mirror t0=$SECONDS script=
+	mirror=${RUNGS_DEBIAN_MIRROR:-$(apt_mirror)} || true
+	# bookworm's debootstrap has no script for forky; sid's is the same
+	# (debootstrap takes the script as an optional fourth argument).
+	if [[ ! -e /usr/share/debootstrap/scripts/$SUITE ]]; then
+		script=/usr/share/debootstrap/scripts/sid
+		[[ -e $script ]] || die "debootstrap has no script for $SUITE nor sid"
+		# A script argument needs the mirror argument before it.
+		[[ -n $mirror ]] || die "no Debian mirror found in this machine's apt sources; set RUNGS_DEBIAN_MIRROR"
 	fi
-	[[ -x $tmp/usr/lib/rabbitmq/bin/rabbitmq-server ]] || die "the trixie root has no rabbitmq-server"
+	rm -rf "$tmp"
+	log "building a Debian $SUITE root with rabbitmq-server in $ROOT (once; a minute or two)"
+	# policy-rc.d inside the root keeps the package's service from starting.
+	if ! debootstrap --variant=minbase --include=rabbitmq-server "$SUITE" "$tmp" ${mirror:+"$mirror"} ${script:+"$script"} >"$ROOT.build.log" 2>&1; then
+		tail -n 30 "$ROOT.build.log" >&2
+		rm -rf "$tmp"
+		die "debootstrap of Debian $SUITE failed (log: $ROOT.build.log)"
+	fi
+	[[ -x $tmp/usr/lib/rabbitmq/bin/rabbitmq-server ]] || die "the $SUITE root has no rabbitmq-server"
+	# A minimal forky root has no /etc/hosts, and without one the node cannot
+	# resolve localhost ("epmd error for host localhost: nxdomain").
+	[[ -s $tmp/etc/hosts ]] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$tmp/etc/hosts"
 	# The package's own node (if its postinst started one) must not hold our ports.
 	pkill -f "$tmp/" 2>/dev/null || true
-	rm -rf "$TRIXIE_ROOT"
-	mv "$tmp" "$TRIXIE_ROOT"
-	touch "$TRIXIE_ROOT/.rungs-ready"
-	log "trixie root ready in $((SECONDS - t0))s: $(ls "$TRIXIE_ROOT/usr/lib/rabbitmq/lib")"
+	rm -rf "$ROOT"
+	mv "$tmp" "$ROOT"
+	touch "$ROOT/.rungs-ready"
+	log "$SUITE root ready in $((SECONDS - t0))s: $(ls "$ROOT/usr/lib/rabbitmq/lib")"
 	exec 8>&-
 }
 
@@ -283,7 +310,7 @@ write_tls_config() {
 		die "RUNGS_TLS_VERIFY must be verify_peer or verify_none, not $TLS_VERIFY"
 	[[ $TLS_FAIL_NO_CERT == true || $TLS_FAIL_NO_CERT == false ]] ||
 		die "RUNGS_TLS_FAIL_IF_NO_PEER_CERT must be true or false, not $TLS_FAIL_NO_CERT"
-	if [[ $VERSION == 4.0 ]]; then
+	if [[ -n $ROOT ]]; then
 		# A chrooted node sees only its root and the state dir.
 		mkdir -p "$STATE_DIR/tls"
 		cp "$dir/ca.pem" "$dir/server.pem" "$dir/server-key.pem" "$STATE_DIR/tls/"
@@ -448,8 +475,8 @@ cmd_up() {
 		return 0
 	fi
 	if ! BIN_DIR=$(find_bin_dir); then
-		if [[ $VERSION == 4.0 ]]; then
-			install_trixie
+		if [[ -n $ROOT ]]; then
+			install_root
 		else
 			install_broker
 		fi

@@ -14,7 +14,7 @@ go vet -tags cluster ./e2e
 
 # One cluster per RabbitMQ version, as scripts/test.sh runs the suite.
 export RUNGS_REQUIRE_BROKER=1
-read -r -a versions <<<"${RUNGS_RABBITMQ_VERSIONS:-3.10 4.0}"
+read -r -a versions <<<"${RUNGS_RABBITMQ_VERSIONS:-3.10 4.0 4.3}"
 for v in "${versions[@]}"; do
 	step "RabbitMQ $v: go test -tags cluster -run TestCluster ./e2e $*"
 	# The cluster is made of scripts/broker.sh nodes: make sure this version

@@ -3,9 +3,9 @@
 # Extra arguments go to `go test`, e.g.  scripts/test.sh -run TestLadder -v
 #
 # The broker-backed suite runs once per RabbitMQ version users run:
-# RUNGS_RABBITMQ_VERSIONS (default "3.10 4.0"); scripts/broker.sh brings up
-# each version's node (3.10 from this machine's Debian package, 4.0 from a
-# Debian trixie root) and leaves it running. Each pass exports
+# RUNGS_RABBITMQ_VERSIONS (default "3.10 4.0 4.3"); scripts/broker.sh brings up
+# each version's node (3.10 from this machine's Debian package, 4.0 and 4.3 from a
+# Debian trixie or forky root) and leaves it running. Each pass exports
 # RUNGS_RABBITMQ, RUNGS_URL and RUNGS_MGMT_URL, so the tests that start
 # nodes of their own start the same version. If RUNGS_URL and
 # RUNGS_MGMT_URL are already set, that one broker is used as is, in one pass.
@@ -25,7 +25,7 @@ if [[ -n ${RUNGS_URL:-} && -n ${RUNGS_MGMT_URL:-} ]]; then
 	echo "using RUNGS_URL / RUNGS_MGMT_URL from the environment ($RUNGS_MGMT_URL)"
 	versions=(given)
 else
-	read -r -a versions <<<"${RUNGS_RABBITMQ_VERSIONS:-3.10 4.0}"
+	read -r -a versions <<<"${RUNGS_RABBITMQ_VERSIONS:-3.10 4.0 4.3}"
 	for v in "${versions[@]}"; do
 		step "broker: RabbitMQ $v"
 		RUNGS_RABBITMQ=$v bash scripts/broker.sh up
