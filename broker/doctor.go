@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // FeatureFlag is one of the broker's feature flags (GET /api/feature-flags).
@@ -36,6 +38,9 @@ type Node struct {
 	// Plugins are the rabbitmq_* applications the node runs (enabled
 	// plugins and their dependencies), sorted.
 	Plugins []string
+	// Version is the node's RabbitMQ release (its rabbit application's
+	// version); zero while the node has not reported its applications.
+	Version topology.Version
 }
 
 // Nodes lists the cluster's nodes with their running plugins, in one
@@ -45,7 +50,8 @@ func (m *Management) Nodes(ctx context.Context) ([]Node, error) {
 		Name         string `json:"name"`
 		Running      bool   `json:"running"`
 		Applications []struct {
-			Name string `json:"name"`
+			Name    string `json:"name"`
+			Version string `json:"version"`
 		} `json:"applications"`
 	}
 	if err := m.get(ctx, "nodes", url.Values{"columns": {"name,running,applications"}}, &ns); err != nil {
@@ -55,6 +61,9 @@ func (m *Management) Nodes(ctx context.Context) ([]Node, error) {
 	for _, n := range ns {
 		node := Node{Name: n.Name, Running: n.Running}
 		for _, a := range n.Applications {
+			if a.Name == "rabbit" {
+				node.Version, _ = topology.ParseVersion(a.Version)
+			}
 			// rabbitmq_prelaunch is the core's boot application, not a plugin.
 			if strings.HasPrefix(a.Name, "rabbitmq_") && a.Name != "rabbitmq_prelaunch" {
 				node.Plugins = append(node.Plugins, a.Name)

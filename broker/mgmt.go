@@ -37,6 +37,11 @@ var statsColumns = strings.Join([]string{
 	// messages waiting for at-least-once dead-lettering. They count in
 	// neither ready nor unacknowledged.
 	"messages_dlx", "message_bytes_dlx",
+	// Quorum queues from 4.3: messages a delayed retry holds back
+	// (counted in neither ready, unacknowledged nor dlx), and the
+	// delivery limit in force as the broker computed it from arguments,
+	// policies and its default. Older brokers omit both.
+	"messages_delayed", "delivery_limit",
 }, ",")
 
 // Errors the management client wraps; test for them with errors.Is.
@@ -274,6 +279,9 @@ type apiQueue struct {
 	HeadTimestamp *float64 `json:"head_message_timestamp"`
 	DLX           int64    `json:"messages_dlx"`
 	DLXBytes      int64    `json:"message_bytes_dlx"`
+	Delayed       int64    `json:"messages_delayed"`
+	// DeliveryLimit is a number, or "unlimited" where no limit applies.
+	DeliveryLimit any `json:"delivery_limit"`
 }
 
 // Stats implements Inspector with one request using the columns parameter.
@@ -293,8 +301,10 @@ func (m *Management) Stats(ctx context.Context, vhost string) ([]topology.Queue,
 				Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers,
 				PublishRate: q.MessageStats.Publish.Rate, DeliverRate: q.MessageStats.DeliverGet.Rate,
 				Type: q.Type, State: q.State, Expired: q.DLX, ExpiredBytes: q.DLXBytes,
+				Delayed: q.Delayed,
 			},
 		}
+		tq.Stats.DeliveryLimit, tq.Stats.DeliveryLimitReported = reportedLimit(q.DeliveryLimit)
 		if q.HeadTimestamp != nil && *q.HeadTimestamp > 0 {
 			head := time.Unix(int64(*q.HeadTimestamp), 0)
 			if age := now.Sub(head); age > 0 {
@@ -305,6 +315,22 @@ func (m *Management) Stats(ctx context.Context, vhost string) ([]topology.Queue,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// reportedLimit reads the delivery_limit statistic: > 0 a limit, 0 none
+// ("unlimited", or a 0 or negative number); ok is false when the broker did
+// not say (before 4.3, and classic queues).
+func reportedLimit(v any) (limit int, ok bool) {
+	switch n := v.(type) {
+	case float64:
+		if n > 0 {
+			return int(n), true
+		}
+		return 0, true
+	case string:
+		return 0, true
+	}
+	return 0, false
 }
 
 // Overview implements Inspector.
@@ -323,21 +349,6 @@ func (m *Management) Overview(ctx context.Context) (Overview, error) {
 		RabbitMQVersion: o.RabbitMQVersion, ErlangVersion: o.ErlangVersion,
 		ClusterName: o.ClusterName, Node: o.Node, StatsInterval: DefaultStatsInterval,
 	}, nil
-}
-
-// Version is the broker's RabbitMQ release, read from the overview once
-// and remembered.
-func (m *Management) Version(ctx context.Context) (topology.Version, error) {
-	if v := m.version.Load(); v != nil {
-		return *v, nil
-	}
-	ov, err := m.Overview(ctx)
-	if err != nil {
-		return topology.Version{}, err
-	}
-	v, _ := topology.ParseVersion(ov.RabbitMQVersion)
-	m.version.Store(&v)
-	return v, nil
 }
 
 // Vhosts implements Inspector; the names are sorted.

@@ -82,6 +82,7 @@ func (m *mover) copyOf(e *entry) amqp.Publishing {
 		h[k] = v
 	}
 	delete(h, topology.HeaderDeliveryCount)
+	delete(h, topology.HeaderAcquiredCount)
 	if e.route.SaveDeath {
 		if deaths, ok := h[topology.HeaderDeath].([]any); ok {
 			saved, _ := h[topology.HeaderSavedDeath].([]any)

@@ -175,14 +175,20 @@ func TestPeekLeavesMessagesInOrder(t *testing.T) {
 	}
 }
 
-// TestPeekOnQuorum records what a requeue does on a quorum rung: the TTL is
-// not restarted (the message is not late), each peek raises the delivery
-// count, and with a delivery limit a peek dead-letters the message into the
-// next rung before its time.
+// TestPeekOnQuorum records what a peek (basic.get, then basic.nack with
+// requeue) does on a quorum rung: the TTL is not restarted (the message is
+// not late); before 4.3 each peek raises the delivery count, and with a
+// delivery limit a peek dead-letters the message into the next rung before
+// its time; from 4.3 a nack raises only x-acquired-count, so a peek can
+// never push a message on early.
 func TestPeekOnQuorum(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := ctxFor(t, 60*time.Second)
+	ver, err := e.mgmt.Version(ctx)
+	if err != nil || !ver.Known() {
+		t.Fatalf("Version() = %v, %v", ver, err)
+	}
 	quorum := topology.Args{"x-queue-type": "quorum", "x-dead-letter-exchange": "next", "x-message-ttl": int64(2000)}
 	plan := topology.Plan{
 		Exchanges: []topology.Exchange{{Name: "next", Type: "fanout", Durable: true}},
@@ -202,39 +208,80 @@ func TestPeekOnQuorum(t *testing.T) {
 	for i := range 2 {
 		res, err := e.conn.Peek(ctx, "rung", 1)
 		res = res.WithQueueType(topology.Quorum)
-		if err != nil || len(res.Messages) != 1 || res.Messages[0].DeliveryCount != int64(i) {
+		if err != nil || len(res.Messages) != 1 {
 			t.Fatalf("peek %d: %+v, %v", i, res, err)
+		}
+		m := res.Messages[0]
+		wantCount := int64(i)
+		if !ver.QuorumRequeueNackCounts() {
+			wantCount = 0
+		}
+		wantAcquired := int64(-1)
+		if ver.QuorumStampsAcquiredCount() && i > 0 {
+			wantAcquired = int64(i)
+		}
+		if m.DeliveryCount != wantCount || m.AcquiredCount != wantAcquired {
+			t.Errorf("%v: peek %d reads x-delivery-count %d, x-acquired-count %d; want %d, %d", ver, i, m.DeliveryCount, m.AcquiredCount, wantCount, wantAcquired)
 		}
 	}
 	d := waitOne(t, e, "sink", 5*time.Second)
 	took := d.Received.Sub(sent)
-	t.Logf("peeked twice at 1.5s: dead-lettered (%v) after %s; TTL 2s", deathReasons(d), took)
+	t.Logf("%v: peeked twice at 1.5s: dead-lettered (%v) after %s; TTL 2s", ver, deathReasons(d), took)
 	// Restarted at the peek, the TTL would end at 3.5s at the earliest.
 	if took < 2*time.Second || took > 3200*time.Millisecond {
 		t.Errorf("a peeked quorum message expired after %s, want its TTL, 2s (requeue must neither restart nor skip it)", took)
 	}
+	// Dead-lettering leaves x-acquired-count behind (measured on 4.3.6).
+	if n, ok := d.Headers[topology.HeaderAcquiredCount]; ok {
+		t.Errorf("%v: the dead-lettered message carries x-acquired-count %v", ver, n)
+	}
 
-	// x-delivery-limit 1: the second hand-back dead-letters it, 60s early.
+	// x-delivery-limit 1: where a nack counts, the second peek
+	// dead-letters it, 60s early; where it does not, it stays.
 	fill(t, e, "limited", "lim", 1, nil)
 	for range 2 {
 		if _, err := e.conn.Peek(ctx, "limited", 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	d = waitOne(t, e, "sink", 5*time.Second)
-	if r := deathReasons(d); !reflect.DeepEqual(r, []string{"delivery_limit"}) {
-		t.Errorf("x-death reasons %v, want delivery_limit", r)
+	if ver.QuorumRequeueNackCounts() {
+		d = waitOne(t, e, "sink", 5*time.Second)
+		if r := deathReasons(d); !reflect.DeepEqual(r, []string{"delivery_limit"}) {
+			t.Errorf("x-death reasons %v, want delivery_limit", r)
+		}
+	} else {
+		for range 3 {
+			if _, err := e.conn.Peek(ctx, "limited", 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := settledDepth(t, e, "limited", 1); got != 1 {
+			t.Errorf("%v: five peeks of a message with delivery limit 1 left %d in its queue, want 1 (a nack does not count)", ver, got)
+		}
 	}
+	// A new quorum queue reports its figures (delivery_limit among them
+	// on 4.3) from the broker's next statistics emission, every 5 s; older
+	// releases never report the limit, which one emission shows.
 	q := topology.Queue{Name: "limited", Args: plan.Queues[1].Args}
+	for deadline := time.Now().Add(7 * time.Second); !q.Stats.DeliveryLimitReported && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		stats, err := e.mgmt.Stats(ctx, e.vhost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range stats {
+			if s.Name == "limited" {
+				q = s
+			}
+		}
+	}
+	if q.Stats.DeliveryLimitReported != ver.AtLeast(4, 3, 0) {
+		t.Errorf("%v: delivery_limit reported: %v", ver, q.Stats.DeliveryLimitReported)
+	}
 	if limit, known, err := e.mgmt.DeliveryLimit(ctx, e.vhost, q); err != nil || !known || limit != 1 {
 		t.Errorf("DeliveryLimit() = %d, %v, %v", limit, known, err)
 	}
 	// Without an argument or policy, the release's default applies: none
 	// on 3.x, 20 from 4.0.
-	ver, err := e.mgmt.Version(ctx)
-	if err != nil || !ver.Known() {
-		t.Fatalf("Version() = %v, %v", ver, err)
-	}
 	if limit, known, err := e.mgmt.DeliveryLimit(ctx, e.vhost, topology.Queue{Name: "rung", Args: quorum}); err != nil || !known || limit != ver.QuorumDefaultDeliveryLimit() {
 		t.Errorf("DeliveryLimit() on %v without a limit = %d, %v, %v; want %d", ver, limit, known, err, ver.QuorumDefaultDeliveryLimit())
 	}
@@ -246,48 +293,93 @@ func TestPeekOnQuorum(t *testing.T) {
 }
 
 // TestQuorumDeliveryRulesMatchBroker checks topology.Version's quorum
-// rules against the broker the suite runs on: whether a message never
-// handed back carries x-delivery-count, and how many hand-backs the
-// default delivery limit allows before the message is dead-lettered.
+// rules against the broker the suite runs on, for each way a consumer can
+// hand a message back (nack, reject, closing the channel): whether a
+// message never handed back carries x-delivery-count, which hand-backs
+// count, and how many counted hand-backs the default delivery limit allows
+// before the message is dead-lettered.
 func TestQuorumDeliveryRulesMatchBroker(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := ctxFor(t, 90*time.Second)
 	ver, err := e.mgmt.Version(ctx)
 	if err != nil || !ver.Known() {
 		t.Fatalf("Version() = %v, %v", ver, err)
 	}
-	declare(t, e,
-		topology.Queue{Name: "q", Durable: true, Args: topology.Args{"x-queue-type": "quorum", "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "sink"}},
-		topology.Queue{Name: "sink", Durable: true})
-	fill(t, e, "q", "m", 1, nil)
+	conn, err := amqp.DialConfig(e.cfg.URL, amqp.Config{Vhost: e.vhost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
 	limit := ver.QuorumDefaultDeliveryLimit()
-	rounds := limit + 1 // the round that exceeds the limit dead-letters
-	if limit == 0 {
-		rounds = 25 // no default limit: it must survive any number
-	}
-	for i := range rounds {
-		res, err := e.conn.Peek(ctx, "q", 1)
-		if err != nil || len(res.Messages) != 1 {
-			t.Fatalf("%v: hand-back %d: %+v, %v", ver, i, res, err)
-		}
-		raw := res.Messages[0].DeliveryCount
-		if i == 0 && (raw == -1) != ver.QuorumOmitsZeroDeliveryCount() {
-			t.Errorf("%v: a first delivery has x-delivery-count %d; the rule says omitted: %v", ver, raw, ver.QuorumOmitsZeroDeliveryCount())
-		}
-		if got := res.WithQueueType(topology.Quorum).Messages[0].DeliveryCount; got != int64(i) {
-			t.Errorf("%v: hand-back %d reads x-delivery-count %d", ver, i, got)
-		}
-	}
-	if limit == 0 {
-		if got := settledDepth(t, e, "q", 1); got != 1 {
-			t.Errorf("%v has no default delivery limit, but the queue holds %d after %d hand-backs", ver, got, rounds)
-		}
-		return
-	}
-	d := waitOne(t, e, "sink", 10*time.Second)
-	if r := deathReasons(d); !reflect.DeepEqual(r, []string{"delivery_limit"}) {
-		t.Errorf("%v: x-death reasons %v after %d hand-backs, want delivery_limit", ver, r, rounds)
+	for _, how := range []string{"nack", "reject", "close"} {
+		t.Run(how, func(t *testing.T) {
+			q, sink := "q-"+how, "sink-"+how
+			declare(t, e,
+				topology.Queue{Name: q, Durable: true, Args: topology.Args{"x-queue-type": "quorum", "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sink}},
+				topology.Queue{Name: sink, Durable: true})
+			fill(t, e, q, "m", 1, nil)
+			counts := how != "nack" || ver.QuorumRequeueNackCounts()
+			rounds := limit + 1 // the counted round that exceeds the limit dead-letters
+			if limit == 0 || !counts {
+				rounds = 25 // no limit applies: it must survive any number
+			}
+			for i := range rounds {
+				ch, err := conn.Channel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A handed-back message is ready again a moment later.
+				var m amqp.Delivery
+				ok := false
+				for try := 0; try < 500 && err == nil && !ok; try++ {
+					if m, ok, err = ch.Get(q, false); !ok && err == nil {
+						time.Sleep(10 * time.Millisecond)
+					}
+				}
+				if err != nil || !ok {
+					t.Fatalf("%v: hand-back %d: get %v, %v", ver, i, ok, err)
+				}
+				raw, has := topology.HeaderInt(m.Headers[topology.HeaderDeliveryCount])
+				want := int64(i)
+				if !counts {
+					want = 0
+				}
+				if !has && (want > 0 || !ver.QuorumOmitsZeroDeliveryCount()) {
+					t.Errorf("%v: delivery %d has no x-delivery-count", ver, i)
+				}
+				if has && (raw != want || (raw == 0 && ver.QuorumOmitsZeroDeliveryCount())) {
+					t.Errorf("%v: delivery %d reads x-delivery-count %d, want %d (omitted when 0: %v)", ver, i, raw, want, ver.QuorumOmitsZeroDeliveryCount())
+				}
+				acquired, hasAcquired := topology.HeaderInt(m.Headers[topology.HeaderAcquiredCount])
+				if ver.QuorumStampsAcquiredCount() && i > 0 && (!hasAcquired || acquired != int64(i)) {
+					t.Errorf("%v: delivery %d reads x-acquired-count %d (present %v), want %d", ver, i, acquired, hasAcquired, i)
+				}
+				if !ver.QuorumStampsAcquiredCount() && hasAcquired {
+					t.Errorf("%v: delivery %d carries x-acquired-count %d", ver, i, acquired)
+				}
+				switch how {
+				case "nack":
+					err = ch.Nack(m.DeliveryTag, false, true)
+				case "reject":
+					err = ch.Reject(m.DeliveryTag, true)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				ch.Close()
+			}
+			if limit == 0 || !counts {
+				if got := settledDepth(t, e, q, 1); got != 1 {
+					t.Errorf("%v: the queue holds %d after %d hand-backs by %s, want 1 (no limit applies)", ver, got, rounds, how)
+				}
+				return
+			}
+			d := waitOne(t, e, sink, 10*time.Second)
+			if r := deathReasons(d); !reflect.DeepEqual(r, []string{"delivery_limit"}) {
+				t.Errorf("%v: x-death reasons %v after %d hand-backs by %s, want delivery_limit", ver, r, rounds, how)
+			}
+		})
 	}
 }
 

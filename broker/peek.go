@@ -40,6 +40,11 @@ type PeekedMessage struct {
 	// often the message had been handed back before this peek (which adds
 	// one). -1 for a classic queue, which does not count.
 	DeliveryCount int64
+	// AcquiredCount is RabbitMQ 4.3's x-acquired-count: how often the
+	// message had been handed out before this peek, returns included (a
+	// peek's nack raises it but not DeliveryCount there). -1 when the
+	// broker did not stamp it.
+	AcquiredCount int64
 }
 
 // PeekResult is what a Peek saw.
@@ -118,9 +123,13 @@ func peeked(m amqp.Delivery, pos int) PeekedMessage {
 		},
 		Position:      pos,
 		DeliveryCount: -1,
+		AcquiredCount: -1,
 	}
 	if n, ok := topology.HeaderInt(m.Headers[topology.HeaderDeliveryCount]); ok {
 		p.DeliveryCount = n
+	}
+	if n, ok := topology.HeaderInt(m.Headers[topology.HeaderAcquiredCount]); ok {
+		p.AcquiredCount = n
 	}
 	return p
 }
@@ -128,8 +137,9 @@ func peeked(m amqp.Delivery, pos int) PeekedMessage {
 // WithQueueType fills in the delivery counts a quorum queue leaves out.
 // RabbitMQ 3.x stamps x-delivery-count 0 on a quorum message's first
 // delivery, but 4.0 omits the header until the message is first handed
-// back, so on a quorum queue of any version an absent count is 0. A
-// classic queue does not count: its messages keep -1.
+// back (and 4.3 until it is rejected or its channel closed: a nack does
+// not count there), so on a quorum queue of any version an absent count
+// is 0. A classic queue does not count: its messages keep -1.
 func (r PeekResult) WithQueueType(t topology.QueueType) PeekResult {
 	if t != topology.Quorum {
 		return r
@@ -225,6 +235,11 @@ func AssessPeek(q topology.Queue, ladders []topology.Ladder, limit int, known bo
 // policies could not be read (the user lacks the tag); 0 with known true
 // means no limit, -1 that every hand-back dead-letters.
 func (m *Management) DeliveryLimit(ctx context.Context, vhost string, q topology.Queue) (limit int, known bool, err error) {
+	if q.Stats.DeliveryLimitReported {
+		// The broker's own figure (4.3+) already folds in arguments,
+		// policies, operator policies and its default.
+		return q.Stats.DeliveryLimit, true, nil
+	}
 	ver, err := m.Version(ctx)
 	if err != nil {
 		return 0, false, err

@@ -19,15 +19,19 @@ const (
 	HeaderDeath           = "x-death"
 	HeaderFirstDeathQueue = "x-first-death-queue"
 	HeaderDeliveryCount   = "x-delivery-count"
+	// HeaderAcquiredCount is RabbitMQ 4.3's quorum count of every time a
+	// message was handed to a consumer, whatever came back.
+	HeaderAcquiredCount = "x-acquired-count"
 )
 
 // brokerHeaders are every header the broker owns: x-death, the
-// x-first-death-* and x-last-death-* summaries and the quorum delivery count.
+// x-first-death-* and x-last-death-* summaries and the quorum delivery and
+// acquired counts.
 var brokerHeaders = []string{
 	HeaderDeath,
 	HeaderFirstDeathQueue, "x-first-death-reason", "x-first-death-exchange",
 	"x-last-death-queue", "x-last-death-reason", "x-last-death-exchange",
-	HeaderDeliveryCount,
+	HeaderDeliveryCount, HeaderAcquiredCount,
 }
 
 // Headers rungs writes. Values are plain AMQP types (long, longstr,

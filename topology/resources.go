@@ -114,11 +114,22 @@ type QueueStats struct {
 	Expired int64
 	// ExpiredBytes is the body size of Expired (message_bytes_dlx).
 	ExpiredBytes int64
+	// Delayed counts a quorum queue's messages that a delayed retry
+	// (RabbitMQ 4.3's x-delayed-retry-*) holds back after they were
+	// returned: in neither Ready, Unacked nor Expired, and not yet
+	// dead-lettered even when their TTL has passed (messages_delayed).
+	Delayed int64
+	// DeliveryLimit is the limit in force as the broker reports it
+	// (4.3.6 does; 4.0.5 and 3.10.8 do not): > 0 a limit, 0 none. It is
+	// meaningful only when DeliveryLimitReported.
+	DeliveryLimit         int
+	DeliveryLimitReported bool
 }
 
-// Messages is the queue's depth: ready, unacknowledged and expired messages
-// waiting to be dead-lettered. All three are still on the ladder.
-func (s QueueStats) Messages() int64 { return s.Ready + s.Unacked + s.Expired }
+// Messages is the queue's depth: ready, unacknowledged, expired messages
+// waiting to be dead-lettered and messages a delayed retry holds. All are
+// still on the ladder.
+func (s QueueStats) Messages() int64 { return s.Ready + s.Unacked + s.Expired + s.Delayed }
 
 // QueueType reads the queue type from the declared arguments; a queue
 // declared without x-queue-type is classic.

@@ -86,8 +86,13 @@ func (v Version) LosesBCCOnDeadLetterRetry() bool {
 
 // How quorum queues count deliveries differs by release, and rungs must
 // know it to say what a peek or a partial move does to a message. Each
-// rule below was measured against RabbitMQ 3.10.8 and 4.0.5 with basic.get
-// and basic.nack(requeue) (broker/peek_test.go keeps them checked).
+// rule below was measured against RabbitMQ 3.10.8, 4.0.5 and 4.3.6 with
+// basic.get then basic.nack(requeue), basic.reject(requeue) or a channel
+// close (broker/move_test.go keeps them checked on each).
+//
+// Releases between those measured (4.1, 4.2) are taken to behave as the
+// older measured release: a rule that is wrong there errs on the careful
+// side (a peek that asks for --force it did not need).
 
 // QuorumDefaultDeliveryLimit is the delivery limit a quorum queue has when
 // no argument or policy sets one: none (0) before RabbitMQ 4.0, 20 from
@@ -123,4 +128,61 @@ func (v Version) DeliveryLimitOf(n int64) int {
 // 3.x sends 0), so that an absent header means 0, not "not counted".
 func (v Version) QuorumOmitsZeroDeliveryCount() bool {
 	return !v.Known() || v.Major >= 4
+}
+
+// QuorumRequeueNackCounts reports whether a basic.nack with requeue raises
+// a quorum message's x-delivery-count and counts toward its delivery limit.
+// Before 4.3 every hand-back counted. From 4.3.0 a nack is a "return" that
+// does not (measured on 4.3.6: a limit of 2 never dead-lettered after
+// three nacks), while basic.reject with requeue and a channel closed with
+// the message unacknowledged still count. An unknown version counts.
+func (v Version) QuorumRequeueNackCounts() bool {
+	return !v.AtLeast(4, 3, 0)
+}
+
+// QuorumStampsAcquiredCount reports whether quorum deliveries carry
+// x-acquired-count, which counts every hand-out, a returning nack included
+// (4.3.6 stamps it; 4.0.5 and 3.10.8 do not). A replay or retry must not
+// copy it: it describes the message's past in one queue.
+func (v Version) QuorumStampsAcquiredCount() bool {
+	return v.AtLeast(4, 3, 0)
+}
+
+// QuorumPurgeTakesExpired reports whether queue.purge of a quorum queue
+// also deletes the expired messages waiting for at-least-once
+// dead-lettering (messages_dlx). Measured: 4.3.6 purged 3 such messages
+// and reported 3; 3.10.8 and 4.0.5 reported 0 and kept them.
+func (v Version) QuorumPurgeTakesExpired() bool {
+	return v.AtLeast(4, 3, 0)
+}
+
+// QuorumDelayedRetry reports whether quorum queues honour delayed retry
+// (x-delayed-retry-type/-min/-max, or the delayed-retry-* policy keys):
+// a returned or failed message is held back for a while before it is
+// ready again, and reported as messages_delayed. 4.3.0 added it; older
+// releases accept the arguments and ignore them (measured on 4.0.5: a
+// 1 s rung with delayed-retry-min 3 s dead-lettered a peeked message at
+// 1.0 s; on 4.3.6 at 3.1 s).
+func (v Version) QuorumDelayedRetry() bool {
+	return v.AtLeast(4, 3, 0)
+}
+
+// DefinitionsETag reports whether GET /api/definitions/{vhost} answers an
+// If-None-Match with 304 Not Modified when nothing changed (from 4.3.5;
+// measured on 4.3.6). Older releases send no ETag, so asking costs nothing.
+func (v Version) DefinitionsETag() bool {
+	return v.AtLeast(4, 3, 5)
+}
+
+// Oldest is the oldest known version of vs, or the zero Version when none
+// is known. In a cluster of mixed releases (a rolling upgrade), a queue
+// may live on any node, so the oldest node's rules are the ones to heed.
+func Oldest(vs ...Version) Version {
+	var out Version
+	for _, v := range vs {
+		if v.Known() && (!out.Known() || v.Less(out)) {
+			out = v
+		}
+	}
+	return out
 }

@@ -84,3 +84,30 @@ func TestLosesBCCOnDeadLetterRetry(t *testing.T) {
 		}
 	}
 }
+
+func TestQuorumRulesOf43(t *testing.T) {
+	v310, v40, v43, v436, unknown := Version{3, 10, 8}, Version{4, 0, 5}, Version{4, 3, 0}, Version{4, 3, 6}, Version{}
+	for _, c := range []struct {
+		name string
+		rule func(Version) bool
+		want map[Version]bool
+	}{
+		{"a requeueing nack counts", Version.QuorumRequeueNackCounts, map[Version]bool{v310: true, v40: true, v43: false, v436: false, unknown: true}},
+		{"x-acquired-count is stamped", Version.QuorumStampsAcquiredCount, map[Version]bool{v310: false, v40: false, v43: true, unknown: false}},
+		{"purge takes expired", Version.QuorumPurgeTakesExpired, map[Version]bool{v310: false, v40: false, v436: true, unknown: false}},
+		{"delayed retry", Version.QuorumDelayedRetry, map[Version]bool{v310: false, v40: false, v43: true, unknown: false}},
+		{"definitions ETag", Version.DefinitionsETag, map[Version]bool{v40: false, v43: false, {4, 3, 5}: true, v436: true, unknown: false}},
+	} {
+		for v, want := range c.want {
+			if got := c.rule(v); got != want {
+				t.Errorf("%s on %v: %v, want %v", c.name, v, got, want)
+			}
+		}
+	}
+	if got := Oldest(v436, unknown, v40, v43); got != v40 {
+		t.Errorf("Oldest = %v, want 4.0.5", got)
+	}
+	if got := Oldest(unknown); got.Known() {
+		t.Errorf("Oldest of nothing known = %v", got)
+	}
+}
