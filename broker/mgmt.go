@@ -322,11 +322,10 @@ func (m *Management) Stats(ctx context.Context, vhost string) ([]topology.Queue,
 // not say (before 4.3, and classic queues).
 func reportedLimit(v any) (limit int, ok bool) {
 	switch n := v.(type) {
-	case float64:
-		if n > 0 {
-			return int(n), true
+	case json.Number: // get decodes with UseNumber
+		if i, err := n.Int64(); err == nil {
+			return max(int(i), 0), true
 		}
-		return 0, true
 	case string:
 		return 0, true
 	}
