@@ -330,6 +330,17 @@ func (c *Conn) connection(ctx context.Context) (*amqp.Connection, error) {
 
 // channel opens a channel on the live connection, waiting for one if the
 // connection is down.
+// serverVersion is the connected node's RabbitMQ release, from the
+// server properties it sent when the connection opened.
+func serverVersion(conn *amqp.Connection) topology.Version {
+	if conn == nil {
+		return topology.Version{}
+	}
+	s, _ := conn.Properties["version"].(string)
+	v, _ := topology.ParseVersion(s)
+	return v
+}
+
 func (c *Conn) channel(ctx context.Context) (*amqp.Channel, *amqp.Connection, error) {
 	for {
 		conn, err := c.connection(ctx)

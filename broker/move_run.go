@@ -314,11 +314,34 @@ func (r *moveRun) close() {
 	r.unsynced = 0
 	r.inflight = map[uint64]*entry{}
 	r.deferred = nil
+	r.returnUnacked()
 	for _, ch := range []*amqp.Channel{r.probeCh, r.pub, r.src} {
 		if ch != nil {
 			_ = ch.Close()
 		}
 	}
+}
+
+// returnUnacked hands every message the source channel still holds back
+// with one basic.nack(requeue) where the broker does not count a nack as a
+// delivery (RabbitMQ 4.3+), instead of leaving them to the channel close,
+// which a quorum queue counts against the delivery limit on every release.
+// The consumer is cancelled first (waiting for cancel-ok), or the queue
+// would deliver the returned messages straight back to it. The release is
+// the connected node's; in a cluster mid-upgrade an older leader counts
+// the nack, which costs no more than the close would have.
+func (r *moveRun) returnUnacked() {
+	if r.src == nil || r.src.IsClosed() || serverVersion(r.conn).QuorumRequeueNackCounts() {
+		return
+	}
+	if !r.stopping {
+		r.stopping = true
+		if err := r.src.Cancel(r.tag, false); err != nil {
+			return
+		}
+	}
+	// Delivery tag 0 with multiple: every unacknowledged message.
+	_ = r.src.Nack(0, true, true)
 }
 
 // lost classifies a failure: connection gone (resume) or not.
