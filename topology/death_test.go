@@ -128,7 +128,7 @@ func TestQueueRole(t *testing.T) {
 func TestStripBrokerHeaders(t *testing.T) {
 	in := map[string]any{
 		HeaderDeath: []any{}, HeaderFirstDeathQueue: "q", "x-first-death-reason": "expired", "x-first-death-exchange": "",
-		"x-last-death-queue": "q", "x-last-death-reason": "expired", "x-last-death-exchange": "", HeaderDeliveryCount: int64(3),
+		"x-last-death-queue": "q", "x-last-death-reason": "expired", "x-last-death-exchange": "", HeaderDeliveryCount: int64(3), HeaderAcquiredCount: int64(5),
 		"tenant": "acme", HeaderAttempt: int64(2),
 	}
 	before := len(in)
