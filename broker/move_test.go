@@ -713,6 +713,32 @@ func accountFor(t *testing.T, want []string, source, target []broker.Delivery, u
 	}
 }
 
+// TestMoveLeavesBrokerCountsBehind checks that a moved copy does not carry
+// the source queue's delivery counts (x-delivery-count, and 4.3's
+// x-acquired-count): they describe the message's past in that queue.
+func TestMoveLeavesBrokerCountsBehind(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	declare(t, e, topology.Queue{Name: "dlq", Args: topology.Args{"x-queue-type": "quorum"}}, topology.Queue{Name: "target"})
+	fill(t, e, "dlq", "c", 3, nil)
+	for range 2 { // handed back twice, so that every release stamps a count
+		if _, err := e.conn.Peek(ctxFor(t, 10*time.Second), "dlq", 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.conn.Move(ctxFor(t, 30*time.Second), broker.MoveOptions{Source: "dlq", Route: broker.ToQueue("target")})
+	if err != nil || res.Moved != 3 {
+		t.Fatalf("Move() = %+v, %v", res, err)
+	}
+	for _, d := range drainAll(t, e, "target") {
+		for _, h := range []string{topology.HeaderDeliveryCount, topology.HeaderAcquiredCount} {
+			if v, ok := d.Headers[h]; ok {
+				t.Errorf("the moved copy of %s carries the source's %s %v", d.MessageID, h, v)
+			}
+		}
+	}
+}
+
 // TestMoveLimitTouchesOnlyWhatItMoves checks that a limited move from a
 // quorum queue hands no message back unmoved: each hand-back would count as
 // a delivery there.
