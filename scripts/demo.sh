@@ -18,6 +18,9 @@ console=1
 [[ ${1:-} == --no-console ]] && console=0
 [[ -t 0 && -t 1 ]] || console=0
 
+# RabbitMQ 4.3, the series new users meet; RUNGS_RABBITMQ=3.10 or 4.0 for
+# the older ones (scripts/broker.sh builds 4.x's Debian root once).
+export RUNGS_RABBITMQ=${RUNGS_RABBITMQ:-4.3}
 bash scripts/broker.sh up
 eval "$(bash scripts/broker.sh env)"
 export RUNGS_URL RUNGS_MGMT_URL
