@@ -47,7 +47,9 @@ leader node through rabbitmqctl eval; PREFIX is how to run rabbitmqctl
 against the node, e.g. "rabbitmqctl -n rabbit@host" or
 "kubectl exec rabbit-0 -- rabbitmqctl". When the policy does not get a rung
 moving and no PREFIX is given, unstall prints the rabbitmqctl command to run
-on the node. --read-only refuses it.`,
+on the node. On RabbitMQ 4.3 a policy does not revive a stalled rung
+(measured on 4.3.6), so there unstall needs --rabbitmqctl. --read-only
+refuses it.`,
 		Example: `  rungs unstall --ladder jobs
   rungs unstall --ladder jobs jobs.rung.03.1 --yes
   rungs unstall --ladder jobs --rabbitmqctl "kubectl exec rabbit-0 -- rabbitmqctl"`,
@@ -121,6 +123,12 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	for _, t := range targets {
 		names = append(names, t.queue.Name)
 		total += t.before
+	}
+	if ctl == "" {
+		if ver, err := e.mgmt.Version(ctx); err == nil && !ver.PolicyNudgeRevivesDeadLettering() {
+			return fmt.Errorf("on RabbitMQ %s a policy does not get a stalled rung's dead-letter worker going (measured on 4.3.6): "+
+				"run unstall with --rabbitmqctl PREFIX to restart its Ra member; nothing was changed", ver)
+		}
 	}
 	how := "declare a no-op policy on each (deleted again afterwards)"
 	if ctl != "" {

@@ -186,3 +186,14 @@ func Oldest(vs ...Version) Version {
 	}
 	return out
 }
+
+// PolicyNudgeRevivesDeadLettering reports whether applying a policy to a
+// stalled quorum rung restarts its dead-letter worker (see broker's
+// NudgeDeadLettering). Measured: it does on 3.10.8 and 4.0.5; on 4.3.6 a
+// stalled rung stayed stalled under the policy (rabbitmq-server #16652 is
+// listed as fixed in 4.3.3, but the fix is not in 4.3.6's dead-letter
+// worker supervisor), while a restart of the queue's Ra member revived it.
+// Later 4.3 patches are taken to be the same until measured.
+func (v Version) PolicyNudgeRevivesDeadLettering() bool {
+	return !v.AtLeast(4, 3, 0)
+}

@@ -96,6 +96,7 @@ func TestQuorumRulesOf43(t *testing.T) {
 		{"x-acquired-count is stamped", Version.QuorumStampsAcquiredCount, map[Version]bool{v310: false, v40: false, v43: true, unknown: false}},
 		{"purge takes expired", Version.QuorumPurgeTakesExpired, map[Version]bool{v310: false, v40: false, v436: true, unknown: false}},
 		{"delayed retry", Version.QuorumDelayedRetry, map[Version]bool{v310: false, v40: false, v43: true, unknown: false}},
+		{"a policy revives a stalled rung", Version.PolicyNudgeRevivesDeadLettering, map[Version]bool{v310: true, v40: true, v43: false, v436: false, unknown: true}},
 		{"definitions ETag", Version.DefinitionsETag, map[Version]bool{v40: false, v43: false, {4, 3, 5}: true, v436: true, unknown: false}},
 	} {
 		for v, want := range c.want {
