@@ -231,9 +231,10 @@ type StallWatch struct {
 // waiting to be dead-lettered. Rungs is 0 when none does.
 func (o Observer) Waiting() StallWatch {
 	var sw StallWatch
+	live := topology.StatsByName(o.snap.Queues)
 	for _, f := range o.found {
 		for _, r := range f.Ladder.Rungs() {
-			if q, ok := o.snap.Queue(r.Queue); ok && q.Stats.Expired > 0 {
+			if live[r.Queue].Expired > 0 {
 				sw.Rungs++
 				sw.Window = max(sw.Window, health.StallWindow(r.TTL, o.Interval()))
 			}
