@@ -231,3 +231,40 @@ func judged(s LadderState) LadderState {
 	s.Forecast = health.Forecast(s.Found.Ladder, s.Rows, 0)
 	return s
 }
+
+// TestLadderListStuckIsNotStalled: the list counts a ladder's stalled
+// rungs under STALLED and only its otherwise stuck rungs under STUCK, as
+// status, doctor and the exporter do. (It used to add the stalled ones
+// to STUCK.)
+func TestLadderListStuckIsNotStalled(t *testing.T) {
+	snap := fixture.Stalled()
+	items := health.LadderItems(topology.Discover(snap), snap, health.Watch{Interval: 5 * time.Second, Waited: fixture.StalledWaits})
+	view := ansi.Strip(LadderList(ListState{Items: items, Totals: health.Sum(items), Total: len(items), Vhost: "/"}, NewStyles(false), 120, 20))
+	var header, jobs []string
+	for _, l := range strings.Split(view, "\n") {
+		switch f := strings.Fields(l); {
+		case len(f) > 0 && f[0] == "LADDER":
+			header = f
+		case len(f) > 1 && strings.Trim(f[0], "▸") == "" && f[1] == "jobs", len(f) > 0 && f[0] == "jobs":
+			jobs = f
+		}
+	}
+	if len(header) < 4 || len(jobs) < 4 {
+		t.Fatalf("no header or jobs line:\n%s", view)
+	}
+	col := func(name string) string {
+		for i := range header {
+			if header[len(header)-1-i] == name {
+				return jobs[len(jobs)-1-i]
+			}
+		}
+		t.Fatalf("no %s column in %v", name, header)
+		return ""
+	}
+	if col("STUCK") != "0" || col("STALLED") != "3" {
+		t.Errorf("jobs: STUCK %s, STALLED %s\n%s", col("STUCK"), col("STALLED"), view)
+	}
+	if !strings.Contains(view, "3 stalled rungs") || strings.Contains(view, "stuck rung") {
+		t.Errorf("totals line:\n%s", view)
+	}
+}
