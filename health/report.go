@@ -1,7 +1,6 @@
 package health
 
 import (
-	"strings"
 	"time"
 
 	"github.com/rungs-dev/rungs/topology"
@@ -140,16 +139,5 @@ func LadderItems(found []topology.Found, snap topology.Snapshot, w Watch) []Ladd
 // FilterLadders keeps the ladders whose name or layout contains every
 // word of filter.
 func FilterLadders(ls []LadderReport, filter string) []LadderReport {
-	words := strings.Fields(strings.ToLower(filter))
-	if len(words) == 0 {
-		return ls
-	}
-	var out []LadderReport
-	for _, it := range ls {
-		l := it.Found.Ladder
-		if matchAll(strings.ToLower(l.Name+" "+l.Layout), words) {
-			out = append(out, it)
-		}
-	}
-	return out
+	return filterWords(ls, filter, func(lr LadderReport) string { return lr.Found.Ladder.Name + " " + lr.Found.Ladder.Layout })
 }

@@ -13,12 +13,7 @@ import (
 // and in the sum over ladders.
 func TestTotalsOneMeaning(t *testing.T) {
 	snap := fixture.Stalled()
-	var jobs topology.Found
-	for _, f := range topology.Discover(snap) {
-		if f.Ladder.Name == "jobs" {
-			jobs = f
-		}
-	}
+	jobs := foundIn(snap, "jobs")
 	// A rung below the stalled ones holds a message older than the
 	// ladder can hold one: stuck, for another reason.
 	rs := jobs.Ladder.Rungs()

@@ -421,14 +421,20 @@ func OutRate(s topology.QueueStats) float64 { return s.DeliverRate + s.ExpireRat
 // FilterRows keeps the rows whose queue name contains every word of filter
 // (case-insensitive).
 func FilterRows(rows []Row, filter string) []Row {
+	return filterWords(rows, filter, func(r Row) string { return r.Queue })
+}
+
+// filterWords keeps the xs whose text contains every word of filter,
+// ignoring case; all of them when filter has no words.
+func filterWords[T any](xs []T, filter string, text func(T) string) []T {
 	words := strings.Fields(strings.ToLower(filter))
 	if len(words) == 0 {
-		return rows
+		return xs
 	}
-	var out []Row
-	for _, r := range rows {
-		if matchAll(strings.ToLower(r.Queue), words) {
-			out = append(out, r)
+	var out []T
+	for _, x := range xs {
+		if matchAll(strings.ToLower(text(x)), words) {
+			out = append(out, x)
 		}
 	}
 	return out
