@@ -71,8 +71,9 @@ type Row struct {
 	// or not that is the status shown.
 	Stuck bool
 	// Stalled is set when the rung's expired messages wait to be
-	// dead-lettered and do not drain (see Stalled), for Waited. A stalled
-	// rung is never also Stuck: Stuck means not draining for another reason.
+	// dead-lettered and do not drain (see Stalled); Waited is how long
+	// their count has not fallen. A stalled rung is never also Stuck:
+	// Stuck means not draining for another reason.
 	Stalled bool
 	Waited  time.Duration
 	// Hop is where the active trace waits in this rung; End marks the
