@@ -227,10 +227,10 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 // renderLadderView is what the console does with a ladder on every
 // refresh: build its rows from the snapshot, then render the view.
 func renderLadderView(f topology.Found, snap topology.Snapshot) func(w, h int) string {
-	rows := health.LadderRows(f, snap, health.Watch{})
+	lr := health.NewReport([]topology.Found{f}, snap, health.Watch{}).Ladders[0]
 	st := ui.NewStyles(true)
 	return func(w, h int) string {
-		return ui.LadderView(ui.LadderState{Found: f, Rows: rows}, st, w, h)
+		return ui.LadderView(ui.LadderState{Found: f, Rows: lr.Rows, Totals: lr.Totals, Forecast: lr.Forecast}, st, w, h)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -163,19 +164,20 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 		}
 	}
 	var found []topology.Found
-	snaps := map[string]topology.Snapshot{}
+	insp := timed{m, e.opts.timeout}
+	observers := map[string]ops.Observer{}
 	for _, vh := range vhosts {
-		var snap topology.Snapshot
-		if err := call(func(c context.Context) (err error) { snap, err = m.Snapshot(c, vh); return }); err != nil {
-			add("ladders", checkProblem, "cannot read vhost %s: %v", vh, err)
+		scope := ops.Scope{Vhost: vh}
+		if only != "" {
+			scope.Ladders = []string{only}
+		}
+		o, _, err := ops.NewObserver(scope).Refresh(ctx, insp, time.Now)
+		if err != nil {
+			add("ladders", checkProblem, "cannot %v", err)
 			continue
 		}
-		snaps[vh] = snap
-		for _, f := range topology.Discover(snap) {
-			if only == "" || f.Ladder.Name == only {
-				found = append(found, f)
-			}
-		}
+		observers[vh] = o
+		found = append(found, o.Found()...)
 	}
 	if only != "" && len(found) == 0 {
 		add("ladders", checkProblem, "no ladder %q in vhost %s (rungs discover lists the ladders there)", only, strings.Join(vhosts, ", "))
@@ -225,23 +227,26 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 	}
 	// Stalled dead-lettering shows only across samples: watch the vhosts
 	// whose rungs hold expired messages (a no-op for the others).
-	watches := map[string]health.Watch{}
-	for vh, snap := range snaps {
-		snap, w, err := e.watchStalls(ctx, m, snap, found)
+	for _, vh := range vhosts {
+		o, ok := observers[vh]
+		if !ok {
+			continue
+		}
+		o, err := e.watchStalls(ctx, insp, o)
 		if err != nil {
 			add("ladders", checkProblem, "cannot re-read vhost %s: %v", vh, err)
 		}
-		snaps[vh], watches[vh] = snap, w
-	}
-	for _, f := range found {
-		checkLadder(f, snaps[f.Ladder.Vhost], watches[f.Ladder.Vhost], version, add)
+		for _, lr := range o.Report(o.At()).Ladders {
+			checkLadder(lr, version, add)
+		}
 	}
 	return report()
 }
 
 // checkLadder adds one ladder's integrity checks: drift, then every queue
 // the ladder view would mark as a warning or a problem.
-func checkLadder(f topology.Found, snap topology.Snapshot, w health.Watch, version topology.Version, add func(area, status, format string, a ...any)) {
+func checkLadder(lr health.LadderReport, version topology.Version, add func(area, status, format string, a ...any)) {
+	f := lr.Found
 	l := f.Ladder
 	area := "ladder " + l.Name
 	if len(vhostLabel(l)) > 0 {
@@ -263,19 +268,8 @@ func checkLadder(f topology.Found, snap topology.Snapshot, w health.Watch, versi
 	if l.Layout == "nsb1" && version.AtLeast(3, 12, 0) {
 		add(area, checkInfo, "NServiceBus v1 declares lazy queues; RabbitMQ 3.12+ ignores x-queue-mode. v1 dead-letters at most once: NServiceBus' v2 (quorum) infrastructure does not lose messages between levels")
 	}
-	if w.Interval <= 0 {
-		w.Interval = health.DefaultInterval
-	}
-	rows := health.LadderRows(f, snap, w)
-	stuck, inFlight := 0, int64(0)
 	var stalled []string
-	for _, r := range rows {
-		if r.Kind == health.RungRow {
-			inFlight += r.Stats.Messages()
-		}
-		if r.Stuck || r.Stalled {
-			stuck++
-		}
+	for _, r := range lr.Rows {
 		if r.Missing || len(r.Drift) > 0 && r.Kind != health.RungRow {
 			continue // reported as drift above
 		}
@@ -283,7 +277,7 @@ func checkLadder(f topology.Found, snap topology.Snapshot, w health.Watch, versi
 			stalled = append(stalled, r.Queue)
 			add(area, checkProblem, "%s is stalled: %s expired %s waiting to be dead-lettered, none moved on in %s",
 				r.Queue, topology.FormatCount(r.Stats.Expired), topology.Plural(r.Stats.Expired, "message", "messages"),
-				topology.FormatSpan(w.Waited(r.Queue).Truncate(time.Second)))
+				topology.FormatSpan(r.Waited.Truncate(time.Second)))
 			continue
 		}
 		switch r.Severity {
@@ -299,8 +293,8 @@ func checkLadder(f topology.Found, snap topology.Snapshot, w health.Watch, versi
 		add(area, checkInfo, "likely cause: %s", health.StallCause)
 		add(area, checkInfo, "remedy: %s", unstallHint(l, stalled))
 	}
-	if stuck == 0 {
-		add(area, checkOK, "%s in flight, no rung stuck", topology.FormatCount(inFlight))
+	if lr.Totals.Attention() == 0 {
+		add(area, checkOK, "%s in flight, no rung stuck or stalled", topology.FormatCount(lr.Totals.InFlight))
 	}
 }
 

@@ -6,72 +6,68 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// stallSampleEvery is how often a one-shot command re-reads the queue
-// statistics while it waits for the stall rule: twice a statistics
-// interval, so that no emission is missed.
-const stallSampleEvery = health.DefaultInterval / 2
+// timed bounds each management request of an observer by the command's
+// --timeout, as every other request of the CLI is.
+type timed struct {
+	insp    ops.Inspector
+	timeout time.Duration
+}
 
-// watchStalls gives a one-shot command (status, discover, doctor) the
-// history the stall rule needs. When no rung of the ladders found holds
-// expired messages waiting to be dead-lettered, it returns at once. When
-// some do, it re-reads the vhost's queue statistics (one request each time)
-// until health.StallWindow has passed for every such rung, and returns the
-// snapshot with the latest statistics and a Watch that knows how long each
-// waiting count went without falling. A healthy rung's count falls (or
-// empties) within that window; a stalled rung's never does.
-func (e *env) watchStalls(ctx context.Context, m *broker.Management, snap topology.Snapshot, found []topology.Found) (topology.Snapshot, health.Watch, error) {
-	every := health.DefaultInterval
-	w := health.Watch{Interval: every}
-	ttl := map[string]time.Duration{}
-	for _, f := range found {
-		if f.Ladder.Vhost != snap.Vhost && f.Ladder.Vhost != "" {
-			continue
-		}
-		for _, r := range f.Ladder.Rungs() {
-			ttl[r.Queue] = r.TTL
+func (t timed) Snapshot(ctx context.Context, vhost string) (topology.Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.insp.Snapshot(ctx, vhost)
+}
+
+func (t timed) Stats(ctx context.Context, vhost string) ([]topology.Queue, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.insp.Stats(ctx, vhost)
+}
+
+// observe is how a one-shot command (status, discover, doctor, unstall)
+// reads ladders: one snapshot of scope through an ops.Observer, the
+// console's. Stalled dead-lettering shows only across samples, so when a
+// rung holds expired messages waiting to be dead-lettered the observer
+// watches it (ops.Observer.WatchStalls, up to 15s) before judging. The
+// report is as of the last reading. found lists the ladders in scope, for
+// a command to refuse a name that is not there before it waits.
+func (e *env) observe(ctx context.Context, scope ops.Scope, found func([]topology.Found) error) (health.Report, error) {
+	m, err := e.management()
+	if err != nil {
+		return health.Report{}, err
+	}
+	insp := timed{m, e.opts.timeout}
+	o, _, err := ops.NewObserver(scope).Refresh(ctx, insp, time.Now)
+	if err != nil {
+		return health.Report{}, err
+	}
+	if found != nil {
+		if err := found(o.Found()); err != nil {
+			return health.Report{}, err
 		}
 	}
-	var window time.Duration
-	waiting := 0
-	for _, q := range snap.Queues {
-		if t, rung := ttl[q.Name]; rung && q.Stats.Expired > 0 {
-			window = max(window, health.StallWindow(t, every))
-			waiting++
+	o, err = e.watchStalls(ctx, insp, o)
+	if err != nil {
+		return health.Report{}, err
+	}
+	return o.Report(o.At()), nil
+}
+
+// watchStalls runs the observer's stall watch in real time, saying on
+// stderr how long it waits.
+func (e *env) watchStalls(ctx context.Context, insp ops.Inspector, o ops.Observer) (ops.Observer, error) {
+	return o.WatchStalls(ctx, insp, time.Now, ops.Sleep, func(w ops.StallWatch) {
+		if !e.opts.json {
+			fmt.Fprintf(e.Err, "%s with expired messages waiting to be dead-lettered: watching for %s whether they drain…\n",
+				topology.Counted(w.Rungs, "rung", "rungs"), topology.FormatSpan(w.Window))
 		}
-	}
-	if waiting == 0 {
-		return snap, w, nil
-	}
-	start := time.Now()
-	waits := health.Waits{}.Observe(snap.Queues, start)
-	if !e.opts.json {
-		fmt.Fprintf(e.Err, "%s with expired messages waiting to be dead-lettered: watching for %s whether they drain…\n",
-			topology.Counted(waiting, "rung", "rungs"), topology.FormatSpan(window))
-	}
-	last := start
-	for last.Sub(start) < window {
-		select {
-		case <-ctx.Done():
-			return snap, w, ctx.Err()
-		case <-time.After(stallSampleEvery):
-		}
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		qs, err := m.Stats(cctx, snap.Vhost)
-		cancel()
-		if err != nil {
-			return snap, w, err
-		}
-		last = time.Now()
-		waits = waits.Observe(qs, last)
-		snap.Queues = qs
-	}
-	w.Waited = func(q string) time.Duration { return waits.Waited(q, last) }
-	return snap, w, nil
+	})
 }
 
 // unstallHint is the command that cures the named stalled rungs.

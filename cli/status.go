@@ -4,69 +4,26 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/rungs-dev/rungs/exporter"
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
 
-// ladderState is a discovered ladder with its live queue statistics.
-type ladderState struct {
-	found      topology.Found
-	rungs      []rungState
-	terminals  []terminalState
-	inFlight   int64
-	unroutable int64
-	forecast   topology.Forecast
-	stalled    int
-}
-
-type rungState struct {
-	rung    topology.Rung
-	stats   topology.QueueStats
-	present bool
-	stalled bool
-}
-
-type terminalState struct {
-	role, queue string
-	stats       topology.QueueStats
-	present     bool
-}
-
-// stateOf joins a discovered ladder with the snapshot's queue statistics;
-// w says which rungs are stalled (see watchStalls).
+// stateOf judges one ladder on its own, without history.
 func stateOf(f topology.Found, snap topology.Snapshot, w health.Watch) ladderState {
-	st := ladderState{found: f, forecast: health.Forecast(f.Ladder, health.LadderRows(f, snap, w), w.Interval)}
-	for _, r := range f.Ladder.Rungs() {
-		q, ok := snap.Queue(r.Queue)
-		waited := time.Duration(0)
-		if w.Waited != nil {
-			waited = w.Waited(r.Queue)
-		}
-		stalled := health.Stalled(q.Stats, r.TTL, waited, w.Interval) != ""
-		st.rungs = append(st.rungs, rungState{r, q.Stats, ok, stalled})
-		st.inFlight += q.Stats.Messages()
-		if stalled {
-			st.stalled++
-		}
-	}
-	terms := f.Ladder.Terminals()
-	for _, t := range f.Ladder.Targets {
-		terms = append(terms, topology.Terminal{Role: "target", Queue: t})
-	}
-	for _, t := range terms {
-		q, ok := snap.Queue(t.Queue)
-		st.terminals = append(st.terminals, terminalState{t.Role, t.Queue, q.Stats, ok})
-		if t.Role == topology.RoleUnroutable {
-			st.unroutable += q.Stats.Messages()
-		}
-	}
-	return st
+	lr := health.NewReport([]topology.Found{f}, snap, w).Ladders[0]
+	return ladderState{lr, lr.Totals.InFlight}
+}
+
+// ladderState is one ladder of an observer's report; inFlight is its
+// Totals.InFlight, which the purge confirmation reads.
+type ladderState struct {
+	health.LadderReport
+	inFlight int64
 }
 
 func (e *env) statusCommand() *cobra.Command {
@@ -93,42 +50,34 @@ are empty and quiet are left out unless --all; --json always lists them.`,
 }
 
 func (e *env) runStatus(ctx context.Context, only string, all bool) error {
-	snap, err := e.snapshot(ctx)
-	if err != nil {
-		return err
+	scope := ops.Scope{Vhost: e.vhost()}
+	if only != "" {
+		scope.Ladders = []string{only}
 	}
-	var found []topology.Found
-	for _, f := range topology.Discover(snap) {
-		if only == "" || f.Ladder.Name == only {
-			found = append(found, f)
+	rep, err := e.observe(ctx, scope, func(found []topology.Found) error {
+		if only != "" && len(found) == 0 {
+			return fmt.Errorf("no ladder %q in vhost %s (rungs discover lists the ladders there)", only, e.vhost())
 		}
-	}
-	if only != "" && len(found) == 0 {
-		return fmt.Errorf("no ladder %q in vhost %s (rungs discover lists the ladders there)", only, e.vhost())
-	}
-	snap, watch, err := e.watchStalls(ctx, e.mgmt, snap, found)
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	var states []ladderState
-	for _, f := range found {
-		states = append(states, stateOf(f, snap, watch))
 	}
 	if e.opts.json {
-		return writeJSON(e.Out, toJSONStatus(states))
+		return writeJSON(e.Out, toJSONStatus(rep.Ladders))
 	}
-	if len(states) == 0 {
+	if len(rep.Ladders) == 0 {
 		fmt.Fprintf(e.Out, "no ladders in vhost %s\n", e.vhost())
 		return nil
 	}
-	for i, st := range states {
+	for i, lr := range rep.Ladders {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
 		}
-		rows, folded := health.StatusRows(st.found, snap, watch, all)
-		fmt.Fprint(e.Out, ui.LadderText(st.found, rows, folded, e.width()))
-		if st.forecast.Messages > 0 {
-			fmt.Fprint(e.Out, "\n", ui.ForecastText(st.forecast, e.width()))
+		rows, folded := health.StatusRows(lr, all)
+		fmt.Fprint(e.Out, ui.LadderText(lr, rows, folded, e.width()))
+		if lr.Forecast.Messages > 0 {
+			fmt.Fprint(e.Out, "\n", ui.ForecastText(lr.Forecast, e.width()))
 		}
 	}
 	return nil
@@ -144,34 +93,49 @@ type jsonQueue struct {
 	Ready   int64  `json:"ready"`
 	Unacked int64  `json:"unacked"`
 	// Expired messages wait to be dead-lettered (quorum rungs only);
-	// Stalled says they have not drained (health.Stalled).
+	// Stalled says they have not drained (health.Row.Stalled), Stuck that
+	// the rung does not drain for another reason (health.Row.Stuck).
 	Expired      int64   `json:"expired"`
 	ExpiredBytes int64   `json:"expired_bytes"`
 	Stalled      bool    `json:"stalled,omitempty"`
+	Stuck        bool    `json:"stuck,omitempty"`
 	Consumers    int64   `json:"consumers"`
 	InRate       float64 `json:"in_rate"`
 	OutRate      float64 `json:"out_rate"`
 }
 
-func toJSONStatus(states []ladderState) any {
+func toJSONStatus(ls []health.LadderReport) any {
 	out := []map[string]any{}
-	for _, st := range states {
+	for _, lr := range ls {
+		l := lr.Found.Ladder
 		var rungs, terms []jsonQueue
-		for _, r := range st.rungs {
-			level, digit, ttl := r.rung.Level, r.rung.Digit, ms(r.rung.TTL)
+		byQueue := map[string]health.Row{}
+		for _, r := range lr.Rows {
+			byQueue[r.Queue] = r
+			if r.Kind != health.RungRow {
+				continue
+			}
+			level, digit, ttl, s := r.Level, r.Digit, ms(r.TTL), r.Stats
 			rungs = append(rungs, jsonQueue{
-				Role: "rung", Level: &level, Digit: &digit, Queue: r.rung.Queue, TTLMS: &ttl, Present: r.present,
-				Ready: r.stats.Ready, Unacked: r.stats.Unacked, Expired: r.stats.Expired, ExpiredBytes: r.stats.ExpiredBytes, Stalled: r.stalled,
-				Consumers: r.stats.Consumers, InRate: r.stats.PublishRate, OutRate: r.stats.DeliverRate,
+				Role: "rung", Level: &level, Digit: &digit, Queue: r.Queue, TTLMS: &ttl, Present: !r.Missing,
+				Ready: s.Ready, Unacked: s.Unacked, Expired: s.Expired, ExpiredBytes: s.ExpiredBytes, Stalled: r.Stalled, Stuck: r.Stuck,
+				Consumers: s.Consumers, InRate: s.PublishRate, OutRate: s.DeliverRate,
 			})
 		}
-		for _, t := range st.terminals {
-			terms = append(terms, jsonQueue{Role: t.role, Queue: t.queue, Present: t.present, Ready: t.stats.Ready, Unacked: t.stats.Unacked, Consumers: t.stats.Consumers, InRate: t.stats.PublishRate, OutRate: t.stats.DeliverRate})
+		ts := l.Terminals()
+		for _, t := range l.Targets {
+			ts = append(ts, topology.Terminal{Role: "target", Queue: t})
 		}
+		for _, t := range ts {
+			r, listed := byQueue[t.Queue]
+			s := r.Stats
+			terms = append(terms, jsonQueue{Role: t.Role, Queue: t.Queue, Present: listed && !r.Missing, Ready: s.Ready, Unacked: s.Unacked, Consumers: s.Consumers, InRate: s.PublishRate, OutRate: s.DeliverRate})
+		}
+		tt := lr.Totals
 		out = append(out, map[string]any{
-			"ladder": toJSONLadder(st.found.Ladder), "in_flight": st.inFlight, "unroutable": st.unroutable, "stalled": st.stalled,
-			"drift": toJSONDrift(st.found.Drift), "rungs": rungs, "terminals": terms,
-			"forecast": toJSONForecast(st.forecast),
+			"ladder": toJSONLadder(l), "in_flight": tt.InFlight, "unroutable": tt.Unroutable, "stalled": tt.Stalled, "stuck": tt.Stuck,
+			"drift": toJSONDrift(lr.Found.Drift), "rungs": rungs, "terminals": terms,
+			"forecast": toJSONForecast(lr.Forecast),
 		})
 	}
 	return out
@@ -213,22 +177,13 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 			return err
 		}
 	}
-	var states []ladderState
+	var states []health.LadderReport
 	for _, vh := range vhosts {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		snap, err := m.Snapshot(cctx, vh)
-		cancel()
+		rep, err := e.observe(ctx, ops.Scope{Vhost: vh}, nil)
 		if err != nil {
 			return err
 		}
-		found := topology.Discover(snap)
-		snap, watch, err := e.watchStalls(ctx, m, snap, found)
-		if err != nil {
-			return err
-		}
-		for _, f := range found {
-			states = append(states, stateOf(f, snap, watch))
-		}
+		states = append(states, rep.Ladders...)
 	}
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONStatus(states))
@@ -240,13 +195,13 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 	w := table(e.Out)
 	fmt.Fprintln(w, "vhost\tladder\tlayout\tunit\tlevels\tmax delay\tqueues\tin flight\tunroutable\tstalled\tdrift\ttargets")
 	for _, st := range states {
-		l := st.found.Ladder
+		l, tt := st.Found.Ladder, st.Totals
 		levels := fmt.Sprintf("%d", l.Levels)
 		if l.Radix != 2 {
 			levels += fmt.Sprintf("×r%d", l.Radix)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.Vhost, l.Name, l.Layout, topology.FormatDelay(l.Unit), levels,
-			topology.FormatDelay(l.MaxDelay()), l.QueueType, st.inFlight, st.unroutable, st.stalled, len(st.found.Drift), strings.Join(l.Targets, ","))
+			topology.FormatDelay(l.MaxDelay()), l.QueueType, tt.InFlight, tt.Unroutable, tt.Stalled, tt.Drift, strings.Join(l.Targets, ","))
 	}
 	return w.Flush()
 }
@@ -275,7 +230,7 @@ func toJSONForecast(fc topology.Forecast) map[string]any {
 	due := []jsonDue{}
 	for _, d := range fc.Due {
 		by := ms(d.By)
-		due = append(due, jsonDue{exporter.HorizonLabel(d.By), &by, d.Min, d.Max, d.Estimate})
+		due = append(due, jsonDue{topology.FormatHorizon(d.By), &by, d.Min, d.Max, d.Estimate})
 	}
 	due = append(due, jsonDue{"later", nil, fc.Later.Min, fc.Later.Max, fc.Later.Estimate})
 	rungs := []jsonRungForecast{}

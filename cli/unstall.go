@@ -11,6 +11,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -102,15 +103,19 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 			targets = append(targets, stalledRung{q, q.Stats.Expired})
 		}
 	} else {
-		f := topology.Found{Ladder: l}
-		snap2, w, err := e.watchStalls(ctx, e.mgmt, snap, []topology.Found{f})
+		rep, err := e.observe(ctx, ops.Scope{Vhost: e.vhost(), Ladders: []string{l.Name}}, nil)
 		if err != nil {
 			return err
 		}
-		for _, r := range health.LadderRows(f, snap2, w) {
-			if r.Stalled {
-				q, _ := snap2.Queue(r.Queue)
-				targets = append(targets, stalledRung{q, q.Stats.Expired})
+		for _, lr := range rep.Ladders {
+			if lr.Found.Ladder.Layout != l.Layout {
+				continue
+			}
+			for _, r := range lr.Rows {
+				if r.Stalled {
+					q, _ := rep.Snapshot.Queue(r.Queue)
+					targets = append(targets, stalledRung{q, q.Stats.Expired})
+				}
 			}
 		}
 		if len(targets) == 0 {
@@ -232,10 +237,8 @@ func (e *env) verifyDrain(ctx context.Context, targets []stalledRung) ([]stalled
 	pending := append([]stalledRung(nil), targets...)
 	deadline := time.Now().Add(unstallVerify)
 	for len(pending) > 0 && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return pending, ctx.Err()
-		case <-time.After(stallSampleEvery):
+		if err := ops.Sleep(ctx, ops.StallSampleEvery); err != nil {
+			return pending, err
 		}
 		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 		qs, err := e.mgmt.Stats(cctx, e.vhost())

@@ -1,7 +1,9 @@
 // Package exporter serves the ladders of a broker as Prometheus metrics.
-// Each scrape refreshes the way the console does: one management request
-// for the queues' statistics per vhost, and a full snapshot only when the
-// set of queues changed (or every few scrapes, for bindings).
+// Each scrape refreshes one ops.Observer per vhost, the console's: one
+// management request for the queues' statistics per vhost, and a full
+// snapshot only when the set of queues changed (or every few scrapes, for
+// bindings). It writes what the observer's health.Report says and judges
+// nothing itself.
 package exporter
 
 import (
@@ -16,13 +18,9 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
-
-// snapshotEvery is how many scrapes pass between full snapshots of a
-// vhost, as in the console: bindings change rarely, and a change of the
-// queue set triggers a snapshot at once anyway.
-const snapshotEvery = 6
 
 // Options choose what the exporter reads.
 type Options struct {
@@ -49,17 +47,7 @@ type Exporter struct {
 	mu     sync.Mutex // one scrape at a time: each reads the broker
 	scrape int
 	vhosts []string
-	state  map[string]*vhostState
-}
-
-// vhostState is what the exporter keeps between scrapes of one vhost.
-type vhostState struct {
-	snap   topology.Snapshot
-	loaded bool
-	moves  topology.Movements
-	waits  health.Waits
-	// since counts scrapes since the last full snapshot.
-	since int
+	state  map[string]ops.Observer
 }
 
 // New builds an exporter; it does not contact the broker.
@@ -76,7 +64,7 @@ func New(insp broker.Inspector, opt Options) *Exporter {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	return &Exporter{insp: insp, opt: opt, state: map[string]*vhostState{}}
+	return &Exporter{insp: insp, opt: opt, state: map[string]ops.Observer{}}
 }
 
 // Labels of the metrics.
@@ -97,7 +85,8 @@ var (
 	descDLX      = desc("rung_messages_dlx", "Expired messages waiting to be dead-lettered into the next rung (quorum rungs, at-least-once; the management API's messages_dlx). A count that stays up means a stalled rung.", rungLabels)
 	descHeadAge  = desc("rung_head_age_seconds", "Age of the rung's oldest message from its timestamp property (time in higher rungs included); 0 when unknown.", rungLabels)
 	descTTL      = desc("rung_ttl_seconds", "The rung's TTL.", rungLabels)
-	descStalled  = desc("rung_stalled", "1 when the rung is stuck or stalled by the console's rules: a head older than any message can be there, a depth unchanged for longer than the TTL, or expired messages that are not dead-lettered.", rungLabels)
+	descStalled  = desc("rung_stalled", "1 when the rung's dead-lettering stalled by the console's rule: expired messages that are not dead-lettered (rungs unstall restarts it).", rungLabels)
+	descStuck    = desc("rung_stuck", "1 when the rung is stuck for another reason by the console's rules: a head older than any message can be there, or a depth unchanged for longer than the TTL.", rungLabels)
 	descInFlight = desc("ladder_messages_in_flight", "Messages waiting in the ladder's rungs.", ladderLabels)
 	descUnroute  = desc("ladder_messages_unroutable", "Messages in the ladder's unroutable queue.", ladderLabels)
 	descDrift    = desc("ladder_drift", "1 when the ladder on the broker differs from the plan its parameters imply.", ladderLabels)
@@ -114,7 +103,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descHeadAge, descTTL, descStalled,
+	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descHeadAge, descTTL, descStalled, descStuck,
 		descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
 		descUp, descVhostUp, descDuration, descRequests} {
 		ch <- d
@@ -135,7 +124,7 @@ func (x *Exporter) Collect(ch chan<- prometheus.Metric) {
 		up = 0
 	}
 	for _, vh := range x.vhosts {
-		st, snapped, err := x.refresh(ctx, vh)
+		rep, snapped, err := x.refresh(ctx, vh)
 		if err != nil {
 			x.logf("read vhost %s: %v", vh, err)
 			up = 0
@@ -144,7 +133,7 @@ func (x *Exporter) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- gauge(descVhostUp, 1, vh)
 		ch <- gauge(descRequests, b2f(snapped), vh)
-		x.collectVhost(ch, st)
+		x.collectVhost(ch, rep)
 	}
 	ch <- gauge(descUp, up)
 	ch <- gauge(descDuration, x.opt.Now().Sub(start).Seconds())
@@ -157,7 +146,7 @@ func (x *Exporter) listVhosts(ctx context.Context) error {
 		x.vhosts = x.opt.Vhosts
 		return nil
 	}
-	if x.vhosts != nil && (x.scrape-1)%snapshotEvery != 0 {
+	if x.vhosts != nil && (x.scrape-1)%ops.SnapshotEvery != 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
@@ -175,90 +164,55 @@ func (x *Exporter) listVhosts(ctx context.Context) error {
 	return nil
 }
 
-// refresh reads one vhost: statistics in one request, and the full
-// snapshot when none is loaded, one is due, or the queue set changed.
-func (x *Exporter) refresh(ctx context.Context, vhost string) (*vhostState, bool, error) {
-	st := x.state[vhost]
-	if st == nil {
-		st = &vhostState{moves: topology.Movements{}}
-		x.state[vhost] = st
+// refresh reads one vhost through its observer and judges it.
+func (x *Exporter) refresh(ctx context.Context, vhost string) (health.Report, bool, error) {
+	o, ok := x.state[vhost]
+	if !ok {
+		o = ops.NewObserver(ops.Scope{Vhost: vhost}).WithIntervals(0, x.opt.Interval)
 	}
 	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
 	defer cancel()
-	snapshot := func() (*vhostState, bool, error) {
-		snap, err := x.insp.Snapshot(ctx, vhost)
-		if err != nil {
-			return nil, true, err
-		}
-		st.snap, st.loaded, st.since = snap, true, 0
-		st.moves = st.moves.Observe(snap.Queues, x.opt.Now())
-		st.waits = st.waits.Observe(snap.Queues, x.opt.Now())
-		return st, true, nil
+	o, snapped, err := o.Refresh(ctx, x.insp, x.opt.Now)
+	x.state[vhost] = o
+	if err != nil || !o.Loaded() {
+		return health.Report{}, snapped, err
 	}
-	st.since++
-	if !st.loaded || st.since >= snapshotEvery {
-		return snapshot()
-	}
-	qs, err := x.insp.Stats(ctx, vhost)
-	if err != nil {
-		return nil, false, err
-	}
-	if !topology.SameQueueNames(qs, st.snap.Queues) {
-		return snapshot()
-	}
-	st.snap = st.snap.WithStats(topology.StatsByName(qs))
-	st.moves = st.moves.Observe(qs, x.opt.Now())
-	st.waits = st.waits.Observe(qs, x.opt.Now())
-	return st, false, nil
+	return o.Report(x.opt.Now()), snapped, nil
 }
 
 // collectVhost reports every ladder of one vhost.
-func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, st *vhostState) {
-	now := x.opt.Now()
-	// The console's judgement, from the history of these scrapes.
-	watch := health.Watch{
-		Interval: x.opt.Interval,
-		Still:    func(q string) time.Duration { return st.moves.Still(q, now) },
-		Waited:   func(q string) time.Duration { return st.waits.Waited(q, now) },
-	}
-	for _, f := range topology.Discover(st.snap) {
-		l := f.Ladder
+func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) {
+	for _, lr := range rep.Ladders {
+		l := lr.Found.Ladder
 		lv := []string{l.Vhost, l.Name, l.Layout}
-		rows := health.LadderRows(f, st.snap, watch)
-		var inFlight, unroutable int64
-		for _, r := range rows {
-			switch {
-			case r.Missing:
-				continue
-			case r.Kind == health.UnroutableRow:
-				unroutable += r.Stats.Messages()
-				continue
-			case r.Kind != health.RungRow:
+		for _, r := range lr.Rows {
+			if r.Missing || r.Kind != health.RungRow {
 				continue
 			}
 			s := r.Stats
-			inFlight += s.Messages()
 			rv := []string{l.Vhost, l.Name, l.Layout, strconv.Itoa(r.Level), r.Queue}
 			ch <- gauge(descReady, float64(s.Ready), rv...)
 			ch <- gauge(descUnacked, float64(s.Unacked), rv...)
 			ch <- gauge(descDLX, float64(s.Expired), rv...)
 			ch <- gauge(descHeadAge, s.HeadAge.Seconds(), rv...)
 			ch <- gauge(descTTL, r.TTL.Seconds(), rv...)
-			ch <- gauge(descStalled, b2f(r.Stuck || r.Stalled), rv...)
+			ch <- gauge(descStalled, b2f(r.Stalled), rv...)
+			ch <- gauge(descStuck, b2f(r.Stuck), rv...)
 		}
-		ch <- gauge(descInFlight, float64(inFlight), lv...)
-		ch <- gauge(descUnroute, float64(unroutable), lv...)
-		ch <- gauge(descDrift, b2f(len(f.Drift) > 0), lv...)
-		ch <- gauge(descDriftN, float64(len(f.Drift)), lv...)
+		t := lr.Totals
+		ch <- gauge(descInFlight, float64(t.InFlight), lv...)
+		ch <- gauge(descUnroute, float64(t.Unroutable), lv...)
+		ch <- gauge(descDrift, b2f(t.Drift > 0), lv...)
+		ch <- gauge(descDriftN, float64(t.Drift), lv...)
 
-		fc := health.Forecast(l, rows, x.opt.Interval)
+		fc := lr.Forecast
 		due := func(within string, d topology.DueBy) {
 			ch <- gauge(descDue, float64(d.Min), l.Vhost, l.Name, l.Layout, fc.Dest, within, "min")
 			ch <- gauge(descDue, float64(d.Max), l.Vhost, l.Name, l.Layout, fc.Dest, within, "max")
 			ch <- gauge(descDue, float64(d.Estimate), l.Vhost, l.Name, l.Layout, fc.Dest, within, "estimate")
 		}
 		for _, d := range fc.Due {
-			due(HorizonLabel(d.By), d)
+			due(topology.FormatHorizon(d.By), d)
 		}
 		due("later", fc.Later)
 		ch <- gauge(descEarliest, fc.Earliest.Seconds(), lv...)
@@ -267,19 +221,6 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, st *vhostState) {
 		}
 		ch <- gauge(descUnknown, float64(fc.Unknown), lv...)
 	}
-}
-
-// HorizonLabel names a forecast horizon as the within label does: 1m, 10m, 1h, 1d.
-func HorizonLabel(d time.Duration) string {
-	switch {
-	case d%(24*time.Hour) == 0:
-		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
-	case d%time.Hour == 0:
-		return strconv.Itoa(int(d/time.Hour)) + "h"
-	case d%time.Minute == 0:
-		return strconv.Itoa(int(d/time.Minute)) + "m"
-	}
-	return strconv.Itoa(int(d/time.Second)) + "s"
 }
 
 // logf writes one redacted line.

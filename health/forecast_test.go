@@ -11,12 +11,7 @@ import (
 // others keep theirs.
 func TestForecastFollowsRowsJudgement(t *testing.T) {
 	busy := fixture.Busy()
-	var f topology.Found
-	for _, x := range topology.Discover(busy) {
-		if x.Ladder.Name == "orders" {
-			f = x
-		}
-	}
+	f := foundIn(busy, "orders")
 	fc := Forecast(f.Ladder, LadderRows(f, busy, Watch{}), 0)
 	for _, r := range fc.Rungs {
 		if want := r.Rung.Queue == "orders.rung.06"; r.Unknown != want {
@@ -26,4 +21,14 @@ func TestForecastFollowsRowsJudgement(t *testing.T) {
 	if fc.Unknown != 412 || fc.Messages == 0 {
 		t.Errorf("forecast %+v", fc)
 	}
+}
+
+// foundIn is the ladder of that name discovered in snap.
+func foundIn(snap topology.Snapshot, name string) topology.Found {
+	for _, f := range topology.Discover(snap) {
+		if f.Ladder.Name == name {
+			return f
+		}
+	}
+	return topology.Found{}
 }

@@ -71,9 +71,11 @@ type Row struct {
 	// or not that is the status shown.
 	Stuck bool
 	// Stalled is set when the rung's expired messages wait to be
-	// dead-lettered and do not drain (see Stalled). A stalled rung is not
-	// also counted as stuck.
+	// dead-lettered and do not drain (see Stalled); Waited is how long
+	// their count has not fallen. A stalled rung is never also Stuck:
+	// Stuck means not draining for another reason.
 	Stalled bool
+	Waited  time.Duration
 	// Hop is where the active trace waits in this rung; End marks the
 	// queue the traced message ends in.
 	Hop *topology.Hop
@@ -237,8 +239,9 @@ func stalledRung(r *Row, f facts) {
 	if r.Kind != RungRow {
 		return
 	}
-	if s := Stalled(r.Stats, r.TTL, f.watch.waited(r.Queue), f.watch.Interval); s != "" {
-		r.Stalled = true
+	waited := f.watch.waited(r.Queue)
+	if s := Stalled(r.Stats, r.TTL, waited, f.watch.Interval); s != "" {
+		r.Stalled, r.Waited = true, waited
 		r.raise(Problem, "stalled "+topology.FormatCount(r.Stats.Expired), s)
 	}
 }
@@ -394,18 +397,14 @@ func FoldIdleRungs(rows []Row, keep string) ([]Row, int) {
 	return out, folded
 }
 
-// StatusRows are the rows a one-off report (rungs status) lists, judged
-// with what w knows: a one-off report has no history of depths, so a rung
-// counts as stuck only when the broker reports its oldest message as older
-// than the ladder can hold it, and as stalled only if w saw its waiting
-// count over a window (cli's watchStalls). The idle rungs of a ladder above
-// radix 2 are folded away unless all. It returns how many it folded.
-func StatusRows(f topology.Found, snap topology.Snapshot, w Watch, all bool) ([]Row, int) {
-	rows := LadderRows(f, snap, w)
-	if all || f.Ladder.Radix <= 2 {
-		return rows, 0
+// StatusRows are the rows a one-off report (rungs status) lists: the
+// ladder's rows with the idle rungs of a ladder above radix 2 folded away
+// unless all. It returns how many it folded.
+func StatusRows(lr LadderReport, all bool) ([]Row, int) {
+	if all || lr.Found.Ladder.Radix <= 2 {
+		return lr.Rows, 0
 	}
-	return FoldIdleRungs(rows, "")
+	return FoldIdleRungs(lr.Rows, "")
 }
 
 func idle(r Row) bool {
@@ -423,14 +422,20 @@ func OutRate(s topology.QueueStats) float64 { return s.DeliverRate + s.ExpireRat
 // FilterRows keeps the rows whose queue name contains every word of filter
 // (case-insensitive).
 func FilterRows(rows []Row, filter string) []Row {
+	return filterWords(rows, filter, func(r Row) string { return r.Queue })
+}
+
+// filterWords keeps the xs whose text contains every word of filter,
+// ignoring case; all of them when filter has no words.
+func filterWords[T any](xs []T, filter string, text func(T) string) []T {
 	words := strings.Fields(strings.ToLower(filter))
 	if len(words) == 0 {
-		return rows
+		return xs
 	}
-	var out []Row
-	for _, r := range rows {
-		if matchAll(strings.ToLower(r.Queue), words) {
-			out = append(out, r)
+	var out []T
+	for _, x := range xs {
+		if matchAll(strings.ToLower(text(x)), words) {
+			out = append(out, x)
 		}
 	}
 	return out
@@ -443,67 +448,4 @@ func matchAll(s string, words []string) bool {
 		}
 	}
 	return true
-}
-
-// LadderItem is one ladder summarised: a line of the ladder list.
-type LadderItem struct {
-	Found topology.Found
-	// InFlight is the number of messages waiting in the rungs.
-	InFlight int64
-	// Unroutable counts messages in the unroutable queue; -1 when the
-	// layout has none.
-	Unroutable int64
-	// Stuck counts rungs that look stuck, Stalled those whose expired
-	// messages are not being dead-lettered; Missing counts planned queues
-	// the broker lacks.
-	Stuck   int
-	Stalled int
-	Missing int
-}
-
-// LadderItems summarises each found ladder for the list.
-func LadderItems(found []topology.Found, snap topology.Snapshot, w Watch) []LadderItem {
-	items := make([]LadderItem, 0, len(found))
-	for _, f := range found {
-		it := LadderItem{Found: f, Unroutable: -1}
-		for _, r := range LadderRows(f, snap, w) {
-			switch {
-			case r.Kind == RungRow:
-				it.InFlight += r.Stats.Messages()
-			case r.Kind == UnroutableRow:
-				if it.Unroutable < 0 {
-					it.Unroutable = 0
-				}
-				it.Unroutable += r.Stats.Messages()
-			}
-			if r.Stuck {
-				it.Stuck++
-			}
-			if r.Stalled {
-				it.Stalled++
-			}
-			if r.Missing {
-				it.Missing++
-			}
-		}
-		items = append(items, it)
-	}
-	return items
-}
-
-// FilterItems keeps the ladders whose name or layout contains every word
-// of filter.
-func FilterItems(items []LadderItem, filter string) []LadderItem {
-	words := strings.Fields(strings.ToLower(filter))
-	if len(words) == 0 {
-		return items
-	}
-	var out []LadderItem
-	for _, it := range items {
-		l := it.Found.Ladder
-		if matchAll(strings.ToLower(l.Name+" "+l.Layout), words) {
-			out = append(out, it)
-		}
-	}
-	return out
 }

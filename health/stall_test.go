@@ -149,8 +149,8 @@ func TestLadderRowsFlagStalledRungs(t *testing.T) {
 		}
 	}
 	items := LadderItems([]topology.Found{f}, snap, Watch{Interval: 5 * time.Second, Waited: fixture.StalledWaits})
-	if items[0].Stalled != 3 || items[0].InFlight != 536+536+402+120+14 {
-		t.Errorf("item: %d stalled, %d in flight", items[0].Stalled, items[0].InFlight)
+	if tt := items[0].Totals; tt.Stalled != 3 || tt.Stuck != 0 || tt.InFlight != 536+536+402+120+14 {
+		t.Errorf("item: %d stalled, %d stuck, %d in flight", tt.Stalled, tt.Stuck, tt.InFlight)
 	}
 }
 

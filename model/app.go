@@ -18,6 +18,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -71,14 +72,10 @@ type App struct {
 	width  int
 	height int
 
-	// What the broker holds.
-	snap  topology.Snapshot
-	live  map[string]topology.QueueStats
-	found []topology.Found
-	moves topology.Movements
-	// waits follows each rung's expired messages waiting to be
-	// dead-lettered, for the stall rule.
-	waits     health.Waits
+	// What the broker holds, as the observer saw it; found, loaded and
+	// refreshed are its Found, Loaded and At as of the last reading.
+	obs       ops.Observer
+	found     []topology.Found
 	overview  broker.Overview
 	loaded    bool
 	refreshed time.Time
@@ -88,10 +85,8 @@ type App struct {
 	followBroker bool
 	timeout      time.Duration
 	pollGen      int
-	ticks        int
 	seq          int
 	pending      *request
-	snapDue      bool
 	fetchErr     *fetchFailure
 
 	// The AMQP connection, and a one-second clock that runs only while
@@ -134,7 +129,6 @@ func New(opts Options) App {
 	a := App{
 		openName: opts.Ladder, now: now, styles: st,
 		interval: opts.Refresh, timeout: defaultTimeout,
-		moves:  topology.Movements{},
 		prompt: newPrompt(st),
 
 		contexts: opts.Contexts, context: opts.Context, connect: opts.Connect,
@@ -144,13 +138,14 @@ func New(opts Options) App {
 	if a.interval <= 0 {
 		a.interval, a.followBroker = health.DefaultInterval, true
 	}
+	a.obs = a.newObserver()
 	if a.conn != nil {
 		a.connState = a.conn.State()
 	}
 	// The first snapshot is requested by Init; record it here because
 	// Init cannot change the model.
 	a.seq = 1
-	a.pending = &request{kind: fetchSnapshot, seq: 1, started: now()}
+	a.pending = &request{read: a.obs.Next(), seq: 1, started: now()}
 	return a
 }
 
@@ -160,7 +155,7 @@ func New(opts Options) App {
 func (a App) Init() tea.Cmd {
 	cmds := []tea.Cmd{
 		tea.RequestBackgroundColor,
-		fetch(a.insp, a.vhost, fetchSnapshot, a.pending.seq, a.timeout, a.now),
+		fetch(a.insp, a.pending.read, a.pending.seq, a.timeout, a.now),
 		fetchOverview(a.insp, a.timeout),
 		a.poll(),
 	}
@@ -190,7 +185,7 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case tea.PasteMsg:
 		return a.updateFocused(msg)
-	case pollMsg, snapshotMsg, statsMsg, fetchErrMsg, overviewMsg:
+	case pollMsg, readMsg, overviewMsg:
 		a, cmd := a.updateRefresh(msg)
 		a.resize() // the stale-data banner may have come or gone
 		return a, cmd
@@ -562,27 +557,15 @@ func (a *App) rebuild() {
 	if !a.loaded {
 		return
 	}
-	snap := a.merged()
-	now := a.now()
-	// The rules' slack is the slower of the refresh and the broker's
-	// statistics interval: no figure changes more often than that.
-	every := a.overview.StatsInterval
-	if every <= 0 {
-		every = health.DefaultInterval
-	}
-	h := health.Watch{
-		Interval: max(a.interval, every),
-		Still:    func(q string) time.Duration { return a.moves.Still(q, now) },
-		Waited:   func(q string) time.Duration { return a.waits.Waited(q, now) },
-	}
-	a.list.SetItems(health.LadderItems(a.found, snap, h))
+	rep := a.obs.Report(a.now())
+	a.list.SetItems(rep.Ladders)
 	if a.screen != screenLadder {
 		return
 	}
 	cur := a.ladder.Found().Ladder
-	for _, f := range a.found {
-		if f.Ladder.Name == cur.Name && f.Ladder.Layout == cur.Layout {
-			a.ladder.SetRows(f, health.LadderRows(f, snap, h), false)
+	for _, lr := range rep.Ladders {
+		if lr.Found.Ladder.Name == cur.Name && lr.Found.Ladder.Layout == cur.Layout {
+			a.ladder.SetRows(lr, false)
 			return
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 	"github.com/rungs-dev/rungs/ui/fixture"
@@ -398,11 +399,11 @@ func TestRefreshLoop(t *testing.T) {
 	}
 	// Every sixth tick reads the whole snapshot.
 	snaps := fb.calls["snapshot"]
-	for i := 0; i < snapshotEvery; i++ {
+	for i := 0; i < ops.SnapshotEvery; i++ {
 		a, _ = run(t, a, pollMsg{gen: a.pollGen})
 	}
 	if fb.calls["snapshot"] != snaps+1 {
-		t.Errorf("%d ticks made %d snapshots, want 1", snapshotEvery, fb.calls["snapshot"]-snaps)
+		t.Errorf("%d ticks made %d snapshots, want 1", ops.SnapshotEvery, fb.calls["snapshot"]-snaps)
 	}
 	// r restarts the loop with a snapshot.
 	gen := a.pollGen

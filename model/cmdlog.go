@@ -238,8 +238,8 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	b := m.b
 	a.use(b)
 	a.context = m.name
-	a.snap, a.live, a.found, a.moves, a.waits = topology.Snapshot{Vhost: a.vhost}, nil, nil, topology.Movements{}, nil
-	a.overview, a.loaded, a.fetchErr, a.pending, a.snapDue = broker.Overview{}, false, nil, nil, false
+	a.obs, a.found = a.newObserver(), nil
+	a.overview, a.loaded, a.fetchErr, a.pending = broker.Overview{}, false, nil, nil
 	a.screen, a.dialog = screenList, nil
 	a.list = newLadderList(a.vhost, a.styles, a.keys.nav)
 	a.ladder = ladderView{}
@@ -247,7 +247,7 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	a.pollGen++
 	a.result = ui.Result{Kind: ui.ResultOK, Text: "context " + m.name + ": " + b.BrokerLabel + " · vhost " + a.vhost}
 	a.resize()
-	cmds := []tea.Cmd{a.startFetch(fetchSnapshot), fetchOverview(a.insp, a.timeout), a.poll()}
+	cmds := []tea.Cmd{a.startFetch(a.obs.Next()), fetchOverview(a.insp, a.timeout), a.poll()}
 	if a.conn != nil {
 		a.connState = a.conn.State()
 		cmds = append(cmds, watchConn(a.conn.Changes()))

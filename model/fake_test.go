@@ -210,11 +210,7 @@ func update(t *testing.T, a App, msg tea.Msg) App {
 // load answers the first snapshot request, as the program would.
 func load(t *testing.T, a App, fb *fakeBroker) App {
 	t.Helper()
-	snap, err := fb.Snapshot(context.Background(), a.vhost)
-	if err != nil {
-		return update(t, a, fetchErrMsg{seq: a.pending.seq, op: "read vhost " + a.vhost, err: err, at: a.now()})
-	}
-	return update(t, a, snapshotMsg{seq: a.pending.seq, snap: snap, at: a.now()})
+	return update(t, a, readMsg{seq: a.pending.seq, r: a.pending.read.Do(context.Background(), fb, a.now)})
 }
 
 // run sends a message, then runs the commands it returns (and those they

@@ -23,6 +23,8 @@ type ladderView struct {
 	st        ui.Styles
 	found     topology.Found
 	rows      []health.Row // all rows, untraced and unfiltered
+	totals    health.Totals
+	fc        topology.Forecast
 	gone      bool
 	filter    string
 	trace     *ui.TraceState
@@ -110,7 +112,9 @@ func (v *ladderView) ClosePanel() bool {
 
 // KeepRows marks the ladder gone from the broker, keeping what was last
 // known on screen rather than yanking it away.
-func (v *ladderView) KeepRows() { v.SetRows(v.found, v.rows, true) }
+func (v *ladderView) KeepRows() {
+	v.SetRows(health.LadderReport{Found: v.found, Rows: v.rows, Totals: v.totals, Forecast: v.fc}, true)
+}
 
 // TraceMessage traces a peeked message taken from queue: its x-death
 // hops and where it is now, with the cursor on that queue. It replaces
@@ -122,11 +126,12 @@ func (v *ladderView) TraceMessage(mt *ui.MessageTrace, queue string) {
 	v.clamp()
 }
 
-// SetRows replaces the ladder and its rows after a refresh, keeping the
-// cursor on the same queue.
-func (v *ladderView) SetRows(f topology.Found, rows []health.Row, gone bool) {
+// SetRows replaces the ladder, its rows, totals and forecast after a
+// refresh, keeping the cursor on the same queue.
+func (v *ladderView) SetRows(lr health.LadderReport, gone bool) {
 	cur, ok := v.Selected()
-	v.found, v.rows, v.gone = f, rows, gone
+	v.found, v.rows, v.gone = lr.Found, lr.Rows, gone
+	v.totals, v.fc = lr.Totals, lr.Forecast
 	if v.trace != nil {
 		mt := v.traced
 		v.SetTrace(v.trace.Input)
@@ -262,7 +267,7 @@ func (v ladderView) state() ui.LadderState {
 	}
 	rows, folded := v.visible()
 	return ui.LadderState{
-		Found: v.found, Rows: rows, All: v.traceRows(), Folded: folded,
+		Found: v.found, Rows: rows, Folded: folded, Totals: v.totals, Forecast: v.fc,
 		Selected: v.sel, Offset: v.offset, Filter: v.filter,
 		Trace: trace, ShowDrift: v.showDrift, ShowCost: v.showCost && !v.showDrift, Gone: v.gone,
 		ShowForecast: v.showForecast && !v.showDrift && !v.showCost,

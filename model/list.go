@@ -14,8 +14,9 @@ type ladderList struct {
 	keys   navKeys
 	st     ui.Styles
 	vhost  string
-	items  []health.LadderItem // every ladder
-	shown  []health.LadderItem // after the filter
+	items  []health.LadderReport // every ladder
+	shown  []health.LadderReport // after the filter
+	totals health.Totals         // the shown ones
 	filter string
 	sel    int
 	offset int
@@ -39,7 +40,7 @@ func (l *ladderList) SetStyles(st ui.Styles) { l.st = st }
 func (l ladderList) Filter() string { return l.filter }
 
 // SetItems replaces the ladders, keeping the selection on the same ladder.
-func (l *ladderList) SetItems(items []health.LadderItem) {
+func (l *ladderList) SetItems(items []health.LadderReport) {
 	cur, ok := l.Selected()
 	l.items = items
 	l.apply()
@@ -59,7 +60,8 @@ func (l *ladderList) SetFilter(f string) {
 }
 
 func (l *ladderList) apply() {
-	l.shown = health.FilterItems(l.items, l.filter)
+	l.shown = health.FilterLadders(l.items, l.filter)
+	l.totals = health.Sum(l.shown)
 	l.clamp()
 }
 
@@ -120,7 +122,7 @@ func (l ladderList) Update(msg tea.Msg) (ladderList, tea.Cmd) {
 // View renders the list.
 func (l ladderList) View() string {
 	return ui.LadderList(ui.ListState{
-		Items: l.shown, Total: len(l.items), Selected: l.sel, Offset: l.offset,
+		Items: l.shown, Totals: l.totals, Total: len(l.items), Selected: l.sel, Offset: l.offset,
 		Filter: l.filter, Vhost: l.vhost,
 	}, l.st, l.w, l.h)
 }

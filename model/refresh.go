@@ -8,39 +8,24 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// snapshotEvery is how many polls pass between full snapshots. Stats (one
-// request) keep depths live; bindings change rarely, and a change of the
-// queue set triggers a snapshot at once anyway.
-const snapshotEvery = 6
+// The console refreshes through one ops.Observer, the exporter's and the
+// one-shot commands': it decides between a snapshot and statistics and
+// keeps the history the stuck and stalled rules need. The App only runs
+// the loop: one request in flight, ticks, timeouts and errors.
 
 // defaultTimeout bounds one management request. A request that takes
 // longer is abandoned, shown as a failure, and retried on the next poll.
 const defaultTimeout = 15 * time.Second
 
-// fetchKind is what a refresh asks the management API for.
-type fetchKind int
-
-const (
-	fetchStats    fetchKind = iota // one request: queues with statistics
-	fetchSnapshot                  // structure and statistics
-)
-
-// String names the request in error messages.
-func (k fetchKind) String() string {
-	if k == fetchSnapshot {
-		return "snapshot"
-	}
-	return "stats"
-}
-
 // request is the refresh in flight. There is at most one, so a slow broker
 // is never sent a pile of requests, and seq tells its answer from the
 // answer to an abandoned one.
 type request struct {
-	kind    fetchKind
+	read    ops.Read
 	seq     int
 	started time.Time
 }
@@ -50,26 +35,10 @@ type request struct {
 // die instead of doubling the refresh rate.
 type pollMsg struct{ gen int }
 
-// snapshotMsg carries a full snapshot of the vhost.
-type snapshotMsg struct {
-	seq  int
-	snap topology.Snapshot
-	at   time.Time
-}
-
-// statsMsg carries the vhost's queues with fresh statistics.
-type statsMsg struct {
-	seq    int
-	queues []topology.Queue
-	at     time.Time
-}
-
-// fetchErrMsg reports a failed refresh.
-type fetchErrMsg struct {
+// readMsg carries what a refresh read, or its error.
+type readMsg struct {
 	seq int
-	op  string
-	err error
-	at  time.Time
+	r   ops.Reading
 }
 
 // overviewMsg describes the broker, for the header and the refresh rate.
@@ -83,22 +52,11 @@ func (a App) poll() tea.Cmd {
 
 // fetch builds the command for a refresh. It captures everything it needs
 // up front: the closure runs off the UI goroutine and must not touch the model.
-func fetch(insp broker.Inspector, vhost string, kind fetchKind, seq int, timeout time.Duration, now func() time.Time) tea.Cmd {
+func fetch(insp broker.Inspector, read ops.Read, seq int, timeout time.Duration, now func() time.Time) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		if kind == fetchSnapshot {
-			snap, err := insp.Snapshot(ctx, vhost)
-			if err != nil {
-				return fetchErrMsg{seq: seq, op: "read vhost " + vhost, err: err, at: now()}
-			}
-			return snapshotMsg{seq: seq, snap: snap, at: now()}
-		}
-		qs, err := insp.Stats(ctx, vhost)
-		if err != nil {
-			return fetchErrMsg{seq: seq, op: "read queue statistics", err: err, at: now()}
-		}
-		return statsMsg{seq: seq, queues: qs, at: now()}
+		return readMsg{seq: seq, r: read.Do(ctx, insp, now)}
 	}
 }
 
@@ -116,25 +74,19 @@ func fetchOverview(insp broker.Inspector, timeout time.Duration) tea.Cmd {
 	}
 }
 
-// startFetch records a new request and returns its command.
-func (a *App) startFetch(kind fetchKind) tea.Cmd {
+// startFetch records a new request for read and returns its command.
+func (a *App) startFetch(read ops.Read) tea.Cmd {
 	a.seq++
-	a.pending = &request{kind: kind, seq: a.seq, started: a.now()}
-	if kind == fetchSnapshot {
-		a.snapDue = false
-	}
-	return fetch(a.insp, a.vhost, kind, a.seq, a.timeout, a.now)
+	a.pending = &request{read: read, seq: a.seq, started: a.now()}
+	return fetch(a.insp, read, a.seq, a.timeout, a.now)
 }
 
-// nextFetch starts the refresh this moment calls for, unless one is in flight.
+// nextFetch starts the refresh the observer calls for, unless one is in flight.
 func (a *App) nextFetch() tea.Cmd {
 	if a.pending != nil {
 		return nil
 	}
-	if a.snapDue || !a.loaded || a.ticks%snapshotEvery == 0 {
-		return a.startFetch(fetchSnapshot)
-	}
-	return a.startFetch(fetchStats)
+	return a.startFetch(a.obs.Next())
 }
 
 // updateRefresh handles the refresh loop's messages.
@@ -144,72 +96,60 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 		if msg.gen != a.pollGen {
 			return a, nil // an older loop; let it die
 		}
-		a.ticks++
 		if p := a.pending; p != nil && a.now().Sub(p.started) > 2*a.timeout {
 			// Twice its timeout and still no answer, not even the
 			// context's error: the client ignores its context. Give up
 			// on the request, say so, and let the next one start.
 			a.pending = nil
-			a.snapDue = a.snapDue || p.kind == fetchSnapshot
-			a.fetchErr = &fetchFailure{op: "read " + p.kind.String(), err: fmt.Errorf("no answer after %s", topology.FormatAge(a.now().Sub(p.started))), at: a.now()}
+			if p.read.Snapshot {
+				a.obs = a.obs.Resnap()
+			}
+			a.fetchErr = &fetchFailure{op: p.read.Op(), err: fmt.Errorf("no answer after %s", topology.FormatAge(a.now().Sub(p.started))), at: a.now()}
 		}
 		return a, tea.Batch(a.poll(), a.nextFetch(), a.ensureClock())
-	case snapshotMsg:
+	case readMsg:
 		if !a.current(msg.seq) {
 			return a, nil
-		}
-		a.pending, a.fetchErr = nil, nil
-		a.snap = msg.snap
-		a.found = topology.Discover(msg.snap)
-		a.live = topology.StatsByName(msg.snap.Queues)
-		a.moves = a.moves.Observe(msg.snap.Queues, msg.at)
-		a.waits = a.waits.Observe(msg.snap.Queues, msg.at)
-		a.refreshed = msg.at
-		first := !a.loaded
-		a.loaded = true
-		a.rebuild()
-		if first {
-			a.openInitial()
-		}
-		return a, nil
-	case statsMsg:
-		if !a.current(msg.seq) {
-			return a, nil
-		}
-		a.pending, a.fetchErr = nil, nil
-		a.live = topology.StatsByName(msg.queues)
-		a.moves = a.moves.Observe(msg.queues, msg.at)
-		a.waits = a.waits.Observe(msg.queues, msg.at)
-		a.refreshed = msg.at
-		a.rebuild()
-		if !topology.SameQueueNames(msg.queues, a.snap.Queues) {
-			// A queue came or went: the structure changed, so discovery
-			// and drift must be recomputed from a full snapshot now.
-			return a, a.startFetch(fetchSnapshot)
-		}
-		return a, nil
-	case fetchErrMsg:
-		if !a.current(msg.seq) {
-			return a, nil
-		}
-		if a.pending != nil && a.pending.kind == fetchSnapshot {
-			a.snapDue = true
 		}
 		a.pending = nil
-		a.fetchErr = &fetchFailure{op: msg.op, err: msg.err, at: msg.at}
-		return a, a.ensureClock()
+		obs, again := a.obs.Observe(msg.r)
+		a.obs = obs
+		if err := msg.r.Err; err != nil {
+			a.fetchErr = &fetchFailure{op: msg.r.Read.Op(), err: err, at: msg.r.At}
+			return a, a.ensureClock()
+		}
+		a.fetchErr = nil
+		first := !a.loaded
+		a.found, a.loaded, a.refreshed = obs.Found(), obs.Loaded(), obs.At()
+		a.rebuild()
+		if first && a.loaded {
+			a.openInitial()
+		}
+		if again {
+			// A queue came or went: the structure changed, so discovery
+			// and drift must be recomputed from a full snapshot now.
+			return a, a.startFetch(a.obs.Resnap().Next())
+		}
+		return a, nil
 	case overviewMsg:
 		a.overview = msg.ov
+		a.obs = a.obs.WithIntervals(a.interval, msg.ov.StatsInterval)
 		if a.followBroker && msg.ov.StatsInterval > 0 && msg.ov.StatsInterval != a.interval {
 			// Refreshing faster than the broker updates its statistics
 			// shows the same numbers twice; follow its interval.
 			a.interval = msg.ov.StatsInterval
+			a.obs = a.obs.WithIntervals(a.interval, msg.ov.StatsInterval)
 			a.pollGen++
 			return a, a.poll()
 		}
 		return a, nil
 	}
 	return a, nil
+}
+
+// newObserver watches the vhost in use, every ladder in it.
+func (a App) newObserver() ops.Observer {
+	return ops.NewObserver(ops.Scope{Vhost: a.vhost}).WithIntervals(a.interval, 0)
 }
 
 // current reports whether an answer belongs to the request in flight.
@@ -225,17 +165,18 @@ type fetchFailure struct {
 // refreshNow restarts the loop with a full snapshot (the `r` key).
 func (a *App) refreshNow() tea.Cmd {
 	a.pollGen++
-	a.snapDue = true
+	a.obs = a.obs.Resnap()
 	return tea.Batch(a.nextFetch(), a.poll())
 }
 
 // setInterval changes the refresh interval and restarts the loop.
 func (a *App) setInterval(d time.Duration) tea.Cmd {
 	a.interval = d
+	a.obs = a.obs.WithIntervals(d, a.overview.StatsInterval)
 	a.followBroker = false
 	a.pollGen++
 	return a.poll()
 }
 
 // merged is the last snapshot with the freshest statistics laid over it.
-func (a App) merged() topology.Snapshot { return a.snap.WithStats(a.live) }
+func (a App) merged() topology.Snapshot { return a.obs.Snapshot() }

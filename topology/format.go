@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// These format numbers and durations for sentences that both the console
-// and the CLI print (status lines, stuck-rung explanations). They live in
-// topology, not ui, because the health rules that write those sentences
-// are domain code and must not import a drawing package.
+// This file is rungs' one home for formatting numbers, spans and labels:
+// the console, the CLI, the exporter and the health rules' sentences all
+// print through it, so that a count or a horizon reads the same
+// everywhere. It lives in topology, not ui, because the health rules that
+// write those sentences are domain code and must not import a drawing
+// package. (ui keeps only what fits cells: ShortDelay, Rate.)
 
 // FormatCount prints a message count in at most six cells: exact below a
 // million, so that a depth that moves by one is visible, then 1.2M, 34M,
@@ -22,18 +24,33 @@ func FormatCount(n int64) string {
 	case n < 1_000_000:
 		return strconv.FormatInt(n, 10)
 	case n < 1_000_000_000:
-		return compactNumber(float64(n)/1e6, "M")
+		return Compact(float64(n)/1e6, "M")
 	default:
-		return compactNumber(float64(n)/1e9, "G")
+		return Compact(float64(n)/1e9, "G")
 	}
 }
 
-// compactNumber prints v with one decimal below ten and none above.
-func compactNumber(v float64, suffix string) string {
+// Compact prints v with one decimal below ten and none above, then the
+// unit: Compact(1.23, "M") is 1.2M, Compact(34.5, " kB") is 34 kB.
+func Compact(v float64, suffix string) string {
 	if v < 10 {
 		return strconv.FormatFloat(v, 'f', 1, 64) + suffix
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64) + suffix
+}
+
+// FormatHorizon names a forecast horizon in its largest whole unit: 1m,
+// 10m, 1h, 1d (the exporter's within label and status --json's).
+func FormatHorizon(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	case d%time.Hour == 0:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	case d%time.Minute == 0:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	return strconv.Itoa(int(d/time.Second)) + "s"
 }
 
 // FormatSpan prints a span of time exactly, as FormatDelay does, except

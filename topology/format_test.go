@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -38,6 +39,24 @@ func TestParseRate(t *testing.T) {
 	for _, bad := range []string{"", "0", "-5", "fast", "10/d", "/s"} {
 		if _, err := ParseRate(bad); err == nil {
 			t.Errorf("ParseRate(%q) accepted", bad)
+		}
+	}
+}
+
+func TestFormatHorizon(t *testing.T) {
+	var got []string
+	for _, h := range Horizons {
+		got = append(got, FormatHorizon(h))
+	}
+	if strings.Join(got, ",") != "1m,10m,1h,1d" || FormatHorizon(90*time.Second) != "90s" {
+		t.Errorf("labels %v", got)
+	}
+}
+
+func TestCompact(t *testing.T) {
+	for v, want := range map[float64]string{1.234: "1.2k", 12.5: "12k", 9.96: "10.0k"} {
+		if got := Compact(v, "k"); got != want {
+			t.Errorf("Compact(%v) = %s, want %s", v, got, want)
 		}
 	}
 }

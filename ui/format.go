@@ -23,15 +23,8 @@ func Rate(r float64) string {
 	case r < 1000:
 		return strconv.FormatFloat(r, 'f', 0, 64)
 	default:
-		return compact(r/1000, "k")
+		return topology.Compact(r/1000, "k")
 	}
-}
-
-func compact(v float64, suffix string) string {
-	if v < 10 {
-		return strconv.FormatFloat(v, 'f', 1, 64) + suffix
-	}
-	return strconv.FormatFloat(v, 'f', 0, 64) + suffix
 }
 
 // ShortDelay prints a delay in at most two adjacent units, for narrow

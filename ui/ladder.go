@@ -16,8 +16,10 @@ type LadderState struct {
 	Found topology.Found
 	// Rows are the rows to show, already traced and filtered.
 	Rows []health.Row
-	// All are the rows before filtering, for the summary; nil means Rows.
-	All []health.Row
+	// Totals and Forecast are the ladder's, as its health.LadderReport
+	// has them: the summary and the forecast draw them as they are.
+	Totals   health.Totals
+	Forecast topology.Forecast
 	// Selected indexes Rows; Offset is the first visible table line.
 	Selected int
 	Offset   int
@@ -129,11 +131,7 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 	case s.ShowCost:
 		parts.block(costList(s.Found.Ladder, st, w, tableH+1, true), tableH+1)
 	case s.ShowForecast:
-		all := s.All
-		if all == nil {
-			all = s.Rows
-		}
-		parts.block(forecastList(health.Forecast(s.Found.Ladder, all, 0), st, w, tableH+1, true), tableH+1)
+		parts.block(forecastList(s.Forecast, st, w, tableH+1, true), tableH+1)
 	default:
 		parts.fitted(ladderTable(s, ls, st, w, tableH), tableH+1)
 	}
@@ -151,32 +149,9 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 
 // ladderSummary is two lines: what the ladder is, and how healthy it is.
 func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) string {
-	l := s.Found.Ladder
-	var inFlight, expired int64
-	stuck, stalled, problems := 0, 0, 0
-	var unroutable int64
-	all := s.All
-	if all == nil {
-		all = s.Rows
-	}
-	for _, r := range all {
-		if r.Kind == health.RungRow {
-			inFlight += r.Stats.Messages()
-			expired += r.Stats.Expired
-		}
-		if r.Kind == health.UnroutableRow {
-			unroutable += r.Stats.Messages()
-		}
-		if r.Stuck {
-			stuck++
-		}
-		if r.Stalled {
-			stalled++
-		}
-		if r.Severity >= health.Warning && !r.Stuck && !r.Stalled {
-			problems++
-		}
-	}
+	l, t := s.Found.Ladder, s.Totals
+	inFlight, expired, unroutable := t.InFlight, t.Expired, t.Unroutable
+	stuck, stalled, problems := t.Stuck, t.Stalled, t.Problems
 	sep := st.Faint.Render(" · ")
 	shape := fmt.Sprintf("%d levels × %s", l.Levels, topology.FormatSpan(l.Unit))
 	if l.Radix != 2 {
@@ -553,12 +528,13 @@ func rowDetail(s LadderState, st Styles, w int) string {
 // non-interactive use (`rungs status`): the summary, the rows (folded of
 // them: idle rungs left out, see health.StatusRows), what is wrong with
 // which queue, and the drift. A width of 0 or less means 120.
-func LadderText(f topology.Found, rows []health.Row, folded, width int) string {
+func LadderText(lr health.LadderReport, rows []health.Row, folded, width int) string {
 	if width <= 0 {
 		width = 120
 	}
 	var st Styles
-	s := LadderState{Found: f, Rows: rows, Selected: -1, Folded: folded}
+	f := lr.Found
+	s := LadderState{Found: f, Rows: rows, Selected: -1, Folded: folded, Totals: lr.Totals, Forecast: lr.Forecast}
 	out := []string{ladderSummary(s, st, width, "", false)}
 	out = append(out, "")
 	for _, l := range tableText(ladderLayout(s, width), s, tableLines(rows), st, width) {

@@ -11,8 +11,11 @@ import (
 
 // ListState is what the ladder list shows.
 type ListState struct {
-	Items    []health.LadderItem // after filtering
-	Total    int                 // ladders before filtering
+	Items []health.LadderReport // after filtering
+	// Totals are the Items' (health.Sum); Total counts the ladders before
+	// filtering.
+	Totals   health.Totals
+	Total    int
 	Selected int
 	Offset   int
 	Filter   string
@@ -35,6 +38,7 @@ func listColumns() []column {
 		{id: "targets", title: "TARGETS", width: 7, right: true, drop: 6},
 		{id: "flight", title: "IN FLIGHT", width: 9, right: true},
 		{id: "stuck", title: "STUCK", width: 5, right: true, drop: 3},
+		{id: "stalled", title: "STALLED", width: 7, right: true, drop: 4},
 		{id: "drift", title: "DRIFT", width: 5, right: true},
 		{id: "unroutable", title: "UNROUTABLE", width: 10, right: true},
 	}
@@ -75,8 +79,8 @@ func LadderList(s ListState, st Styles, w, h int) string {
 
 // itemLine writes one row of the list to b and returns its width, as
 // table.row does. p is the row's palette: plain, or the selection's.
-func itemLine(b *strings.Builder, t table, it health.LadderItem, selected bool, p *palette) int {
-	l := it.Found.Ladder
+func itemLine(b *strings.Builder, tb table, it health.LadderReport, selected bool, p *palette) int {
+	l, t := it.Found.Ladder, it.Totals
 	mark := " "
 	if selected {
 		mark = "▸"
@@ -87,7 +91,7 @@ func itemLine(b *strings.Builder, t table, it health.LadderItem, selected bool, 
 		}
 		return cell{text: topology.FormatCount(n), ink: bad}
 	}
-	return t.row(b, p, func(c column, _ int) cell {
+	return tb.row(b, p, func(c column, _ int) cell {
 		switch c.id {
 		case "mark":
 			return cell{text: mark, ink: &p.accent}
@@ -108,17 +112,18 @@ func itemLine(b *strings.Builder, t table, it health.LadderItem, selected bool, 
 		case "targets":
 			return cell{text: strconv.Itoa(len(l.Targets)), ink: &p.text}
 		case "flight":
-			return num(it.InFlight, &p.text)
+			return num(t.InFlight, &p.text)
 		case "stuck":
-			// A stalled rung is stuck for a known reason: one column.
-			return num(int64(it.Stuck+it.Stalled), &p.danger)
+			return num(int64(t.Stuck), &p.danger)
+		case "stalled":
+			return num(int64(t.Stalled), &p.danger)
 		case "drift":
-			return num(int64(len(it.Found.Drift)), &p.warn)
+			return num(int64(t.Drift), &p.warn)
 		case "unroutable":
-			if it.Unroutable < 0 {
+			if !t.HasUnroutable {
 				return cell{text: "—", ink: &p.faint}
 			}
-			return num(it.Unroutable, &p.danger)
+			return num(t.Unroutable, &p.danger)
 		}
 		return cell{}
 	})
@@ -126,17 +131,8 @@ func itemLine(b *strings.Builder, t table, it health.LadderItem, selected bool, 
 
 // listTotals sums the visible ladders on the last line.
 func listTotals(s ListState, st Styles, w, rowsH int) string {
-	var flight, unroutable int64
-	drift, stuck, stalled := 0, 0, 0
-	for _, it := range s.Items {
-		flight += it.InFlight
-		unroutable += max(it.Unroutable, 0)
-		stuck += it.Stuck
-		stalled += it.Stalled
-		if len(it.Found.Drift) > 0 {
-			drift++
-		}
-	}
+	t := s.Totals
+	flight, unroutable, drift, stuck, stalled := t.InFlight, t.Unroutable, t.Drifted, t.Stuck, t.Stalled
 	sep := st.Faint.Render(" · ")
 	n := len(s.Items)
 	count := fmt.Sprintf("%d %s", n, topology.Plural(int64(n), "ladder", "ladders"))

@@ -214,9 +214,9 @@ func byteSize(n int) string {
 	case n < 1000:
 		return fmt.Sprintf("%d B", n)
 	case n < 1_000_000:
-		return compact(float64(n)/1e3, " kB")
+		return topology.Compact(float64(n)/1e3, " kB")
 	default:
-		return compact(float64(n)/1e6, " MB")
+		return topology.Compact(float64(n)/1e6, " MB")
 	}
 }
 

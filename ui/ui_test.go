@@ -132,7 +132,7 @@ func TestLadderViewGolden(t *testing.T) {
 	for name, mk := range cases {
 		for _, sz := range sizes {
 			t.Run(fmt.Sprintf("%s/%dx%d", name, sz.w, sz.h), func(t *testing.T) {
-				s := mk()
+				s := judged(mk())
 				body := sz.h - HeaderHeight - 1
 				view := LadderView(s, NewStyles(true), sz.w, body)
 				checkFrame(t, view, sz.w, body)
@@ -146,8 +146,8 @@ func TestLadderListGolden(t *testing.T) {
 	busy := fixture.Busy()
 	items := health.LadderItems(topology.Discover(busy), busy, health.Watch{Interval: 5 * time.Second})
 	cases := map[string]ListState{
-		"busy":     {Items: items, Total: len(items), Selected: 1, Vhost: "/"},
-		"filtered": {Items: health.FilterItems(items, "zzz"), Total: len(items), Filter: "zzz", Vhost: "/"},
+		"busy":     {Items: items, Totals: health.Sum(items), Total: len(items), Selected: 1, Vhost: "/"},
+		"filtered": {Items: health.FilterLadders(items, "zzz"), Total: len(items), Filter: "zzz", Vhost: "/"},
 		"empty":    {Vhost: "/"},
 	}
 	for name, s := range cases {
@@ -167,8 +167,9 @@ func TestLadderTextGolden(t *testing.T) {
 	for _, w := range []int{80, 120} {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
 			f := found(t, busy, "orders")
-			rows, folded := health.StatusRows(f, busy, health.Watch{}, false)
-			out := LadderText(f, rows, folded, w)
+			lr := report(f, busy, health.Watch{})
+			rows, folded := health.StatusRows(lr, false)
+			out := LadderText(lr, rows, folded, w)
 			if strings.Contains(out, "\x1b") {
 				t.Error("LadderText wrote escape sequences")
 			}
@@ -187,8 +188,9 @@ func TestLadderTextFoldsIdleRungs(t *testing.T) {
 	busy := fixture.Busy()
 	f := found(t, busy, "retry4")
 	text := func(all bool) string {
-		rows, n := health.StatusRows(f, busy, health.Watch{}, all)
-		return LadderText(f, rows, n, 100)
+		lr := report(f, busy, health.Watch{})
+		rows, n := health.StatusRows(lr, all)
+		return LadderText(lr, rows, n, 100)
 	}
 	folded, all := text(false), text(true)
 	if !strings.Contains(folded, "idle rungs not listed: --all lists every rung") || strings.Contains(all, "not listed") {
@@ -206,12 +208,63 @@ func TestLadderTextStalled(t *testing.T) {
 	snap := fixture.Stalled()
 	f := found(t, snap, "jobs")
 	w := health.Watch{Interval: 5 * time.Second, Waited: fixture.StalledWaits}
-	rows, folded := health.StatusRows(f, snap, w, false)
-	out := LadderText(f, rows, folded, 80)
+	lr := report(f, snap, w)
+	rows, folded := health.StatusRows(lr, false)
+	out := LadderText(lr, rows, folded, 80)
 	for _, want := range []string{"✗ 3 stalled", "EXPIRED", "jobs.rung.03.1: stalled: 536 expired", "run rungs"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status text lacks %q:\n%s", want, out)
 		}
 	}
 	golden.RequireEqual(t, out)
+}
+
+// report judges one ladder as the observer would.
+func report(f topology.Found, snap topology.Snapshot, w health.Watch) health.LadderReport {
+	return health.NewReport([]topology.Found{f}, snap, w).Ladders[0]
+}
+
+// judged gives a state the totals and forecast of the rows it shows, as
+// the model does from the observer's report.
+func judged(s LadderState) LadderState {
+	s.Totals = health.Total(s.Found, s.Rows)
+	s.Forecast = health.Forecast(s.Found.Ladder, s.Rows, 0)
+	return s
+}
+
+// TestLadderListStuckIsNotStalled: the list counts a ladder's stalled
+// rungs under STALLED and only its otherwise stuck rungs under STUCK, as
+// status, doctor and the exporter do. (It used to add the stalled ones
+// to STUCK.)
+func TestLadderListStuckIsNotStalled(t *testing.T) {
+	snap := fixture.Stalled()
+	items := health.LadderItems(topology.Discover(snap), snap, health.Watch{Interval: 5 * time.Second, Waited: fixture.StalledWaits})
+	view := ansi.Strip(LadderList(ListState{Items: items, Totals: health.Sum(items), Total: len(items), Vhost: "/"}, NewStyles(false), 120, 20))
+	var header, jobs []string
+	for _, l := range strings.Split(view, "\n") {
+		switch f := strings.Fields(l); {
+		case len(f) > 0 && f[0] == "LADDER":
+			header = f
+		case len(f) > 1 && strings.Trim(f[0], "▸") == "" && f[1] == "jobs", len(f) > 0 && f[0] == "jobs":
+			jobs = f
+		}
+	}
+	if len(header) < 4 || len(jobs) < 4 {
+		t.Fatalf("no header or jobs line:\n%s", view)
+	}
+	col := func(name string) string {
+		for i := range header {
+			if header[len(header)-1-i] == name {
+				return jobs[len(jobs)-1-i]
+			}
+		}
+		t.Fatalf("no %s column in %v", name, header)
+		return ""
+	}
+	if col("STUCK") != "0" || col("STALLED") != "3" {
+		t.Errorf("jobs: STUCK %s, STALLED %s\n%s", col("STUCK"), col("STALLED"), view)
+	}
+	if !strings.Contains(view, "3 stalled rungs") || strings.Contains(view, "stuck rung") {
+		t.Errorf("totals line:\n%s", view)
+	}
 }

@@ -1,0 +1,286 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// The observer is rungs' one way of watching ladders: the console's
+// refresh loop, the exporter's scrapes and the one-shot commands (status,
+// discover, doctor, unstall) all read the broker through it and draw the
+// health.Report it hands out. It owns the snapshot-or-stats strategy, the
+// movement history the stuck rule needs and the waiting history of the
+// stall rule, so that none of them is kept twice.
+
+// Inspector is all the observer reads from the management API. Every
+// read names the observer's Scope through Read.Do, so that a broker
+// client able to read only the ladders in scope plugs in there and
+// nowhere else.
+type Inspector interface {
+	Snapshot(ctx context.Context, vhost string) (topology.Snapshot, error)
+	Stats(ctx context.Context, vhost string) ([]topology.Queue, error)
+}
+
+// SnapshotEvery is how many reads make one full snapshot; the others read
+// only the statistics (one request). Bindings change rarely, and a change
+// of the queue set calls for a snapshot at once anyway.
+const SnapshotEvery = 6
+
+// Scope is what an observer watches: one vhost and, when Ladders is not
+// empty, only the ladders of those names in it.
+type Scope struct {
+	Vhost   string
+	Ladders []string
+}
+
+// Watches reports whether the ladder is in scope.
+func (s Scope) Watches(l topology.Ladder) bool {
+	return len(s.Ladders) == 0 || slices.Contains(s.Ladders, l.Name)
+}
+
+// Read is one request the observer asks for: the full snapshot of its
+// scope, or only the statistics of the scope's queues.
+type Read struct {
+	Scope    Scope
+	Snapshot bool
+}
+
+// Op names the read in error messages.
+func (r Read) Op() string {
+	if r.Snapshot {
+		return "read vhost " + r.Scope.Vhost
+	}
+	return "read queue statistics"
+}
+
+// Do performs the read. It is the only place the observer calls the
+// broker, and it may run off the caller's goroutine (the console runs it
+// in a tea.Cmd): it touches nothing but its arguments.
+func (r Read) Do(ctx context.Context, insp Inspector, now func() time.Time) Reading {
+	if r.Snapshot {
+		snap, err := insp.Snapshot(ctx, r.Scope.Vhost)
+		return Reading{Read: r, Snap: snap, Queues: snap.Queues, At: now(), Err: err}
+	}
+	qs, err := insp.Stats(ctx, r.Scope.Vhost)
+	return Reading{Read: r, Queues: qs, At: now(), Err: err}
+}
+
+// Reading is what one Read returned: a snapshot (Snap, with its queues
+// also in Queues) or the queues with their statistics, or an error.
+type Reading struct {
+	Read   Read
+	Snap   topology.Snapshot
+	Queues []topology.Queue
+	At     time.Time
+	Err    error
+}
+
+// Observer is what is known of a scope after the readings so far. It is a
+// value: Observe returns a new one and never changes what an older value
+// holds, so that a copy handed to Bubble Tea stays what it was.
+type Observer struct {
+	scope Scope
+	// refresh is how often the caller reads, stats the broker's
+	// statistics interval; the rules' slack is the slower of the two.
+	refresh, stats time.Duration
+
+	loaded bool
+	snap   topology.Snapshot // the last snapshot, statistics merged in
+	found  []topology.Found  // its ladders in scope
+	moves  topology.Movements
+	waits  health.Waits
+	at     time.Time
+	// since counts reads since the last snapshot; due asks for a
+	// snapshot next, whatever the count.
+	since int
+	due   bool
+}
+
+// NewObserver watches scope; it knows nothing until its first reading.
+func NewObserver(scope Scope) Observer {
+	return Observer{scope: scope, snap: topology.Snapshot{Vhost: scope.Vhost}, moves: topology.Movements{}}
+}
+
+// Scope is what the observer watches.
+func (o Observer) Scope() Scope { return o.scope }
+
+// WithIntervals sets how often the caller reads (0: unknown) and the
+// broker's statistics interval (0: health.DefaultInterval).
+func (o Observer) WithIntervals(refresh, stats time.Duration) Observer {
+	o.refresh, o.stats = refresh, stats
+	return o
+}
+
+// Interval is the slack the rules and the forecast allow for stale
+// figures: the slower of the refresh and the broker's statistics
+// interval, since no figure changes more often than that.
+func (o Observer) Interval() time.Duration {
+	every := o.stats
+	if every <= 0 {
+		every = health.DefaultInterval
+	}
+	return max(o.refresh, every)
+}
+
+// Loaded reports whether a snapshot has been read.
+func (o Observer) Loaded() bool { return o.loaded }
+
+// At is when the last successful reading was taken.
+func (o Observer) At() time.Time { return o.at }
+
+// Snapshot is the last snapshot with the freshest statistics laid over it.
+func (o Observer) Snapshot() topology.Snapshot { return o.snap }
+
+// Found lists the ladders in scope, as of the last snapshot.
+func (o Observer) Found() []topology.Found { return o.found }
+
+// Next is the read the next refresh makes: a full snapshot before the
+// first one, when one is due, and every SnapshotEvery reads; otherwise
+// the statistics alone.
+func (o Observer) Next() Read {
+	return Read{Scope: o.scope, Snapshot: !o.loaded || o.due || o.since >= SnapshotEvery-1}
+}
+
+// Resnap makes the next read a full snapshot (the operator asked, or a
+// snapshot was abandoned).
+func (o Observer) Resnap() Observer {
+	o.due = true
+	return o
+}
+
+// Observe takes in one reading. again is set when the statistics show a
+// queue that came or went: the structure changed, and the caller should
+// read a snapshot now rather than at the next refresh. A failed snapshot
+// is due again next time.
+func (o Observer) Observe(r Reading) (next Observer, again bool) {
+	if r.Err != nil {
+		o.due = o.due || r.Read.Snapshot
+		return o, false
+	}
+	if r.Read.Snapshot {
+		o.snap, o.loaded, o.since, o.due = r.Snap, true, 0, false
+		o.found = o.found[:0:0]
+		for _, f := range topology.Discover(r.Snap) {
+			if o.scope.Watches(f.Ladder) {
+				o.found = append(o.found, f)
+			}
+		}
+	} else {
+		o.since++
+		again = !topology.SameQueueNames(r.Queues, o.snap.Queues)
+		o.snap = o.snap.WithStats(topology.StatsByName(r.Queues))
+	}
+	o.moves = o.moves.Observe(r.Queues, r.At)
+	o.waits = o.waits.Observe(r.Queues, r.At)
+	o.at = r.At
+	return o, again
+}
+
+// Refresh reads the broker once, as Next says, and the snapshot a changed
+// queue set calls for in the same go: what a caller without a loop of its
+// own (the exporter's scrape) does. snapshotted says a full snapshot was
+// read.
+func (o Observer) Refresh(ctx context.Context, insp Inspector, now func() time.Time) (next Observer, snapshotted bool, err error) {
+	r := o.Next().Do(ctx, insp, now)
+	o, again := o.Observe(r)
+	if r.Err != nil {
+		return o, r.Read.Snapshot, fmt.Errorf("%s: %w", r.Read.Op(), r.Err)
+	}
+	if !again {
+		return o, r.Read.Snapshot, nil
+	}
+	r = o.Resnap().Next().Do(ctx, insp, now)
+	o, _ = o.Resnap().Observe(r)
+	if r.Err != nil {
+		return o, true, fmt.Errorf("%s: %w", r.Read.Op(), r.Err)
+	}
+	return o, true, nil
+}
+
+// Report judges the ladders in scope as of now: rows, totals and each
+// forecast, at the observer's interval, with the history of its readings.
+func (o Observer) Report(now time.Time) health.Report {
+	moves, waits := o.moves, o.waits
+	w := health.Watch{
+		Interval: o.Interval(),
+		Still:    func(q string) time.Duration { return moves.Still(q, now) },
+		Waited:   func(q string) time.Duration { return waits.Waited(q, now) },
+	}
+	r := health.NewReport(o.found, o.snap, w)
+	r.At = o.at
+	return r
+}
+
+// StallSampleEvery is how often WatchStalls re-reads the statistics: twice
+// a statistics interval, so that no emission is missed.
+const StallSampleEvery = health.DefaultInterval / 2
+
+// StallWatch is how long WatchStalls will watch, and how many rungs.
+type StallWatch struct {
+	Rungs  int
+	Window time.Duration
+}
+
+// Waiting says how long the stall rule must watch the ladders in scope:
+// the longest health.StallWindow of the rungs holding expired messages
+// waiting to be dead-lettered. Rungs is 0 when none does.
+func (o Observer) Waiting() StallWatch {
+	var sw StallWatch
+	live := topology.StatsByName(o.snap.Queues)
+	for _, f := range o.found {
+		for _, r := range f.Ladder.Rungs() {
+			if live[r.Queue].Expired > 0 {
+				sw.Rungs++
+				sw.Window = max(sw.Window, health.StallWindow(r.TTL, o.Interval()))
+			}
+		}
+	}
+	return sw
+}
+
+// WatchStalls gives a one-shot command the history the stall rule needs.
+// When no rung in scope holds expired messages waiting to be
+// dead-lettered, it returns at once. When some do, it tells start how long
+// it will watch, then re-reads the statistics every StallSampleEvery until
+// that window has passed. A healthy rung's count falls (or empties)
+// within it; a stalled rung's never does. sleep waits (or returns the
+// context's error); now is the clock.
+func (o Observer) WatchStalls(ctx context.Context, insp Inspector, now func() time.Time, sleep func(context.Context, time.Duration) error, start func(StallWatch)) (Observer, error) {
+	sw := o.Waiting()
+	if sw.Rungs == 0 {
+		return o, nil
+	}
+	if start != nil {
+		start(sw)
+	}
+	// The history starts with these rungs seen waiting now, not at the
+	// older reading the observer may hold.
+	begin := now()
+	o.waits = health.Waits{}.Observe(o.snap.Queues, begin)
+	for last := begin; last.Sub(begin) < sw.Window; last = o.at {
+		if err := sleep(ctx, StallSampleEvery); err != nil {
+			return o, err
+		}
+		r := Read{Scope: o.scope}.Do(ctx, insp, now)
+		if r.Err != nil {
+			return o, fmt.Errorf("%s: %w", r.Read.Op(), r.Err)
+		}
+		o, _ = o.Observe(r)
+	}
+	return o, nil
+}
+
+// Sleep waits d or until ctx is done: WatchStalls' sleep in real time.
+func Sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
