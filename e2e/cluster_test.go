@@ -270,15 +270,17 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 	}
 
 	// Nothing is left behind in the ladder, as node 2 sees it.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	m, err := broker.NewManagement(cfg2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var left []string
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Second) {
+		// Each reading has a deadline of its own; one for the whole wait
+		// ran out before the wait did.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		st, err := m.Stats(ctx, "/")
+		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
