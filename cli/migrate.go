@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -181,27 +182,18 @@ func (mf migrateFlags) check() error {
 
 // findMigrateLadder picks the ladder a --from or --to names.
 func findMigrateLadder(snap topology.Snapshot, flag, name, layout string) (topology.Ladder, error) {
-	var found []topology.Ladder
-	for _, f := range topology.Discover(snap) {
-		if f.Ladder.Name == name && (layout == "" || f.Ladder.Layout == layout) {
-			found = append(found, f.Ladder)
-		}
-	}
-	switch len(found) {
-	case 0:
+	f, err := ops.FindLadder(topology.Discover(snap), ops.LadderQuery{Name: name, Layout: layout})
+	if errors.Is(err, ops.ErrNoLadder) {
 		in := ""
 		if layout != "" {
 			in = " " + layout
 		}
 		return topology.Ladder{}, fmt.Errorf("no%s ladder %q in vhost %s (rungs discover lists them); nothing was migrated", in, name, snap.Vhost)
-	case 1:
-		return found[0], nil
 	}
-	var layouts []string
-	for _, l := range found {
-		layouts = append(layouts, l.Layout)
+	if err != nil {
+		return topology.Ladder{}, usageErr("%v: add %s-layout", err, flag)
 	}
-	return topology.Ladder{}, usageErr("%d ladders are named %q (%s): add %s-layout", len(found), name, strings.Join(layouts, ", "), flag)
+	return f.Ladder, nil
 }
 
 // planMigrate finds both ladders and checks that the source's rungs are

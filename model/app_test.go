@@ -755,3 +755,21 @@ func TestStallDetectionOverTime(t *testing.T) {
 		t.Error("a rung whose waiting count fell is still stalled")
 	}
 }
+
+// Drift fix (issue 19): the purge plan comes from ops, so :purge LADDER
+// confirms over the screen the operator is on instead of opening the
+// ladder only to read its rows.
+func TestPurgeLadderCommandStaysOnTheList(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{}, 80, 24)
+	a = load(t, a, fb)
+	a, _ = a.runCommand("purge orders")
+	if !isOpen[purgeConfirm](a) || a.screen != screenList {
+		t.Fatalf(":purge orders: dialog %T, screen %v; want the confirmation over the list", a.dialog, a.screen)
+	}
+	a = typeText(t, a, "orders")
+	a, _ = run(t, a, press("enter"))
+	if len(fb.purged) != 12 {
+		t.Fatalf("purged %d queues, want the 10 rungs, done and unroutable: %v", len(fb.purged), fb.purged)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -89,13 +90,7 @@ func peekResult(m peekedMsg) ui.Result {
 }
 
 // ladders are the vhost's ladders, for naming queues in a timeline.
-func (a App) ladders() []topology.Ladder {
-	ls := make([]topology.Ladder, len(a.found))
-	for i, f := range a.found {
-		ls[i] = f.Ladder
-	}
-	return ls
-}
+func (a App) ladders() []topology.Ladder { return ops.Ladders(a.found) }
 
 // openPeek starts peeking at queue. Peeking a quorum queue can dead-letter
 // messages early, so the queue's delivery limit is read first and the
@@ -345,7 +340,7 @@ func (a App) traceMessage() (App, tea.Cmd) {
 	if !ok {
 		return a.fail(fmt.Sprintf("message %s: its routing key %q is not a key of any ladder in vhost %s, and neither is any in its x-death", label, m.RoutingKey, a.vhost))
 	}
-	if cur := a.ladder.Found().Ladder; cur.Name != f.Ladder.Name || cur.Layout != f.Ladder.Layout || a.peek.Back() != screenLadder {
+	if !ops.SameLadder(a.ladder.Found().Ladder, f.Ladder) || a.peek.Back() != screenLadder {
 		a.openLadder(f)
 	}
 	a.screen = screenLadder

@@ -1,0 +1,174 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// live is a test's own vhost on the real broker.
+type live struct {
+	vhost string
+	conn  *broker.Conn
+	mgmt  *broker.Management
+}
+
+func newLive(t *testing.T) live {
+	t.Helper()
+	cfg := brokertest.NewVhost(t)
+	conn, err := broker.Dial(ctxFor(t, 10*time.Second), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	mgmt, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live{vhost: cfg.Vhost, conn: conn, mgmt: mgmt}
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// apply declares the ladder and its destination queues, as rungs apply
+// does with workers' queues already there.
+func (e live) apply(t *testing.T, l topology.Ladder) topology.Ladder {
+	t.Helper()
+	l.Vhost = e.vhost
+	l, err := l.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dests topology.Plan
+	for _, q := range l.Targets {
+		dests.Queues = append(dests.Queues, topology.Queue{Name: q, Durable: true})
+	}
+	for _, p := range []topology.Plan{dests, l.Plan()} {
+		if _, err := e.conn.Apply(ctxFor(t, time.Minute), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return l
+}
+
+// publish sends each message with confirms.
+func (e live) publish(t *testing.T, msgs ...broker.Message) {
+	t.Helper()
+	res, err := e.conn.Publish(ctxFor(t, 30*time.Second), msgs)
+	if err != nil || res.Confirmed != len(msgs) {
+		t.Fatalf("publish: %+v %v", res, err)
+	}
+}
+
+// snapshotWhen reads the vhost until ok accepts it: the management API's
+// queue counts follow the queues a stats interval late.
+func (e live) snapshotWhen(t *testing.T, ok func(topology.Snapshot) bool) topology.Snapshot {
+	t.Helper()
+	ctx := ctxFor(t, 2*time.Minute)
+	for {
+		s, err := e.mgmt.Snapshot(ctx, e.vhost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(s) {
+			return s
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the snapshot never settled: %+v", s.Queues)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (e live) version(t *testing.T) topology.Version {
+	t.Helper()
+	v, err := e.mgmt.Version(ctxFor(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func readyIn(s topology.Snapshot, queues ...string) int64 {
+	var n int64
+	for _, q := range queues {
+		if st, ok := s.Queue(q); ok {
+			n += st.Stats.Ready
+		}
+	}
+	return n
+}
+
+func TestPurgePlanAndRun(t *testing.T) {
+	t.Parallel()
+	e := newLive(t)
+	l := e.apply(t, topology.Ladder{Name: "pg", Layout: "prefix", Unit: time.Minute, Levels: 4, Radix: 2, Targets: []string{"pg.work"}})
+	var msgs []broker.Message
+	for i := range 6 {
+		tr, err := l.Trace(time.Duration(1+i%3)*time.Minute, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, Body: []byte(fmt.Sprint(i))})
+	}
+	// Two jobs waiting for a worker: a ladder purge must leave them.
+	msgs = append(msgs, broker.Message{RoutingKey: "pg.work", Body: []byte("job")}, broker.Message{RoutingKey: "pg.work", Body: []byte("job")})
+	e.publish(t, msgs...)
+	var rungs []string
+	for _, r := range l.Rungs() {
+		rungs = append(rungs, r.Queue)
+	}
+	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool { return readyIn(s, rungs...) == 6 && readyIn(s, "pg.work") == 2 })
+	found := topology.Discover(snap)
+	f, err := FindLadder(found, LadderQuery{Name: "pg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	p, err := PlanPurge(snap, found, e.version(t), PurgeRequest{Ladder: f.Ladder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Queues) != len(l.Rungs())+len(l.Terminals()) || p.Lost() != 6 || len(p.Untouched) != 1 || p.Untouched[0] != "pg.work" {
+		t.Fatalf("plan %+v", p)
+	}
+	if d := p.Deepest(2); len(d) != 2 || d[0].Lost() < d[1].Lost() || d[0].Role != topology.RoleRung {
+		t.Errorf("deepest %+v", d)
+	}
+	var seen []PurgeProgress
+	res, err := p.Run(ctxFor(t, time.Minute), e.conn, func(pp PurgeProgress) { seen = append(seen, pp) })
+	if err != nil || res.Purged != 6 || len(res.Queues) != len(p.Queues) || res.Failed != "" {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	if last := seen[len(seen)-1]; len(seen) != len(p.Queues) || last.Done != last.Of || last.Purged != 6 {
+		t.Errorf("progress %+v", seen)
+	}
+	if n, err := e.conn.Purge(ctxFor(t, 10*time.Second), "pg.work"); err != nil || n != 2 {
+		t.Errorf("the destination queue held %d (%v), want its 2 jobs untouched", n, err)
+	}
+
+	one, err := PlanPurge(snap, found, topology.Version{}, PurgeRequest{Queue: rungs[0]})
+	if err != nil || len(one.Queues) != 1 || one.Queues[0].Role != topology.RoleRung || one.Ladder != nil {
+		t.Errorf("one queue: %+v %v", one, err)
+	}
+	if _, err := PlanPurge(snap, found, topology.Version{}, PurgeRequest{Queue: "no.such"}); err == nil || err.Error() != fmt.Sprintf("no queue %q in vhost %s", "no.such", e.vhost) {
+		t.Errorf("missing queue: %v", err)
+	}
+	// A queue deleted between plan and run stops the purge there, and
+	// the result says what was purged before.
+	gone := PurgePlan{Queues: []PurgeQueue{{Queue: "pg.done"}, {Queue: "no.such"}, {Queue: "pg.unroutable"}}}
+	res, err = gone.Run(ctxFor(t, time.Minute), e.conn, nil)
+	if err == nil || res.Failed != "no.such" || len(res.Queues) != 1 {
+		t.Errorf("run over a missing queue: %+v %v", res, err)
+	}
+}
