@@ -237,13 +237,14 @@ func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (migratePlan, er
 			return mp, usageErr("--dest: %v", err)
 		}
 	}
+	g := topology.NewGraph(snap)
 	for _, dest := range append([]string{mf.dest}, to.Targets...) {
 		tr, err := to.Place(to.MaxDelay(), dest)
 		if err != nil {
 			continue
 		}
-		if c := e.checkTrace(resolved{ladder: to, snap: &snap, discovered: true}, tr); c.err != nil {
-			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, c.err, to.Name)
+		if c := ops.CheckRoute(tr, g, nil); c.Err != nil {
+			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, c.Err, to.Name)
 		}
 	}
 	for _, r := range from.Rungs() {

@@ -103,8 +103,8 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		if !r.discovered {
 			return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.noLadder(r))
 		}
-		if c := e.checkTrace(r, tr); c.err != nil {
-			return fmt.Errorf("nothing published: a message for %s would not reach %s: %v", topology.FormatDelay(tr.Delay), tr.Target, c.err)
+		if c := ops.CheckRoute(tr, r.graph(), nil); c.Err != nil {
+			return fmt.Errorf("nothing published: a message for %s would not reach %s: %v", topology.FormatDelay(tr.Delay), tr.Target, c.Err)
 		}
 	}
 	conn, err := e.amqp(ctx)

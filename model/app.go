@@ -584,6 +584,7 @@ func (a *App) rebuild() {
 	if a.screen != screenLadder {
 		return
 	}
+	a.ladder.SetBindings(topology.NewGraph(snap))
 	cur := a.ladder.Found().Ladder
 	for _, f := range a.found {
 		if ops.SameLadder(f.Ladder, cur) {

@@ -773,3 +773,23 @@ func TestPurgeLadderCommandStaysOnTheList(t *testing.T) {
 		t.Fatalf("purged %d queues, want the 10 rungs, done and unroutable: %v", len(fb.purged), fb.purged)
 	}
 }
+
+// Drift fix (issue 19): the trace pane checks the route over the broker's
+// bindings, as rungs trace does, and says where it breaks.
+func TestTracePaneChecksTheRoute(t *testing.T) {
+	snap := fixture.Busy()
+	var kept []topology.Binding
+	for _, b := range snap.Bindings {
+		if b.Destination != "orders.rung.06" {
+			kept = append(kept, b)
+		}
+	}
+	snap.Bindings = kept
+	fb := newFake(snap)
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 120, 40)
+	a = load(t, a, fb)
+	a, _ = a.runCommand("trace 90s orders.work")
+	if v := plainView(t, a); !strings.Contains(v, "BROKEN on the broker") {
+		t.Fatalf("a trace through an unbound rung was not flagged:\n%s", v)
+	}
+}

@@ -172,3 +172,40 @@ func TestPurgePlanAndRun(t *testing.T) {
 		t.Errorf("run over a missing queue: %+v %v", res, err)
 	}
 }
+
+func TestTraceChecksTheRouteOnTheBroker(t *testing.T) {
+	t.Parallel()
+	e := newLive(t)
+	l := e.apply(t, topology.Ladder{Name: "tr", Layout: "prefix", Unit: time.Second, Levels: 6, Radix: 2, Targets: []string{"tr.work"}})
+	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool { return len(topology.Discover(s)) == 1 })
+	req, err := ParseTraceInput(l, "5s tr.work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Trace(req, topology.NewGraph(snap), nil)
+	if err != nil || !got.Check.Checked || got.Check.Err != nil || got.Trace.Target != "tr.work" {
+		t.Fatalf("trace on an applied ladder: %+v %v", got, err)
+	}
+	// The key spells the same trace.
+	if byKey, err := Trace(TraceRequest{Ladder: l, Key: got.Trace.Key}, topology.NewGraph(snap), nil); err != nil || byKey.Trace.Delay != got.Trace.Delay || byKey.Trace.Target != "tr.work" {
+		t.Errorf("by key: %+v %v", byKey, err)
+	}
+	// Delete the first rung the message enters, bindings and all: the
+	// check says so.
+	gone := got.Trace.Hops[0].Queue
+	if err := e.conn.Teardown(ctxFor(t, 10*time.Second), topology.Plan{Queues: []topology.Queue{{Name: gone}}}); err != nil {
+		t.Fatal(err)
+	}
+	snap = e.snapshotWhen(t, func(s topology.Snapshot) bool { _, ok := s.Queue(gone); return !ok })
+	if got, err := Trace(req, topology.NewGraph(snap), nil); err != nil || got.Check.Err == nil {
+		t.Errorf("trace over a missing binding: %+v %v", got, err)
+	}
+	if got, _ := Trace(req, nil, fmt.Errorf("401")); got.Check.Checked || got.Check.Unchecked != "not checked against the broker: 401" {
+		t.Errorf("without bindings: %+v", got.Check)
+	}
+	for _, in := range []string{"", "5s a b", "soon"} {
+		if _, err := ParseTraceInput(l, in); err == nil {
+			t.Errorf("ParseTraceInput(%q) accepted it", in)
+		}
+	}
+}
