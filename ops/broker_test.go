@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,6 +207,77 @@ func TestTraceChecksTheRouteOnTheBroker(t *testing.T) {
 	for _, in := range []string{"", "5s a b", "soon"} {
 		if _, err := ParseTraceInput(l, in); err == nil {
 			t.Errorf("ParseTraceInput(%q) accepted it", in)
+		}
+	}
+}
+
+func TestPeekGateOnTheBroker(t *testing.T) {
+	t.Parallel()
+	e := newLive(t)
+	l := e.apply(t, topology.Ladder{Name: "gq", Layout: "prefix", Unit: time.Second, Levels: 3, Radix: 2, QueueType: topology.Quorum})
+	if _, err := e.conn.Apply(ctxFor(t, time.Minute), topology.Plan{Queues: []topology.Queue{
+		{Name: "plain", Durable: true},
+		{Name: "qq", Durable: true, Args: topology.Args{"x-queue-type": "quorum"}},
+		{Name: "limited", Durable: true, Args: topology.Args{"x-queue-type": "quorum", "x-delivery-limit": int64(5)}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool { _, ok := s.Queue("limited"); return ok })
+	v := e.version(t)
+	ladders := Ladders(topology.Discover(snap))
+	gate := func(name string, force, readOnly bool) PeekGate {
+		t.Helper()
+		q, ok := snap.Queue(name)
+		if !ok {
+			t.Fatalf("no queue %s", name)
+		}
+		limit, known, err := e.mgmt.DeliveryLimit(ctxFor(t, 10*time.Second), e.vhost, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return GatePeek(PeekRequest{Queue: q, Ladders: ladders, Version: v, Limit: limit, LimitKnown: known, Force: force, ReadOnly: readOnly})
+	}
+	rung := l.Rungs()[1].Queue
+	cases := map[string]struct {
+		got     PeekGate
+		verdict PeekVerdict
+		why     string
+	}{
+		"classic":                   {gate("plain", false, false), PeekOK, ""},
+		"classic, read-only":        {gate("plain", false, true), PeekOK, ""},
+		"quorum rung":               {gate(rung, false, false), PeekNeedsForce, "rung of quorum ladder gq"},
+		"quorum rung, forced":       {gate(rung, true, false), PeekOK, "rung of quorum ladder gq"},
+		"quorum rung, read-only":    {gate(rung, true, true), PeekReadOnly, "rung of quorum ladder gq"},
+		"quorum, limit 5":           {gate("limited", false, false), PeekNeedsForce, "delivery limit of 5"},
+		"quorum, limit 5, forced":   {gate("limited", true, false), PeekOK, "delivery limit of 5"},
+		"quorum, read-only":         {gate("qq", false, true), PeekReadOnly, "qq is a quorum queue"},
+		"quorum, version's default": {gate("qq", false, false), PeekOK, "qq is a quorum queue"},
+	}
+	// RabbitMQ 4 gives every quorum queue a delivery limit of 20; 3.x none.
+	if n := v.QuorumDefaultDeliveryLimit(); n > 0 {
+		cases["quorum, version's default"] = struct {
+			got     PeekGate
+			verdict PeekVerdict
+			why     string
+		}{gate("qq", false, false), PeekNeedsForce, fmt.Sprintf("delivery limit of %d", n)}
+	}
+	for name, tc := range cases {
+		if tc.got.Verdict != tc.verdict || !tc.got.Checked || !strings.Contains(tc.got.Why, tc.why) {
+			t.Errorf("%s (RabbitMQ %s): verdict %d, why %q; want %d, %q", name, v, tc.got.Verdict, tc.got.Why, tc.verdict, tc.why)
+		}
+	}
+	if g := cases["classic"].got; g.Note != "" || g.Risk.ChangesBroker {
+		t.Errorf("a classic peek changes the broker: %+v", g)
+	}
+
+	why := fmt.Errorf("connection refused")
+	for _, tc := range []struct {
+		force, readOnly bool
+		verdict         PeekVerdict
+	}{{false, false, PeekNeedsForce}, {true, true, PeekReadOnly}, {true, false, PeekOK}} {
+		g := GatePeek(PeekRequest{Queue: topology.Queue{Name: "x"}, Unchecked: why, Force: tc.force, ReadOnly: tc.readOnly})
+		if g.Verdict != tc.verdict || g.Checked || (tc.verdict == PeekOK) != (g.Note != "") {
+			t.Errorf("unchecked, force %v, read-only %v: %+v", tc.force, tc.readOnly, g)
 		}
 	}
 }
