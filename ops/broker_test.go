@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -279,5 +280,43 @@ func TestPeekGateOnTheBroker(t *testing.T) {
 		if g.Verdict != tc.verdict || g.Checked || (tc.verdict == PeekOK) != (g.Note != "") {
 			t.Errorf("unchecked, force %v, read-only %v: %+v", tc.force, tc.readOnly, g)
 		}
+	}
+}
+
+func TestReplayPlanOnTheBroker(t *testing.T) {
+	t.Parallel()
+	e := newLive(t)
+	l := e.apply(t, topology.Ladder{Name: "rp", Layout: "prefix", Unit: time.Second, Levels: 6, Radix: 2, Targets: []string{"rp.work"}})
+	if _, err := e.conn.Apply(ctxFor(t, time.Minute), topology.Plan{Queues: []topology.Queue{{Name: "rp.dlq", Durable: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.publish(t, broker.Message{RoutingKey: "rp.dlq", Body: []byte("a"), Headers: map[string]any{"tenant": []byte("acme")}},
+		broker.Message{RoutingKey: "rp.dlq", Body: []byte("b"), Headers: map[string]any{"tenant": "other"}})
+	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool { return readyIn(s, "rp.dlq") == 2 })
+	scope := NewScope(snap)
+
+	p, err := ReplayRequest{Source: "rp.dlq", To: ReplayTo{Ladder: &l, Delay: 5 * time.Second, Dest: "rp.work"}, Limit: 0, Where: []string{"tenant=acme"}}.Plan(scope)
+	if err != nil || p.Ready != 2 || p.Options.Limit != 0 || p.Options.Filter == nil || !strings.HasPrefix(p.Describe, "into ladder rp: 5s later to rp.work") {
+		t.Fatalf("into the ladder: %+v %v", p, err)
+	}
+	res, err := e.conn.Move(ctxFor(t, time.Minute), p.Options)
+	if err != nil || res.Moved != 1 || res.Skipped != 1 {
+		t.Fatalf("the planned Move: %+v %v", res, err)
+	}
+
+	var nq *NoQueueError
+	if _, err := (ReplayRequest{Source: "rp.gone", To: ReplayTo{Origin: true}}).Plan(scope); !errors.As(err, &nq) {
+		t.Errorf("a missing source: %v", err)
+	}
+	var fe *FieldError
+	if _, err := (ReplayRequest{Source: "rp.dlq", To: ReplayTo{Queue: "rp.nowhere"}}).Plan(scope); !errors.As(err, &fe) || fe.Field != "queue" {
+		t.Errorf("a missing destination: %v", err)
+	}
+	if _, err := (ReplayRequest{Source: "rp.work", To: ReplayTo{Ladder: &l, Delay: time.Second, Dest: "rp.work"}}).Plan(scope); err == nil {
+		t.Error("a replay into a ladder that delivers back to the source was planned")
+	}
+	// Without the management API only the request itself is checked.
+	if p, err := (ReplayRequest{Source: "rp.gone", To: ReplayTo{Queue: "rp.nowhere"}}).Plan(nil); err != nil || p.Ready != -1 {
+		t.Errorf("unchecked: %+v %v", p, err)
 	}
 }
