@@ -92,7 +92,7 @@ type replayDialog struct {
 	// again whenever the form changes, never while drawing.
 	plan    ops.ReplayPlan
 	planErr error
-	counts broker.MoveProgress
+	counts  broker.MoveProgress
 	// cancelled is set once the operator stopped the Move; runErr is why
 	// it stopped early otherwise.
 	cancelled bool
