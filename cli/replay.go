@@ -55,7 +55,10 @@ count), x-rungs-replayed-from, x-rungs-replayed-at and x-rungs-replay-id.
 Into a ladder, x-death is moved to x-rungs-x-death: RabbitMQ would otherwise
 drop a message that expires into a rung its x-death names.
 
---where K=V keeps messages whose header K does not read V on the source.
+--where K=V keeps messages whose header K does not hold V on the source. It
+compares values, not their printing: a byte-array header matches its text,
+a number its decimal form, a timestamp its RFC 3339 form or Unix seconds.
+--limit 0, the default, means no limit.
 Messages that stay (filtered out, unroutable) are handed back when replay
 ends; a quorum source counts that as a delivery (x-delivery-count), as it
 does a peek.
