@@ -3,12 +3,14 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -64,35 +66,26 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var queues []string
-	word := ""
+	found := topology.Discover(snap)
+	req, word := ops.PurgeRequest{}, ""
 	if len(args) == 1 {
-		if _, ok := snap.Queue(args[0]); !ok {
-			return fmt.Errorf("no queue %q in vhost %s; nothing was purged", args[0], e.vhost())
-		}
-		queues, word = args, args[0]
+		req.Queue, word = args[0], args[0]
 	} else {
-		l, ok := findLadder(snap, e.opts.ladder.name)
-		if !ok {
+		f, err := ops.FindLadder(found, ops.LadderQuery{Name: e.opts.ladder.name})
+		if errors.Is(err, ops.ErrNoLadder) {
 			return fmt.Errorf("no ladder %q in vhost %s; nothing was purged", e.opts.ladder.name, e.vhost())
 		}
-		for _, r := range l.Rungs() {
-			queues = append(queues, r.Queue)
+		if err != nil {
+			return usageErr("%v; nothing was purged", err)
 		}
-		for _, t := range l.Terminals() {
-			queues = append(queues, t.Queue)
-		}
-		word = l.Name
+		req.Ladder, word = f.Ladder, f.Ladder.Name
 	}
-	var lost int64
-	var present []string
-	for _, q := range queues {
-		if s, ok := snap.Queue(q); ok {
-			lost += s.Stats.Ready
-			present = append(present, q)
-		}
+	v, _ := e.brokerVersion(ctx) // unknown: only ready messages are counted
+	plan, err := ops.PlanPurge(snap, found, v, req)
+	if err != nil {
+		return fmt.Errorf("%w; nothing was purged", err)
 	}
-	what := fmt.Sprintf("purge %s in vhost %s: about %d ready message(s) will be lost", strings.Join(short(present, 4), ", "), e.vhost(), lost)
+	what := fmt.Sprintf("purge %s in vhost %s: about %d ready message(s) will be lost", strings.Join(short(plan.Names(), 4), ", "), e.vhost(), plan.Lost())
 	if err := e.confirm(what, word); err != nil {
 		return err
 	}
@@ -100,18 +93,14 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	total := 0
-	for _, q := range present {
-		n, err := conn.Purge(ctx, q)
-		if err != nil {
-			return fmt.Errorf("purge %s (after %d messages from earlier queues): %w", q, total, err)
-		}
-		total += n
+	res, err := plan.Run(ctx, conn, nil)
+	if err != nil {
+		return fmt.Errorf("purge %s (after %d messages from earlier queues): %w", res.Failed, res.Purged, err)
 	}
 	if e.opts.json {
-		return writeJSON(e.Out, map[string]any{"queues": present, "purged": total})
+		return writeJSON(e.Out, map[string]any{"queues": res.Queues, "purged": res.Purged})
 	}
-	fmt.Fprintf(e.Out, "purged %d message(s) from %s\n", total, topology.Counted(len(present), "queue", "queues"))
+	fmt.Fprintf(e.Out, "purged %d message(s) from %s\n", res.Purged, topology.Counted(len(res.Queues), "queue", "queues"))
 	return nil
 }
 
@@ -123,14 +112,10 @@ func short(names []string, n int) []string {
 	return append(append([]string(nil), names[:n]...), fmt.Sprintf("and %d more", len(names)-n))
 }
 
-// findLadder finds a discovered ladder by name.
+// findLadder finds a discovered ladder by its exact name.
 func findLadder(snap topology.Snapshot, name string) (topology.Ladder, bool) {
-	for _, f := range topology.Discover(snap) {
-		if f.Ladder.Name == name {
-			return f.Ladder, true
-		}
-	}
-	return topology.Ladder{}, false
+	f, err := ops.FindLadder(topology.Discover(snap), ops.LadderQuery{Name: name})
+	return f.Ladder, err == nil
 }
 
 func (e *env) teardownCommand() *cobra.Command {

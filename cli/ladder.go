@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -178,13 +180,16 @@ func (e *env) resolveLadder(ctx context.Context) (resolved, error) {
 		return resolved{ladder: l, mgmtErr: err}, ferr
 	}
 	r := resolved{snap: &snap}
-	for _, f := range topology.Discover(snap) {
-		if f.Ladder.Name != lf.name {
-			continue
-		}
-		if lf.set.Lookup("layout").Changed && f.Ladder.Layout != lf.layout {
-			continue
-		}
+	q := ops.LadderQuery{Name: lf.name}
+	if lf.set.Lookup("layout").Changed {
+		q.Layout = lf.layout
+	}
+	f, err := ops.FindLadder(topology.Discover(snap), q)
+	var amb *ops.AmbiguousLadderError
+	switch {
+	case errors.As(err, &amb):
+		return resolved{}, usageErr("%v: add --layout", err)
+	case err == nil:
 		r.discovered, r.existing = true, f.Ladder
 		l, err := lf.fromFlags(e.vhost(), &f.Ladder)
 		if err != nil {
@@ -192,7 +197,6 @@ func (e *env) resolveLadder(ctx context.Context) (resolved, error) {
 		}
 		l.Targets = mergeTargets(f.Ladder.Targets, lf.targets)
 		r.ladder = l
-		break
 	}
 	if !r.discovered {
 		if r.ladder, err = lf.fromFlags(e.vhost(), nil); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -181,27 +182,18 @@ func (mf migrateFlags) check() error {
 
 // findMigrateLadder picks the ladder a --from or --to names.
 func findMigrateLadder(snap topology.Snapshot, flag, name, layout string) (topology.Ladder, error) {
-	var found []topology.Ladder
-	for _, f := range topology.Discover(snap) {
-		if f.Ladder.Name == name && (layout == "" || f.Ladder.Layout == layout) {
-			found = append(found, f.Ladder)
-		}
-	}
-	switch len(found) {
-	case 0:
+	f, err := ops.FindLadder(topology.Discover(snap), ops.LadderQuery{Name: name, Layout: layout})
+	if errors.Is(err, ops.ErrNoLadder) {
 		in := ""
 		if layout != "" {
 			in = " " + layout
 		}
 		return topology.Ladder{}, fmt.Errorf("no%s ladder %q in vhost %s (rungs discover lists them); nothing was migrated", in, name, snap.Vhost)
-	case 1:
-		return found[0], nil
 	}
-	var layouts []string
-	for _, l := range found {
-		layouts = append(layouts, l.Layout)
+	if err != nil {
+		return topology.Ladder{}, usageErr("%v: add %s-layout", err, flag)
 	}
-	return topology.Ladder{}, usageErr("%d ladders are named %q (%s): add %s-layout", len(found), name, strings.Join(layouts, ", "), flag)
+	return f.Ladder, nil
 }
 
 // planMigrate finds both ladders and checks that the source's rungs are
@@ -245,13 +237,14 @@ func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (migratePlan, er
 			return mp, usageErr("--dest: %v", err)
 		}
 	}
+	g := topology.NewGraph(snap)
 	for _, dest := range append([]string{mf.dest}, to.Targets...) {
 		tr, err := to.Place(to.MaxDelay(), dest)
 		if err != nil {
 			continue
 		}
-		if c := e.checkTrace(resolved{ladder: to, snap: &snap, discovered: true}, tr); c.err != nil {
-			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, c.err, to.Name)
+		if c := ops.CheckRoute(tr, g, nil); c.Err != nil {
+			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, c.Err, to.Name)
 		}
 	}
 	for _, r := range from.Rungs() {

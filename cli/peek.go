@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -60,9 +61,8 @@ the redelivered flag.`,
 
 // peekPlan is what runPeek learned before peeking.
 type peekPlan struct {
-	risk    broker.PeekRisk
+	gate    ops.PeekGate
 	ladders []topology.Ladder
-	checked bool // the management API answered
 }
 
 func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force bool) error {
@@ -84,11 +84,12 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 	if err != nil {
 		return err
 	}
-	res = res.WithQueueType(pp.risk.Type)
+	res = res.WithQueueType(pp.gate.Risk.Type)
+	stories := ops.PeekStories(res, pp.ladders)
 	if e.opts.json {
-		return writeJSON(e.Out, toJSONPeek(res, pp))
+		return writeJSON(e.Out, toJSONPeek(res, stories, pp.gate))
 	}
-	e.printPeek(res, pp, maxBody)
+	e.printPeek(res, stories, pp.gate, maxBody)
 	return nil
 }
 
@@ -99,64 +100,60 @@ func (e *env) assessPeek(ctx context.Context, queue string, force bool) (peekPla
 }
 
 // assessPeekIn is assessPeek with the vhost's snapshot (or why there is
-// none) already read.
+// none) already read: it gathers what ops.GatePeek weighs and words its
+// verdict.
 func (e *env) assessPeekIn(ctx context.Context, snap topology.Snapshot, snapErr error, queue string, force bool) (peekPlan, error) {
 	var pp peekPlan
-	if err := snapErr; err != nil {
-		// Without the management API the queue type is unknown, and a
-		// quorum rung must not be peeked by accident.
-		if !force {
-			return pp, usageErr("cannot tell whether %s is a quorum queue, where peeking raises delivery counts (management API: %v); add --force to peek anyway", queue, err)
+	req := ops.PeekRequest{Queue: topology.Queue{Name: queue}, Unchecked: snapErr, Force: force, ReadOnly: e.opts.readOnly}
+	if snapErr == nil {
+		q, ok := snap.Queue(queue)
+		if !ok {
+			return pp, fmt.Errorf("no queue %q in vhost %s", queue, e.vhost())
 		}
-		if e.opts.readOnly {
-			return pp, fmt.Errorf("peek %s: %w: the queue type is unknown and quorum queues count peeks as deliveries", queue, broker.ErrReadOnly)
-		}
-		fmt.Fprintf(e.Err, "rungs: warning: queue type not checked (management API: %v)\n", err)
-		return pp, nil
-	}
-	q, ok := snap.Queue(queue)
-	if !ok {
-		return pp, fmt.Errorf("no queue %q in vhost %s", queue, e.vhost())
-	}
-	pp.checked = true
-	for _, f := range topology.Discover(snap) {
-		pp.ladders = append(pp.ladders, f.Ladder)
-	}
-	limit, known := 0, true
-	if q.QueueType() == topology.Quorum {
-		m, err := e.management()
-		if err != nil {
-			return pp, err
-		}
-		if limit, known, err = m.DeliveryLimit(ctx, e.vhost(), q); err != nil {
-			known = false
+		found := topology.Discover(snap)
+		req.Queue, pp.ladders = q, ops.Ladders(found)
+		req.Ladders = pp.ladders
+		if q.QueueType() == topology.Quorum {
+			m, err := e.management()
+			if err != nil {
+				return pp, err
+			}
+			req.Version, _ = m.Version(ctx)
+			var lerr error
+			if req.Limit, req.LimitKnown, lerr = m.DeliveryLimit(ctx, e.vhost(), q); lerr != nil {
+				req.LimitKnown = false
+			}
 		}
 	}
-	pp.risk = broker.AssessPeek(q, pp.ladders, limit, known)
-	switch {
-	case e.opts.readOnly && pp.risk.ChangesBroker:
-		return pp, fmt.Errorf("peek %s: %w: %s", queue, broker.ErrReadOnly, pp.risk.Why)
-	case pp.risk.NeedsForce && !force:
-		return pp, usageErr("refusing to peek %s: %s; add --force to peek anyway", queue, pp.risk.Why)
-	case pp.risk.ChangesBroker && !pp.risk.NeedsForce:
-		fmt.Fprintf(e.Err, "rungs: note: %s\n", pp.risk.Why)
+	pp.gate = ops.GatePeek(req)
+	switch g := pp.gate; {
+	case g.Verdict == ops.PeekReadOnly:
+		return pp, fmt.Errorf("peek %s: %w: %s", queue, broker.ErrReadOnly, g.Why)
+	case g.Verdict == ops.PeekNeedsForce && !g.Checked:
+		return pp, usageErr("%s; add --force to peek anyway", g.Why)
+	case g.Verdict == ops.PeekNeedsForce:
+		return pp, usageErr("refusing to peek %s: %s; add --force to peek anyway", queue, g.Why)
+	case g.Note != "" && !g.Checked:
+		fmt.Fprintf(e.Err, "rungs: warning: %s\n", g.Note)
+	case g.Note != "":
+		fmt.Fprintf(e.Err, "rungs: note: %s\n", g.Note)
 	}
 	return pp, nil
 }
 
-func (e *env) printPeek(res broker.PeekResult, pp peekPlan, maxBody int) {
+func (e *env) printPeek(res broker.PeekResult, stories []topology.Story, g ops.PeekGate, maxBody int) {
 	w := e.Out
 	qt := ""
-	if pp.checked {
-		qt = fmt.Sprintf(" (%s queue)", pp.risk.Type)
+	if g.Checked {
+		qt = fmt.Sprintf(" (%s queue)", g.Risk.Type)
 	}
 	fmt.Fprintf(w, "%s: %d of %d ready message(s), from the head%s\n", res.Queue, len(res.Messages), res.Ready, qt)
 	if len(res.Messages) > 0 {
 		fmt.Fprintln(w, "peeking left them in the queue, in order, marked redelivered")
 	}
-	for _, m := range res.Messages {
+	for i, m := range res.Messages {
 		fmt.Fprintln(w)
-		for _, l := range ui.MessageText(m, pp.ladders, maxBody) {
+		for _, l := range ui.MessageText(m, stories[i], maxBody) {
 			fmt.Fprintln(w, l)
 		}
 	}
@@ -185,7 +182,10 @@ type jsonMessage struct {
 	Body          *string        `json:"body"`
 	BodyBase64    string         `json:"body_base64,omitempty"`
 	Deaths        []jsonDeath    `json:"deaths"`
-	History       []jsonAttempt  `json:"history"`
+	// SavedDeaths is x-rungs-x-death: the x-death a replay into a ladder
+	// set aside, which the broker would otherwise act on.
+	SavedDeaths []jsonDeath   `json:"saved_deaths"`
+	History     []jsonAttempt `json:"history"`
 	// Path is a direct ladder message's route, rebuilt from its routing
 	// key: the broker strips the BCC header that carries it.
 	Path *jsonPath `json:"path,omitempty"`
@@ -221,19 +221,21 @@ type jsonAttempt struct {
 	Parked  bool   `json:"parked"`
 }
 
-func toJSONPeek(res broker.PeekResult, pp peekPlan) jsonPeek {
-	out := jsonPeek{Queue: res.Queue, Ready: res.Ready, Peeked: len(res.Messages), Effects: pp.risk.Effects, Messages: []jsonMessage{}}
-	if pp.checked {
-		out.QueueType = string(pp.risk.Type)
+func toJSONPeek(res broker.PeekResult, stories []topology.Story, g ops.PeekGate) jsonPeek {
+	out := jsonPeek{Queue: res.Queue, Ready: res.Ready, Peeked: len(res.Messages), Effects: g.Risk.Effects, Messages: []jsonMessage{}}
+	if g.Checked {
+		out.QueueType = string(g.Risk.Type)
 	}
 	if out.Effects == nil {
 		out.Effects = []string{"the messages stay in the queue, in their order, and are marked redelivered"}
 	}
-	for _, m := range res.Messages {
+	for i, m := range res.Messages {
+		story := stories[i]
 		jm := jsonMessage{
 			Position: m.Position, MessageID: m.MessageID, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
 			Redelivered: m.Redelivered, BodyBytes: len(m.Body), Headers: map[string]any{},
-			Properties: map[string]any{"persistent": m.Persistent}, Deaths: []jsonDeath{}, History: []jsonAttempt{},
+			Properties: map[string]any{"persistent": m.Persistent}, Deaths: toJSONDeaths(story.Hops), SavedDeaths: toJSONDeaths(story.Saved),
+			History: []jsonAttempt{},
 		}
 		if m.DeliveryCount >= 0 {
 			c := m.DeliveryCount
@@ -265,29 +267,13 @@ func toJSONPeek(res broker.PeekResult, pp peekPlan) jsonPeek {
 		} else {
 			jm.BodyBase64 = base64.StdEncoding.EncodeToString(m.Body)
 		}
-		if tr, ok := topology.RestingPath(pp.ladders, m.Exchange, m.RoutingKey); ok && len(tr.BCC) > 0 {
+		if tr := story.Path; tr != nil {
 			jm.Path = &jsonPath{DelayMS: ms(tr.Delay), BCC: tr.BCC, Hops: []jsonHop{}, Target: tr.Target}
 			for _, h := range tr.Hops {
 				jm.Path.Hops = append(jm.Path.Hops, jsonHop{h.Level, h.Digit, h.Queue, ms(h.TTL), ms(h.Start), ms(h.End)})
 			}
 		}
-		deaths, _ := topology.ParseDeaths(m.Headers)
-		for _, h := range topology.Timeline(deaths, pp.ladders) {
-			jd := jsonDeath{Queue: h.Queue, Reason: h.Reason, Exchange: h.Exchange, RoutingKeys: h.RoutingKeys, Count: h.Count,
-				SinceMS: h.Since.Milliseconds(), Ladder: h.Ladder, Role: h.Role}
-			if jd.RoutingKeys == nil {
-				jd.RoutingKeys = []string{}
-			}
-			if !h.Time.IsZero() {
-				jd.Time = h.Time.UTC().Format(time.RFC3339)
-			}
-			if h.Role == topology.RoleRung {
-				level := h.Rung.Level
-				jd.Level, jd.TTLMS = &level, h.Rung.TTL.Milliseconds()
-			}
-			jm.Deaths = append(jm.Deaths, jd)
-		}
-		for _, a := range topology.ParseHistory(m.Headers) {
+		for _, a := range story.Retries {
 			ja := jsonAttempt{Attempt: a.N, Reason: a.Reason, Queue: a.Queue, DelayMS: a.Delay.Milliseconds(), Parked: a.Parked}
 			if !a.At.IsZero() {
 				ja.At = a.At.UTC().Format(time.RFC3339)
@@ -295,6 +281,27 @@ func toJSONPeek(res broker.PeekResult, pp peekPlan) jsonPeek {
 			jm.History = append(jm.History, ja)
 		}
 		out.Messages = append(out.Messages, jm)
+	}
+	return out
+}
+
+// toJSONDeaths writes an x-death timeline, oldest first.
+func toJSONDeaths(hops []topology.DeathHop) []jsonDeath {
+	out := []jsonDeath{}
+	for _, h := range hops {
+		jd := jsonDeath{Queue: h.Queue, Reason: h.Reason, Exchange: h.Exchange, RoutingKeys: h.RoutingKeys, Count: h.Count,
+			SinceMS: h.Since.Milliseconds(), Ladder: h.Ladder, Role: h.Role}
+		if jd.RoutingKeys == nil {
+			jd.RoutingKeys = []string{}
+		}
+		if !h.Time.IsZero() {
+			jd.Time = h.Time.UTC().Format(time.RFC3339)
+		}
+		if h.Role == topology.RoleRung {
+			level := h.Rung.Level
+			jd.Level, jd.TTLMS = &level, h.Rung.TTL.Milliseconds()
+		}
+		out = append(out, jd)
 	}
 	return out
 }

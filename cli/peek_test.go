@@ -156,3 +156,42 @@ func TestPeekRefusesQuorumRungsWithoutForce(t *testing.T) {
 		t.Errorf("forced peek:\n%s", out)
 	}
 }
+
+// Drift fix (issue 19): peek --json carries the x-death a replay into a
+// ladder saved aside (x-rungs-x-death), as the text view does.
+func TestPeekJSONCarriesTheSavedDeath(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	c := dial(t, cfg)
+	if _, err := c.Apply(context.Background(), topology.Plan{Queues: []topology.Queue{{Name: "held", Durable: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	saved := []any{amqp.Table{"queue": "jobs.rung.01", "reason": "expired", "count": int64(2), "exchange": "jobs.ingest",
+		"routing-keys": []any{"0.1.jobs.work"}, "time": time.Unix(1700000000, 0)}}
+	ch := rawChannel(t, cfg)
+	if err := ch.PublishWithContext(context.Background(), "", "held", false, false, amqp.Publishing{
+		Headers: amqp.Table{topology.HeaderSavedDeath: saved}, Body: []byte("x"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Messages []map[string]json.RawMessage `json:"messages"`
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(out.Messages) == 0 && time.Now().Before(deadline) {
+		if err := json.Unmarshal([]byte(mustRun(t, env, "peek", "held", "--json")), &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out.Messages) != 1 {
+		t.Fatalf("peek --json: %+v", out)
+	}
+	var deaths []jsonDeath
+	if err := json.Unmarshal(out.Messages[0]["saved_deaths"], &deaths); err != nil || len(deaths) != 1 ||
+		deaths[0].Queue != "jobs.rung.01" || deaths[0].Reason != "expired" || deaths[0].Count != 2 {
+		t.Fatalf("saved_deaths %s: %+v %v", out.Messages[0]["saved_deaths"], deaths, err)
+	}
+	if text := mustRun(t, env, "peek", "held"); !strings.Contains(text, "saved x-death") {
+		t.Errorf("the text view lost the saved x-death:\n%s", text)
+	}
+}

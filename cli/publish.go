@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -16,9 +15,8 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// MaxBody is the largest body publish sends: RabbitMQ's default
-// max_message_size. A larger one would close the channel mid-run.
-const MaxBody = 128 << 20
+// MaxBody is the largest body publish sends (see ops.MaxBody).
+const MaxBody = ops.MaxBody
 
 // publishBatch bounds how many messages are in memory and in flight at once.
 const publishBatch = 5000
@@ -68,9 +66,6 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	if err != nil {
 		return usageErr("--delay: %v", err)
 	}
-	if pf.count < 1 {
-		return usageErr("--count must be at least 1, got %d", pf.count)
-	}
 	var rate float64
 	if pf.rate != "" {
 		if rate, err = topology.ParseRate(pf.rate); err != nil {
@@ -85,8 +80,13 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkProperties(pf, body); err != nil {
-		return err
+	msg := ops.Delayed{Body: body, ContentType: pf.contentType, Headers: headers, Persistent: pf.persistent, IDPrefix: pf.idPrefix}
+	if err := msg.Check(pf.count); err != nil {
+		var fe *ops.FieldError
+		if errors.As(err, &fe) {
+			return usageErr("--%s %v", fe.Field, fe.Err)
+		}
+		return usageErr("%v", err)
 	}
 	if err := e.refuseReadOnly("publish"); err != nil {
 		return err
@@ -103,8 +103,8 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		if !r.discovered {
 			return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.noLadder(r))
 		}
-		if c := e.checkTrace(r, tr); c.err != nil {
-			return fmt.Errorf("nothing published: a message for %s would not reach %s: %v", topology.FormatDelay(tr.Delay), tr.Target, c.err)
+		if c := ops.CheckRoute(tr, r.graph(), nil); c.Err != nil {
+			return fmt.Errorf("nothing published: a message for %s would not reach %s: %v", topology.FormatDelay(tr.Delay), tr.Target, c.Err)
 		}
 	}
 	conn, err := e.amqp(ctx)
@@ -115,7 +115,7 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		// Warned only once AMQP is up: if it is not, its error is the one to read.
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("route not checked (management API: %v); relying on mandatory returns", r.mgmtErr))))
 	}
-	msg := ops.Delayed{Trace: tr, Body: body, ContentType: pf.contentType, Headers: headers, Persistent: pf.persistent, IDPrefix: pf.idPrefix}
+	msg.Trace = tr
 	var total broker.PublishResult
 	start := time.Now()
 	batch := publishBatch
@@ -172,30 +172,6 @@ func (e *env) reportPublish(tr topology.Trace, r broker.PublishResult, asked int
 	if r.Confirmed > 0 {
 		fmt.Fprintf(e.Out, "they reach %s in %s, after %s\n", tr.Target, topology.FormatDelay(tr.Delay), topology.Counted(len(tr.Hops), "rung", "rungs"))
 	}
-}
-
-// checkProperties refuses message properties the broker or AMQP would
-// refuse, before anything is sent.
-func checkProperties(pf publishFlags, body []byte) error {
-	if len(pf.contentType) > topology.MaxShortString {
-		return usageErr("--content-type is %d bytes; AMQP allows at most %d", len(pf.contentType), topology.MaxShortString)
-	}
-	if n := len(pf.idPrefix) + len(strconv.Itoa(pf.count)); n > topology.MaxShortString {
-		return usageErr("--id-prefix makes message ids of up to %d bytes; AMQP allows at most %d", n, topology.MaxShortString)
-	}
-	if textual(pf.contentType) && !utf8.Valid(body) {
-		return usageErr("--body is not valid UTF-8 but --content-type %s says text; use --content-type application/octet-stream for binary bodies", pf.contentType)
-	}
-	return nil
-}
-
-// textual reports whether a content type promises UTF-8 text.
-func textual(ct string) bool {
-	ct = strings.ToLower(ct)
-	mt, _, _ := strings.Cut(ct, ";")
-	mt = strings.TrimSpace(mt)
-	return strings.HasPrefix(mt, "text/") || mt == "application/json" || strings.HasSuffix(mt, "+json") ||
-		strings.Contains(strings.ReplaceAll(ct, " ", ""), "charset=utf-8")
 }
 
 func readBody(spec string) ([]byte, error) {

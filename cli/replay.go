@@ -55,7 +55,10 @@ count), x-rungs-replayed-from, x-rungs-replayed-at and x-rungs-replay-id.
 Into a ladder, x-death is moved to x-rungs-x-death: RabbitMQ would otherwise
 drop a message that expires into a rung its x-death names.
 
---where K=V keeps messages whose header K does not read V on the source.
+--where K=V keeps messages whose header K does not hold V on the source. It
+compares values, not their printing: a byte-array header matches its text,
+a number its decimal form, a timestamp its RFC 3339 form or Unix seconds.
+--limit 0, the default, means no limit.
 Messages that stay (filtered out, unroutable) are handed back when replay
 ends; a quorum source counts that as a delivery (x-delivery-count), as it
 does a peek.
@@ -75,7 +78,7 @@ would go. replay asks for the source's name to be typed, or --yes.`,
 	f.StringVar(&rf.delay, "delay", "", "delay for --to-ladder, e.g. 30s, 5m")
 	f.StringVar(&rf.to, "to", "", "destination queue for --to-ladder (default: the ladder's done queue)")
 	f.StringVar(&rf.toQueue, "to-queue", "", "send them straight to this queue")
-	f.IntVar(&rf.limit, "limit", 0, "move at most this many messages (default: until the source is empty)")
+	f.IntVar(&rf.limit, "limit", 0, "move at most this many messages (0, the default: no limit, until the source is empty)")
 	f.StringVar(&rf.rate, "rate", "", "at most this many messages a second: 200, 200/s, 6000/m")
 	f.StringArrayVar(&rf.where, "where", nil, "only messages whose header K reads V: K=V (repeatable, all must match)")
 	f.StringVar(&rf.park, "park", "", "queue for unroutable messages (declared if missing; default: they stay on the source)")
@@ -87,18 +90,16 @@ would go. replay asks for the source's name to be typed, or --yes.`,
 	return cmd
 }
 
-// replayPlan is a replay worked out: where messages go and how it reads.
-type replayPlan struct {
-	opts broker.MoveOptions
-	// describe reads as the end of "replay N messages from Q ...".
-	describe string
-	snap     *topology.Snapshot
-	snapErr  error
-	graph    *topology.Graph
+// replayJob is a replay worked out by ops, and what it was checked
+// against: scope is nil when the management API did not answer (snapErr).
+type replayJob struct {
+	ops.ReplayPlan
+	scope   *ops.BrokerView
+	snapErr error
 }
 
 func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
-	opts, err := rf.options()
+	req, err := rf.request()
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 			return err
 		}
 	}
-	rp, err := e.planReplay(ctx, rf, opts)
+	rp, err := e.planReplay(ctx, rf, req)
 	if err != nil {
 		return err
 	}
@@ -115,12 +116,10 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 		return e.dryRunReplay(ctx, rf, rp)
 	}
 	ready := "the"
-	if rp.snap != nil {
-		if q, ok := rp.snap.Queue(rf.from); ok {
-			ready = fmt.Sprintf("about %d", q.Stats.Ready)
-		}
+	if rp.Ready >= 0 {
+		ready = fmt.Sprintf("about %d", rp.Ready)
 	}
-	what := fmt.Sprintf("replay %s message(s) from %s %s", ready, rf.from, rp.describe)
+	what := fmt.Sprintf("replay %s message(s) from %s %s", ready, rf.from, rp.Describe)
 	if rf.limit > 0 {
 		what += fmt.Sprintf(" (at most %d)", rf.limit)
 	}
@@ -131,8 +130,8 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 	if err != nil {
 		return err
 	}
-	rp.opts.Progress = e.replayProgress()
-	res, err := conn.Move(ctx, rp.opts)
+	rp.Options.Progress = e.replayProgress()
+	res, err := conn.Move(ctx, rp.Options)
 	e.reportReplay(rf, rp, res)
 	switch {
 	case ctx.Err() != nil:
@@ -145,9 +144,24 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 	return nil
 }
 
-// options checks the flags that need no broker.
-func (rf replayFlags) options() (broker.MoveOptions, error) {
-	o := broker.MoveOptions{Source: rf.from, Park: rf.park, Limit: rf.limit, Window: rf.window, MaxHeld: rf.maxHeld}
+// replayFlagOf is the flag behind each field ops.ReplayRequest checks.
+var replayFlagOf = map[string]string{
+	"from": "--from", "queue": "--to-queue", "park": "--park", "limit": "--limit", "rate": "--rate", "where": "--where",
+}
+
+// replayUsage words a request ops refused as a usage error naming the flag.
+func replayUsage(err error) error {
+	var fe *ops.FieldError
+	if errors.As(err, &fe) && replayFlagOf[fe.Field] != "" {
+		return usageErr("%s: %v", replayFlagOf[fe.Field], fe.Err)
+	}
+	return usageErr("%v", err)
+}
+
+// request reads the flags into a replay request and checks what needs no
+// broker. Where the messages go into a ladder is resolved later.
+func (rf replayFlags) request() (ops.ReplayRequest, error) {
+	req := ops.ReplayRequest{Source: rf.from, Park: rf.park, Limit: rf.limit, Where: rf.where, Window: rf.window, MaxHeld: rf.maxHeld}
 	n := 0
 	for _, set := range []bool{rf.toOrigin, rf.toLadder != "", rf.toQueue != ""} {
 		if set {
@@ -156,91 +170,50 @@ func (rf replayFlags) options() (broker.MoveOptions, error) {
 	}
 	switch {
 	case n != 1:
-		return o, usageErr("replay needs exactly one of --to-origin, --to-ladder NAME or --to-queue QUEUE")
+		return req, usageErr("replay needs exactly one of --to-origin, --to-ladder NAME or --to-queue QUEUE")
 	case rf.toLadder == "" && (rf.delay != "" || rf.to != ""):
-		return o, usageErr("--delay and --to go with --to-ladder")
+		return req, usageErr("--delay and --to go with --to-ladder")
 	case rf.toLadder != "" && rf.delay == "":
-		return o, usageErr("--to-ladder needs --delay")
-	case rf.toLadder != "" && badDelay(rf.delay) != nil:
-		return o, usageErr("--delay: %v", badDelay(rf.delay))
-	case rf.toQueue != "" && rf.toQueue == rf.from:
-		return o, usageErr("--to-queue is the source queue %s", rf.from)
-	case rf.park != "" && rf.park == rf.from:
-		return o, usageErr("--park is the source queue %s", rf.from)
-	case rf.limit < 0:
-		return o, usageErr("--limit cannot be negative")
+		return req, usageErr("--to-ladder needs --delay")
 	case rf.window < 1:
-		return o, usageErr("--window must be at least 1")
+		return req, usageErr("--window must be at least 1")
 	case rf.maxHeld < 0:
-		return o, usageErr("--max-held cannot be negative")
+		return req, usageErr("--max-held cannot be negative")
 	}
+	if rf.toLadder != "" {
+		d, err := topology.ParseDelay(rf.delay)
+		if err != nil {
+			return req, usageErr("--delay: %v", err)
+		}
+		req.To.Delay, req.To.Dest = d, rf.to
+	}
+	req.To.Queue, req.To.Origin = rf.toQueue, rf.toOrigin
 	if rf.rate != "" {
 		r, err := topology.ParseRate(rf.rate)
 		if err != nil {
-			return o, usageErr("--rate: %v", err)
+			return req, usageErr("--rate: %v", err)
 		}
-		o.Rate = r
+		req.Rate = r
 	}
-	if len(rf.where) > 0 {
-		want := map[string]string{}
-		for _, kv := range rf.where {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return o, usageErr("--where %q: want HEADER=VALUE", kv)
-			}
-			want[k] = v
-		}
-		o.Filter = func(d broker.Delivery) bool {
-			for k, v := range want {
-				hv, ok := d.Headers[k]
-				if !ok || ui.HeaderText(hv) != v {
-					return false
-				}
-			}
-			return true
-		}
-		if o.MaxHeld == 0 {
-			o.MaxHeld = 10000
-		}
+	if _, err := req.Check(); err != nil {
+		return req, replayUsage(err)
 	}
-	return o, nil
+	return req, nil
 }
 
-func badDelay(s string) error {
-	_, err := topology.ParseDelay(s)
-	return err
-}
-
-// planReplay resolves where messages go, checking what the management API
-// can check.
-func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptions) (replayPlan, error) {
-	rp := replayPlan{opts: o}
+// planReplay resolves the ladder to replay into, if any, and has ops
+// check the request against the broker, as far as the management API
+// answers.
+func (e *env) planReplay(ctx context.Context, rf replayFlags, req ops.ReplayRequest) (replayJob, error) {
+	var rp replayJob
 	snap, err := e.snapshot(ctx)
 	if err != nil {
 		rp.snapErr = err
 		fmt.Fprintf(e.Err, "rungs: warning: routes not checked (management API: %v); relying on mandatory returns\n", err)
 	} else {
-		rp.snap, rp.graph = &snap, topology.NewGraph(snap)
-		if _, ok := snap.Queue(rf.from); !ok {
-			return rp, fmt.Errorf("no queue %q in vhost %s; nothing was replayed", rf.from, e.vhost())
-		}
+		rp.scope = ops.NewBrokerView(snap)
 	}
-	var to ops.ReplayTo
-	switch {
-	case rf.toQueue != "":
-		if rp.snap != nil {
-			if _, ok := rp.snap.Queue(rf.toQueue); !ok {
-				return rp, fmt.Errorf("no queue %q in vhost %s; nothing was replayed", rf.toQueue, e.vhost())
-			}
-		}
-		to.Queue = rf.toQueue
-	case rf.toOrigin:
-		to.Origin = true
-	default:
-		d, err := topology.ParseDelay(rf.delay)
-		if err != nil {
-			return rp, usageErr("--delay: %v", err)
-		}
+	if rf.toLadder != "" {
 		e.opts.ladder.name = rf.toLadder
 		r, err := e.resolveLadder(ctx)
 		if err != nil {
@@ -249,21 +222,22 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, o broker.MoveOptio
 		if r.snap != nil && !r.discovered {
 			return rp, fmt.Errorf("%s; nothing was replayed", e.noLadder(r))
 		}
-		to.Ladder, to.Delay, to.Dest = &r.ladder, d, rf.to
+		req.To.Ladder = &r.ladder
 	}
-	var found []topology.Found
-	if to.Origin && rp.snap != nil {
-		found = topology.Discover(*rp.snap)
-	}
-	route, err := ops.PlanReplay(rf.from, to, found, rp.graph)
-	var re *ops.RouteError
+	plan, err := req.Plan(rp.scope)
+	var (
+		re *ops.RouteError
+		nq *ops.NoQueueError
+	)
 	switch {
 	case errors.As(err, &re):
 		return rp, fmt.Errorf("nothing replayed: a message for %s would not reach %s: %v", topology.FormatDelay(re.Trace.Delay), re.Trace.Target, re.Err)
+	case errors.As(err, &nq):
+		return rp, fmt.Errorf("%v; nothing was replayed", nq)
 	case err != nil:
-		return rp, usageErr("%v", err)
+		return rp, replayUsage(err)
 	}
-	rp.opts.Route, rp.describe = route.Router, route.Describe
+	rp.ReplayPlan = plan
 	return rp, nil
 }
 
@@ -282,33 +256,33 @@ func (e *env) replayProgress() func(broker.MoveProgress) {
 	}
 }
 
-func (e *env) reportReplay(rf replayFlags, rp replayPlan, res broker.MoveProgress) {
+func (e *env) reportReplay(rf replayFlags, rp replayJob, res broker.MoveProgress) {
 	if e.opts.json {
 		reasons := res.Reasons
 		if reasons == nil {
 			reasons = map[string]int{}
 		}
 		_ = writeJSON(e.Out, map[string]any{
-			"source": rf.from, "destination": rp.describe, "moved": res.Moved, "parked": res.Parked, "kept": res.Kept,
+			"source": rf.from, "destination": rp.Describe, "moved": res.Moved, "parked": res.Parked, "kept": res.Kept,
 			"skipped": res.Skipped, "unknown": res.Unknown, "reconnects": res.Reconnects, "reasons": reasons,
 			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "rate": res.Rate(), "source_ready": res.SourceReady,
 		})
 		return
 	}
-	for _, l := range ui.ReplayReport(res, rf.from, rp.describe, rf.park, "--where") {
+	for _, l := range ui.ReplayReport(res, rf.from, rp.Describe, rf.park, "--where") {
 		fmt.Fprintln(e.Out, l)
 	}
 }
 
 // dryRunReplay peeks and says where each message would go.
-func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayPlan) error {
+func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) error {
 	n := defaultDryRun
 	if rf.limit > 0 {
 		n = min(rf.limit, broker.MaxPeek)
 	}
 	snap := topology.Snapshot{}
-	if rp.snap != nil {
-		snap = *rp.snap
+	if rp.scope != nil {
+		snap = rp.scope.Snap
 	}
 	if _, err := e.assessPeekIn(ctx, snap, rp.snapErr, rf.from, false); err != nil {
 		return err
@@ -317,7 +291,7 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayPlan) e
 	if err != nil {
 		return err
 	}
-	previews, res, err := conn.PreviewMove(ctx, rp.opts, n)
+	previews, res, err := conn.PreviewMove(ctx, rp.Options, n)
 	if err != nil {
 		return err
 	}
@@ -340,8 +314,8 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayPlan) e
 			jp.Stays = "no route: " + p.Err.Error()
 		default:
 			jp.Moves, jp.Exchange, jp.RoutingKey = true, p.Route.Exchange, p.Route.RoutingKey
-			if rp.graph != nil {
-				qs, _, err := rp.graph.Route(p.Route.Exchange, p.Route.RoutingKey, p.Route.BCC...)
+			if rp.scope != nil {
+				qs, _, err := rp.scope.Graph.Route(p.Route.Exchange, p.Route.RoutingKey, p.Route.BCC...)
 				switch {
 				case errors.Is(err, topology.ErrUnknownExchange):
 					jp.Moves, jp.Stays = false, fmt.Sprintf("exchange %q does not exist", p.Route.Exchange)

@@ -311,3 +311,22 @@ func replayKill9(t *testing.T, env map[string]string, cfg broker.Config, c *brok
 		t.Errorf("the kill did not land mid-replay")
 	}
 }
+
+// Drift fix (issue 19): --where compares header values, not how peek draws
+// them. A client that sends a header as an AMQP byte array (as some
+// libraries do for every string) must match the same text.
+func TestReplayWhereMatchesHeaderValues(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	c := dial(t, cfg)
+	declareQueues(t, c, "dlq", "work")
+	values := []any{[]byte("acme"), "acme", []byte("other"), int32(7)}
+	fillQueue(t, c, "dlq", "w", len(values), func(i int) map[string]any { return map[string]any{"tenant": values[i], "n": values[3]} })
+	var res struct{ Moved, Skipped int }
+	if err := json.Unmarshal([]byte(mustRun(t, env, "replay", "--from", "dlq", "--to-queue", "work", "--where", "tenant=acme", "--where", "n=7", "--yes", "--json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Moved != 2 || res.Skipped != 2 {
+		t.Errorf("replay --where tenant=acme over byte-array and string headers: %+v, want 2 moved, 2 skipped", res)
+	}
+}

@@ -3,10 +3,10 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -43,20 +43,17 @@ resting in a rung no longer shows them).`,
 				return err
 			}
 			e.printLayoutNote(r)
-			l := r.ladder
-			var d time.Duration
-			if key != "" {
-				if d, dest, err = l.Decode(key); err != nil {
+			req := ops.TraceRequest{Ladder: r.ladder, Dest: dest, Key: key}
+			if key == "" {
+				if req.Delay, err = topology.ParseDelay(args[0]); err != nil {
 					return usageErr("%v", err)
 				}
-			} else if d, err = topology.ParseDelay(args[0]); err != nil {
-				return usageErr("%v", err)
 			}
-			tr, err := l.Trace(d, dest)
+			traced, err := ops.Trace(req, r.graph(), r.mgmtErr)
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			check := e.checkTrace(r, tr)
+			tr, check := traced.Trace, traced.Check
 			if e.opts.json {
 				if err := writeJSON(e.Out, toJSONTrace(tr, check)); err != nil {
 					return err
@@ -64,7 +61,7 @@ resting in a rung no longer shows them).`,
 			} else {
 				e.printTrace(tr, check)
 			}
-			if check.err != nil {
+			if check.Err != nil {
 				return &exitError{ExitDrift, nil}
 			}
 			return nil
@@ -77,26 +74,15 @@ resting in a rung no longer shows them).`,
 	return cmd
 }
 
-// routeCheck is the result of simulating a trace over the broker's bindings.
-type routeCheck struct {
-	checked bool
-	err     error // the broker routes differently, or not at all
-	reason  string
-}
-
-// checkTrace walks the message over the live snapshot. Destination queues
-// belong to workers, so a missing one is reported as such.
-func (e *env) checkTrace(r resolved, tr topology.Trace) routeCheck {
+// graph is the vhost's bindings, nil without the management API.
+func (r resolved) graph() *topology.Graph {
 	if r.snap == nil {
-		return routeCheck{reason: fmt.Sprintf("not checked against the broker: %v", r.mgmtErr)}
+		return nil
 	}
-	if err := topology.NewGraph(*r.snap).CheckRoute(tr); err != nil {
-		return routeCheck{checked: true, err: err}
-	}
-	return routeCheck{checked: true}
+	return topology.NewGraph(*r.snap)
 }
 
-func (e *env) printTrace(tr topology.Trace, c routeCheck) {
+func (e *env) printTrace(tr topology.Trace, c ops.RouteCheck) {
 	l := tr.Ladder
 	fmt.Fprintln(e.Out, describe(l))
 	rounded := ""
@@ -117,12 +103,12 @@ func (e *env) printTrace(tr topology.Trace, c routeCheck) {
 	fmt.Fprintf(w, "→\t%s\t\t%s\t\n", tr.Target, topology.FormatDelay(tr.Total()))
 	w.Flush()
 	switch {
-	case c.err != nil:
-		fmt.Fprintf(e.Out, "BROKEN on the broker: %v\n", c.err)
-	case c.checked:
+	case c.Err != nil:
+		fmt.Fprintf(e.Out, "BROKEN on the broker: %v\n", c.Err)
+	case c.Checked:
 		fmt.Fprintln(e.Out, "checked: the broker's bindings route it exactly this way")
 	default:
-		fmt.Fprintln(e.Out, c.reason)
+		fmt.Fprintln(e.Out, c.Unchecked)
 	}
 }
 
@@ -135,7 +121,7 @@ type jsonHop struct {
 	EndMS   int64  `json:"end_ms"`
 }
 
-func toJSONTrace(tr topology.Trace, c routeCheck) any {
+func toJSONTrace(tr topology.Trace, c ops.RouteCheck) any {
 	hops := []jsonHop{}
 	for _, h := range tr.Hops {
 		hops = append(hops, jsonHop{h.Level, h.Digit, h.Queue, ms(h.TTL), ms(h.Start), ms(h.End)})
@@ -144,7 +130,7 @@ func toJSONTrace(tr topology.Trace, c routeCheck) any {
 		"ladder": toJSONLadder(tr.Ladder), "requested_ms": ms(tr.Requested), "delay_ms": ms(tr.Delay),
 		"delay": topology.FormatDelay(tr.Delay), "routing_key": tr.Key, "exchange": tr.Exchange,
 		"destination": tr.Dest, "hops": hops, "target": tr.Target, "total_ms": ms(tr.Total()),
-		"checked": c.checked,
+		"checked": c.Checked,
 		// What a producer sets besides exchange and routing key: {} for
 		// layouts that route by the key alone, {"BCC": [...]} for direct.
 		"headers": map[string]any{},
@@ -152,8 +138,8 @@ func toJSONTrace(tr topology.Trace, c routeCheck) any {
 	if h := tr.Headers(); h != nil {
 		out["headers"] = h
 	}
-	if c.err != nil {
-		out["broken"] = c.err.Error()
+	if c.Err != nil {
+		out["broken"] = c.Err.Error()
 	}
 	return out
 }

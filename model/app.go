@@ -288,9 +288,9 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 			a.result = ui.Result{Kind: ui.ResultInfo, Text: "purge cancelled"}
 			return a, nil
 		}
-		n := len(o.targets)
+		n := len(o.plan.Queues)
 		a.busy = fmt.Sprintf("purging %d %s", n, topology.Plural(n, "queue", "queues"))
-		return a, logged(a.logPurge(o.targets), purge(a.purger, o.targets))
+		return a, logged(a.logPurge(o.plan), purge(a.purger, o.plan))
 	case forceAnswered:
 		return a.forceAnswered(o)
 	case replayClosed:
@@ -380,9 +380,9 @@ func (a App) updateLadder(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if !ok || row.Missing {
 				return a.fail("nothing to purge: select a queue that exists")
 			}
-			return a, a.openConfirm(newQueuePurge(row, a.styles))
+			return a.openPurge(ops.PurgeRequest{Queue: row.Queue})
 		case key.Matches(km, k.PurgeAll):
-			return a, a.openConfirm(newLadderPurge(a.ladder, a.styles))
+			return a.openPurge(ops.PurgeRequest{Ladder: a.ladder.Found().Ladder})
 		case key.Matches(km, k.Peek), key.Matches(km, k.Replay):
 			row, ok := a.ladder.Selected()
 			if !ok || row.Missing {
@@ -460,14 +460,18 @@ func (a *App) openPublish(l topology.Ladder, delay, dest string, count int) tea.
 	return a.open(f, init)
 }
 
-// openConfirm opens a purge confirmation.
-func (a *App) openConfirm(c purgeConfirm) tea.Cmd {
+// openPurge plans a purge and opens its confirmation.
+func (a App) openPurge(req ops.PurgeRequest) (App, tea.Cmd) {
 	if a.readOnly {
-		a.result = ui.Result{Kind: ui.ResultWarn, Text: "read-only: purging is switched off (--read-only)"}
-		return nil
+		return a.refuse("purging")
 	}
-	init := c.Init()
-	return a.open(c, init)
+	p, err := a.planPurge(req)
+	if err != nil {
+		return a.fail(err.Error())
+	}
+	c := newPurgeConfirm(p, a.styles)
+	cmd := a.open(c, c.Init())
+	return a, cmd
 }
 
 // showPublished traces the published delay on its ladder, so that the
@@ -476,9 +480,9 @@ func (a *App) showPublished(m publishedMsg) {
 	if m.err != nil && m.res.Confirmed == 0 {
 		return
 	}
-	if a.screen != screenLadder || a.ladder.Found().Ladder.Name != m.ladder.Name {
+	if a.screen != screenLadder || !ops.SameLadder(a.ladder.Found().Ladder, m.ladder) {
 		for _, f := range a.found {
-			if f.Ladder.Name == m.ladder.Name && f.Ladder.Layout == m.ladder.Layout {
+			if ops.SameLadder(f.Ladder, m.ladder) {
 				a.openLadder(f)
 			}
 		}
@@ -562,9 +566,10 @@ func (a *App) rebuild() {
 	if a.screen != screenLadder {
 		return
 	}
+	a.ladder.SetBindings(topology.NewGraph(a.obs.Snapshot()))
 	cur := a.ladder.Found().Ladder
 	for _, lr := range rep.Ladders {
-		if lr.Found.Ladder.Name == cur.Name && lr.Found.Ladder.Layout == cur.Layout {
+		if ops.SameLadder(lr.Found.Ladder, cur) {
 			a.ladder.SetRows(lr, false)
 			return
 		}

@@ -756,3 +756,41 @@ func TestStallDetectionOverTime(t *testing.T) {
 		t.Error("a rung whose waiting count fell is still stalled")
 	}
 }
+
+// Drift fix (issue 19): the purge plan comes from ops, so :purge LADDER
+// confirms over the screen the operator is on instead of opening the
+// ladder only to read its rows.
+func TestPurgeLadderCommandStaysOnTheList(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{}, 80, 24)
+	a = load(t, a, fb)
+	a, _ = a.runCommand("purge orders")
+	if !isOpen[purgeConfirm](a) || a.screen != screenList {
+		t.Fatalf(":purge orders: dialog %T, screen %v; want the confirmation over the list", a.dialog, a.screen)
+	}
+	a = typeText(t, a, "orders")
+	a, _ = run(t, a, press("enter"))
+	if len(fb.purged) != 12 {
+		t.Fatalf("purged %d queues, want the 10 rungs, done and unroutable: %v", len(fb.purged), fb.purged)
+	}
+}
+
+// Drift fix (issue 19): the trace pane checks the route over the broker's
+// bindings, as rungs trace does, and says where it breaks.
+func TestTracePaneChecksTheRoute(t *testing.T) {
+	snap := fixture.Busy()
+	var kept []topology.Binding
+	for _, b := range snap.Bindings {
+		if b.Destination != "orders.rung.06" {
+			kept = append(kept, b)
+		}
+	}
+	snap.Bindings = kept
+	fb := newFake(snap)
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 120, 40)
+	a = load(t, a, fb)
+	a, _ = a.runCommand("trace 90s orders.work")
+	if v := plainView(t, a); !strings.Contains(v, "BROKEN on the broker") {
+		t.Fatalf("a trace through an unbound rung was not flagged:\n%s", v)
+	}
+}

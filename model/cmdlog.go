@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -100,10 +101,10 @@ func deliveryMode(persistent bool) string {
 }
 
 // logPurge records a purge of its queues, in the order they are purged.
-func (a *App) logPurge(targets []purgeTarget) int {
-	sent := make([]string, 0, len(targets))
-	for _, t := range targets {
-		sent = append(sent, "queue="+t.queue)
+func (a *App) logPurge(p ops.PurgePlan) int {
+	sent := make([]string, 0, len(p.Queues))
+	for _, q := range p.Queues {
+		sent = append(sent, "queue="+q.Queue)
 	}
 	return a.log.Add(a.now(), "purge", sent...)
 }

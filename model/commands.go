@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -9,7 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -80,29 +81,14 @@ func (a App) fail(text string) (App, tea.Cmd) {
 
 // findLadder finds a ladder by exact name, then by unique prefix.
 func (a App) findLadder(name string) (topology.Found, error) {
-	var prefixed []topology.Found
-	for _, f := range a.found {
-		if f.Ladder.Name == name {
-			return f, nil
-		}
-		if strings.HasPrefix(f.Ladder.Name, name) {
-			prefixed = append(prefixed, f)
-		}
+	f, err := ops.FindLadder(a.found, ops.LadderQuery{Name: name, Prefix: true})
+	switch {
+	case errors.Is(err, ops.ErrNoLadder) && !a.loaded:
+		return f, fmt.Errorf("ladders are still loading from vhost %s", a.vhost)
+	case errors.Is(err, ops.ErrNoLadder):
+		return f, fmt.Errorf("no ladder %q in vhost %s", name, a.vhost)
 	}
-	switch len(prefixed) {
-	case 1:
-		return prefixed[0], nil
-	case 0:
-		if !a.loaded {
-			return topology.Found{}, fmt.Errorf("ladders are still loading from vhost %s", a.vhost)
-		}
-		return topology.Found{}, fmt.Errorf("no ladder %q in vhost %s", name, a.vhost)
-	}
-	var names []string
-	for _, f := range prefixed {
-		names = append(names, f.Ladder.Name)
-	}
-	return topology.Found{}, fmt.Errorf("%q matches %s", name, strings.Join(names, ", "))
+	return f, err
 }
 
 // contextLadder is the ladder a command applies to: the open one, else the
@@ -162,24 +148,14 @@ func (a App) purgeCommand(name string) (App, tea.Cmd) {
 	if a.readOnly {
 		return a.refuse("purging")
 	}
-	if a.screen == screenLadder {
-		for _, r := range a.ladder.Rows() {
-			if r.Queue == name {
-				return a, a.openConfirm(newQueuePurge(r, a.styles))
-			}
-		}
-	}
-	if q, ok := a.merged().Queue(name); ok {
-		return a, a.openConfirm(newQueuePurge(health.Row{Kind: health.TargetRow, Queue: q.Name, Stats: q.Stats}, a.styles))
+	if _, ok := a.merged().Queue(name); ok {
+		return a.openPurge(ops.PurgeRequest{Queue: name})
 	}
 	f, err := a.findLadder(name)
 	if err != nil {
 		return a.fail(fmt.Sprintf("no queue or ladder %q in vhost %s", name, a.vhost))
 	}
-	if a.screen != screenLadder || a.ladder.Found().Ladder.Name != f.Ladder.Name {
-		a.openLadder(f)
-	}
-	return a, a.openConfirm(newLadderPurge(a.ladder, a.styles))
+	return a.openPurge(ops.PurgeRequest{Ladder: f.Ladder})
 }
 
 func (a App) refreshCommand(args []string) (App, tea.Cmd) {

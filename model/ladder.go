@@ -1,13 +1,13 @@
 package model
 
 import (
-	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -15,20 +15,23 @@ import (
 // ladderView is one ladder: its rungs and the queues around them, with a
 // trace and a drift pane.
 type ladderView struct {
-	keys      navKeys
-	drift     key.Binding
-	fold      key.Binding
-	cost      key.Binding
-	forecast  key.Binding
-	st        ui.Styles
-	found     topology.Found
-	rows      []health.Row // all rows, untraced and unfiltered
-	totals    health.Totals
-	fc        topology.Forecast
-	gone      bool
-	filter    string
-	trace     *ui.TraceState
-	traced    *ui.MessageTrace // set while the trace is a peeked message's
+	keys     navKeys
+	drift    key.Binding
+	fold     key.Binding
+	cost     key.Binding
+	forecast key.Binding
+	st       ui.Styles
+	found    topology.Found
+	rows     []health.Row // all rows, untraced and unfiltered
+	totals   health.Totals
+	fc       topology.Forecast
+	gone     bool
+	filter   string
+	trace    *ui.TraceState
+	traced   *ui.MessageTrace // set while the trace is a peeked message's
+	// bindings are the vhost's, to check a trace's route as rungs trace
+	// does; nil until a snapshot is in.
+	bindings  *topology.Graph
 	showDrift bool
 	showCost  bool // the radix cost pane instead of the table
 	// showForecast: the forecast of arrivals instead of the table.
@@ -157,37 +160,34 @@ func (v *ladderView) SetFilter(f string) {
 	v.clamp()
 }
 
-// SetTrace traces the delay and optional destination typed in input. An
+// SetBindings gives the view the vhost's bindings, to check traces over.
+func (v *ladderView) SetBindings(g *topology.Graph) { v.bindings = g }
+
+// SetTrace traces the delay and optional destination typed in input and
+// checks the route over the broker's bindings, as rungs trace does. An
 // empty input shows the trace pane with a hint; nothing clears it but
 // ClearTrace.
 func (v *ladderView) SetTrace(input string) {
 	ts := &ui.TraceState{Input: input}
-	if fields := strings.Fields(input); len(fields) > 0 {
-		tr, err := traceInput(v.found.Ladder, fields)
+	if strings.TrimSpace(input) != "" {
+		traced, err := v.traceInput(input)
 		if err != nil {
 			ts.Err = err
 		} else {
-			ts.Trace = &tr
+			ts.Trace, ts.Checked, ts.Broken = &traced.Trace, traced.Check.Checked, traced.Check.Err
 		}
 	}
 	v.trace, v.traced = ts, nil
 	v.clamp()
 }
 
-// traceInput traces "DELAY [DEST]".
-func traceInput(l topology.Ladder, fields []string) (topology.Trace, error) {
-	if len(fields) > 2 {
-		return topology.Trace{}, fmt.Errorf("expected a delay and at most one destination, got %q", strings.Join(fields, " "))
-	}
-	d, err := topology.ParseDelay(fields[0])
+// traceInput traces "DELAY [DEST]" and checks its route.
+func (v *ladderView) traceInput(input string) (ops.Traced, error) {
+	req, err := ops.ParseTraceInput(v.found.Ladder, input)
 	if err != nil {
-		return topology.Trace{}, err
+		return ops.Traced{}, err
 	}
-	dest := ""
-	if len(fields) == 2 {
-		dest = fields[1]
-	}
-	return l.Trace(d, dest)
+	return ops.Trace(req, v.bindings, nil)
 }
 
 // ClearTrace removes the trace.

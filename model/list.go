@@ -5,6 +5,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -67,7 +68,7 @@ func (l *ladderList) apply() {
 
 func (l *ladderList) SelectLadder(ld topology.Ladder) {
 	for i, it := range l.shown {
-		if it.Found.Ladder.Name == ld.Name && it.Found.Ladder.Layout == ld.Layout {
+		if ops.SameLadder(it.Found.Ladder, ld) {
 			l.sel = i
 			break
 		}

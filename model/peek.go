@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -89,13 +90,7 @@ func peekResult(m peekedMsg) ui.Result {
 }
 
 // ladders are the vhost's ladders, for naming queues in a timeline.
-func (a App) ladders() []topology.Ladder {
-	ls := make([]topology.Ladder, len(a.found))
-	for i, f := range a.found {
-		ls[i] = f.Ladder
-	}
-	return ls
-}
+func (a App) ladders() []topology.Ladder { return ops.Ladders(a.found) }
 
 // openPeek starts peeking at queue. Peeking a quorum queue can dead-letter
 // messages early, so the queue's delivery limit is read first and the
@@ -112,21 +107,22 @@ func (a App) openPeek(queue string, n int) (App, tea.Cmd) {
 		a.busy = "reading the delivery limit of " + queue
 		return a, fetchLimit(a.limits, a.vhost, q, n)
 	}
-	// A classic queue has no delivery limit; a quorum queue's is unknown
-	// without a management client to read it.
-	return a.assessPeek(q, n, 0, q.QueueType() != topology.Quorum)
+	// A quorum queue's delivery limit is unknown without a management
+	// client to read it.
+	return a.assessPeek(q, n, 0, false)
 }
 
-// assessPeek refuses, asks for force, or peeks, as AssessPeek says.
+// assessPeek refuses, asks for force, or peeks, as ops.GatePeek says.
 func (a App) assessPeek(q topology.Queue, n, limit int, known bool) (App, tea.Cmd) {
-	risk := broker.AssessPeek(q, a.ladders(), limit, known)
-	switch {
-	case a.readOnly && risk.ChangesBroker:
-		return a, a.openForce(newPeekForce(risk, n, true, a.styles))
-	case risk.NeedsForce:
-		return a, a.openForce(newPeekForce(risk, n, false, a.styles))
+	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
+	g := ops.GatePeek(ops.PeekRequest{Queue: q, Ladders: a.ladders(), Version: v, Limit: limit, LimitKnown: known, ReadOnly: a.readOnly})
+	switch g.Verdict {
+	case ops.PeekReadOnly:
+		return a, a.openForce(newPeekForce(g.Risk, n, true, a.styles))
+	case ops.PeekNeedsForce:
+		return a, a.openForce(newPeekForce(g.Risk, n, false, a.styles))
 	}
-	return a.runPeek(q.Name, n, risk, false)
+	return a.runPeek(q.Name, n, g.Risk, false)
 }
 
 // runPeek peeks, logging it: a peek changes what consumers see (the
@@ -195,7 +191,7 @@ type peekView struct {
 	ready   int
 	n       int
 	msgs    []broker.PeekedMessage
-	ladders []topology.Ladder
+	stories []topology.Story // one per message, read once
 	risk    broker.PeekRisk
 	forced  bool
 	at      time.Time
@@ -209,7 +205,8 @@ type peekView struct {
 func newPeekView(m peekedMsg, ladders []topology.Ladder, st ui.Styles, keys peekKeys, back screen) peekView {
 	v := peekView{
 		keys: keys, st: st, queue: m.queue, qtype: string(m.risk.Type), ready: m.res.Ready, n: m.n,
-		ladders: ladders, risk: m.risk, forced: m.forced, at: m.at, back: back,
+		risk: m.risk, forced: m.forced, at: m.at, back: back,
+		stories: ops.PeekStories(m.res, ladders),
 	}
 	for _, pm := range m.res.Messages {
 		v.msgs = append(v.msgs, pm)
@@ -243,18 +240,18 @@ func (v *peekView) SetSize(w, h int) {
 	v.clamp()
 }
 
-// Selected returns the message under the cursor.
-func (v peekView) Selected() (broker.PeekedMessage, bool) {
+// Selected returns the message under the cursor and its story.
+func (v peekView) Selected() (broker.PeekedMessage, topology.Story, bool) {
 	if v.sel < 0 || v.sel >= len(v.msgs) {
-		return broker.PeekedMessage{}, false
+		return broker.PeekedMessage{}, topology.Story{}, false
 	}
-	return v.msgs[v.sel], true
+	return v.msgs[v.sel], v.stories[v.sel], true
 }
 
 func (v peekView) state(now time.Time) ui.PeekState {
 	effect, warn := peekEffect(v.risk, v.forced)
 	return ui.PeekState{
-		Queue: v.queue, QueueType: v.qtype, Ready: v.ready, Messages: v.msgs, Ladders: v.ladders,
+		Queue: v.queue, QueueType: v.qtype, Ready: v.ready, Messages: v.msgs, Stories: v.stories,
 		Selected: v.sel, Offset: v.offset, Scroll: v.scroll,
 		Effect: effect, Warn: warn, Stale: v.stale, At: v.at, Now: now, MaxBody: ui.DefaultMaxBody,
 	}
@@ -327,15 +324,14 @@ func (a App) updatePeek(msg tea.Msg) (tea.Model, tea.Cmd) {
 // ladder view traces them, and the queues x-death says the message has
 // left are marked.
 func (a App) traceMessage() (App, tea.Cmd) {
-	m, ok := a.peek.Selected()
+	m, story, ok := a.peek.Selected()
 	if !ok {
 		return a.fail("no message to trace: the queue was empty")
 	}
-	deaths, _ := topology.ParseDeaths(m.Headers)
-	hops := topology.Timeline(deaths, a.ladders())
-	prefer := ""
+	hops := story.Hops
+	var prefer topology.Ladder
 	if a.peek.Back() == screenLadder {
-		prefer = a.ladder.Found().Ladder.Name
+		prefer = a.ladder.Found().Ladder
 	}
 	f, d, dest, rk, ok := decodeMessage(m, hops, a.found, prefer)
 	label := fmt.Sprintf("#%d", m.Position+1)
@@ -345,7 +341,7 @@ func (a App) traceMessage() (App, tea.Cmd) {
 	if !ok {
 		return a.fail(fmt.Sprintf("message %s: its routing key %q is not a key of any ladder in vhost %s, and neither is any in its x-death", label, m.RoutingKey, a.vhost))
 	}
-	if cur := a.ladder.Found().Ladder; cur.Name != f.Ladder.Name || cur.Layout != f.Ladder.Layout || a.peek.Back() != screenLadder {
+	if !ops.SameLadder(a.ladder.Found().Ladder, f.Ladder) || a.peek.Back() != screenLadder {
 		a.openLadder(f)
 	}
 	a.screen = screenLadder
@@ -371,7 +367,7 @@ func orDone(dest string) string {
 // recorded, oldest first (a message dead-lettered with a new key still
 // carries its ladder key there). Ladders are tried in order too: those
 // whose queues the message has been through, then prefer, then the rest.
-func decodeMessage(m broker.PeekedMessage, hops []topology.DeathHop, found []topology.Found, prefer string) (f topology.Found, d time.Duration, dest, rk string, ok bool) {
+func decodeMessage(m broker.PeekedMessage, hops []topology.DeathHop, found []topology.Found, prefer topology.Ladder) (f topology.Found, d time.Duration, dest, rk string, ok bool) {
 	keys := []string{m.RoutingKey}
 	for _, h := range hops {
 		keys = append(keys, h.RoutingKeys...)
@@ -382,7 +378,7 @@ func decodeMessage(m broker.PeekedMessage, hops []topology.DeathHop, found []top
 				return 0
 			}
 		}
-		if f.Ladder.Name == prefer {
+		if ops.SameLadder(f.Ladder, prefer) {
 			return 1
 		}
 		return 2

@@ -222,11 +222,11 @@ func TestDecodeMessagePrefersItsLadder(t *testing.T) {
 	key := "0.0.0.1.0.1.1.0.1.0.orders.work"
 	m := broker.PeekedMessage{Delivery: broker.Delivery{RoutingKey: "orders.work.parked", Headers: map[string]any{}}}
 	hops := []topology.DeathHop{{Death: topology.Death{Queue: "orders.work", RoutingKeys: []string{key}}, Ladder: "orders"}}
-	f, d, dest, rk, ok := decodeMessage(m, hops, found, "")
+	f, d, dest, rk, ok := decodeMessage(m, hops, found, topology.Ladder{})
 	if !ok || f.Ladder.Name != "orders" || d.String() != "1m30s" || dest != "orders.work" || rk != key {
 		t.Errorf("decode: %s %s %q %q %v", f.Ladder.Name, d, dest, rk, ok)
 	}
-	if _, _, _, _, ok := decodeMessage(m, nil, found, "orders"); ok {
+	if _, _, _, _, ok := decodeMessage(m, nil, found, found[0].Ladder); ok {
 		t.Error("a queue name decoded as a ladder key")
 	}
 }

@@ -222,6 +222,9 @@ func (f publishForm) request(now time.Time) (publishRequest, error) {
 	// The same message rungs publish sends: the delay header stamped, the
 	// content type picked from the body.
 	msg := ops.Delayed{Trace: tr, Body: []byte(f.inputs[fieldBody].Value()), Headers: headers, Persistent: f.persistent}
+	if err := msg.Check(count); err != nil {
+		return publishRequest{}, err
+	}
 	return publishRequest{trace: tr, msgs: msg.Messages(1, count, now), count: count, persist: f.persistent}, nil
 }
 
@@ -231,8 +234,8 @@ func (f publishForm) request(now time.Time) (publishRequest, error) {
 func routeCheck(snap topology.Snapshot) func(topology.Trace) error {
 	g := topology.NewGraph(snap)
 	return func(tr topology.Trace) error {
-		if err := g.CheckRoute(tr); err != nil {
-			return &ops.RouteError{Trace: tr, Err: err}
+		if c := ops.CheckRoute(tr, g, nil); c.Err != nil {
+			return &ops.RouteError{Trace: tr, Err: c.Err}
 		}
 		return nil
 	}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
-	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -18,36 +17,44 @@ import (
 // purgeTimeout bounds purging one queue.
 const purgeTimeout = 15 * time.Second
 
-// purgeTarget is one queue to purge and the depth the operator was shown.
-type purgeTarget struct {
-	queue string
-	ready int64
-}
-
 // purgeConfirm asks before purging. Purging a whole ladder requires typing
 // its name, as GitHub does for deleting a repository.
 type purgeConfirm struct {
 	typedConfirm
-	title   string
-	lines   []string
-	targets []purgeTarget
+	title string
+	lines []string
+	plan  ops.PurgePlan
+}
+
+// planPurge asks ops what a purge deletes, from the data on screen.
+func (a App) planPurge(req ops.PurgeRequest) (ops.PurgePlan, error) {
+	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
+	return ops.PlanPurge(a.merged(), a.found, v, req)
+}
+
+// newPurgeConfirm confirms a planned purge: of one queue, or of a ladder.
+func newPurgeConfirm(p ops.PurgePlan, st ui.Styles) purgeConfirm {
+	if p.Ladder != nil {
+		return newLadderPurge(p, st)
+	}
+	return newQueuePurge(p, st)
 }
 
 // newQueuePurge confirms purging one queue.
-func newQueuePurge(row health.Row, st ui.Styles) purgeConfirm {
-	c := purgeConfirm{typedConfirm: newTypedConfirm(defaultConfirmKeys(false), st, "", "", ""), title: "Purge " + row.Queue + "?"}
-	c.targets = []purgeTarget{{row.Queue, row.Stats.Ready}}
-	n := row.Stats.Ready
-	lost := fmt.Sprintf("%s ready %s in %s will be deleted for good.", topology.FormatCount(n), topology.Plural(int(n), "message", "messages"), st.Bold.Render(row.Queue))
-	switch row.Kind {
-	case health.RungRow:
+func newQueuePurge(p ops.PurgePlan, st ui.Styles) purgeConfirm {
+	q := p.Queues[0]
+	c := purgeConfirm{typedConfirm: newTypedConfirm(defaultConfirmKeys(false), st, "", "", ""), title: "Purge " + q.Queue + "?", plan: p}
+	n := q.Lost()
+	lost := fmt.Sprintf("%s ready %s in %s will be deleted for good.", topology.FormatCount(n), topology.Plural(int(n), "message", "messages"), st.Bold.Render(q.Queue))
+	switch q.Role {
+	case topology.RoleRung:
 		lost += " They are delayed messages: they will never reach their target."
-	case health.UnroutableRow:
+	case topology.RoleUnroutable:
 		lost += " They are messages no binding routed; look at them before purging."
 	}
 	c.lines = []string{lost}
-	if row.Stats.Unacked > 0 {
-		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("%s unacknowledged %s stay: a purge only removes ready ones.", topology.FormatCount(row.Stats.Unacked), topology.Plural(int(row.Stats.Unacked), "message", "messages"))))
+	if q.Unacked > 0 {
+		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("%s unacknowledged %s stay: a purge only removes ready ones.", topology.FormatCount(q.Unacked), topology.Plural(int(q.Unacked), "message", "messages"))))
 	}
 	return c
 }
@@ -55,65 +62,34 @@ func newQueuePurge(row health.Row, st ui.Styles) purgeConfirm {
 // newLadderPurge confirms purging every queue the ladder owns: its rungs,
 // its done queue and its unroutable queue. Destination queues belong to
 // the applications and are left alone.
-func newLadderPurge(v ladderView, st ui.Styles) purgeConfirm {
-	name := v.found.Ladder.Name
+func newLadderPurge(p ops.PurgePlan, st ui.Styles) purgeConfirm {
+	name := p.Ladder.Name
 	c := purgeConfirm{
 		typedConfirm: newTypedConfirm(defaultConfirmKeys(true), st, name, "Type "+name+" to confirm:", fmt.Sprintf("type %s exactly to purge it", name)),
 		title:        "Purge the whole ladder " + name + "?",
+		plan:         p,
 	}
-	var total int64
-	var targets []string
-	for _, r := range v.rows {
-		owned := r.Kind == health.RungRow || r.Kind == health.UnroutableRow || (r.Kind == health.TargetRow && !isDestination(v, r.Queue))
-		if r.Missing {
-			continue
-		}
-		if !owned {
-			if r.Kind == health.TargetRow {
-				targets = append(targets, r.Queue)
-			}
-			continue
-		}
-		c.targets = append(c.targets, purgeTarget{r.Queue, r.Stats.Ready})
-		total += r.Stats.Ready
-	}
+	total := p.Lost()
 	c.lines = []string{fmt.Sprintf("Every ready message in %d queues of %s will be deleted for good: %s %s in total.",
-		len(c.targets), st.Bold.Render(name), st.Bold.Render(topology.FormatCount(total)), topology.Plural(int(total), "message", "messages"))}
-	deepest := append([]purgeTarget(nil), c.targets...)
-	sort.SliceStable(deepest, func(i, j int) bool { return deepest[i].ready > deepest[j].ready })
-	shown := 0
-	for _, t := range deepest {
-		if t.ready == 0 || shown == 4 {
-			break
-		}
-		c.lines = append(c.lines, fmt.Sprintf("  %8s  %s", topology.FormatCount(t.ready), t.queue))
-		shown++
+		len(p.Queues), st.Bold.Render(name), st.Bold.Render(topology.FormatCount(total)), topology.Plural(int(total), "message", "messages"))}
+	deepest := p.Deepest(4)
+	for _, q := range deepest {
+		c.lines = append(c.lines, fmt.Sprintf("  %8s  %s", topology.FormatCount(q.Lost()), q.Queue))
 	}
-	if rest := len(c.targets) - shown; rest > 0 {
+	if rest := len(p.Queues) - len(deepest); rest > 0 {
 		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("  and %d more %s", rest, topology.Plural(rest, "queue", "queues"))))
 	}
-	if len(targets) > 0 {
-		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("Destination queues (%d) are not touched.", len(targets))))
+	if len(p.Untouched) > 0 {
+		c.lines = append(c.lines, st.Muted.Render(fmt.Sprintf("Destination queues (%d) are not touched.", len(p.Untouched))))
 	}
 	return c
-}
-
-// isDestination tells an application's destination from the ladder's own
-// done queue.
-func isDestination(v ladderView, q string) bool {
-	for _, t := range v.found.Ladder.Targets {
-		if t == q {
-			return true
-		}
-	}
-	return false
 }
 
 // purgeAnswered is the purge confirmation's outcome: the queues to purge
 // if the operator said yes, none if no.
 type purgeAnswered struct {
 	confirmed bool
-	targets   []purgeTarget
+	plan      ops.PurgePlan
 }
 
 // Update answers the dialog.
@@ -122,7 +98,7 @@ func (c purgeConfirm) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	if ans == unanswered {
 		return c, cmd, nil
 	}
-	return c, nil, purgeAnswered{confirmed: ans == answeredYes, targets: c.targets}
+	return c, nil, purgeAnswered{confirmed: ans == answeredYes, plan: c.plan}
 }
 
 // WithFrame sizes and styles the dialog.
@@ -142,23 +118,13 @@ type purgedMsg struct {
 	err     error
 }
 
-// purge empties the queues one after the other, stopping at the first
-// failure so that the report says exactly what was and was not purged.
-func purge(p broker.Purger, targets []purgeTarget) tea.Cmd {
+// purge runs the plan off the UI goroutine, one purgeTimeout per queue.
+func purge(p broker.Purger, plan ops.PurgePlan) tea.Cmd {
 	return func() tea.Msg {
-		var out purgedMsg
-		for _, t := range targets {
-			ctx, cancel := context.WithTimeout(context.Background(), purgeTimeout)
-			n, err := p.Purge(ctx, t.queue)
-			cancel()
-			if err != nil {
-				out.failed, out.err = t.queue, err
-				return out
-			}
-			out.queues++
-			out.deleted += n
-		}
-		return out
+		ctx, cancel := context.WithTimeout(context.Background(), purgeTimeout*time.Duration(max(1, len(plan.Queues))))
+		defer cancel()
+		res, err := plan.Run(ctx, p, nil)
+		return purgedMsg{queues: len(res.Queues), deleted: res.Purged, failed: res.Failed, err: err}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -46,13 +45,6 @@ const (
 	numReplayFields
 )
 
-// replayPlan is a filled-in form worked out: the Move to run and how it
-// reads ("replay N messages from Q " + describe).
-type replayPlan struct {
-	opts     broker.MoveOptions
-	describe string
-}
-
 // replayRun is a Move in flight: the channel its progress comes on and the
 // cancel that stops it.
 type replayRun struct {
@@ -64,7 +56,7 @@ type replayRun struct {
 
 // replayStarted is the replay dialog's outcome when the operator starts
 // the Move; the dialog stays open to show its progress.
-type replayStarted struct{ plan replayPlan }
+type replayStarted struct{ plan ops.ReplayPlan }
 
 // replayStopping asks the App to cancel the running Move; the dialog
 // stays open until the Move has stopped.
@@ -85,37 +77,34 @@ type replayDialog struct {
 	// ladder is the ladder the messages can be sent back into (the one
 	// open); nil when there is none.
 	ladder *topology.Ladder
-	// graph checks routes against the broker's bindings; found are the
-	// vhost's ladders (see ops.PlanReplay).
-	graph  *topology.Graph
-	found  []topology.Found
-	queues map[string]bool
+	// scope is what ops checks the form against: the vhost's queues,
+	// ladders and bindings when the dialog opened.
+	scope *ops.BrokerView
 
 	to     replayTo
 	inputs [numReplayFields]textinput.Model
 	focus  int
 	err    string
 
-	form   bool // the form is shown; else phase says what is
-	phase  ui.ReplayPhase
-	plan   replayPlan
-	counts broker.MoveProgress
+	form  bool // the form is shown; else phase says what is
+	phase ui.ReplayPhase
+	// plan is the form worked out, or planErr why it cannot be: planned
+	// again whenever the form changes, never while drawing.
+	plan    ops.ReplayPlan
+	planErr error
+	counts  broker.MoveProgress
 	// cancelled is set once the operator stopped the Move; runErr is why
 	// it stopped early otherwise.
 	cancelled bool
 	runErr    string
 }
 
-func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology.Snapshot, found []topology.Found, st ui.Styles) replayDialog {
-	d := replayDialog{keys: defaultReplayKeys(), source: source, ready: ready, ladder: l, form: true,
-		graph: topology.NewGraph(snap), found: found, queues: map[string]bool{}}
-	for _, q := range snap.Queues {
-		d.queues[q.Name] = true
-	}
+func newReplayDialog(source string, ready int, l *topology.Ladder, scope *ops.BrokerView, st ui.Styles) replayDialog {
+	d := replayDialog{keys: defaultReplayKeys(), source: source, ready: ready, ladder: l, form: true, scope: scope}
 	placeholders := [numReplayFields]string{
 		rfDelay: "90s, 5m, 1h30m",
 		rfQueue: "the queue to move them to",
-		rfLimit: "all: until the source is empty",
+		rfLimit: "all (or 0): until the source is empty",
 		rfRate:  "no cap; e.g. 200/s or 6000/m",
 		rfPark:  "none: unroutable messages stay on " + source,
 	}
@@ -124,6 +113,7 @@ func newReplayDialog(source string, ready int, l *topology.Ladder, snap topology
 	}
 	newFormInputs(d.inputs[:], placeholders[:], 255)
 	d.setStyles(st)
+	d.replan()
 	return d
 }
 
@@ -242,12 +232,11 @@ func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 		case key.Matches(km, k.Cancel):
 			return d, nil, replayClosed{nothingMoved: true}
 		case key.Matches(km, k.Review):
-			p, err := d.makePlan()
-			if err != nil {
-				d.err = err.Error()
+			if d.planErr != nil {
+				d.err = d.planErr.Error()
 				return d, nil, nil
 			}
-			d.plan, d.form, d.phase = p, false, ui.ReplayConfirm
+			d.form, d.phase = false, ui.ReplayConfirm
 			return d, nil, nil
 		case key.Matches(km, k.Next):
 			return d, d.move(1), nil
@@ -260,13 +249,19 @@ func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 			}
 			d.toggle(step)
 			d.err = ""
+			d.replan()
 			return d, nil, nil
 		}
 	}
 	if d.focus == rfTo {
 		return d, nil, nil
 	}
-	return d, typeInto(&d.inputs[d.focus], msg, &d.err), nil
+	before := d.inputs[d.focus].Value()
+	cmd := typeInto(&d.inputs[d.focus], msg, &d.err)
+	if d.inputs[d.focus].Value() != before {
+		d.replan()
+	}
+	return d, cmd, nil
 }
 
 // WithFrame sizes and styles the dialog; it is as tall as it needs.
@@ -278,62 +273,41 @@ func (d replayDialog) WithFrame(f frame) dialog {
 
 func (d replayDialog) value(f int) string { return strings.TrimSpace(d.inputs[f].Value()) }
 
-// makePlan checks the form as rungs replay checks its flags, and works out
-// the Move.
-func (d replayDialog) makePlan() (replayPlan, error) {
-	o := broker.MoveOptions{Source: d.source, Park: d.value(rfPark)}
-	if s := d.value(rfLimit); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return replayPlan{}, fmt.Errorf("limit: %q is not a positive number", s)
-		}
-		o.Limit = n
+// replan works the form out again, after it changed.
+func (d *replayDialog) replan() { d.plan, d.planErr = d.makePlan() }
+
+// makePlan reads the form into the request rungs replay builds from its
+// flags, and has ops check and plan it.
+func (d replayDialog) makePlan() (ops.ReplayPlan, error) {
+	req := ops.ReplayRequest{Source: d.source, Park: d.value(rfPark)}
+	var err error
+	if req.Limit, err = ops.ParseLimit(d.value(rfLimit)); err != nil {
+		return ops.ReplayPlan{}, err
 	}
 	if s := d.value(rfRate); s != "" {
-		r, err := topology.ParseRate(s)
-		if err != nil {
-			return replayPlan{}, fmt.Errorf("rate: %v", err)
+		if req.Rate, err = topology.ParseRate(s); err != nil {
+			return ops.ReplayPlan{}, fmt.Errorf("rate: %v", err)
 		}
-		o.Rate = r
 	}
-	if o.Park == d.source {
-		return replayPlan{}, fmt.Errorf("park: %s is the source queue", d.source)
-	}
-	var to ops.ReplayTo
 	switch d.to {
 	case toOrigin:
-		to.Origin = true
+		req.To.Origin = true
 	case toQueue:
-		q := d.value(rfQueue)
-		switch {
-		case q == "":
-			return replayPlan{}, errors.New("queue: type the queue to move them to")
-		case q == d.source:
-			return replayPlan{}, fmt.Errorf("queue: %s is the source queue", q)
-		case !d.queues[q]:
-			return replayPlan{}, fmt.Errorf("queue: no queue %q in this vhost", q)
+		if req.To.Queue = d.value(rfQueue); req.To.Queue == "" {
+			return ops.ReplayPlan{}, errors.New("queue: type the queue to move them to")
 		}
-		to.Queue = q
 	case toLadder:
-		if d.ladder == nil {
-			return replayPlan{}, errors.New("no ladder to replay into")
-		}
 		s := d.value(rfDelay)
 		if s == "" {
-			return replayPlan{}, errors.New("delay: type one, e.g. 5m")
+			return ops.ReplayPlan{}, errors.New("delay: type one, e.g. 5m")
 		}
 		delay, err := topology.ParseDelay(s)
 		if err != nil {
-			return replayPlan{}, fmt.Errorf("delay: %w", err)
+			return ops.ReplayPlan{}, fmt.Errorf("delay: %w", err)
 		}
-		to.Ladder, to.Delay, to.Dest = d.ladder, delay, d.value(rfDest)
+		req.To.Ladder, req.To.Delay, req.To.Dest = d.ladder, delay, d.value(rfDest)
 	}
-	r, err := ops.PlanReplay(d.source, to, d.found, d.graph)
-	if err != nil {
-		return replayPlan{}, err
-	}
-	o.Route = r.Router
-	return replayPlan{opts: o, describe: r.Describe}, nil
+	return req.Plan(d.scope)
 }
 
 // View renders the dialog: the form, or the confirmation and progress.
@@ -341,8 +315,8 @@ func (d replayDialog) View() string {
 	w := min(d.w, 76)
 	if !d.form {
 		s := ui.ReplayState{
-			Phase: d.phase, Source: d.source, Describe: d.plan.describe, Park: d.plan.opts.Park,
-			Ready: d.ready, Limit: d.plan.opts.Limit, Rate: d.plan.opts.Rate,
+			Phase: d.phase, Source: d.source, Describe: d.plan.Describe, Park: d.plan.Options.Park,
+			Ready: d.ready, Limit: d.plan.Options.Limit, Rate: d.plan.Options.Rate,
 			Counts: d.counts, Cancelled: d.cancelled, Err: d.runErr,
 		}
 		switch d.phase {
@@ -373,7 +347,7 @@ func (d replayDialog) View() string {
 		Fields: fields,
 		Keys:   []key.Binding{d.keys.Next, d.keys.Review, d.keys.Cancel},
 	}
-	p, err := d.makePlan()
+	p, err := d.plan, d.planErr
 	switch {
 	case d.err != "":
 		state.PreviewErr = d.err
@@ -385,7 +359,7 @@ func (d replayDialog) View() string {
 			n = fmt.Sprintf("about %s %s", topology.FormatCount(int64(d.ready)), topology.Plural(d.ready, "message", "messages"))
 		}
 		state.Preview = []string{
-			"replay " + n + " from " + d.st.Bold.Render(d.source) + " " + p.describe,
+			"replay " + n + " from " + d.st.Bold.Render(d.source) + " " + p.Describe,
 			d.st.Muted.Render("each leaves the source only once its copy is confirmed; enter reviews, then y starts"),
 		}
 	}
@@ -485,7 +459,7 @@ func (a App) openReplay(queue string) (App, tea.Cmd) {
 	if f, ok := a.replayLadder(queue); ok {
 		l = &f.Ladder
 	}
-	d := newReplayDialog(queue, int(q.Stats.Ready), l, snap, a.found, a.styles)
+	d := newReplayDialog(queue, int(q.Stats.Ready), l, &ops.BrokerView{Snap: snap, Found: a.found, Graph: topology.NewGraph(snap)}, a.styles)
 	init := d.Init()
 	return a, a.open(d, init)
 }
@@ -517,7 +491,7 @@ func (a App) stopReplay(o replayStopping) (App, tea.Cmd) {
 
 // startReplay runs the Move in a command. Its progress comes back through
 // a channel that waitProgress reads, one report at a time.
-func (a App) startReplay(p replayPlan) (App, tea.Cmd) {
+func (a App) startReplay(p ops.ReplayPlan) (App, tea.Cmd) {
 	if a.mover == nil {
 		return a.fail("replaying needs an AMQP connection, and this console has none")
 	}
@@ -525,17 +499,17 @@ func (a App) startReplay(p replayPlan) (App, tea.Cmd) {
 	a.replaySeq++
 	ch := make(chan broker.MoveProgress, 1)
 	a.move = &replayRun{id: a.replaySeq, progress: ch, cancel: cancel}
-	o := p.opts
+	o := p.Options
 	o.Progress = forwardProgress(ch)
 	a.busy = "replaying from " + o.Source
 	id := a.logReplay(p)
-	return a, tea.Batch(logged(id, move(a.mover, ctx, o, a.move.id, ch, p.describe)), waitProgress(a.move.id, ch))
+	return a, tea.Batch(logged(id, move(a.mover, ctx, o, a.move.id, ch, p.Describe)), waitProgress(a.move.id, ch))
 }
 
 // logReplay records a replay as it starts.
-func (a *App) logReplay(p replayPlan) int {
-	o := p.opts
-	sent := []string{"from=" + o.Source, "route: " + p.describe, "publisher_confirms=on", "mandatory=true"}
+func (a *App) logReplay(p ops.ReplayPlan) int {
+	o := p.Options
+	sent := []string{"from=" + o.Source, "route: " + p.Describe, "publisher_confirms=on", "mandatory=true"}
 	if o.Limit > 0 {
 		sent = append(sent, fmt.Sprintf("limit=%d", o.Limit))
 	}

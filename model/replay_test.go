@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/ui"
 	"github.com/rungs-dev/rungs/ui/fixture"
 )
@@ -202,11 +203,11 @@ func TestReplayDestinations(t *testing.T) {
 	a = typeText(t, a, "5m")
 	a = keys(t, a, "tab")
 	a = typeText(t, a, "orders.work")
-	p, err := dialogOf[replayDialog](t, a).makePlan()
-	if err != nil || !strings.Contains(p.describe, "into ladder orders: 5m later to orders.work") {
-		t.Fatalf("into the ladder: %q, %v", p.describe, err)
+	p, err := planOf(t, a)
+	if err != nil || !strings.Contains(p.Describe, "into ladder orders: 5m later to orders.work") {
+		t.Fatalf("into the ladder: %q, %v", p.Describe, err)
 	}
-	r, err := p.opts.Route(broker.Delivery{})
+	r, err := p.Options.Route(broker.Delivery{})
 	if err != nil || r.Exchange != "orders.ingest" || !r.SaveDeath || !strings.HasSuffix(r.RoutingKey, ".orders.work") {
 		t.Errorf("ladder route %+v, %v", r, err)
 	}
@@ -229,8 +230,8 @@ func TestReplayDestinations(t *testing.T) {
 	}
 	a = typeText(t, a, "orders.email")
 	a = keys(t, a, "enter")
-	if dialogOf[replayDialog](t, a).form || dialogOf[replayDialog](t, a).plan.describe != "to queue orders.email" {
-		t.Fatalf("to orders.email: form %v describe %q err %q", dialogOf[replayDialog](t, a).form, dialogOf[replayDialog](t, a).plan.describe, dialogOf[replayDialog](t, a).err)
+	if dialogOf[replayDialog](t, a).form || dialogOf[replayDialog](t, a).plan.Describe != "to queue orders.email" {
+		t.Fatalf("to orders.email: form %v describe %q err %q", dialogOf[replayDialog](t, a).form, dialogOf[replayDialog](t, a).plan.Describe, dialogOf[replayDialog](t, a).err)
 	}
 	// n goes back to the form, esc closes it: nothing moved.
 	a = keys(t, a, "n")
@@ -249,10 +250,10 @@ func TestReplayFormRefusesBadInput(t *testing.T) {
 		text  string
 		want  string
 	}{
-		"limit zero":    {1, "0", `limit: "0" is not a positive number`},
-		"bad rate":      {2, "fast", "rate:"},
-		"park itself":   {3, "orders.work.parked", "park: orders.work.parked is the source queue"},
-		"limit a words": {1, "ten", `limit: "ten"`},
+		"limit negative": {1, "-3", `limit: "-3" is not a number`},
+		"bad rate":       {2, "fast", "rate:"},
+		"park itself":    {3, "orders.work.parked", "park: orders.work.parked is the source queue"},
+		"limit a words":  {1, "ten", `limit: "ten"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -295,5 +296,29 @@ func TestReplayFromThePeek(t *testing.T) {
 	a = keys(t, a, "enter", "y", "enter")
 	if a.screen != screenPeek || !strings.Contains(plainView(t, a), "3 replayed away since this peek") {
 		t.Errorf("the peek does not say its messages were replayed:\n%s", plainView(t, a))
+	}
+}
+
+// planOf is the replay dialog's plan as it stands: worked out when the
+// form last changed, not when it is drawn.
+func planOf(t *testing.T, a App) (ops.ReplayPlan, error) {
+	t.Helper()
+	d := dialogOf[replayDialog](t, a)
+	return d.plan, d.planErr
+}
+
+// Drift fix (issue 19): one spelling of "no limit". The form takes 0, as
+// rungs replay --limit 0 does, and an empty field, as the default.
+func TestReplayFormLimitZeroMeansNoLimit(t *testing.T) {
+	for _, text := range []string{"0", ""} {
+		fb := newFake(fixture.Busy())
+		a := replayParked(t, fb, Options{})
+		a = keys(t, a, "tab")
+		a = typeText(t, a, text)
+		a = keys(t, a, "enter")
+		d := dialogOf[replayDialog](t, a)
+		if d.form || d.err != "" || d.plan.Options.Limit != 0 {
+			t.Errorf("limit %q: form %v err %q limit %d; want the review with no limit", text, d.form, d.err, d.plan.Options.Limit)
+		}
 	}
 }

@@ -89,3 +89,31 @@ func TestPlanReplay(t *testing.T) {
 		t.Errorf("unchecked: %v", err)
 	}
 }
+
+func TestDelayedCheck(t *testing.T) {
+	long := strings.Repeat("x", topology.MaxShortString)
+	cases := map[string]struct {
+		d     Delayed
+		count int
+		field string
+	}{
+		"no messages":          {Delayed{}, 0, "count"},
+		"long content type":    {Delayed{ContentType: long + "x"}, 1, "content-type"},
+		"long ids":             {Delayed{IDPrefix: long}, 10, "id-prefix"},
+		"binary said text":     {Delayed{ContentType: "application/json", Body: []byte{0xff}}, 1, "body"},
+		"binary said charset":  {Delayed{ContentType: "x/y; charset=UTF-8", Body: []byte{0xff}}, 1, "body"},
+		"binary, binary type":  {Delayed{ContentType: "application/octet-stream", Body: []byte{0xff}}, 1, ""},
+		"binary, type guessed": {Delayed{Body: []byte{0xff}}, 1, ""},
+		"ids that fit":         {Delayed{IDPrefix: long[:250]}, 9999, ""},
+	}
+	for name, tc := range cases {
+		err := tc.d.Check(tc.count)
+		var fe *FieldError
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%s: refused: %v", name, err)
+		case tc.field != "" && (!errors.As(err, &fe) || fe.Field != tc.field):
+			t.Errorf("%s: %v, want a %s field error", name, err, tc.field)
+		}
+	}
+}

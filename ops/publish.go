@@ -2,6 +2,7 @@ package ops
 
 import (
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -56,4 +57,38 @@ func (d Delayed) Messages(first, n int, now time.Time) []broker.Message {
 		}
 	}
 	return msgs
+}
+
+// MaxBody is the largest body a publish sends: RabbitMQ's default
+// max_message_size. A larger one would close the channel mid-run.
+const MaxBody = 128 << 20
+
+// Check refuses, before anything is sent, what the broker or AMQP would
+// refuse halfway through publishing count messages: no messages, a body
+// over MaxBody, a content type or message id longer than a short string,
+// a body that is not the UTF-8 its content type promises. It returns a
+// *FieldError naming "count", "body", "content-type" or "id-prefix".
+func (d Delayed) Check(count int) error {
+	switch {
+	case count < 1:
+		return fieldErr("count", "must be at least 1, got %d", count)
+	case len(d.Body) > MaxBody:
+		return fieldErr("body", "is %d bytes; the broker accepts at most %d", len(d.Body), MaxBody)
+	case len(d.ContentType) > topology.MaxShortString:
+		return fieldErr("content-type", "is %d bytes; AMQP allows at most %d", len(d.ContentType), topology.MaxShortString)
+	case d.IDPrefix != "" && len(d.IDPrefix)+len(strconv.Itoa(count)) > topology.MaxShortString:
+		return fieldErr("id-prefix", "makes message ids of up to %d bytes; AMQP allows at most %d", len(d.IDPrefix)+len(strconv.Itoa(count)), topology.MaxShortString)
+	case textual(d.ContentType) && !utf8.Valid(d.Body):
+		return fieldErr("body", "is not valid UTF-8 but content type %s says text; use application/octet-stream for binary bodies", d.ContentType)
+	}
+	return nil
+}
+
+// textual reports whether a content type promises UTF-8 text.
+func textual(ct string) bool {
+	ct = strings.ToLower(ct)
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.TrimSpace(mt)
+	return strings.HasPrefix(mt, "text/") || mt == "application/json" || strings.HasSuffix(mt, "+json") ||
+		strings.Contains(strings.ReplaceAll(ct, " ", ""), "charset=utf-8")
 }

@@ -88,3 +88,95 @@ func PlanReplay(source string, to ReplayTo, found []topology.Found, g *topology.
 	return ReplayRoute{Router: r, Trace: &tr, Describe: fmt.Sprintf("into ladder %s: %s later to %s (exchange %s, key %s)",
 		tr.Ladder.Name, topology.FormatDelay(tr.Delay), tr.Target, tr.Exchange, tr.Key)}, nil
 }
+
+// ReplayRequest is a replay as an operator asks for it, from rungs replay
+// or the console's dialog.
+type ReplayRequest struct {
+	Source string
+	To     ReplayTo
+	// Park, if set, takes unroutable messages instead of the source.
+	Park string
+	// Limit is the most messages to move; 0 means no limit (see
+	// ParseLimit: the one spelling of "no limit").
+	Limit int
+	// Rate caps messages a second (topology.ParseRate); 0: no cap.
+	Rate float64
+	// Where keeps on the source every message whose headers do not match
+	// all of these HEADER=VALUE terms (see Where).
+	Where []string
+	// Window and MaxHeld tune the Move (broker.MoveOptions); 0: defaults.
+	Window, MaxHeld int
+}
+
+// ReplayPlan is a checked replay: the Move to run and how it reads
+// ("replay N messages from Q " + Describe).
+type ReplayPlan struct {
+	Options  broker.MoveOptions
+	Describe string
+	// Ready is the source's depth in the scope's snapshot; -1 unknown.
+	Ready int64
+}
+
+// whereMaxHeld is how many filtered-out messages a --where replay may keep
+// back: most of a dead-letter queue can be someone else's.
+const whereMaxHeld = 10000
+
+// Check refuses what is wrong in the request itself, before anything is
+// read from the broker.
+func (r ReplayRequest) Check() (broker.MoveOptions, error) {
+	o := broker.MoveOptions{Source: r.Source, Park: r.Park, Limit: r.Limit, Rate: r.Rate, Window: r.Window, MaxHeld: r.MaxHeld}
+	switch {
+	case r.Source == "":
+		return o, fieldErr("from", "name the queue to replay from")
+	case r.To.Queue != "" && r.To.Queue == r.Source:
+		return o, fieldErr("queue", "%s is the source queue", r.Source)
+	case r.Park != "" && r.Park == r.Source:
+		return o, fieldErr("park", "%s is the source queue", r.Source)
+	case r.Limit < 0:
+		return o, fieldErr("limit", "cannot be negative (0: no limit)")
+	case r.Rate < 0:
+		return o, fieldErr("rate", "cannot be negative")
+	}
+	if len(r.Where) > 0 {
+		match, err := Where(r.Where)
+		if err != nil {
+			return o, err
+		}
+		o.Filter = func(d broker.Delivery) bool { return match(d.Headers) }
+		if o.MaxHeld == 0 {
+			o.MaxHeld = whereMaxHeld
+		}
+	}
+	return o, nil
+}
+
+// Plan checks the request and, against scope (nil: unchecked), that its
+// queues exist and its route delivers, and works out the Move.
+func (r ReplayRequest) Plan(scope *BrokerView) (ReplayPlan, error) {
+	p := ReplayPlan{Ready: -1}
+	o, err := r.Check()
+	if err != nil {
+		return p, err
+	}
+	var found []topology.Found
+	if scope != nil {
+		q, ok := scope.Snap.Queue(r.Source)
+		if !ok {
+			return p, &NoQueueError{r.Source, scope.Snap.Vhost}
+		}
+		p.Ready = q.Stats.Ready
+		if r.To.Queue != "" {
+			if _, ok := scope.Snap.Queue(r.To.Queue); !ok {
+				return p, &FieldError{Field: "queue", Err: &NoQueueError{r.To.Queue, scope.Snap.Vhost}}
+			}
+		}
+		found = scope.Found
+	}
+	route, err := PlanReplay(r.Source, r.To, found, scope.graph())
+	if err != nil {
+		return p, err
+	}
+	o.Route = route.Router
+	p.Options, p.Describe = o, route.Describe
+	return p, nil
+}

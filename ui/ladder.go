@@ -43,6 +43,10 @@ type TraceState struct {
 	Input string
 	Trace *topology.Trace
 	Err   error
+	// Checked says Trace was walked over the broker's bindings; Broken,
+	// that they route it differently or not at all (rungs trace's check).
+	Checked bool
+	Broken  error
 	// Message is set when the trace is a peeked message's.
 	Message *MessageTrace
 }

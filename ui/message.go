@@ -32,9 +32,10 @@ type Block struct {
 
 // MessageBlocks describes a message as labelled blocks, in the order peek
 // shows them: exchange, routing key, properties, redelivered, headers,
-// body (cut at maxBody bytes, 0: all), the x-death timeline, a replay's
-// saved x-death and rungs' retry history.
-func MessageBlocks(m broker.PeekedMessage, ladders []topology.Ladder, maxBody int) []Block {
+// body (cut at maxBody bytes, 0: all), then its story: the x-death
+// timeline, a replay's saved x-death, rungs' retry history and a direct
+// ladder message's path.
+func MessageBlocks(m broker.PeekedMessage, story topology.Story, maxBody int) []Block {
 	ex := m.Exchange
 	if ex == "" {
 		ex = "(default exchange)"
@@ -57,23 +58,20 @@ func MessageBlocks(m broker.PeekedMessage, ladders []topology.Ladder, maxBody in
 	}
 	kind, body := Body(m.Body, m.ContentType, maxBody)
 	bs = append(bs, Block{Label: "body", Head: fmt.Sprintf("%d bytes, %s", len(m.Body), kind), Lines: body})
-	deaths, err := topology.ParseDeaths(m.Headers)
 	switch {
-	case err != nil:
-		bs = append(bs, Block{Label: "x-death", Lines: []string{err.Error()}})
-	case len(deaths) > 0:
-		hops := topology.Timeline(deaths, ladders)
-		bs = append(bs, Block{Label: "x-death", Lines: DeathLines(hops), Hops: hops})
+	case story.DeathErr != nil:
+		bs = append(bs, Block{Label: "x-death", Lines: []string{story.DeathErr.Error()}})
+	case len(story.Hops) > 0:
+		bs = append(bs, Block{Label: "x-death", Lines: DeathLines(story.Hops), Hops: story.Hops})
 	}
-	if saved, _ := topology.ParseDeaths(map[string]any{topology.HeaderDeath: m.Headers[topology.HeaderSavedDeath]}); len(saved) > 0 {
-		hops := topology.Timeline(saved, ladders)
-		bs = append(bs, Block{Label: "saved x-death", Lines: DeathLines(hops), Hops: hops})
+	if len(story.Saved) > 0 {
+		bs = append(bs, Block{Label: "saved x-death", Lines: DeathLines(story.Saved), Hops: story.Saved})
 	}
-	if h := topology.ParseHistory(m.Headers); len(h) > 0 {
-		bs = append(bs, Block{Label: "retries", Lines: HistoryLines(h)})
+	if len(story.Retries) > 0 {
+		bs = append(bs, Block{Label: "retries", Lines: HistoryLines(story.Retries)})
 	}
-	if tr, ok := topology.RestingPath(ladders, m.Exchange, m.RoutingKey); ok && len(tr.BCC) > 0 {
-		bs = append(bs, Block{Label: "path", Lines: PathLines(tr)})
+	if story.Path != nil {
+		bs = append(bs, Block{Label: "path", Lines: PathLines(*story.Path)})
 	}
 	return bs
 }
@@ -96,9 +94,9 @@ func PathLines(tr topology.Trace) []string {
 
 // MessageText is a message as plain text, the way `rungs peek` prints it: a
 // title line, then labelled blocks.
-func MessageText(m broker.PeekedMessage, ladders []topology.Ladder, maxBody int) []string {
+func MessageText(m broker.PeekedMessage, story topology.Story, maxBody int) []string {
 	out := []string{fmt.Sprintf("#%d  %s", m.Position+1, messageID(m))}
-	for _, b := range MessageBlocks(m, ladders, maxBody) {
+	for _, b := range MessageBlocks(m, story, maxBody) {
 		ls := b.Lines
 		if b.Head != "" {
 			ls = append([]string{b.Head}, ls...)

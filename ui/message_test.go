@@ -87,7 +87,7 @@ func TestDirectTraceAndPathShowBCC(t *testing.T) {
 		t.Errorf("trace pane:\n%s", lines)
 	}
 	m := broker.PeekedMessage{Delivery: broker.Delivery{Exchange: "jobs.ingest", RoutingKey: tr.Key}}
-	text := strings.Join(MessageText(m, []topology.Ladder{l}, 100), "\n")
+	text := strings.Join(MessageText(m, topology.StoryOf(m.Headers, m.Exchange, m.RoutingKey, []topology.Ladder{l}), 100), "\n")
 	for _, want := range []string{"path          1m30s to orders, rebuilt from the routing key", "BCC i>01.5  01>00.a  00>=orders", "jobs.rung.01.5 (1m20s) → jobs.rung.00.a (10s) → orders"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("peek lacks %q:\n%s", want, text)

@@ -21,8 +21,8 @@ type PeekState struct {
 	// Ready is how many ready messages the queue held when the peek began.
 	Ready    int
 	Messages []broker.PeekedMessage
-	// Ladders are the vhost's ladders, to name each x-death queue's place.
-	Ladders []topology.Ladder
+	// Stories are the messages' stories (ops.PeekStories), one per message.
+	Stories []topology.Story
 	// Selected indexes Messages; Offset is the first message row shown and
 	// Scroll the first line of the detail pane.
 	Selected int
@@ -165,10 +165,11 @@ func peekRow(b *strings.Builder, t table, s PeekState, i int, selected bool, p *
 	if kind == "binary" {
 		kind = "hex"
 	}
-	deaths, err := topology.ParseDeaths(m.Headers)
+	story := s.story(i)
+	deaths := story.Deaths
 	last, lastInk := "", &p.muted
 	switch {
-	case err != nil:
+	case story.DeathErr != nil:
 		last, lastInk = "malformed x-death", &p.warn
 	case len(deaths) > 0:
 		d := deaths[0]
@@ -230,7 +231,8 @@ func peekDetail(s PeekState, st Styles, w int) []string {
 	}
 	m := s.Messages[s.Selected]
 	var first, body, rest []Block
-	for _, b := range MessageBlocks(m, s.Ladders, s.MaxBody) {
+	story := s.story(s.Selected)
+	for _, b := range MessageBlocks(m, story, s.MaxBody) {
 		switch b.Label {
 		case "x-death", "saved x-death", "retries":
 			first = append(first, b)
@@ -241,9 +243,7 @@ func peekDetail(s PeekState, st Styles, w int) []string {
 		}
 	}
 	var out []string
-	_, died := m.Headers[topology.HeaderDeath]
-	_, saved := m.Headers[topology.HeaderSavedDeath]
-	if !died && !saved {
+	if !story.DeadLettered() {
 		out = append(out, st.Label.Render(fit("x-death", labelW, false))+"  "+st.Faint.Render("none: this message was never dead-lettered"))
 	}
 	for _, b := range append(append(first, body...), rest...) {
@@ -388,4 +388,12 @@ func messageTraceLines(mt MessageTrace, st Styles, w int) []string {
 		chain[i] = prefix + c
 	}
 	return chain
+}
+
+// story is message i's story; none when the caller gave no stories.
+func (s PeekState) story(i int) topology.Story {
+	if i < len(s.Stories) {
+		return s.Stories[i]
+	}
+	return topology.Story{}
 }

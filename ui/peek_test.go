@@ -22,7 +22,7 @@ func parkedState() PeekState {
 	}
 	r := fixture.Parked()
 	return PeekState{
-		Queue: r.Queue, QueueType: "classic", Ready: r.Ready, Messages: r.Messages, Ladders: ladders,
+		Queue: r.Queue, QueueType: "classic", Ready: r.Ready, Messages: r.Messages, Stories: stories(r.Messages, ladders),
 		Effect: "peeking left them in the queue, in order, marked redelivered",
 		At:     fixture.PeekedAt, Now: fixture.PeekedAt, MaxBody: DefaultMaxBody,
 	}
@@ -90,7 +90,7 @@ func TestPeekDetailScrollsToTheEnd(t *testing.T) {
 
 func TestMessageTextIsWhatPeekPrints(t *testing.T) {
 	ms := parkedState().Messages
-	got := strings.Join(MessageText(ms[0], parkedState().Ladders, DefaultMaxBody), "\n")
+	got := strings.Join(MessageText(ms[0], parkedState().Stories[0], DefaultMaxBody), "\n")
 	for _, want := range []string{
 		"#1  order-1042",
 		"  exchange      orders.work.dlx",
@@ -106,7 +106,7 @@ func TestMessageTextIsWhatPeekPrints(t *testing.T) {
 	if strings.Contains(got, "\x1b") {
 		t.Error("MessageText wrote escape sequences")
 	}
-	if got := strings.Join(MessageText(ms[1], nil, 0), "\n"); !strings.Contains(got, "  retries       attempt 1  2025-03-14 09:16:53  retried after 10s  gateway timeout after 30s") {
+	if got := strings.Join(MessageText(ms[1], stories(ms, nil)[1], 0), "\n"); !strings.Contains(got, "  retries       attempt 1  2025-03-14 09:16:53  retried after 10s  gateway timeout after 30s") {
 		t.Errorf("no retry history:\n%s", got)
 	}
 }
@@ -166,4 +166,14 @@ func TestReplayReportWording(t *testing.T) {
 	if got := ReplayReport(c, "dlq", "to queue work", "", ""); strings.Contains(got[1], "skipped") || strings.Contains(got[1], " in ") {
 		t.Errorf("without a filter or a parking queue: %q", got[1])
 	}
+}
+
+// stories reads each message's story, as ops.PeekStories does for the
+// console and rungs peek.
+func stories(ms []broker.PeekedMessage, ladders []topology.Ladder) []topology.Story {
+	out := make([]topology.Story, len(ms))
+	for i, m := range ms {
+		out[i] = topology.StoryOf(m.Headers, m.Exchange, m.RoutingKey, ladders)
+	}
+	return out
 }

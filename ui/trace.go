@@ -76,6 +76,12 @@ func traceLines(ts TraceState, st Styles, w int) []string {
 		}
 		out = append(out, prefix+c)
 	}
+	switch {
+	case ts.Broken != nil:
+		out = append(out, wrap(st.Muted.Render("route ")+st.Danger.Render("✗ BROKEN on the broker: "+ts.Broken.Error()), w, indent)...)
+	case ts.Checked:
+		out = append(out, st.Muted.Render("route ")+"✓ checked: the broker's bindings route it exactly this way")
+	}
 	if ts.Message != nil {
 		out = append(out, messageTraceLines(*ts.Message, st, w)...)
 	}

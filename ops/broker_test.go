@@ -1,0 +1,322 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// live is a test's own vhost on the real broker.
+type live struct {
+	vhost string
+	conn  *broker.Conn
+	mgmt  *broker.Management
+}
+
+func newLive(t *testing.T) live {
+	t.Helper()
+	cfg := brokertest.NewVhost(t)
+	conn, err := broker.Dial(ctxFor(t, 10*time.Second), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	mgmt, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live{vhost: cfg.Vhost, conn: conn, mgmt: mgmt}
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// apply declares the ladder and its destination queues, as rungs apply
+// does with workers' queues already there.
+func (e live) apply(t *testing.T, l topology.Ladder) topology.Ladder {
+	t.Helper()
+	l.Vhost = e.vhost
+	l, err := l.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dests topology.Plan
+	for _, q := range l.Targets {
+		dests.Queues = append(dests.Queues, topology.Queue{Name: q, Durable: true})
+	}
+	for _, p := range []topology.Plan{dests, l.Plan()} {
+		if _, err := e.conn.Apply(ctxFor(t, time.Minute), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return l
+}
+
+// publish sends each message with confirms.
+func (e live) publish(t *testing.T, msgs ...broker.Message) {
+	t.Helper()
+	res, err := e.conn.Publish(ctxFor(t, 30*time.Second), msgs)
+	if err != nil || res.Confirmed != len(msgs) {
+		t.Fatalf("publish: %+v %v", res, err)
+	}
+}
+
+// snapshotWhen reads the vhost until ok accepts it: the management API's
+// queue counts follow the queues a stats interval late.
+func (e live) snapshotWhen(t *testing.T, ok func(topology.Snapshot) bool) topology.Snapshot {
+	t.Helper()
+	ctx := ctxFor(t, 2*time.Minute)
+	for {
+		s, err := e.mgmt.Snapshot(ctx, e.vhost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(s) {
+			return s
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the snapshot never settled: %+v", s.Queues)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (e live) version(t *testing.T) topology.Version {
+	t.Helper()
+	v, err := e.mgmt.Version(ctxFor(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func readyIn(s topology.Snapshot, queues ...string) int64 {
+	var n int64
+	for _, q := range queues {
+		if st, ok := s.Queue(q); ok {
+			n += st.Stats.Ready
+		}
+	}
+	return n
+}
+
+func TestPurgePlanAndRun(t *testing.T) {
+	t.Parallel()
+	e := newLive(t)
+	l := e.apply(t, topology.Ladder{Name: "pg", Layout: "prefix", Unit: time.Minute, Levels: 4, Radix: 2, Targets: []string{"pg.work"}})
+	var msgs []broker.Message
+	for i := range 6 {
+		tr, err := l.Trace(time.Duration(1+i%3)*time.Minute, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, Body: []byte(fmt.Sprint(i))})
+	}
+	// Two jobs waiting for a worker: a ladder purge must leave them.
+	msgs = append(msgs, broker.Message{RoutingKey: "pg.work", Body: []byte("job")}, broker.Message{RoutingKey: "pg.work", Body: []byte("job")})
+	e.publish(t, msgs...)
+	var rungs []string
+	for _, r := range l.Rungs() {
+		rungs = append(rungs, r.Queue)
+	}
+	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool { return readyIn(s, rungs...) == 6 && readyIn(s, "pg.work") == 2 })
+	found := topology.Discover(snap)
+	f, err := FindLadder(found, LadderQuery{Name: "pg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	p, err := PlanPurge(snap, found, e.version(t), PurgeRequest{Ladder: f.Ladder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Queues) != len(l.Rungs())+len(l.Terminals()) || p.Lost() != 6 || len(p.Untouched) != 1 || p.Untouched[0] != "pg.work" {
+		t.Fatalf("plan %+v", p)
+	}
+	if d := p.Deepest(2); len(d) != 2 || d[0].Lost() < d[1].Lost() || d[0].Role != topology.RoleRung {
+		t.Errorf("deepest %+v", d)
+	}
+	var seen []PurgeProgress
+	res, err := p.Run(ctxFor(t, time.Minute), e.conn, func(pp PurgeProgress) { seen = append(seen, pp) })
+	if err != nil || res.Purged != 6 || len(res.Queues) != len(p.Queues) || res.Failed != "" {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	if last := seen[len(seen)-1]; len(seen) != len(p.Queues) || last.Done != last.Of || last.Purged != 6 {
+		t.Errorf("progress %+v", seen)
+	}
+	if n, err := e.conn.Purge(ctxFor(t, 10*time.Second), "pg.work"); err != nil || n != 2 {
+		t.Errorf("the destination queue held %d (%v), want its 2 jobs untouched", n, err)
+	}
+
+	one, err := PlanPurge(snap, found, topology.Version{}, PurgeRequest{Queue: rungs[0]})
+	if err != nil || len(one.Queues) != 1 || one.Queues[0].Role != topology.RoleRung || one.Ladder != nil {
+		t.Errorf("one queue: %+v %v", one, err)
+	}
+	if _, err := PlanPurge(snap, found, topology.Version{}, PurgeRequest{Queue: "no.such"}); err == nil || err.Error() != fmt.Sprintf("no queue %q in vhost %s", "no.such", e.vhost) {
+		t.Errorf("missing queue: %v", err)
+	}
+	// A queue deleted between plan and run stops the purge there, and
+	// the result says what was purged before.
+	gone := PurgePlan{Queues: []PurgeQueue{{Queue: "pg.done"}, {Queue: "no.such"}, {Queue: "pg.unroutable"}}}
+	res, err = gone.Run(ctxFor(t, time.Minute), e.conn, nil)
+	if err == nil || res.Failed != "no.such" || len(res.Queues) != 1 {
+		t.Errorf("run over a missing queue: %+v %v", res, err)
+	}
+}
+
+func TestTraceChecksTheRouteOnTheBroker(t *testing.T) {
+	t.Parallel()
+	e := newLive(t)
+	l := e.apply(t, topology.Ladder{Name: "tr", Layout: "prefix", Unit: time.Second, Levels: 6, Radix: 2, Targets: []string{"tr.work"}})
+	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool { return len(topology.Discover(s)) == 1 })
+	req, err := ParseTraceInput(l, "5s tr.work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Trace(req, topology.NewGraph(snap), nil)
+	if err != nil || !got.Check.Checked || got.Check.Err != nil || got.Trace.Target != "tr.work" {
+		t.Fatalf("trace on an applied ladder: %+v %v", got, err)
+	}
+	// The key spells the same trace.
+	if byKey, err := Trace(TraceRequest{Ladder: l, Key: got.Trace.Key}, topology.NewGraph(snap), nil); err != nil || byKey.Trace.Delay != got.Trace.Delay || byKey.Trace.Target != "tr.work" {
+		t.Errorf("by key: %+v %v", byKey, err)
+	}
+	// Delete the first rung the message enters, bindings and all: the
+	// check says so.
+	gone := got.Trace.Hops[0].Queue
+	if err := e.conn.Teardown(ctxFor(t, 10*time.Second), topology.Plan{Queues: []topology.Queue{{Name: gone}}}); err != nil {
+		t.Fatal(err)
+	}
+	snap = e.snapshotWhen(t, func(s topology.Snapshot) bool { _, ok := s.Queue(gone); return !ok })
+	if got, err := Trace(req, topology.NewGraph(snap), nil); err != nil || got.Check.Err == nil {
+		t.Errorf("trace over a missing binding: %+v %v", got, err)
+	}
+	if got, _ := Trace(req, nil, fmt.Errorf("401")); got.Check.Checked || got.Check.Unchecked != "not checked against the broker: 401" {
+		t.Errorf("without bindings: %+v", got.Check)
+	}
+	for _, in := range []string{"", "5s a b", "soon"} {
+		if _, err := ParseTraceInput(l, in); err == nil {
+			t.Errorf("ParseTraceInput(%q) accepted it", in)
+		}
+	}
+}
+
+func TestPeekGateOnTheBroker(t *testing.T) {
+	t.Parallel()
+	e := newLive(t)
+	l := e.apply(t, topology.Ladder{Name: "gq", Layout: "prefix", Unit: time.Second, Levels: 3, Radix: 2, QueueType: topology.Quorum})
+	if _, err := e.conn.Apply(ctxFor(t, time.Minute), topology.Plan{Queues: []topology.Queue{
+		{Name: "plain", Durable: true},
+		{Name: "qq", Durable: true, Args: topology.Args{"x-queue-type": "quorum"}},
+		{Name: "limited", Durable: true, Args: topology.Args{"x-queue-type": "quorum", "x-delivery-limit": int64(5)}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool { _, ok := s.Queue("limited"); return ok })
+	v := e.version(t)
+	ladders := Ladders(topology.Discover(snap))
+	gate := func(name string, force, readOnly bool) PeekGate {
+		t.Helper()
+		q, ok := snap.Queue(name)
+		if !ok {
+			t.Fatalf("no queue %s", name)
+		}
+		limit, known, err := e.mgmt.DeliveryLimit(ctxFor(t, 10*time.Second), e.vhost, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return GatePeek(PeekRequest{Queue: q, Ladders: ladders, Version: v, Limit: limit, LimitKnown: known, Force: force, ReadOnly: readOnly})
+	}
+	rung := l.Rungs()[1].Queue
+	cases := map[string]struct {
+		got     PeekGate
+		verdict PeekVerdict
+		why     string
+	}{
+		"classic":                   {gate("plain", false, false), PeekOK, ""},
+		"classic, read-only":        {gate("plain", false, true), PeekOK, ""},
+		"quorum rung":               {gate(rung, false, false), PeekNeedsForce, "rung of quorum ladder gq"},
+		"quorum rung, forced":       {gate(rung, true, false), PeekOK, "rung of quorum ladder gq"},
+		"quorum rung, read-only":    {gate(rung, true, true), PeekReadOnly, "rung of quorum ladder gq"},
+		"quorum, limit 5":           {gate("limited", false, false), PeekNeedsForce, "delivery limit of 5"},
+		"quorum, limit 5, forced":   {gate("limited", true, false), PeekOK, "delivery limit of 5"},
+		"quorum, read-only":         {gate("qq", false, true), PeekReadOnly, "qq is a quorum queue"},
+		"quorum, version's default": {gate("qq", false, false), PeekOK, "qq is a quorum queue"},
+	}
+	// RabbitMQ 4 gives every quorum queue a delivery limit of 20; 3.x none.
+	if n := v.QuorumDefaultDeliveryLimit(); n > 0 {
+		cases["quorum, version's default"] = struct {
+			got     PeekGate
+			verdict PeekVerdict
+			why     string
+		}{gate("qq", false, false), PeekNeedsForce, fmt.Sprintf("delivery limit of %d", n)}
+	}
+	for name, tc := range cases {
+		if tc.got.Verdict != tc.verdict || !tc.got.Checked || !strings.Contains(tc.got.Why, tc.why) {
+			t.Errorf("%s (RabbitMQ %s): verdict %d, why %q; want %d, %q", name, v, tc.got.Verdict, tc.got.Why, tc.verdict, tc.why)
+		}
+	}
+	if g := cases["classic"].got; g.Note != "" || g.Risk.ChangesBroker {
+		t.Errorf("a classic peek changes the broker: %+v", g)
+	}
+
+	why := fmt.Errorf("connection refused")
+	for _, tc := range []struct {
+		force, readOnly bool
+		verdict         PeekVerdict
+	}{{false, false, PeekNeedsForce}, {true, true, PeekReadOnly}, {true, false, PeekOK}} {
+		g := GatePeek(PeekRequest{Queue: topology.Queue{Name: "x"}, Unchecked: why, Force: tc.force, ReadOnly: tc.readOnly})
+		if g.Verdict != tc.verdict || g.Checked || (tc.verdict == PeekOK) != (g.Note != "") {
+			t.Errorf("unchecked, force %v, read-only %v: %+v", tc.force, tc.readOnly, g)
+		}
+	}
+}
+
+func TestReplayPlanOnTheBroker(t *testing.T) {
+	t.Parallel()
+	e := newLive(t)
+	l := e.apply(t, topology.Ladder{Name: "rp", Layout: "prefix", Unit: time.Second, Levels: 6, Radix: 2, Targets: []string{"rp.work"}})
+	if _, err := e.conn.Apply(ctxFor(t, time.Minute), topology.Plan{Queues: []topology.Queue{{Name: "rp.dlq", Durable: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.publish(t, broker.Message{RoutingKey: "rp.dlq", Body: []byte("a"), Headers: map[string]any{"tenant": []byte("acme")}},
+		broker.Message{RoutingKey: "rp.dlq", Body: []byte("b"), Headers: map[string]any{"tenant": "other"}})
+	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool { return readyIn(s, "rp.dlq") == 2 })
+	scope := NewBrokerView(snap)
+
+	p, err := ReplayRequest{Source: "rp.dlq", To: ReplayTo{Ladder: &l, Delay: 5 * time.Second, Dest: "rp.work"}, Limit: 0, Where: []string{"tenant=acme"}}.Plan(scope)
+	if err != nil || p.Ready != 2 || p.Options.Limit != 0 || p.Options.Filter == nil || !strings.HasPrefix(p.Describe, "into ladder rp: 5s later to rp.work") {
+		t.Fatalf("into the ladder: %+v %v", p, err)
+	}
+	res, err := e.conn.Move(ctxFor(t, time.Minute), p.Options)
+	if err != nil || res.Moved != 1 || res.Skipped != 1 {
+		t.Fatalf("the planned Move: %+v %v", res, err)
+	}
+
+	var nq *NoQueueError
+	if _, err := (ReplayRequest{Source: "rp.gone", To: ReplayTo{Origin: true}}).Plan(scope); !errors.As(err, &nq) {
+		t.Errorf("a missing source: %v", err)
+	}
+	var fe *FieldError
+	if _, err := (ReplayRequest{Source: "rp.dlq", To: ReplayTo{Queue: "rp.nowhere"}}).Plan(scope); !errors.As(err, &fe) || fe.Field != "queue" {
+		t.Errorf("a missing destination: %v", err)
+	}
+	if _, err := (ReplayRequest{Source: "rp.work", To: ReplayTo{Ladder: &l, Delay: time.Second, Dest: "rp.work"}}).Plan(scope); err == nil {
+		t.Error("a replay into a ladder that delivers back to the source was planned")
+	}
+	// Without the management API only the request itself is checked.
+	if p, err := (ReplayRequest{Source: "rp.gone", To: ReplayTo{Queue: "rp.nowhere"}}).Plan(nil); err != nil || p.Ready != -1 {
+		t.Errorf("unchecked: %+v %v", p, err)
+	}
+}
