@@ -80,12 +80,12 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 		}
 		req.Ladder, word = f.Ladder, f.Ladder.Name
 	}
-	v, _ := e.brokerVersion(ctx) // unknown: only ready messages are counted
+	v, _ := e.brokerVersion(ctx) // unknown: only ready messages are counted (the 3.x and 4.0 rule)
 	plan, err := ops.PlanPurge(snap, found, v, req)
 	if err != nil {
 		return fmt.Errorf("%w; nothing was purged", err)
 	}
-	what := fmt.Sprintf("purge %s in vhost %s: about %d ready message(s) will be lost", strings.Join(short(plan.Names(), 4), ", "), e.vhost(), plan.Lost())
+	what := fmt.Sprintf("purge %s in vhost %s: about %s will be lost", strings.Join(short(plan.Names(), 4), ", "), e.vhost(), plan.Total().Describe())
 	if err := e.confirm(what, word); err != nil {
 		return err
 	}

@@ -44,8 +44,7 @@ func newPurgeConfirm(p ops.PurgePlan, st ui.Styles) purgeConfirm {
 func newQueuePurge(p ops.PurgePlan, st ui.Styles) purgeConfirm {
 	q := p.Queues[0]
 	c := purgeConfirm{typedConfirm: newTypedConfirm(defaultConfirmKeys(false), st, "", "", ""), title: "Purge " + q.Queue + "?", plan: p}
-	n := q.Lost()
-	lost := fmt.Sprintf("%s ready %s in %s will be deleted for good.", topology.FormatCount(n), topology.Plural(int(n), "message", "messages"), st.Bold.Render(q.Queue))
+	lost := fmt.Sprintf("%s in %s will be deleted for good.", q.Describe(), st.Bold.Render(q.Queue))
 	switch q.Role {
 	case topology.RoleRung:
 		lost += " They are delayed messages: they will never reach their target."
@@ -69,9 +68,13 @@ func newLadderPurge(p ops.PurgePlan, st ui.Styles) purgeConfirm {
 		title:        "Purge the whole ladder " + name + "?",
 		plan:         p,
 	}
-	total := p.Lost()
+	total := p.Total()
 	c.lines = []string{fmt.Sprintf("Every ready message in %d queues of %s will be deleted for good: %s %s in total.",
-		len(p.Queues), st.Bold.Render(name), st.Bold.Render(topology.FormatCount(total)), topology.Plural(int(total), "message", "messages"))}
+		len(p.Queues), st.Bold.Render(name), st.Bold.Render(topology.FormatCount(total.Lost())), topology.Plural(int(total.Lost()), "message", "messages"))}
+	if total.Lost() != total.Ready { // 4.3+: expired and delayed ones go too
+		c.lines = []string{fmt.Sprintf("Every message a purge takes in %d queues of %s will be deleted for good: %s in total.",
+			len(p.Queues), st.Bold.Render(name), st.Bold.Render(total.Describe()))}
+	}
 	deepest := p.Deepest(4)
 	for _, q := range deepest {
 		c.lines = append(c.lines, fmt.Sprintf("  %8s  %s", topology.FormatCount(q.Lost()), q.Queue))

@@ -320,3 +320,74 @@ func TestReplayPlanOnTheBroker(t *testing.T) {
 		t.Errorf("unchecked: %+v %v", p, err)
 	}
 }
+
+// TestPurgeCountsWhatTheReleaseDeletes checks the purge plan's count
+// against what the broker's purge deletes, on each release: 4.3 purges a
+// quorum queue's expired messages waiting to be dead-lettered and those a
+// delayed retry holds; older releases purge ready messages only.
+func TestPurgeCountsWhatTheReleaseDeletes(t *testing.T) {
+	t.Parallel()
+	e := newLive(t)
+	ver := e.version(t)
+	// "stuck" dead-letters at least once into an exchange that does not
+	// exist, so its expired messages wait there (messages_dlx).
+	// "held" retries returned messages after a minute (4.3's delayed retry;
+	// older releases ignore the arguments).
+	plan := topology.Plan{Queues: []topology.Queue{
+		{Name: "stuck", Durable: true, Args: topology.Args{"x-queue-type": "quorum", "x-message-ttl": int64(50),
+			"x-dead-letter-exchange": "nowhere", "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"}},
+		{Name: "held", Durable: true, Args: topology.Args{"x-queue-type": "quorum",
+			"x-delayed-retry-type": "all", "x-delayed-retry-min": int64(60000)}},
+	}}
+	if _, err := e.conn.Apply(ctxFor(t, time.Minute), plan); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []broker.Message
+	for i := range 3 {
+		msgs = append(msgs, broker.Message{RoutingKey: "stuck", Body: []byte(fmt.Sprint(i))})
+	}
+	for i := range 5 {
+		msgs = append(msgs, broker.Message{RoutingKey: "held", Body: []byte(fmt.Sprint(i))})
+	}
+	e.publish(t, msgs...)
+	// Three of held's messages are handed back once: delayed on 4.3.
+	if _, err := e.conn.Peek(ctxFor(t, 10*time.Second), "held", 3); err != nil {
+		t.Fatal(err)
+	}
+	wantDelayed := int64(0)
+	if ver.QuorumDelayedRetry() {
+		wantDelayed = 3
+	}
+	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool {
+		st, _ := s.Queue("stuck")
+		h, _ := s.Queue("held")
+		return st.Stats.Expired == 3 && h.Stats.Delayed == wantDelayed && h.Stats.Ready == 5-wantDelayed
+	})
+	found := topology.Discover(snap)
+	for _, c := range []struct {
+		queue string
+		want  int64
+	}{
+		{"stuck", map[bool]int64{true: 3, false: 0}[ver.QuorumPurgeTakesExpired()]},
+		{"held", 5},
+	} {
+		p, err := PlanPurge(snap, found, ver, PurgeRequest{Queue: c.queue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Lost() != c.want {
+			t.Errorf("%v: the plan to purge %s counts %d (%s), want %d", ver, c.queue, p.Lost(), p.Total().Describe(), c.want)
+		}
+		res, err := p.Run(ctxFor(t, time.Minute), e.conn, nil)
+		if err != nil || int64(res.Purged) != p.Lost() {
+			t.Errorf("%v: purging %s deleted %d (%v); the plan said %d", ver, c.queue, res.Purged, err, p.Lost())
+		}
+	}
+	// What an older release's purge leaves still waits there.
+	if !ver.QuorumPurgeTakesExpired() {
+		e.snapshotWhen(t, func(s topology.Snapshot) bool {
+			st, _ := s.Queue("stuck")
+			return st.Stats.Expired == 3
+		})
+	}
+}

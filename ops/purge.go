@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
@@ -32,13 +33,15 @@ type PurgeQueue struct {
 	Role    string
 	Ready   int64
 	Unacked int64 // not purged: a purge removes ready messages only
-	// Expired counts messages waiting to be dead-lettered that the purge
-	// deletes too (see purgedExpired).
+	// Expired and Delayed count messages waiting to be dead-lettered and
+	// messages a delayed retry holds back that the purge deletes too (see
+	// purgedBeyondReady); 0 where the release's purge leaves them.
 	Expired int64
+	Delayed int64
 }
 
 // Lost is how many messages purging the queue deletes.
-func (q PurgeQueue) Lost() int64 { return q.Ready + q.Expired }
+func (q PurgeQueue) Lost() int64 { return q.Ready + q.Expired + q.Delayed }
 
 // PurgePlan is what a purge will delete, in the order it purges: what
 // the confirmation shows, and all that Run needs.
@@ -60,6 +63,35 @@ func (p PurgePlan) Lost() int64 {
 		n += q.Lost()
 	}
 	return n
+}
+
+// Total sums the plan's queues into one PurgeQueue (no name, no role).
+func (p PurgePlan) Total() PurgeQueue {
+	var t PurgeQueue
+	for _, q := range p.Queues {
+		t.Ready += q.Ready
+		t.Unacked += q.Unacked
+		t.Expired += q.Expired
+		t.Delayed += q.Delayed
+	}
+	return t
+}
+
+// Describe says what purging q deletes: "12 messages (5 ready, 4 expired
+// waiting to be dead-lettered, 3 held by delayed retry)", or "5 ready
+// messages" when only ready ones go, as on releases before 4.3.
+func (q PurgeQueue) Describe() string {
+	if q.Expired == 0 && q.Delayed == 0 {
+		return topology.Counted(q.Ready, "ready message", "ready messages")
+	}
+	parts := []string{topology.FormatCount(q.Ready) + " ready"}
+	if q.Expired > 0 {
+		parts = append(parts, topology.FormatCount(q.Expired)+" expired waiting to be dead-lettered")
+	}
+	if q.Delayed > 0 {
+		parts = append(parts, topology.FormatCount(q.Delayed)+" held by delayed retry")
+	}
+	return topology.Counted(q.Lost(), "message", "messages") + " (" + strings.Join(parts, ", ") + ")"
 }
 
 // Names are the queues the plan purges, in order.
@@ -127,18 +159,23 @@ func PlanPurge(snap topology.Snapshot, found []topology.Found, v topology.Versio
 }
 
 func purgeQueue(q topology.Queue, role string, v topology.Version) PurgeQueue {
-	return PurgeQueue{Queue: q.Name, Role: role, Ready: q.Stats.Ready, Unacked: q.Stats.Unacked, Expired: purgedExpired(v, q.Stats)}
+	p := PurgeQueue{Queue: q.Name, Role: role, Ready: q.Stats.Ready, Unacked: q.Stats.Unacked}
+	p.Expired, p.Delayed = purgedBeyondReady(v, q)
+	return p
 }
 
-// purgedExpired is how many of a queue's expired messages that wait to be
-// dead-lettered (QueueStats.Expired, the management API's messages_dlx) a
-// purge deletes along with the ready ones. On every release rungs has
-// rules for, a purge leaves them (they are in neither Ready nor Unacked),
-// so it is 0; a release whose quorum purge deletes them too adds its rule
-// here, from v, and every confirmation counts them.
-func purgedExpired(v topology.Version, s topology.QueueStats) int64 {
-	_, _ = v, s
-	return 0
+// purgedBeyondReady is how many of a quorum queue's messages outside Ready
+// a purge deletes with the ready ones: the expired messages waiting to be
+// dead-lettered (QueueStats.Expired, messages_dlx) and those a delayed
+// retry holds (QueueStats.Delayed, messages_delayed). Measured: 4.3.6's
+// purge deleted and reported both (3 expired; 2 ready plus 3 delayed
+// reported as 5); 3.10.8's and 4.0.5's left the expired ones and had no
+// delayed retry. Unacknowledged messages are never purged.
+func purgedBeyondReady(v topology.Version, q topology.Queue) (expired, delayed int64) {
+	if q.QueueType() != topology.Quorum || !v.QuorumPurgeTakesExpired() {
+		return 0, 0
+	}
+	return q.Stats.Expired, q.Stats.Delayed
 }
 
 // PurgeProgress reports a purge as it goes: Done of Of queues purged,

@@ -150,8 +150,10 @@ func (v Version) QuorumStampsAcquiredCount() bool {
 
 // QuorumPurgeTakesExpired reports whether queue.purge of a quorum queue
 // also deletes the expired messages waiting for at-least-once
-// dead-lettering (messages_dlx). Measured: 4.3.6 purged 3 such messages
-// and reported 3; 3.10.8 and 4.0.5 reported 0 and kept them.
+// dead-lettering (messages_dlx), and those a delayed retry holds
+// (messages_delayed). Measured: 4.3.6 purged 3 such expired messages and
+// reported 3, and reported 5 for 2 ready and 3 delayed ones; 3.10.8 and
+// 4.0.5 reported 0 and kept the expired ones.
 func (v Version) QuorumPurgeTakesExpired() bool {
 	return v.AtLeast(4, 3, 0)
 }
