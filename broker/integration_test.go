@@ -902,3 +902,62 @@ func TestPropertiesRoundTrip(t *testing.T) {
 		t.Fatalf("delivered %+v, sent %+v", d, sent)
 	}
 }
+
+// TestSnapshotAsksOnlyForChangedDefinitions checks the definitions entity
+// tag: where the broker answers If-None-Match (4.3.5+), a snapshot of an
+// unchanged vhost is not sent its definitions again, and a change is seen
+// at once; elsewhere every snapshot reads them in full. 4.3.6's tag moves
+// with any change of the broker's metadata, not only this vhost's (other
+// tests declare queues meanwhile), so the test looks for an unchanged
+// pair among many reads. It is not parallel, to meet fewer such changes.
+func TestSnapshotAsksOnlyForChangedDefinitions(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxFor(t, 60*time.Second)
+	ver, err := e.mgmt.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := topology.Plan{Exchanges: []topology.Exchange{{Name: "a", Type: "topic", Durable: true}}}
+	for i := range 40 { // enough definitions that a full read shows in the byte count
+		plan.Queues = append(plan.Queues, topology.Queue{Name: fmt.Sprintf("q%02d", i), Durable: true})
+		plan.Bindings = append(plan.Bindings, topology.Binding{Source: "a", Destination: fmt.Sprintf("q%02d", i), DestinationType: topology.ToQueue, RoutingKey: "k"})
+	}
+	if _, err := e.conn.Apply(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	read := func() (topology.Snapshot, int64) {
+		t.Helper()
+		_, before := e.mgmt.Cost()
+		snap, err := e.mgmt.Snapshot(ctx, e.vhost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, after := e.mgmt.Cost()
+		return snap, after - before
+	}
+	first, full := read()
+	smallest, cheap := full, 0
+	const reads = 60
+	for range reads {
+		again, n := read()
+		if len(again.Bindings) != len(first.Bindings) || len(again.Exchanges) != len(first.Exchanges) {
+			t.Fatalf("%v: a snapshot has %d bindings and %d exchanges, the first %d and %d", ver, len(again.Bindings), len(again.Exchanges), len(first.Bindings), len(first.Exchanges))
+		}
+		smallest = min(smallest, n)
+		// The statistics request is the same size every time; the
+		// definitions are most of the rest.
+		if n < full*3/4 {
+			cheap++
+		}
+	}
+	t.Logf("%v: a full snapshot %d bytes; %d of %d unchanged ones cheaper, the smallest %d bytes", ver, full, cheap, reads, smallest)
+	if (cheap > 0) != ver.DefinitionsETag() {
+		t.Errorf("%v: %d of %d snapshots of an unchanged vhost skipped its definitions; the release answers If-None-Match: %v", ver, cheap, reads, ver.DefinitionsETag())
+	}
+	if _, err := e.conn.Apply(ctx, topology.Plan{Exchanges: []topology.Exchange{{Name: "b", Type: "fanout", Durable: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	if changed, _ := read(); len(changed.Exchanges) != len(first.Exchanges)+1 {
+		t.Errorf("%v: after declaring an exchange the snapshot has %d exchanges, want %d", ver, len(changed.Exchanges), len(first.Exchanges)+1)
+	}
+}

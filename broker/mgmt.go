@@ -104,6 +104,9 @@ type Management struct {
 	// release (quorum delivery limits) need it, and it changes only with
 	// an upgrade, which drops our connections anyway.
 	version atomic.Pointer[topology.Version]
+	// defs holds each vhost's last definitions with their entity tag
+	// (vhost → *taggedDefinitions): see cachedDefinitions.
+	defs sync.Map
 }
 
 var _ Inspector = (*Management)(nil)
@@ -189,7 +192,7 @@ func (m *Management) definitions(ctx context.Context, vhost string) ([]topology.
 	v := url.PathEscape(vhost)
 	var defs apiDefinitions
 	if !m.noDefinitions.Load() {
-		err := m.get(ctx, "definitions/"+v, nil, &defs)
+		err := m.cachedDefinitions(ctx, vhost, &defs)
 		if err == nil {
 			return mapExchanges(defs.Exchanges), mapBindings(defs.Bindings), nil
 		}
@@ -480,6 +483,14 @@ func (m *Management) call(ctx context.Context, method, path string, f func() (*h
 // rabbit-hole's requests it takes ctx and keeps the connection alive, which
 // matters for a console polling every few seconds.
 func (m *Management) get(ctx context.Context, path string, q url.Values, out any) error {
+	_, _, err := m.getTagged(ctx, path, q, out, "")
+	return err
+}
+
+// getTagged is get with an entity tag: when etag is set it asks
+// If-None-Match, and notModified reports the broker's 304, with out left
+// alone. tag is the response's ETag, empty when the broker sends none.
+func (m *Management) getTagged(ctx context.Context, path string, q url.Values, out any, etag string) (tag string, notModified bool, err error) {
 	apiPath := "/api/" + path
 	u := m.ep.mgmtURL + apiPath
 	if len(q) > 0 {
@@ -487,26 +498,32 @@ func (m *Management) get(ctx context.Context, path string, q url.Values, out any
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return m.ep.redact(fmt.Errorf("management API GET %s: %w", apiPath, err))
+		return "", false, m.ep.redact(fmt.Errorf("management API GET %s: %w", apiPath, err))
 	}
 	req.SetBasicAuth(m.ep.mgmtUser, m.ep.mgmtPass)
 	req.Header.Set("Accept", "application/json")
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
 	res, err := m.http.Do(req)
 	if err != nil {
-		return m.ep.redact(fmt.Errorf("management API GET %s at %s: %w", apiPath, m.ep.mgmtURL, m.transportError(ctx, err)))
+		return "", false, m.ep.redact(fmt.Errorf("management API GET %s at %s: %w", apiPath, m.ep.mgmtURL, m.transportError(ctx, err)))
 	}
 	defer res.Body.Close()
+	if res.StatusCode == http.StatusNotModified && etag != "" {
+		return etag, true, nil
+	}
 	if res.StatusCode >= 300 {
-		return m.ep.redact(&APIError{Method: http.MethodGet, Path: apiPath, Status: res.StatusCode, Reason: readReason(res.Body)})
+		return "", false, m.ep.redact(&APIError{Method: http.MethodGet, Path: apiPath, Status: res.StatusCode, Reason: readReason(res.Body)})
 	}
 	dec := json.NewDecoder(res.Body)
 	// Numbers stay exact (json.Number) until mapArgs makes them int64.
 	dec.UseNumber()
 	if err := dec.Decode(out); err != nil {
-		return m.ep.redact(fmt.Errorf("management API GET %s: decoding the response: %w", apiPath, err))
+		return "", false, m.ep.redact(fmt.Errorf("management API GET %s: decoding the response: %w", apiPath, err))
 	}
 	_, _ = io.Copy(io.Discard, res.Body)
-	return nil
+	return res.Header.Get("ETag"), false, nil
 }
 
 // readReason extracts the API's {"error","reason"} body, or a short snippet
