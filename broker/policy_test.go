@@ -81,7 +81,7 @@ func TestDelayedRetryOnRealBroker(t *testing.T) {
 		t.Errorf("%v: messages_delayed present %v", ver, present)
 	}
 
-	code := putPolicyCode(t, e, "slow", `{"pattern":"^jobs\\.","apply-to":"queues","definition":{"delayed-retry-type":"returned","delayed-retry-min":2000}}`)
+	code := brokertest.PutPolicy(t, e.cfg, "slow", `{"pattern":"^jobs\\.","apply-to":"queues","definition":{"delayed-retry-type":"returned","delayed-retry-min":2000}}`)
 	want := []broker.DelayedRetry{{Source: "argument", Type: "all", Min: brokertest.DelayedRetryHold}}
 	if ver.QuorumDelayedRetry() {
 		if code != http.StatusCreated {
@@ -114,13 +114,6 @@ func rawQueue(t *testing.T, e env, queue string) map[string]any {
 		t.Fatalf("GET queue %s: %d %v", queue, code, err)
 	}
 	return q
-}
-
-// putPolicyCode declares a policy and returns the answer's status code.
-func putPolicyCode(t *testing.T, e env, name, body string) int {
-	t.Helper()
-	code, _ := mgmtDo(t, e, http.MethodPut, "policies/"+url.PathEscape(e.vhost)+"/"+url.PathEscape(name), body)
-	return code
 }
 
 // mgmtDo sends one request to the management API as the test's user and

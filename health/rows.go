@@ -295,10 +295,15 @@ func delayedRetry(r *Row, _ facts) {
 	tag := topology.FormatCount(n) + " delayed"
 	switch r.Kind {
 	case RungRow:
-		r.raise(Warning, tag, fmt.Sprintf("%s %s held by delayed retry beyond the rung's TTL", topology.FormatCount(n), topology.Plural(n, "message", "messages")))
+		r.raise(Warning, tag, HeldPastTTL(n))
 	case TargetRow, DeadLetterRow:
 		r.raise(Notice, tag, fmt.Sprintf("%s returned %s held back by delayed retry", topology.FormatCount(n), topology.Plural(n, "message", "messages")))
 	}
+}
+
+// HeldPastTTL says that a delayed retry holds n of a rung's messages.
+func HeldPastTTL(n int64) string {
+	return fmt.Sprintf("%s %s held by delayed retry beyond the rung's TTL", topology.FormatCount(n), topology.Plural(n, "message", "messages"))
 }
 
 func unroutedMessages(r *Row, _ facts) {

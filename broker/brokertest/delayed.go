@@ -2,6 +2,9 @@ package brokertest
 
 import (
 	"context"
+	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,4 +124,29 @@ func AwaitStats(t testing.TB, cfg broker.Config, queue string, ok func(topology.
 		}
 	}
 	return last
+}
+
+// PutPolicy declares a policy in cfg's vhost as cfg's user (body is the
+// management API's JSON) and returns the answer's status code: the
+// caller asserts it, since releases differ in the keys they accept.
+func PutPolicy(t testing.TB, cfg broker.Config, name, body string) int {
+	t.Helper()
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	path := strings.TrimSuffix(cfg.MgmtURL, "/") + "/api/policies/" + url.PathEscape(cfg.Vhost) + "/" + url.PathEscape(name)
+	req, err := http.NewRequest(http.MethodPut, path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(u.User.Username(), pw)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
 }
