@@ -150,6 +150,13 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 		}
 	}
 
+	// The oldest node's quorum rules hold in a cluster mid-upgrade: a
+	// queue may live there.
+	rules := version
+	for _, n := range nodes {
+		rules = topology.Oldest(rules, n.Version)
+	}
+
 	flags := map[string]bool{}
 	ffErr := call(func(c context.Context) error {
 		ffs, err := m.FeatureFlags(c)
@@ -242,7 +249,7 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 		ps, psErr := e.quorumPolicies(ctx, m, rep)
 		for _, lr := range rep.Ladders {
 			checkLadder(lr, version, add)
-			checkDelayedRetry(lr, rep.Snapshot, ps, psErr, version, add)
+			checkDelayedRetry(lr, rep.Snapshot, ps, psErr, rules, add)
 		}
 	}
 	return report()
