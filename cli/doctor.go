@@ -55,7 +55,9 @@ func (e *env) doctorCommand() *cobra.Command {
   each ladder     drift from its plan (missing, extra or changed objects),
                   stuck rungs, stalled dead-lettering (quorum rungs whose
                   expired messages do not move on), unroutable messages,
-                  consumers on delay queues
+                  consumers on delay queues; quorum delayed retry on a rung
+                  (x-delayed-retry-* arguments or policy keys: on RabbitMQ
+                  4.3 it holds a handed-back message beyond the TTL)
 
 When a quorum rung holds expired messages waiting to be dead-lettered,
 doctor watches it for up to 15s (its TTL, at most one statistics interval,
@@ -148,6 +150,13 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 		}
 	}
 
+	// The oldest node's quorum rules hold in a cluster mid-upgrade: a
+	// queue may live there.
+	rules := version
+	for _, n := range nodes {
+		rules = topology.Oldest(rules, n.Version)
+	}
+
 	flags := map[string]bool{}
 	ffErr := call(func(c context.Context) error {
 		ffs, err := m.FeatureFlags(c)
@@ -236,8 +245,11 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 		if err != nil {
 			add("ladders", checkProblem, "cannot re-read vhost %s: %v", vh, err)
 		}
-		for _, lr := range o.Report(o.At()).Ladders {
+		rep := o.Report(o.At())
+		ps, psErr := e.quorumPolicies(ctx, m, rep)
+		for _, lr := range rep.Ladders {
 			checkLadder(lr, version, add)
+			checkDelayedRetry(lr, rep.Snapshot, ps, psErr, rules, add)
 		}
 	}
 	return report()
@@ -248,10 +260,7 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 func checkLadder(lr health.LadderReport, version topology.Version, add func(area, status, format string, a ...any)) {
 	f := lr.Found
 	l := f.Ladder
-	area := "ladder " + l.Name
-	if len(vhostLabel(l)) > 0 {
-		area += " (" + vhostLabel(l) + ")"
-	}
+	area := ladderArea(l)
 	add(area, checkInfo, "%s", describe(l))
 	if len(f.Drift) == 0 {
 		add(area, checkOK, "matches its plan: no missing, extra or changed objects")
@@ -296,6 +305,89 @@ func checkLadder(lr health.LadderReport, version topology.Version, add func(area
 	if lr.Totals.Attention() == 0 {
 		add(area, checkOK, "%s in flight, no rung stuck or stalled", topology.FormatCount(lr.Totals.InFlight))
 	}
+}
+
+// ladderArea is the doctor's area of one ladder's checks.
+func ladderArea(l topology.Ladder) string {
+	if len(vhostLabel(l)) > 0 {
+		return "ladder " + l.Name + " (" + vhostLabel(l) + ")"
+	}
+	return "ladder " + l.Name
+}
+
+// quorumPolicies reads the policies of a vhost that holds a quorum ladder:
+// only quorum queues have delayed retry.
+func (e *env) quorumPolicies(ctx context.Context, m *broker.Management, rep health.Report) (broker.Policies, error) {
+	for _, lr := range rep.Ladders {
+		if lr.Found.Ladder.QueueType == topology.Quorum {
+			ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+			defer cancel()
+			return m.Policies(ctx, rep.Vhost)
+		}
+	}
+	return broker.Policies{}, nil
+}
+
+// checkDelayedRetry flags quorum delayed retry (RabbitMQ 4.3's
+// x-delayed-retry-*, as arguments or policy keys) on a ladder's rungs: it
+// holds a message handed back (by a peek, a move, a worker) beyond the
+// rung's TTL. Rungs that one source configures alike are named together.
+// Older releases accept the arguments and ignore them (and refuse the
+// policy keys), so there it is said as a note for the upgrade.
+func checkDelayedRetry(lr health.LadderReport, snap topology.Snapshot, ps broker.Policies, psErr error, version topology.Version, add func(area, status, format string, a ...any)) {
+	l := lr.Found.Ladder
+	if l.QueueType != topology.Quorum {
+		return
+	}
+	area := ladderArea(l)
+	if psErr != nil {
+		add(area, checkInfo, "cannot read the policies, so delayed retry that a policy sets is not checked: %v", psErr)
+	} else if ps.OperatorUnread {
+		add(area, checkInfo, "cannot read the operator policies (the user needs the policymaker or administrator tag), so delayed retry that one sets is not checked")
+	}
+	for _, r := range lr.Rows {
+		if r.Kind == health.RungRow && r.Stats.Delayed > 0 && len(r.Drift) > 0 {
+			// checkLadder names a drifted row's drift, not its status.
+			add(area, checkWarn, "%s: %s", r.Queue, health.HeldPastTTL(r.Stats.Delayed))
+		}
+	}
+	var sources []string
+	rungs := map[string][]string{}
+	hold := map[string]broker.DelayedRetry{}
+	for _, r := range lr.Rows {
+		q, ok := snap.Queue(r.Queue)
+		if r.Kind != health.RungRow || !ok {
+			continue
+		}
+		for _, d := range broker.DelayedRetries(q, ps) {
+			k := d.String()
+			if _, seen := rungs[k]; !seen {
+				sources = append(sources, k)
+				hold[k] = d
+			}
+			rungs[k] = append(rungs[k], r.Queue)
+		}
+	}
+	for _, k := range sources {
+		d, on := hold[k], nameSome(rungs[k], 3)
+		wait := "at least " + topology.FormatSpan(d.Min)
+		if d.Max > 0 {
+			wait = topology.FormatSpan(d.Min) + " to " + topology.FormatSpan(d.Max)
+		}
+		if version.QuorumDelayedRetry() {
+			add(area, checkWarn, "delayed retry on %s, set by the %s: a message handed back (a peek, a move) waits %s beyond the rung's TTL before it moves on", on, k, wait)
+			continue
+		}
+		add(area, checkInfo, "delayed retry on %s, set by the %s: RabbitMQ %s ignores it; from 4.3 a message handed back would wait %s beyond the rung's TTL", on, k, version, wait)
+	}
+}
+
+// nameSome names up to n of xs and counts the rest.
+func nameSome(xs []string, n int) string {
+	if len(xs) <= n {
+		return strings.Join(xs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(xs[:n], ", "), len(xs)-n)
 }
 
 func vhostLabel(l topology.Ladder) string {

@@ -95,13 +95,16 @@ type jsonQueue struct {
 	// Expired messages wait to be dead-lettered (quorum rungs only);
 	// Stalled says they have not drained (health.Row.Stalled), Stuck that
 	// the rung does not drain for another reason (health.Row.Stuck).
-	Expired      int64   `json:"expired"`
-	ExpiredBytes int64   `json:"expired_bytes"`
-	Stalled      bool    `json:"stalled,omitempty"`
-	Stuck        bool    `json:"stuck,omitempty"`
-	Consumers    int64   `json:"consumers"`
-	InRate       float64 `json:"in_rate"`
-	OutRate      float64 `json:"out_rate"`
+	Expired      int64 `json:"expired"`
+	ExpiredBytes int64 `json:"expired_bytes"`
+	// Delayed messages are held back by RabbitMQ 4.3's quorum delayed
+	// retry (messages_delayed); on a rung, beyond its TTL.
+	Delayed   int64   `json:"delayed"`
+	Stalled   bool    `json:"stalled,omitempty"`
+	Stuck     bool    `json:"stuck,omitempty"`
+	Consumers int64   `json:"consumers"`
+	InRate    float64 `json:"in_rate"`
+	OutRate   float64 `json:"out_rate"`
 }
 
 func toJSONStatus(ls []health.LadderReport) any {
@@ -118,7 +121,7 @@ func toJSONStatus(ls []health.LadderReport) any {
 			level, digit, ttl, s := r.Level, r.Digit, ms(r.TTL), r.Stats
 			rungs = append(rungs, jsonQueue{
 				Role: "rung", Level: &level, Digit: &digit, Queue: r.Queue, TTLMS: &ttl, Present: !r.Missing,
-				Ready: s.Ready, Unacked: s.Unacked, Expired: s.Expired, ExpiredBytes: s.ExpiredBytes, Stalled: r.Stalled, Stuck: r.Stuck,
+				Ready: s.Ready, Unacked: s.Unacked, Expired: s.Expired, ExpiredBytes: s.ExpiredBytes, Delayed: s.Delayed, Stalled: r.Stalled, Stuck: r.Stuck,
 				Consumers: s.Consumers, InRate: s.PublishRate, OutRate: s.DeliverRate,
 			})
 		}
@@ -129,11 +132,11 @@ func toJSONStatus(ls []health.LadderReport) any {
 		for _, t := range ts {
 			r, listed := byQueue[t.Queue]
 			s := r.Stats
-			terms = append(terms, jsonQueue{Role: t.Role, Queue: t.Queue, Present: listed && !r.Missing, Ready: s.Ready, Unacked: s.Unacked, Consumers: s.Consumers, InRate: s.PublishRate, OutRate: s.DeliverRate})
+			terms = append(terms, jsonQueue{Role: t.Role, Queue: t.Queue, Present: listed && !r.Missing, Ready: s.Ready, Unacked: s.Unacked, Delayed: s.Delayed, Consumers: s.Consumers, InRate: s.PublishRate, OutRate: s.DeliverRate})
 		}
 		tt := lr.Totals
 		out = append(out, map[string]any{
-			"ladder": toJSONLadder(l), "in_flight": tt.InFlight, "unroutable": tt.Unroutable, "stalled": tt.Stalled, "stuck": tt.Stuck,
+			"ladder": toJSONLadder(l), "in_flight": tt.InFlight, "delayed": tt.Delayed, "unroutable": tt.Unroutable, "stalled": tt.Stalled, "stuck": tt.Stuck,
 			"drift": toJSONDrift(lr.Found.Drift), "rungs": rungs, "terminals": terms,
 			"forecast": toJSONForecast(lr.Forecast),
 		})

@@ -83,6 +83,7 @@ var (
 	descReady    = desc("rung_messages_ready", "Messages ready in the rung, waiting for their TTL.", rungLabels)
 	descUnacked  = desc("rung_messages_unacked", "Messages a consumer holds unacknowledged in the rung (a delay queue should have none).", rungLabels)
 	descDLX      = desc("rung_messages_dlx", "Expired messages waiting to be dead-lettered into the next rung (quorum rungs, at-least-once; the management API's messages_dlx). A count that stays up means a stalled rung.", rungLabels)
+	descDelayed  = desc("rung_messages_delayed", "Messages a quorum delayed retry holds back in the rung after they were handed back (RabbitMQ 4.3's x-delayed-retry-*; the management API's messages_delayed): they wait beyond the rung's TTL. Always 0 before RabbitMQ 4.3, which has no delayed retry.", rungLabels)
 	descHeadAge  = desc("rung_head_age_seconds", "Age of the rung's oldest message from its timestamp property (time in higher rungs included); 0 when unknown.", rungLabels)
 	descTTL      = desc("rung_ttl_seconds", "The rung's TTL.", rungLabels)
 	descStalled  = desc("rung_stalled", "1 when the rung's dead-lettering stalled by the console's rule: expired messages that are not dead-lettered (rungs unstall restarts it).", rungLabels)
@@ -103,7 +104,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descHeadAge, descTTL, descStalled, descStuck,
+	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descDelayed, descHeadAge, descTTL, descStalled, descStuck,
 		descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
 		descUp, descVhostUp, descDuration, descRequests} {
 		ch <- d
@@ -194,6 +195,7 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 			ch <- gauge(descReady, float64(s.Ready), rv...)
 			ch <- gauge(descUnacked, float64(s.Unacked), rv...)
 			ch <- gauge(descDLX, float64(s.Expired), rv...)
+			ch <- gauge(descDelayed, float64(s.Delayed), rv...)
 			ch <- gauge(descHeadAge, s.HeadAge.Seconds(), rv...)
 			ch <- gauge(descTTL, r.TTL.Seconds(), rv...)
 			ch <- gauge(descStalled, b2f(r.Stalled), rv...)

@@ -24,6 +24,8 @@ func TestStuck(t *testing.T) {
 		"still past ttl":          {topology.QueueStats{Ready: 3}, 2 * ttl, "depth 3 unchanged for 2m"},
 		"unacked only":            {topology.QueueStats{Unacked: 2}, 2 * ttl, "depth 2 unchanged"},
 		"no ttl (not a rung)":     {topology.QueueStats{Ready: 3, HeadAge: time.Hour}, time.Hour, ""},
+		"delayed only":            {topology.QueueStats{Delayed: 3}, 2 * ttl, ""},
+		"delayed and ready":       {topology.QueueStats{Ready: 1, Delayed: 3}, 2 * ttl, "depth 4 unchanged"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -171,4 +173,47 @@ func containsQueue(rows []Row, q string) bool {
 		}
 	}
 	return false
+}
+
+// A quorum rung under RabbitMQ 4.3's delayed retry: its held messages are
+// in flight, warned about on a rung and noted on a target, and a rung
+// holding nothing else is never folded away.
+func TestDelayedRetryRows(t *testing.T) {
+	snap := fixture.DelayedRetry()
+	r := NewReport(topology.Discover(snap), snap, Watch{Interval: 5 * time.Second, Still: func(q string) time.Duration {
+		if q == "tasks.rung.01.3" {
+			return time.Hour // held far beyond its 12s TTL
+		}
+		return 0
+	}})
+	lr := r.Ladders[0]
+	if lr.Totals.Delayed != 5 || r.Totals.Delayed != 5 || lr.Totals.Problems != 2 || lr.Totals.Attention() != 0 {
+		t.Errorf("totals %+v", lr.Totals)
+	}
+	byQueue := map[string]Row{}
+	for _, row := range lr.Rows {
+		byQueue[row.Queue] = row
+	}
+	if row := byQueue["tasks.rung.01.3"]; row.Severity != Warning || row.Stuck || row.Tag != "2 delayed" {
+		t.Errorf("a rung holding only delayed messages: %+v", row)
+	}
+	if row := byQueue["tasks.work"]; row.Severity != Notice || !strings.Contains(row.Status, "9 returned messages held back by delayed retry") {
+		t.Errorf("the worker's queue: %+v", row)
+	}
+	kept, _ := FoldIdleRungs(lr.Rows, "")
+	for _, q := range []string{"tasks.rung.02.1", "tasks.rung.01.3"} {
+		found := false
+		for _, row := range kept {
+			found = found || row.Queue == q
+		}
+		if !found {
+			t.Errorf("folding hid %s, which holds delayed messages", q)
+		}
+	}
+	// Folding keeps a rung for its messages, not only for its warning.
+	quiet := byQueue["tasks.rung.01.3"]
+	quiet.Severity, quiet.Status, quiet.Tag = Fine, "", ""
+	if idle(quiet) {
+		t.Error("a rung holding delayed messages reads as idle")
+	}
 }

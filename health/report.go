@@ -20,9 +20,11 @@ type Totals struct {
 	// Ladders counts the ladders summed: 1 for one ladder's totals.
 	Ladders int
 	// InFlight counts the messages in the rungs, expired ones waiting to
-	// be dead-lettered included; Expired counts those alone.
+	// be dead-lettered and ones a delayed retry holds included; Expired
+	// and Delayed count those alone.
 	InFlight int64
 	Expired  int64
+	Delayed  int64
 	// Unroutable counts the messages in unroutable queues; HasUnroutable
 	// is false when no ladder summed has one (its layout keeps none).
 	Unroutable    int64
@@ -54,6 +56,7 @@ func Total(f topology.Found, rows []Row) Totals {
 		case RungRow:
 			t.InFlight += r.Stats.Messages()
 			t.Expired += r.Stats.Expired
+			t.Delayed += r.Stats.Delayed
 		case UnroutableRow:
 			t.HasUnroutable = true
 			t.Unroutable += r.Stats.Messages()
@@ -81,6 +84,7 @@ func Sum(ls []LadderReport) Totals {
 		t.Ladders += o.Ladders
 		t.InFlight += o.InFlight
 		t.Expired += o.Expired
+		t.Delayed += o.Delayed
 		t.Unroutable += o.Unroutable
 		t.HasUnroutable = t.HasUnroutable || o.HasUnroutable
 		t.Stuck += o.Stuck

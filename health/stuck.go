@@ -37,7 +37,11 @@ func Stuck(s topology.QueueStats, ttl, maxAge, still, interval time.Duration) st
 	switch {
 	case s.HeadAge > maxAge+grace:
 		return fmt.Sprintf("stuck: oldest message is %s old; none should be older than %s here", topology.FormatSpan(s.HeadAge.Truncate(time.Second)), topology.FormatSpan(maxAge))
-	case still > ttl+grace:
+	case still > ttl+grace && s.Messages() > s.Delayed:
+		// Messages a delayed retry holds (RabbitMQ 4.3) wait out its
+		// hold on top of the TTL, which the statistics do not give: a
+		// depth of only those standing still says nothing. The
+		// delayedRetry rule names them.
 		return fmt.Sprintf("stuck: depth %s unchanged for %s, TTL is %s", topology.FormatCount(s.Messages()), topology.FormatSpan(still.Truncate(time.Second)), topology.FormatSpan(ttl))
 	}
 	return ""

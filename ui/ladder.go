@@ -200,6 +200,11 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 		}
 		verdict = append(verdict, e.Render(topology.FormatCount(expired)+" expired"))
 	}
+	if t.Delayed > 0 {
+		// Held by a delayed retry: in flight, in none of READY, UNACK or
+		// EXPIRED, and late.
+		verdict = append(verdict, st.Warn.Render(topology.FormatCount(t.Delayed)+" delayed"))
+	}
 	if stuck > 0 {
 		verdict = append(verdict, st.Danger.Render(fmt.Sprintf("✗ %d stuck", stuck)))
 	} else if stalled == 0 {
@@ -247,6 +252,14 @@ func ladderColumns(s LadderState, status bool) []column {
 			// Only quorum rungs report expired messages waiting to be
 			// dead-lettered; a column of zeros would waste the room.
 			cols = append(cols, column{id: "expired", title: "EXPIRED", width: 7, right: true})
+			break
+		}
+	}
+	for _, r := range s.Rows {
+		if r.Stats.Delayed > 0 {
+			// Only quorum queues under RabbitMQ 4.3's delayed retry hold
+			// messages back (messages_delayed), and on a rung past its TTL.
+			cols = append(cols, column{id: "delayed", title: "DELAYED", width: 7, right: true})
 			break
 		}
 	}
@@ -424,6 +437,11 @@ func queueLine(b *strings.Builder, t table, r health.Row, selected bool, maxDept
 				return cell{text: topology.FormatCount(r.Stats.Expired), ink: &p.danger}
 			}
 			return count(r.Stats.Expired)
+		case "delayed":
+			if r.Kind == health.RungRow && r.Stats.Delayed > 0 {
+				return cell{text: topology.FormatCount(r.Stats.Delayed), ink: &p.warn}
+			}
+			return count(r.Stats.Delayed)
 		case "bar":
 			if r.Missing {
 				return cell{}
@@ -519,6 +537,9 @@ func rowDetail(s LadderState, st Styles, w int) string {
 		}
 		if n := r.Stats.Expired; n > 0 {
 			facts = append(facts, topology.FormatCount(n)+" expired waiting to be dead-lettered")
+		}
+		if n := r.Stats.Delayed; n > 0 {
+			facts = append(facts, topology.FormatCount(n)+" held by delayed retry")
 		}
 	}
 	line2 := st.OK.Render("✓ ok")

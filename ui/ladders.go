@@ -146,6 +146,9 @@ func listTotals(s ListState, st Styles, w, rowsH int) string {
 	if stalled > 0 {
 		parts = append(parts, st.Danger.Render(fmt.Sprintf("%d stalled %s", stalled, topology.Plural(int64(stalled), "rung", "rungs"))))
 	}
+	if t.Delayed > 0 {
+		parts = append(parts, st.Warn.Render(topology.FormatCount(t.Delayed)+" delayed"))
+	}
 	if drift > 0 {
 		parts = append(parts, st.Warn.Render(fmt.Sprintf("%d with drift", drift)))
 	}

@@ -123,6 +123,22 @@ func TestLadderViewGolden(t *testing.T) {
 			}
 			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel}
 		},
+		"delayed-retry": func() LadderState {
+			// RabbitMQ 4.3's delayed retry holds messages in two rungs
+			// (one holds nothing else and stays unfolded) and in the
+			// worker's queue; the cursor on the first rung holding some.
+			snap := fixture.DelayedRetry()
+			f := found(t, snap, "tasks")
+			rows, folded := health.FoldIdleRungs(health.LadderRows(f, snap, watch), "")
+			sel := 0
+			for i, r := range rows {
+				if r.Stats.Delayed > 0 {
+					sel = i
+					break
+				}
+			}
+			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel}
+		},
 		"healthy": func() LadderState {
 			snap := fixture.Healthy()
 			f := found(t, snap, "orders")
@@ -212,6 +228,25 @@ func TestLadderTextStalled(t *testing.T) {
 	rows, folded := health.StatusRows(lr, false)
 	out := LadderText(lr, rows, folded, 80)
 	for _, want := range []string{"✗ 3 stalled", "EXPIRED", "jobs.rung.03.1: stalled: 536 expired", "run rungs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status text lacks %q:\n%s", want, out)
+		}
+	}
+	golden.RequireEqual(t, out)
+}
+
+// status on a ladder under RabbitMQ 4.3's delayed retry: the DELAYED
+// column, the rung holding only delayed messages kept, and the rungs and
+// the worker's queue named with what holds them.
+func TestLadderTextDelayedRetry(t *testing.T) {
+	snap := fixture.DelayedRetry()
+	lr := report(found(t, snap, "tasks"), snap, health.Watch{Interval: 5 * time.Second})
+	if lr.Totals.Delayed != 5 || lr.Totals.InFlight != 310+57+3+2 {
+		t.Errorf("totals %+v: want 5 delayed of 372 in flight (the worker's 9 are not in flight)", lr.Totals)
+	}
+	rows, folded := health.StatusRows(lr, false)
+	out := LadderText(lr, rows, folded, 80)
+	for _, want := range []string{"DELAYED", "5 delayed", "tasks.rung.01.3: 2 messages held by delayed retry beyond the rung's TTL", "tasks.work: 9 returned messages held back by delayed retry"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status text lacks %q:\n%s", want, out)
 		}

@@ -1,0 +1,152 @@
+package brokertest
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// DelayedRetryHold is the hold DelayedRung configures: far longer than a
+// test polls, so that a held message is still held when it is read.
+const DelayedRetryHold = 10 * time.Minute
+
+// DelayedRung declares, in cfg's vhost, a quorum ladder name (2 levels ×
+// 1h, radix 2) whose lowest rung has delayed retry configured by its
+// arguments (x-delayed-retry-type all, -min DelayedRetryHold; drift from
+// the plan), publishes one message into that rung and hands it back with
+// basic.nack requeue. RabbitMQ 4.3 then holds it as messages_delayed;
+// older releases accept the arguments, ignore them and make it ready
+// again. It returns the ladder and the rung's queue.
+func DelayedRung(t testing.TB, cfg broker.Config, name string) (topology.Ladder, string) {
+	t.Helper()
+	l, err := topology.Ladder{Name: name, Vhost: cfg.Vhost, Unit: time.Hour, Levels: 2, Radix: 2, QueueType: topology.Quorum}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rungs := l.Rungs()
+	rung := rungs[len(rungs)-1].Queue
+	plan := l.Plan()
+	for i, q := range plan.Queues {
+		if q.Name == rung {
+			args := topology.Args{"x-delayed-retry-type": "all", "x-delayed-retry-min": DelayedRetryHold.Milliseconds()}
+			for k, v := range q.Args {
+				args[k] = v
+			}
+			plan.Queues[i].Args = args
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Apply(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := conn.Publish(ctx, []broker.Message{{RoutingKey: rung, Body: []byte("held"), Persistent: true}}); err != nil || res.Confirmed != 1 {
+		t.Fatalf("publish into %s: %+v %v", rung, res, err)
+	}
+	Nack(t, cfg, rung)
+	return l, rung
+}
+
+// Nack takes one message off queue with basic.get and hands it back with
+// basic.nack requeue: the hand-back that RabbitMQ 4.3's delayed retry
+// holds (type all or returned).
+func Nack(t testing.TB, cfg broker.Config, queue string) {
+	t.Helper()
+	c, err := amqp.DialConfig(cfg.URL, amqp.Config{Vhost: cfg.Vhost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ch, err := c.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		d, ok, err := ch.Get(queue, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			if err := d.Nack(false, true); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no message in %s to hand back", queue)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Closing the channel waits for the broker's answer, so the nack has
+	// arrived before the caller reads statistics.
+	if err := ch.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// AwaitStats polls the management API for queue's statistics until ok
+// accepts them or a generous statistics window (three 5 s emissions)
+// passes; it returns the last statistics read.
+func AwaitStats(t testing.TB, cfg broker.Config, queue string, ok func(topology.QueueStats) bool) topology.QueueStats {
+	t.Helper()
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last topology.QueueStats
+	for deadline := time.Now().Add(16 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		qs, err := m.Stats(ctx, cfg.Vhost)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range qs {
+			if q.Name == queue {
+				last = q.Stats
+			}
+		}
+		if ok(last) {
+			break
+		}
+	}
+	return last
+}
+
+// PutPolicy declares a policy in cfg's vhost as cfg's user (body is the
+// management API's JSON) and returns the answer's status code: the
+// caller asserts it, since releases differ in the keys they accept.
+func PutPolicy(t testing.TB, cfg broker.Config, name, body string) int {
+	t.Helper()
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	path := strings.TrimSuffix(cfg.MgmtURL, "/") + "/api/policies/" + url.PathEscape(cfg.Vhost) + "/" + url.PathEscape(name)
+	req, err := http.NewRequest(http.MethodPut, path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(u.User.Username(), pw)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
