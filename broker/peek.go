@@ -182,9 +182,72 @@ type PeekRisk struct {
 // Error is the refusal: why peeking needs --force, or read-only mode refuses.
 func (r PeekRisk) Error() string { return r.Why }
 
+// PeekFacts are what the peek rules need to know about a quorum queue
+// beyond its declaration: the broker's release, the delivery limit in
+// effect (Limit, LimitKnown: see Management.DeliveryLimit), and the
+// sources of delayed retry that apply to it (see DelayedRetries).
+type PeekFacts struct {
+	Version        topology.Version
+	Limit          int
+	LimitKnown     bool
+	DelayedRetries []DelayedRetry
+}
+
+// PeekFacts reads the facts the peek rules weigh for q: the release (the
+// oldest node's), its delivery limit, and, where the release honours
+// delayed retry (4.3+), the arguments and policies that set it. A queue
+// that is not quorum needs none of it.
+func (m *Management) PeekFacts(ctx context.Context, vhost string, q topology.Queue) (PeekFacts, error) {
+	var f PeekFacts
+	if q.QueueType() != topology.Quorum {
+		f.LimitKnown = true
+		return f, nil
+	}
+	var err error
+	if f.Version, err = m.Version(ctx); err != nil {
+		return f, err
+	}
+	if f.Limit, f.LimitKnown, err = m.DeliveryLimit(ctx, vhost, q); err != nil {
+		return f, err
+	}
+	if f.Version.QuorumDelayedRetry() {
+		ps, err := m.Policies(ctx, vhost)
+		if err != nil && !errors.Is(err, ErrUnauthorized) {
+			return f, err
+		}
+		// Without the policies the arguments still tell.
+		f.DelayedRetries = DelayedRetries(q, ps)
+	}
+	return f, nil
+}
+
+// heldOnReturn is the delayed retry that holds a message a peek hands
+// back: a peek returns messages with basic.nack, which RabbitMQ 4.3 treats
+// as a return, so types all and returned apply and failed does not.
+func heldOnReturn(ds []DelayedRetry) (DelayedRetry, bool) {
+	for _, d := range ds {
+		if d.Type == "all" || d.Type == "returned" {
+			return d, true
+		}
+	}
+	return DelayedRetry{}, false
+}
+
 // AssessPeek says what peeking queue q does, given the ladders of its vhost
-// and its delivery limit (limit, known: see Management.DeliveryLimit).
-func AssessPeek(q topology.Queue, ladders []topology.Ladder, limit int, known bool) PeekRisk {
+// and the facts of the queue (PeekFacts; the zero value for a classic
+// queue). The rules differ by release, as measured on 3.10.8, 4.0.5 and
+// 4.3.6:
+//   - before 4.3 every hand-back raises a quorum message's
+//     x-delivery-count, and a delivery limit dead-letters a message peeked
+//     once too often, which from a rung is early: --force;
+//   - from 4.3 the peek's nack is a return, which raises only
+//     x-acquired-count: a peek cannot push a message on early, and needs
+//     no --force;
+//   - but on 4.3 a delayed retry that applies to returns holds each
+//     peeked message back for its delay, which on a rung makes the message
+//     late by that much: --force.
+func AssessPeek(q topology.Queue, ladders []topology.Ladder, f PeekFacts) PeekRisk {
+	limit, known, v := f.Limit, f.LimitKnown, f.Version
 	r := PeekRisk{Queue: q.Name, Type: q.QueueType(), DeliveryLimit: limit, LimitKnown: known}
 	for _, l := range ladders {
 		if role, _, ok := l.QueueRole(q.Name); ok && role == topology.RoleRung {
@@ -197,6 +260,30 @@ func AssessPeek(q topology.Queue, ladders []topology.Ladder, limit int, known bo
 		r.Effects = append(r.Effects, "their TTLs are not restarted; a message cannot expire while the peek holds it (milliseconds)")
 		return r
 	}
+	if v.QuorumRequeueNackCounts() {
+		r.assessCountedPeek(q, limit, known)
+	} else {
+		r.Effects = append(r.Effects, fmt.Sprintf("RabbitMQ %s counts a peek in x-acquired-count only: x-delivery-count and delivery limits are untouched", v))
+	}
+	if d, ok := heldOnReturn(f.DelayedRetries); ok && v.QuorumDelayedRetry() {
+		hold := topology.FormatSpan(d.Min)
+		r.ChangesBroker = true
+		r.Effects = append(r.Effects, fmt.Sprintf("delayed retry (%s) holds each peeked message back %s at least before it is ready again", d, hold))
+		switch {
+		case r.Rung:
+			r.NeedsForce = true
+			r.Why = fmt.Sprintf("%s is a rung of quorum ladder %s with delayed retry (%s): a peek hands each message back, and the broker holds it "+
+				"%s at least before it can expire, so it reaches its target that much late", q.Name, r.Ladder, d, hold)
+		case r.Why == "":
+			r.Why = fmt.Sprintf("%s has delayed retry (%s): peeked messages are held back %s at least before consumers see them again", q.Name, d, hold)
+		}
+	}
+	return r
+}
+
+// assessCountedPeek is the rule of releases where a peek's hand-back
+// counts as a delivery (before 4.3).
+func (r *PeekRisk) assessCountedPeek(q topology.Queue, limit int, known bool) {
 	r.ChangesBroker = true
 	r.Effects = append(r.Effects, "a quorum queue counts the peek as a delivery: each message's x-delivery-count rises by one")
 	switch {
@@ -225,7 +312,6 @@ func AssessPeek(q topology.Queue, ladders []topology.Ladder, limit int, known bo
 			r.Effects = append(r.Effects, "the queue's delivery limit could not be read (policies need the policymaker or monitoring tag)")
 		}
 	}
-	return r
 }
 
 // DeliveryLimit reads the delivery limit in effect on a quorum queue: the

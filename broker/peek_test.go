@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +35,8 @@ func TestAssessPeek(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := AssessPeek(tc.q, ladders, tc.limit, tc.known)
+			// The zero Version is unknown: the careful, pre-4.3 rules.
+			r := AssessPeek(tc.q, ladders, PeekFacts{Limit: tc.limit, LimitKnown: tc.known})
 			if r.NeedsForce != tc.force || r.ChangesBroker != tc.write {
 				t.Errorf("AssessPeek() = force %v, changes %v; want %v, %v (%s)", r.NeedsForce, r.ChangesBroker, tc.force, tc.write, r.Why)
 			}
@@ -43,6 +45,45 @@ func TestAssessPeek(t *testing.T) {
 			}
 			if len(r.Effects) == 0 {
 				t.Error("no effects listed")
+			}
+		})
+	}
+}
+
+// TestAssessPeekByRelease checks the rules of 4.3, where a peek's nack
+// does not count as a delivery but delayed retry holds what it returns.
+func TestAssessPeekByRelease(t *testing.T) {
+	quorum, _ := topology.Ladder{Name: "q", Levels: 3, Radix: 2, QueueType: topology.Quorum}.Normalize()
+	ladders := []topology.Ladder{quorum}
+	rung := topology.Queue{Name: "q.rung.01", Args: topology.Args{"x-queue-type": "quorum"}}
+	dlq := topology.Queue{Name: "dlq", Args: topology.Args{"x-queue-type": "quorum"}}
+	v40, v43 := topology.Version{Major: 4, Minor: 0, Patch: 5}, topology.Version{Major: 4, Minor: 3, Patch: 6}
+	all := []DelayedRetry{{Source: "policy", Name: "slow", Type: "all", Min: 3 * time.Second}}
+	failed := []DelayedRetry{{Source: "argument", Type: "failed", Min: 3 * time.Second}}
+	cases := map[string]struct {
+		q            topology.Queue
+		f            PeekFacts
+		force, write bool
+	}{
+		"4.0 rung":                            {q: rung, f: PeekFacts{Version: v40, Limit: 20, LimitKnown: true}, force: true, write: true},
+		"4.3 rung":                            {q: rung, f: PeekFacts{Version: v43, Limit: 20, LimitKnown: true}},
+		"4.3 rung, limit 1":                   {q: rung, f: PeekFacts{Version: v43, Limit: 1, LimitKnown: true}},
+		"4.3 rung, delayed retry of returns":  {q: rung, f: PeekFacts{Version: v43, Limit: 20, LimitKnown: true, DelayedRetries: all}, force: true, write: true},
+		"4.3 rung, delayed retry of failures": {q: rung, f: PeekFacts{Version: v43, Limit: 20, LimitKnown: true, DelayedRetries: failed}},
+		"4.3 queue, delayed retry":            {q: dlq, f: PeekFacts{Version: v43, LimitKnown: true, DelayedRetries: all}, write: true},
+		"4.0 rung, delayed retry ignored":     {q: rung, f: PeekFacts{Version: v40, Limit: 20, LimitKnown: true, DelayedRetries: all}, force: true, write: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := AssessPeek(tc.q, ladders, tc.f)
+			if r.NeedsForce != tc.force || r.ChangesBroker != tc.write {
+				t.Errorf("AssessPeek() = force %v, changes %v; want %v, %v (%s)", r.NeedsForce, r.ChangesBroker, tc.force, tc.write, r.Why)
+			}
+			if (tc.force || tc.write) && r.Why == "" {
+				t.Error("no explanation")
+			}
+			if tc.f.DelayedRetries != nil && tc.f.Version.QuorumDelayedRetry() && tc.force && !strings.Contains(r.Why, "policy slow") {
+				t.Errorf("the risk does not name the delayed retry's source: %s", r.Why)
 			}
 		})
 	}

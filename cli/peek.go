@@ -118,11 +118,9 @@ func (e *env) assessPeekIn(ctx context.Context, snap topology.Snapshot, snapErr 
 			if err != nil {
 				return pp, err
 			}
-			req.Version, _ = m.Version(ctx)
-			var lerr error
-			if req.Limit, req.LimitKnown, lerr = m.DeliveryLimit(ctx, e.vhost(), q); lerr != nil {
-				req.LimitKnown = false
-			}
+			// A failure leaves the limit unknown, which the gate weighs.
+			f, _ := m.PeekFacts(ctx, e.vhost(), q)
+			req.Version, req.Limit, req.LimitKnown, req.DelayedRetries = f.Version, f.Limit, f.LimitKnown, f.DelayedRetries
 		}
 	}
 	pp.gate = ops.GatePeek(req)

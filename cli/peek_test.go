@@ -138,22 +138,74 @@ func TestPeekDrawsTheHopsOfADeadLetter(t *testing.T) {
 	}
 }
 
-func TestPeekRefusesQuorumRungsWithoutForce(t *testing.T) {
+// TestPeekOfAQuorumRungByRelease checks the peek gate against each real
+// broker. Before RabbitMQ 4.3 every peek raises a quorum message's
+// delivery count, which a delivery limit acts on, so a rung needs --force
+// (and read-only mode refuses it). From 4.3 a peek's nack does not count:
+// 25 peeks of a resting rung need no --force, leave every message in
+// place with its count at 0, and none arrives early.
+func TestPeekOfAQuorumRungByRelease(t *testing.T) {
 	t.Parallel()
-	env, _ := brokerEnv(t)
-	mustRun(t, env, "apply", "--ladder", "q", "--unit", "1s", "--levels", "3", "--radix", "2", "--queue-type", "quorum")
-	mustRun(t, env, "publish", "--ladder", "q", "--delay", "6s", "--count", "2")
-	code, out, errs := run(t, env, "peek", "q.rung.02")
-	if code != ExitUsage || !strings.Contains(errs, "quorum ladder q") || !strings.Contains(errs, "--force") || out != "" {
-		t.Fatalf("peek of a quorum rung: exit %d, %q", code, errs)
+	env, cfg := brokerEnv(t)
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	code, _, errs = run(t, env, "peek", "q.rung.02", "--force", "--read-only")
-	if code == ExitOK || !strings.Contains(errs, "read-only") {
-		t.Fatalf("read-only peek of a quorum rung: exit %d, %q", code, errs)
+	ver, err := m.Version(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	out = mustRun(t, env, "peek", "q.rung.02", "--force")
-	if !strings.Contains(out, "2 of 2 ready") || !strings.Contains(out, "x-delivery-count 0 before this peek") {
-		t.Errorf("forced peek:\n%s", out)
+	mustRun(t, env, "apply", "--ladder", "q", "--layout", "prefix", "--unit", "1s", "--levels", "5", "--radix", "2", "--queue-type", "quorum")
+	// 20s: 16s in q.rung.04, then 4s in q.rung.02.
+	const delay = 20 * time.Second
+	before := time.Now()
+	mustRun(t, env, "publish", "--ladder", "q", "--delay", "20s", "--count", "2")
+	if ver.QuorumRequeueNackCounts() {
+		code, out, errs := run(t, env, "peek", "q.rung.04")
+		if code != ExitUsage || !strings.Contains(errs, "quorum ladder q") || !strings.Contains(errs, "--force") || out != "" {
+			t.Fatalf("%v: peek of a quorum rung: exit %d, %q", ver, code, errs)
+		}
+		code, _, errs = run(t, env, "peek", "q.rung.04", "--force", "--read-only")
+		if code == ExitOK || !strings.Contains(errs, "read-only") {
+			t.Fatalf("%v: read-only peek of a quorum rung: exit %d, %q", ver, code, errs)
+		}
+		out = mustRun(t, env, "peek", "q.rung.04", "--force")
+		if !strings.Contains(out, "2 of 2 ready") || !strings.Contains(out, "x-delivery-count 0 before this peek") {
+			t.Errorf("%v: forced peek:\n%s", ver, out)
+		}
+		return
+	}
+	for i := range 25 {
+		args := []string{"peek", "q.rung.04"}
+		if i%2 == 1 {
+			args = append(args, "--read-only") // nothing a limit acts on changes
+		}
+		out := mustRun(t, env, args...)
+		if !strings.Contains(out, "2 of 2 ready") {
+			t.Fatalf("%v: peek %d:\n%s", ver, i, out)
+		}
+		if i == 24 && strings.Contains(out, "x-delivery-count 1") {
+			t.Errorf("%v: after 24 peeks a message's delivery count rose:\n%s", ver, out)
+		}
+	}
+	c := dial(t, cfg)
+	got := 0
+	for deadline := time.Now().Add(delay + 30*time.Second); got < 2 && time.Now().Before(deadline); {
+		d, ok, err := c.Get(context.Background(), "q.done", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		got++
+		if early := before.Add(delay).Sub(d.Received); early > 0 {
+			t.Errorf("%v: a message peeked 25 times arrived %s early", ver, early)
+		}
+	}
+	if got != 2 {
+		t.Errorf("%v: %d of 2 peeked messages arrived", ver, got)
 	}
 }
 

@@ -59,7 +59,7 @@ type App struct {
 	purger      broker.Purger
 	peeker      Peeker
 	mover       Mover
-	limits      DeliveryLimiter
+	limits      PeekFacter
 	conn        broker.StateWatcher
 	vhost       string
 	brokerLabel string
@@ -200,7 +200,7 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.busy = ""
 		a.result = purgeResult(msg)
 		return a, a.refreshNow()
-	case peekLimitMsg, peekedMsg:
+	case peekFactsMsg, peekedMsg:
 		return a.updatePeekReply(msg)
 	case replayProgressMsg, replayDoneMsg:
 		return a.updateMove(msg)

@@ -141,10 +141,11 @@ type Backends struct {
 	Purger    broker.Purger
 	// Peeker reads messages without removing them and Mover moves them
 	// (peek and replay); nil switches either off. Limits reads a quorum
-	// queue's delivery limit before a peek; nil leaves it unknown.
+	// queue's peek facts (delivery limit, delayed retry) before a peek;
+	// nil leaves them unknown.
 	Peeker Peeker
 	Mover  Mover
-	Limits DeliveryLimiter
+	Limits PeekFacter
 	// Conn is the AMQP connection to watch; nil shows the management
 	// API's health instead.
 	Conn broker.StateWatcher

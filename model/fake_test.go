@@ -130,13 +130,13 @@ func (f *fakeBroker) Peek(ctx context.Context, queue string, n int) (broker.Peek
 	return broker.PeekResult{Queue: queue, Ready: int(q.Stats.Ready)}, nil
 }
 
-func (f *fakeBroker) DeliveryLimit(ctx context.Context, vhost string, q topology.Queue) (int, bool, error) {
+func (f *fakeBroker) PeekFacts(ctx context.Context, vhost string, q topology.Queue) (broker.PeekFacts, error) {
 	if err := f.read(ctx, "limit"); err != nil {
-		return 0, false, err
+		return broker.PeekFacts{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.limit, f.limitKnown, nil
+	return broker.PeekFacts{Limit: f.limit, LimitKnown: f.limitKnown}, nil
 }
 
 func (f *fakeBroker) Move(ctx context.Context, o broker.MoveOptions) (broker.MoveProgress, error) {

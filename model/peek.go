@@ -33,28 +33,31 @@ type Peeker interface {
 	Peek(ctx context.Context, queue string, n int) (broker.PeekResult, error)
 }
 
-// DeliveryLimiter reads the delivery limit in effect on a quorum queue
-// (broker.Management does).
-type DeliveryLimiter interface {
-	DeliveryLimit(ctx context.Context, vhost string, q topology.Queue) (limit int, known bool, err error)
+// PeekFacter reads what the peek rules weigh about a quorum queue: the
+// release, its delivery limit and its delayed retry (broker.Management
+// does).
+type PeekFacter interface {
+	PeekFacts(ctx context.Context, vhost string, q topology.Queue) (broker.PeekFacts, error)
 }
 
-// peekLimitMsg carries a quorum queue's delivery limit, read before peeking.
-type peekLimitMsg struct {
+// peekFactsMsg carries a quorum queue's peek facts, read before peeking.
+type peekFactsMsg struct {
 	queue string
 	n     int
-	limit int
-	known bool
+	facts broker.PeekFacts
 }
 
-// fetchLimit reads a quorum queue's delivery limit. A failure leaves the
+// fetchPeekFacts reads a quorum queue's peek facts. A failure leaves the
 // limit unknown, as rungs peek does: AssessPeek then says so.
-func fetchLimit(dl DeliveryLimiter, vhost string, q topology.Queue, n int) tea.Cmd {
+func fetchPeekFacts(pf PeekFacter, vhost string, q topology.Queue, n int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
 		defer cancel()
-		limit, known, err := dl.DeliveryLimit(ctx, vhost, q)
-		return peekLimitMsg{queue: q.Name, n: n, limit: limit, known: known && err == nil}
+		f, err := pf.PeekFacts(ctx, vhost, q)
+		if err != nil {
+			f.LimitKnown = false
+		}
+		return peekFactsMsg{queue: q.Name, n: n, facts: f}
 	}
 }
 
@@ -105,17 +108,18 @@ func (a App) openPeek(queue string, n int) (App, tea.Cmd) {
 	}
 	if q.QueueType() == topology.Quorum && a.limits != nil {
 		a.busy = "reading the delivery limit of " + queue
-		return a, fetchLimit(a.limits, a.vhost, q, n)
+		return a, fetchPeekFacts(a.limits, a.vhost, q, n)
 	}
-	// A quorum queue's delivery limit is unknown without a management
-	// client to read it.
-	return a.assessPeek(q, n, 0, false)
+	// A quorum queue's facts are unknown without a management client to
+	// read them; the release is the header's.
+	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
+	return a.assessPeek(q, n, broker.PeekFacts{Version: v})
 }
 
 // assessPeek refuses, asks for force, or peeks, as ops.GatePeek says.
-func (a App) assessPeek(q topology.Queue, n, limit int, known bool) (App, tea.Cmd) {
-	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
-	g := ops.GatePeek(ops.PeekRequest{Queue: q, Ladders: a.ladders(), Version: v, Limit: limit, LimitKnown: known, ReadOnly: a.readOnly})
+func (a App) assessPeek(q topology.Queue, n int, f broker.PeekFacts) (App, tea.Cmd) {
+	g := ops.GatePeek(ops.PeekRequest{Queue: q, Ladders: a.ladders(), Version: f.Version, Limit: f.Limit, LimitKnown: f.LimitKnown,
+		DelayedRetries: f.DelayedRetries, ReadOnly: a.readOnly})
 	switch g.Verdict {
 	case ops.PeekReadOnly:
 		return a, a.openForce(newPeekForce(g.Risk, n, true, a.styles))
@@ -142,12 +146,12 @@ func (a App) runPeek(queue string, n int, risk broker.PeekRisk, forced bool) (Ap
 func (a App) updatePeekReply(msg tea.Msg) (App, tea.Cmd) {
 	a.busy = ""
 	switch msg := msg.(type) {
-	case peekLimitMsg:
+	case peekFactsMsg:
 		q, ok := a.merged().Queue(msg.queue)
 		if !ok {
 			return a.fail(fmt.Sprintf("no queue %q in vhost %s", msg.queue, a.vhost))
 		}
-		return a.assessPeek(q, msg.n, msg.limit, msg.known)
+		return a.assessPeek(q, msg.n, msg.facts)
 	case peekedMsg:
 		a.showPeek(msg)
 	}

@@ -21,6 +21,9 @@ type PeekRequest struct {
 	// none.
 	Limit      int
 	LimitKnown bool
+	// DelayedRetries are the sources of delayed retry on the queue (4.3+;
+	// see broker.PeekFacts).
+	DelayedRetries []broker.DelayedRetry
 	// Unchecked, when set, says why the queue could not be looked up (the
 	// management API's error): its type is unknown.
 	Unchecked error
@@ -81,7 +84,8 @@ func GatePeek(req PeekRequest) PeekGate {
 		// A classic queue has no delivery limit to read.
 		limit, known = 0, true
 	}
-	g := PeekGate{Risk: broker.AssessPeek(req.Queue, req.Ladders, limit, known), Checked: true}
+	facts := broker.PeekFacts{Version: req.Version, Limit: limit, LimitKnown: known, DelayedRetries: req.DelayedRetries}
+	g := PeekGate{Risk: broker.AssessPeek(req.Queue, req.Ladders, facts), Checked: true}
 	g.Why = g.Risk.Why
 	switch {
 	case req.ReadOnly && g.Risk.ChangesBroker:
