@@ -15,6 +15,7 @@ import (
 
 // live is a test's own vhost on the real broker.
 type live struct {
+	cfg   broker.Config
 	vhost string
 	conn  *broker.Conn
 	mgmt  *broker.Management
@@ -32,7 +33,7 @@ func newLive(t *testing.T) live {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return live{vhost: cfg.Vhost, conn: conn, mgmt: mgmt}
+	return live{cfg: cfg, vhost: cfg.Vhost, conn: conn, mgmt: mgmt}
 }
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {
@@ -232,18 +233,20 @@ func TestPeekGateOnTheBroker(t *testing.T) {
 		if !ok {
 			t.Fatalf("no queue %s", name)
 		}
-		limit, known, err := e.mgmt.DeliveryLimit(ctxFor(t, 10*time.Second), e.vhost, q)
+		f, err := e.mgmt.PeekFacts(ctxFor(t, 10*time.Second), e.vhost, q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return GatePeek(PeekRequest{Queue: q, Ladders: ladders, Version: v, Limit: limit, LimitKnown: known, Force: force, ReadOnly: readOnly})
+		return GatePeek(PeekRequest{Queue: q, Ladders: ladders, Version: f.Version, Limit: f.Limit, LimitKnown: f.LimitKnown,
+			DelayedRetries: f.DelayedRetries, Force: force, ReadOnly: readOnly})
 	}
 	rung := l.Rungs()[1].Queue
-	cases := map[string]struct {
+	type want struct {
 		got     PeekGate
 		verdict PeekVerdict
 		why     string
-	}{
+	}
+	cases := map[string]want{
 		"classic":                   {gate("plain", false, false), PeekOK, ""},
 		"classic, read-only":        {gate("plain", false, true), PeekOK, ""},
 		"quorum rung":               {gate(rung, false, false), PeekNeedsForce, "rung of quorum ladder gq"},
@@ -256,11 +259,19 @@ func TestPeekGateOnTheBroker(t *testing.T) {
 	}
 	// RabbitMQ 4 gives every quorum queue a delivery limit of 20; 3.x none.
 	if n := v.QuorumDefaultDeliveryLimit(); n > 0 {
-		cases["quorum, version's default"] = struct {
-			got     PeekGate
-			verdict PeekVerdict
-			why     string
-		}{gate("qq", false, false), PeekNeedsForce, fmt.Sprintf("delivery limit of %d", n)}
+		cases["quorum, version's default"] = want{gate("qq", false, false), PeekNeedsForce, fmt.Sprintf("delivery limit of %d", n)}
+	}
+	if !v.QuorumRequeueNackCounts() {
+		// 4.3: a peek's nack is a return, which no limit counts.
+		for _, name := range []string{"quorum rung", "quorum rung, forced", "quorum rung, read-only", "quorum, limit 5", "quorum, limit 5, forced", "quorum, read-only", "quorum, version's default"} {
+			cases[name] = want{cases[name].got, PeekOK, ""}
+		}
+		// ...but a delayed retry of returns holds what a peek hands back.
+		if code := brokertest.PutPolicy(t, e.cfg, "slow", `{"pattern":"^gq\\.rung\\.","definition":{"delayed-retry-type":"all","delayed-retry-min":3000},"apply-to":"queues"}`); code >= 300 {
+			t.Fatalf("%v refused the delayed-retry policy: %d", v, code)
+		}
+		cases["4.3 rung with delayed retry"] = want{gate(rung, false, false), PeekNeedsForce, "policy slow (type all, 3s)"}
+		cases["4.3 rung with delayed retry, read-only"] = want{gate(rung, true, true), PeekReadOnly, "policy slow"}
 	}
 	for name, tc := range cases {
 		if tc.got.Verdict != tc.verdict || !tc.got.Checked || !strings.Contains(tc.got.Why, tc.why) {
