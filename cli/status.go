@@ -204,25 +204,29 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 	if err != nil {
 		return err
 	}
-	vhosts := []string{e.vhost()}
-	if allVhosts {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		vhosts, err = m.Vhosts(cctx)
-		cancel()
-		if err != nil {
-			return err
-		}
+	var vhosts []string
+	if !allVhosts {
+		vhosts = []string{e.vhost()}
+	}
+	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	d, err := m.DiscoverLadders(cctx, vhosts)
+	cancel()
+	if err != nil {
+		return err
+	}
+	if err := d.HiddenError(); err != nil {
+		fmt.Fprintf(e.Err, "rungs: %v\n", err)
 	}
 	var states []ladderState
-	for _, vh := range vhosts {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		snap, err := m.Snapshot(cctx, vh)
-		cancel()
-		if err != nil {
-			return err
+	for i := 0; i < len(d.Found); {
+		vh := d.Found[i].Ladder.Vhost
+		j := i
+		for j < len(d.Found) && d.Found[j].Ladder.Vhost == vh {
+			j++
 		}
-		found := topology.Discover(snap)
-		snap, watch, err := e.watchStalls(ctx, m, snap, found)
+		found := d.Found[i:j]
+		i = j
+		snap, watch, err := e.watchStalls(ctx, m, d.Snapshots[vh], found)
 		if err != nil {
 			return err
 		}
@@ -234,7 +238,11 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 		return writeJSON(e.Out, toJSONStatus(states))
 	}
 	if len(states) == 0 {
-		fmt.Fprintf(e.Out, "no ladders in %s\n", strings.Join(vhosts, ", "))
+		where := strings.Join(vhosts, ", ")
+		if allVhosts {
+			where = "any vhost " + m.User() + " may read"
+		}
+		fmt.Fprintf(e.Out, "no ladders in %s\n", where)
 		return nil
 	}
 	w := table(e.Out)
