@@ -73,10 +73,13 @@ func (m *Management) accessError(ctx context.Context, vhost string, err error) e
 	switch {
 	case (api.Status == http.StatusUnauthorized || api.Status == http.StatusForbidden) && strings.Contains(api.Reason, "virtual host"):
 	case api.Status == http.StatusNotFound:
-		var v struct {
-			Name string `json:"name"`
+		// 4.3 hides the vhost itself (GET /api/vhosts/NAME is 404 too)
+		// but still lists it to a monitoring user.
+		vs, lerr := m.Vhosts(ctx)
+		if lerr != nil {
+			return err
 		}
-		if m.get(ctx, "vhosts/"+url.PathEscape(vhost), url.Values{"columns": {"name"}}, &v) != nil {
+		if i := sort.SearchStrings(vs, vhost); i == len(vs) || vs[i] != vhost {
 			return err
 		}
 	default:
