@@ -23,8 +23,12 @@ type LadderInspector interface {
 	// statistics, its exchanges, their bindings, and the queues its
 	// targets dead-letter to.
 	LadderSnapshot(ctx context.Context, sc topology.Scope) (topology.Snapshot, error)
-	// LadderStats returns the statistics of a scope's queues.
+	// LadderStats returns the statistics of a scope's queues, a queue
+	// named like the ladder that appeared since the snapshot included.
 	LadderStats(ctx context.Context, sc topology.Scope) ([]topology.Queue, error)
+	// QueueStats returns the statistics of the named queues of a vhost; a
+	// queue that is gone is left out.
+	QueueStats(ctx context.Context, vhost string, names []string) ([]topology.Queue, error)
 }
 
 var _ LadderInspector = (*Management)(nil)
@@ -39,8 +43,8 @@ const exchangeColumns = "name,vhost,type,durable,auto_delete,internal,arguments"
 // bindingColumns are the binding fields a snapshot needs.
 const bindingColumns = "vhost,source,destination,destination_type,routing_key,arguments"
 
-// sourceFetchers bounds the per-exchange binding requests in flight, so
-// that a 28-level ladder does not open 29 connections at once.
+// sourceFetchers bounds the per-exchange and per-queue requests in
+// flight, so that a 28-level ladder does not open 29 connections at once.
 const sourceFetchers = 4
 
 // ErrNoAccess means the broker lists a vhost but the user may not read
@@ -120,7 +124,10 @@ func listScoped[T any](ctx context.Context, m *Management, kind, vhost, regex, c
 }
 
 // LadderStats implements LadderInspector: one request per 500 queues of
-// the scope, whatever else the vhost holds.
+// the scope, whatever else the vhost holds. The answer is the ladder's
+// size, but the broker still walks the vhost's queues to filter them:
+// beside 10,000 others it takes 0.1 to 0.5 s where alone it takes 3 to
+// 12 ms. QueueStats does not grow with the vhost at all.
 func (m *Management) LadderStats(ctx context.Context, sc topology.Scope) ([]topology.Queue, error) {
 	qs, err := m.scopedQueues(ctx, sc)
 	if err != nil {
@@ -170,8 +177,8 @@ func (m *Management) scopedExchanges(ctx context.Context, sc topology.Scope) ([]
 // source, then, for targets that dead-letter, the dead-letter exchange's
 // bindings and the queues they lead to. A binding into the ladder from an
 // exchange outside the scope is not read: only a whole-vhost Snapshot
-// shows it as drift. Refresh its statistics with
-// LadderStats(ctx, sc.Covering(snap)).
+// shows it as drift. Refresh its statistics with QueueStats of the
+// snapshot's queues, or LadderStats(ctx, sc.Covering(snap)).
 func (m *Management) LadderSnapshot(ctx context.Context, sc topology.Scope) (topology.Snapshot, error) {
 	snap, err := m.ladderSnapshot(ctx, sc)
 	if err != nil {
@@ -274,24 +281,15 @@ func isName(sc topology.Scope, name string) bool {
 // megabytes beside 10,000 queues). An exchange that is gone has none.
 func (m *Management) bindingsBySource(ctx context.Context, vhost string, sources []string) ([]apiBinding, error) {
 	out := make([][]apiBinding, len(sources))
-	errs := make([]error, len(sources))
-	sem := make(chan struct{}, sourceFetchers)
-	var wg sync.WaitGroup
-	for i, src := range sources {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			path := "exchanges/" + url.PathEscape(vhost) + "/" + url.PathEscape(src) + "/bindings/source"
-			err := m.get(ctx, path, url.Values{"columns": {bindingColumns}}, &out[i])
-			if errors.Is(err, ErrNotFound) {
-				err = nil
-			}
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := limited(len(sources), func(i int) error {
+		path := "exchanges/" + url.PathEscape(vhost) + "/" + url.PathEscape(sources[i]) + "/bindings/source"
+		err := m.get(ctx, path, url.Values{"columns": {bindingColumns}}, &out[i])
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	var all []apiBinding
@@ -299,4 +297,53 @@ func (m *Management) bindingsBySource(ctx context.Context, vhost string, sources
 		all = append(all, bs...)
 	}
 	return all, nil
+}
+
+// QueueStats implements LadderInspector with one small request per queue,
+// a few in flight: the broker looks each queue up by name, so the cost
+// follows the ladder alone (47 queues: 13 ms alone, 20 ms beside 10,000
+// others on 4.0.5). A queue named like the ladder that appeared since the
+// snapshot is not seen: re-read the LadderSnapshot (or LadderStats) now
+// and then, and when a queue is gone (SameQueueNames).
+func (m *Management) QueueStats(ctx context.Context, vhost string, names []string) ([]topology.Queue, error) {
+	got := make([]*apiQueue, len(names))
+	err := limited(len(names), func(i int) error {
+		var q apiQueue
+		err := m.get(ctx, "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(names[i]), url.Values{"columns": {statsColumns}}, &q)
+		switch {
+		case err == nil:
+			got[i] = &q
+		case errors.Is(err, ErrNotFound):
+			err = nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, m.accessError(ctx, vhost, err)
+	}
+	var qs []apiQueue
+	for _, q := range got {
+		if q != nil {
+			qs = append(qs, *q)
+		}
+	}
+	return m.toQueues(qs), nil
+}
+
+// limited runs f for 0..n-1, sourceFetchers at a time, and joins the
+// errors.
+func limited(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, sourceFetchers)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
