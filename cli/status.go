@@ -215,6 +215,9 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 		return err
 	}
 	if err := d.HiddenError(); err != nil {
+		if !allVhosts {
+			return err
+		}
 		fmt.Fprintf(e.Err, "rungs: %v\n", err)
 	}
 	var states []ladderState
