@@ -267,16 +267,16 @@ func adminCall(t *testing.T, method, path, body string) {
 	}
 }
 
-// readOnlyUser creates a user with the monitoring tag and only read
-// permission, in the given vhost only, and returns a Config for it.
-func readOnlyUser(t *testing.T, vhost string) broker.Config {
+// readOnlyUser creates a user with the monitoring tag and only the read
+// permission given, in the given vhost only, and returns a Config for it.
+func readOnlyUser(t *testing.T, vhost, read string) broker.Config {
 	t.Helper()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	name, pass := "rungs-test-reader-"+hex.EncodeToString(b), "pw-"+hex.EncodeToString(b)
 	adminCall(t, http.MethodPut, "/api/users/"+name, `{"password":"`+pass+`","tags":"monitoring"}`)
 	t.Cleanup(func() { adminCall(t, http.MethodDelete, "/api/users/"+name, "") })
-	adminCall(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vhost)+"/"+name, `{"configure":"","write":"","read":".*"}`)
+	adminCall(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vhost)+"/"+name, `{"configure":"","write":"","read":"`+read+`"}`)
 	cfg := brokertest.Require(t).Config
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
@@ -307,7 +307,7 @@ func TestUserWhoSeesSomeVhosts(t *testing.T) {
 		t.Fatalf("publish: %+v, %v", res, err)
 	}
 
-	cfg := readOnlyUser(t, seen.vhost)
+	cfg := readOnlyUser(t, seen.vhost, ".*")
 	m, err := broker.NewManagement(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -343,6 +343,25 @@ func TestUserWhoSeesSomeVhosts(t *testing.T) {
 	}
 	if _, err := m.Snapshot(ctx, seen.vhost); err != nil {
 		t.Errorf("the reader's snapshot of its own vhost: %v", err)
+	}
+
+	// A watcher whose read permission matches no queue still reads the
+	// ladder through the management API, and may not purge it.
+	watcher := readOnlyUser(t, seen.vhost, "^$")
+	wm, err := broker.NewManagement(watcher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap, err := wm.LadderSnapshot(ctx, l.Scope()); err != nil || len(snap.Queues) != len(l.Plan().Queues) {
+		t.Errorf("the watcher's snapshot holds %d queues, %v; want the ladder's %d", len(snap.Queues), err, len(l.Plan().Queues))
+	}
+	wconn, err := broker.Dial(ctx, watcher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wconn.Close()
+	if n, err := wconn.Purge(ctx, top); err == nil || !strings.Contains(err.Error(), "ACCESS_REFUSED") {
+		t.Errorf("a user with read permission ^$ purged %d messages, %v; want ACCESS_REFUSED", n, err)
 	}
 
 	reader, err := broker.Dial(ctx, cfg)
