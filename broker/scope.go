@@ -97,32 +97,6 @@ type apiPage[T any] struct {
 	PageCount int `json:"page_count"`
 }
 
-// listScoped reads a paginated listing ("queues" or "exchanges", of one
-// vhost or, with vhost "", of every vhost the user may read), filtered on
-// the broker by a regular expression on the name, one page of 500 at a
-// time. The filter works only with pagination, on 3.10 as on 4.x.
-func listScoped[T any](ctx context.Context, m *Management, kind, vhost, regex, columns string) ([]T, error) {
-	path := kind
-	if vhost != "" {
-		path += "/" + url.PathEscape(vhost)
-	}
-	var out []T
-	for page := 1; ; page++ {
-		var p apiPage[T]
-		q := url.Values{
-			"page": {strconv.Itoa(page)}, "page_size": {strconv.Itoa(maxPageSize)},
-			"name": {regex}, "use_regex": {"true"}, "sort": {"name"}, "columns": {columns},
-		}
-		if err := m.get(ctx, path, q, &p); err != nil {
-			return nil, err
-		}
-		out = append(out, p.Items...)
-		if page >= p.PageCount {
-			return out, nil
-		}
-	}
-}
-
 // LadderStats implements LadderInspector: one request per 500 queues of
 // the scope, whatever else the vhost holds. The answer is the ladder's
 // size, but the broker still walks the vhost's queues to filter them:
@@ -136,40 +110,48 @@ func (m *Management) LadderStats(ctx context.Context, sc topology.Scope) ([]topo
 	return m.toQueues(qs), nil
 }
 
-func (m *Management) scopedQueues(ctx context.Context, sc topology.Scope) ([]apiQueue, error) {
+// listScoped reads a paginated listing ("queues" or "exchanges", of one
+// vhost or, with vhost "", of every vhost the user may read), filtered on
+// the broker by a regular expression on the name, one page of 500 at a
+// time. The filter works only with pagination, on 3.10 as on 4.x.
+// What the broker sent is checked against the scope (name reads an
+// item's name): its filter ignores case.
+func listScoped[T any](ctx context.Context, m *Management, kind string, sc topology.Scope, columns string, name func(T) string) ([]T, error) {
 	if sc.Empty() {
 		return nil, nil
 	}
-	qs, err := listScoped[apiQueue](ctx, m, "queues", sc.Vhost, sc.Regex(), statsColumns+",vhost")
-	if err != nil {
-		return nil, err
+	path := kind
+	if sc.Vhost != "" {
+		path += "/" + url.PathEscape(sc.Vhost)
 	}
-	match := sc.Matcher()
-	kept := qs[:0]
-	for _, q := range qs {
-		if match(q.Name) {
-			kept = append(kept, q)
+	regex, match := sc.Regex(), sc.Matcher()
+	var out []T
+	for page := 1; ; page++ {
+		var p apiPage[T]
+		q := url.Values{
+			"page": {strconv.Itoa(page)}, "page_size": {strconv.Itoa(maxPageSize)},
+			"name": {regex}, "use_regex": {"true"}, "sort": {"name"}, "columns": {columns},
+		}
+		if err := m.get(ctx, path, q, &p); err != nil {
+			return nil, err
+		}
+		for _, it := range p.Items {
+			if match(name(it)) {
+				out = append(out, it)
+			}
+		}
+		if page >= p.PageCount {
+			return out, nil
 		}
 	}
-	return kept, nil
+}
+
+func (m *Management) scopedQueues(ctx context.Context, sc topology.Scope) ([]apiQueue, error) {
+	return listScoped(ctx, m, "queues", sc, statsColumns+",vhost", func(q apiQueue) string { return q.Name })
 }
 
 func (m *Management) scopedExchanges(ctx context.Context, sc topology.Scope) ([]apiExchange, error) {
-	if sc.Empty() {
-		return nil, nil
-	}
-	xs, err := listScoped[apiExchange](ctx, m, "exchanges", sc.Vhost, sc.Regex(), exchangeColumns)
-	if err != nil {
-		return nil, err
-	}
-	match := sc.Matcher()
-	kept := xs[:0]
-	for _, x := range xs {
-		if match(x.Name) {
-			kept = append(kept, x)
-		}
-	}
-	return kept, nil
+	return listScoped(ctx, m, "exchanges", sc, exchangeColumns, func(x apiExchange) string { return x.Name })
 }
 
 // LadderSnapshot implements LadderInspector. It reads the scope's queues

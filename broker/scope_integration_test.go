@@ -96,7 +96,8 @@ func declareOthers(t *testing.T, e env, prefix string, n int) {
 }
 
 // applyTargetWithDeadLetters declares the target queue orders, which
-// dead-letters through orders.dlx into orders.dead.
+// dead-letters through orders.dlx into orders.dead, and LAD.DONE, which
+// the broker's filter (it ignores case) lets through for ladder lad.
 func applyTargetWithDeadLetters(t *testing.T, e env) {
 	t.Helper()
 	p := topology.Plan{
@@ -104,6 +105,7 @@ func applyTargetWithDeadLetters(t *testing.T, e env) {
 		Queues: []topology.Queue{
 			{Name: "orders", Durable: true, Args: topology.Args{"x-dead-letter-exchange": "orders.dlx"}},
 			{Name: "orders.dead", Durable: true},
+			{Name: "LAD.DONE", Durable: true},
 		},
 		Bindings: []topology.Binding{{Source: "orders.dlx", Destination: "orders.dead", DestinationType: topology.ToQueue}},
 	}
