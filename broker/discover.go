@@ -16,8 +16,9 @@ type Discovery struct {
 	// sorts them.
 	Found []topology.Found
 	// Snapshots hold, per vhost with a ladder, the objects named like a
-	// ladder's (not the vhost's other ones), with statistics: enough to
-	// show the found ladders' health.
+	// ladder's (not the vhost's other ones), with statistics: enough for
+	// a list of ladders and their health. Targets' queues are not in
+	// them; a view of ladders reads LadderSnapshot(ScopeOf(vhost, ...)).
 	Snapshots map[string]topology.Snapshot
 	// Hidden are the vhosts the broker lists but the user may not read
 	// (sorted); their ladders are not in Found. See Hidden's error.
