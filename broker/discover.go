@@ -39,7 +39,7 @@ func (d Discovery) HiddenError() error {
 // maxSourceRequests is how many exchanges discovery reads the bindings of
 // one by one; above it, one listing of every binding is cheaper in
 // requests.
-const maxSourceRequests = 32
+const maxSourceRequests = 64
 
 // DiscoverLadders finds every ladder in the named vhosts, or in every
 // vhost the user may read when vhosts is nil, in a number of requests
