@@ -16,7 +16,10 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// Inspector reads what a broker holds, through the management API.
+// Inspector reads what a broker holds, through the management API, a
+// vhost at a time. A reader that shows some ladders, beside however many
+// other queues, reads them through LadderInspector instead, and finds
+// them with Management.DiscoverLadders.
 type Inspector interface {
 	// Snapshot returns one vhost's exchanges, queues (with statistics) and
 	// bindings: two requests (definitions, queue statistics), never one

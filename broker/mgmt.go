@@ -146,7 +146,10 @@ func (m *Management) User() string { return m.ep.mgmtUser }
 func (m *Management) URL() string { return m.ep.mgmtURL }
 
 // Snapshot implements Inspector: exchanges and bindings from the vhost's
-// definitions, queues from Stats, fetched concurrently.
+// definitions, queues from Stats, fetched concurrently. It reads the
+// whole vhost, which is what drift checks of the vhost (doctor, apply)
+// need; a reader that shows some ladders should use LadderSnapshot, whose
+// cost follows the ladders rather than the vhost.
 func (m *Management) Snapshot(ctx context.Context, vhost string) (topology.Snapshot, error) {
 	snap := topology.Snapshot{Vhost: vhost}
 	var wg sync.WaitGroup
@@ -158,6 +161,13 @@ func (m *Management) Snapshot(ctx context.Context, vhost string) (topology.Snaps
 	}()
 	snap.Queues, statsErr = m.Stats(ctx, vhost)
 	wg.Wait()
+	if defErr != nil {
+		defErr = m.accessError(ctx, vhost, defErr)
+	}
+	if errors.Is(statsErr, ErrNoAccess) {
+		// Both requests were refused for the same reason: say it once.
+		return topology.Snapshot{Vhost: vhost}, statsErr
+	}
 	if err := errors.Join(defErr, statsErr); err != nil {
 		return topology.Snapshot{Vhost: vhost}, fmt.Errorf("snapshot of vhost %q: %w", vhost, err)
 	}
@@ -165,6 +175,7 @@ func (m *Management) Snapshot(ctx context.Context, vhost string) (topology.Snaps
 }
 
 type apiExchange struct {
+	Vhost      string         `json:"vhost"`
 	Name       string         `json:"name"`
 	Type       string         `json:"type"`
 	Durable    bool           `json:"durable"`
@@ -174,6 +185,7 @@ type apiExchange struct {
 }
 
 type apiBinding struct {
+	Vhost           string         `json:"vhost"`
 	Source          string         `json:"source"`
 	Destination     string         `json:"destination"`
 	DestinationType string         `json:"destination_type"`
@@ -264,6 +276,7 @@ type apiRate struct {
 }
 
 type apiQueue struct {
+	Vhost        string         `json:"vhost"`
 	Name         string         `json:"name"`
 	Durable      bool           `json:"durable"`
 	AutoDelete   flexBool       `json:"auto_delete"`
@@ -289,12 +302,19 @@ type apiQueue struct {
 
 // Stats implements Inspector with one request using the columns parameter.
 // A new quorum queue reports no figures until the broker's next statistics
-// emission; they read as zero.
+// emission; they read as zero. It lists every queue of the vhost: a
+// reader showing some ladders beside many other queues should use
+// LadderStats.
 func (m *Management) Stats(ctx context.Context, vhost string) ([]topology.Queue, error) {
 	var qs []apiQueue
 	if err := m.get(ctx, "queues/"+url.PathEscape(vhost), url.Values{"columns": {statsColumns}}, &qs); err != nil {
-		return nil, err
+		return nil, m.accessError(ctx, vhost, err)
 	}
+	return m.toQueues(qs), nil
+}
+
+// toQueues maps the API's queues, sorted by name.
+func (m *Management) toQueues(qs []apiQueue) []topology.Queue {
 	now := m.now()
 	out := make([]topology.Queue, 0, len(qs))
 	for _, q := range qs {
@@ -317,7 +337,7 @@ func (m *Management) Stats(ctx context.Context, vhost string) ([]topology.Queue,
 		out = append(out, tq)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out
 }
 
 // reportedLimit reads the delivery_limit statistic: > 0 a limit, 0 none

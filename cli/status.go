@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -171,28 +172,51 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 	if err != nil {
 		return err
 	}
-	vhosts := []string{e.vhost()}
-	if allVhosts {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		vhosts, err = m.Vhosts(cctx)
-		cancel()
-		if err != nil {
-			return err
-		}
+	var vhosts []string
+	if !allVhosts {
+		vhosts = []string{e.vhost()}
 	}
+	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	d, err := m.DiscoverLadders(cctx, vhosts)
+	cancel()
+	if err != nil {
+		return err
+	}
+	if err := d.HiddenError(); err != nil {
+		if !allVhosts {
+			return err
+		}
+		fmt.Fprintf(e.Err, "rungs: %v\n", err)
+	}
+	// The discovery's snapshot of each vhost's ladders is the observer's
+	// first reading, as if it had read it itself: no request per vhost
+	// unless a rung holds expired messages and its stall must be watched.
 	var states []health.LadderReport
-	for _, vh := range vhosts {
-		rep, err := e.observe(ctx, ops.Scope{Vhost: vh}, nil)
+	insp := timed{m, e.opts.timeout}
+	for i := 0; i < len(d.Found); {
+		vh := d.Found[i].Ladder.Vhost
+		var names []string
+		for ; i < len(d.Found) && d.Found[i].Ladder.Vhost == vh; i++ {
+			names = append(names, d.Found[i].Ladder.Name)
+		}
+		scope := ops.Scope{Vhost: vh, Ladders: names}
+		snap := d.Snapshots[vh]
+		o, _ := ops.NewObserver(scope).Observe(ops.Reading{Read: ops.Read{Scope: scope, Snapshot: true}, Snap: snap, Queues: snap.Queues, At: time.Now()})
+		o, err := e.watchStalls(ctx, insp, o)
 		if err != nil {
 			return err
 		}
-		states = append(states, rep.Ladders...)
+		states = append(states, o.Report(o.At()).Ladders...)
 	}
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONStatus(states))
 	}
 	if len(states) == 0 {
-		fmt.Fprintf(e.Out, "no ladders in %s\n", strings.Join(vhosts, ", "))
+		where := strings.Join(vhosts, ", ")
+		if allVhosts {
+			where = "any vhost " + m.User() + " may read"
+		}
+		fmt.Fprintf(e.Out, "no ladders in %s\n", where)
 		return nil
 	}
 	w := table(e.Out)

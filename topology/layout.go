@@ -44,6 +44,13 @@ type Layout interface {
 	IsTargetBinding(l Ladder, b Binding) (dest string, ok bool)
 	// Discover finds the ladders of this layout in a snapshot.
 	Discover(s Snapshot) []Ladder
+	// namePattern is a regular expression matching every name Owns
+	// accepts for a ladder whose name matches the expression name (see
+	// Scope): a broker filters its listings by it.
+	namePattern(name string) string
+	// anyName matches the names of every ladder of the layout, for
+	// discovery.
+	anyName() string
 }
 
 // Rung is one delay queue.
@@ -126,6 +133,8 @@ func (u unknownLayout) Terminals(Ladder) []Terminal                    { return 
 func (u unknownLayout) Owns(Ladder, string) bool                       { return false }
 func (u unknownLayout) IsTargetBinding(Ladder, Binding) (string, bool) { return "", false }
 func (u unknownLayout) Discover(Snapshot) []Ladder                     { return nil }
+func (u unknownLayout) namePattern(string) string                      { return "" }
+func (u unknownLayout) anyName() string                                { return "" }
 func (u unknownLayout) Key(Ladder, uint64, string) (string, error)     { return "", u.err }
 func (u unknownLayout) Decode(Ladder, string) (uint64, string, error)  { return 0, "", u.err }
 func (u unknownLayout) Target(Ladder, string) (string, error)          { return "", u.err }

@@ -201,3 +201,9 @@ func (c celeryLayout) Discover(s Snapshot) []Ladder {
 	}
 	return sortedLadders(out)
 }
+
+func (celeryLayout) namePattern(name string) string {
+	return name + `_delayed_(?:delivery|\d{1,2})`
+}
+
+func (celeryLayout) anyName() string { return `(?:.+_)?` + celeryName }

@@ -232,3 +232,10 @@ func (x nsbLayout) Discover(s Snapshot) []Ladder {
 	}
 	return []Ladder{nl}
 }
+
+// namePattern ignores the name: NServiceBus' objects have fixed names.
+func (x nsbLayout) namePattern(string) string {
+	return regexp.QuoteMeta(x.base()) + `\.delay-(?:delivery|level-\d{2})`
+}
+
+func (x nsbLayout) anyName() string { return regexp.QuoteMeta(x.base()) }

@@ -265,3 +265,9 @@ func discoverRungLadders(s Snapshot, layout string, accept func(name string) boo
 	}
 	return sortedLadders(out)
 }
+
+func (prefixLayout) namePattern(name string) string {
+	return name + `\.(?:ingest|deliver|done|unroutable|rung\.\d{2}(?:\.[1-9a-f])?(?:\.expired)?)`
+}
+
+func (prefixLayout) anyName() string { return `.+` }

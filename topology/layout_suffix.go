@@ -180,3 +180,9 @@ func (s suffixLayout) Discover(snap Snapshot) []Ladder {
 	}
 	return sortedLadders(out)
 }
+
+func (suffixLayout) namePattern(name string) string {
+	return name + `\.(?:ingest|done|delay\.\d+(?:\.done)?)`
+}
+
+func (suffixLayout) anyName() string { return `.+` }

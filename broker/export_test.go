@@ -1,0 +1,21 @@
+package broker
+
+import "net/http"
+
+// RecordRequests has m pass every request to rec before sending it, so
+// that a test can check which objects a read fetched. Call it before m is
+// used.
+func RecordRequests(m *Management, rec func(*http.Request)) {
+	ct := m.http.Transport.(*countingTransport)
+	ct.base = recordingTransport{base: ct.base, rec: rec}
+}
+
+type recordingTransport struct {
+	base http.RoundTripper
+	rec  func(*http.Request)
+}
+
+func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.rec(req)
+	return t.base.RoundTrip(req)
+}

@@ -1,0 +1,331 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// LadderInspector reads ladders rather than vhosts: what a refresh costs
+// grows with the ladders' queues, not with the vhost's. The console,
+// status, doctor's ladder rows, unstall, trace and the exporter refresh
+// through it; *Management implements it.
+type LadderInspector interface {
+	// LadderSnapshot returns the objects of a scope: its queues with
+	// statistics, its exchanges, their bindings, and the queues its
+	// targets dead-letter to.
+	LadderSnapshot(ctx context.Context, sc topology.Scope) (topology.Snapshot, error)
+	// LadderStats returns the statistics of a scope's queues, a queue
+	// named like the ladder that appeared since the snapshot included.
+	LadderStats(ctx context.Context, sc topology.Scope) ([]topology.Queue, error)
+	// QueueStats returns the statistics of the named queues of a vhost; a
+	// queue that is gone is left out.
+	QueueStats(ctx context.Context, vhost string, names []string) ([]topology.Queue, error)
+}
+
+var _ LadderInspector = (*Management)(nil)
+
+// maxPageSize is the largest page the management API serves; it refuses
+// a larger page_size with 400.
+const maxPageSize = 500
+
+// exchangeColumns are the exchange fields a snapshot needs.
+const exchangeColumns = "name,vhost,type,durable,auto_delete,internal,arguments"
+
+// bindingColumns are the binding fields a snapshot needs.
+const bindingColumns = "vhost,source,destination,destination_type,routing_key,arguments"
+
+// sourceFetchers bounds the per-exchange and per-queue requests in
+// flight, so that a 28-level ladder does not open 29 connections at once.
+const sourceFetchers = 4
+
+// ErrNoAccess means the broker lists a vhost but the user may not read
+// it: RabbitMQ 3.x and 4.0 answer 401 there, 4.3 answers 404.
+var ErrNoAccess = errors.New("no access to vhost")
+
+// VhostAccessError names a vhost the user may not read.
+type VhostAccessError struct {
+	User   string
+	Vhosts []string
+}
+
+// Error is one line naming every vhost at once.
+func (e *VhostAccessError) Error() string {
+	return fmt.Sprintf("user %s has no permissions in %s %s, so rungs cannot read it", e.User,
+		topology.Plural(int64(len(e.Vhosts)), "vhost", "vhosts"), strings.Join(e.Vhosts, ", "))
+}
+
+// Is makes errors.Is(err, ErrNoAccess) work.
+func (e *VhostAccessError) Is(target error) bool { return target == ErrNoAccess }
+
+// accessError turns a refusal to read a vhost into a *VhostAccessError.
+// A 404 is ambiguous on 4.3 (a missing vhost or a hidden one), so it asks
+// whether the vhost exists.
+func (m *Management) accessError(ctx context.Context, vhost string, err error) error {
+	var api *APIError
+	if !errors.As(err, &api) {
+		return err
+	}
+	switch {
+	case (api.Status == http.StatusUnauthorized || api.Status == http.StatusForbidden) && strings.Contains(api.Reason, "virtual host"):
+	case api.Status == http.StatusNotFound:
+		// 4.3 hides the vhost itself (GET /api/vhosts/NAME is 404 too)
+		// but still lists it to a monitoring user.
+		vs, lerr := m.Vhosts(ctx)
+		if lerr != nil {
+			return err
+		}
+		if i := sort.SearchStrings(vs, vhost); i == len(vs) || vs[i] != vhost {
+			return err
+		}
+	default:
+		return err
+	}
+	return &VhostAccessError{User: m.ep.mgmtUser, Vhosts: []string{vhost}}
+}
+
+type apiPage[T any] struct {
+	Items     []T `json:"items"`
+	PageCount int `json:"page_count"`
+}
+
+// LadderStats implements LadderInspector: one request per 500 queues of
+// the scope, whatever else the vhost holds. The answer is the ladder's
+// size, but the broker still walks the vhost's queues to filter them:
+// beside 10,000 others it takes 0.1 to 0.5 s where alone it takes 3 to
+// 12 ms. QueueStats does not grow with the vhost at all.
+func (m *Management) LadderStats(ctx context.Context, sc topology.Scope) ([]topology.Queue, error) {
+	qs, err := m.scopedQueues(ctx, sc)
+	if err != nil {
+		return nil, m.accessError(ctx, sc.Vhost, err)
+	}
+	return m.toQueues(qs), nil
+}
+
+// listScoped reads a paginated listing ("queues" or "exchanges", of one
+// vhost or, with vhost "", of every vhost the user may read), filtered on
+// the broker by a regular expression on the name, one page of 500 at a
+// time. The filter works only with pagination, on 3.10 as on 4.x.
+// What the broker sent is checked against the scope (name reads an
+// item's name): its filter ignores case.
+func listScoped[T any](ctx context.Context, m *Management, kind string, sc topology.Scope, columns string, name func(T) string) ([]T, error) {
+	if sc.Empty() {
+		return nil, nil
+	}
+	path := kind
+	if sc.Vhost != "" {
+		path += "/" + url.PathEscape(sc.Vhost)
+	}
+	regex, match := sc.Regex(), sc.Matcher()
+	var out []T
+	for page := 1; ; page++ {
+		var p apiPage[T]
+		q := url.Values{
+			"page": {strconv.Itoa(page)}, "page_size": {strconv.Itoa(maxPageSize)},
+			"name": {regex}, "use_regex": {"true"}, "sort": {"name"}, "columns": {columns},
+		}
+		if err := m.get(ctx, path, q, &p); err != nil {
+			return nil, err
+		}
+		for _, it := range p.Items {
+			if match(name(it)) {
+				out = append(out, it)
+			}
+		}
+		if page >= p.PageCount {
+			return out, nil
+		}
+	}
+}
+
+func (m *Management) scopedQueues(ctx context.Context, sc topology.Scope) ([]apiQueue, error) {
+	return listScoped(ctx, m, "queues", sc, statsColumns+",vhost", func(q apiQueue) string { return q.Name })
+}
+
+func (m *Management) scopedExchanges(ctx context.Context, sc topology.Scope) ([]apiExchange, error) {
+	return listScoped(ctx, m, "exchanges", sc, exchangeColumns, func(x apiExchange) string { return x.Name })
+}
+
+// LadderSnapshot implements LadderInspector. It reads the scope's queues
+// and exchanges filtered on the broker, each exchange's bindings by
+// source, then, for targets that dead-letter, the dead-letter exchange's
+// bindings and the queues they lead to. A binding into the ladder from an
+// exchange outside the scope is not read: only a whole-vhost Snapshot
+// shows it as drift. Refresh its statistics with QueueStats of the
+// snapshot's queues, or LadderStats(ctx, sc.Covering(snap)).
+func (m *Management) LadderSnapshot(ctx context.Context, sc topology.Scope) (topology.Snapshot, error) {
+	snap, err := m.ladderSnapshot(ctx, sc)
+	if err != nil {
+		return topology.Snapshot{Vhost: sc.Vhost}, fmt.Errorf("snapshot of %s: %w", scopeName(sc), m.accessError(ctx, sc.Vhost, err))
+	}
+	return snap, nil
+}
+
+func scopeName(sc topology.Scope) string {
+	return "the ladders of vhost " + strconv.Quote(sc.Vhost)
+}
+
+func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (topology.Snapshot, error) {
+	snap := topology.Snapshot{Vhost: sc.Vhost}
+	var (
+		qs     []apiQueue
+		xs     []apiExchange
+		qErr   error
+		xErr   error
+		wg     sync.WaitGroup
+		byName = map[string]bool{}
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		qs, qErr = m.scopedQueues(ctx, sc)
+	}()
+	xs, xErr = m.scopedExchanges(ctx, sc)
+	wg.Wait()
+	if err := errors.Join(qErr, xErr); err != nil {
+		return snap, err
+	}
+	var sources []string
+	for _, x := range xs {
+		sources = append(sources, x.Name)
+	}
+	bs, err := m.bindingsBySource(ctx, sc.Vhost, sources)
+	if err != nil {
+		return snap, err
+	}
+	// Follow the targets' dead-lettering one step, as health's dead-letter
+	// rows do, so that a scoped snapshot shows what a whole one shows.
+	fetched := map[string]bool{}
+	for _, s := range sources {
+		fetched[s] = true
+	}
+	for _, q := range qs {
+		byName[q.Name] = true
+	}
+	var dlx []string
+	var follow []string
+	for _, q := range m.toQueues(qs) {
+		ex, ok := q.DeadLetterExchange()
+		if !ok || !isName(sc, q.Name) {
+			continue
+		}
+		if ex == "" {
+			if rk, _ := q.Args["x-dead-letter-routing-key"].(string); rk != "" && !byName[rk] {
+				follow = append(follow, rk)
+			}
+			continue
+		}
+		if !fetched[ex] {
+			fetched[ex] = true
+			dlx = append(dlx, ex)
+		}
+	}
+	more, err := m.bindingsBySource(ctx, sc.Vhost, dlx)
+	if err != nil {
+		return snap, err
+	}
+	bs = append(bs, more...)
+	for _, b := range more {
+		if b.DestinationType == topology.ToQueue && !byName[b.Destination] {
+			follow = append(follow, b.Destination)
+		}
+	}
+	if len(follow) > 0 {
+		extra, err := m.scopedQueues(ctx, topology.Scope{Vhost: sc.Vhost}.With(follow...))
+		if err != nil {
+			return snap, err
+		}
+		qs = append(qs, extra...)
+	}
+	snap.Queues = m.toQueues(qs)
+	snap.Exchanges = mapExchanges(xs)
+	snap.Bindings = mapBindings(bs)
+	return snap, nil
+}
+
+// isName reports whether a name is one of the scope's extra names (a
+// target), not one its patterns own.
+func isName(sc topology.Scope, name string) bool {
+	i := sort.SearchStrings(sc.Names, name)
+	return i < len(sc.Names) && sc.Names[i] == name
+}
+
+// bindingsBySource reads the bindings whose source is one of the named
+// exchanges, one request each (a few KB, where the vhost's bindings are
+// megabytes beside 10,000 queues). An exchange that is gone has none.
+func (m *Management) bindingsBySource(ctx context.Context, vhost string, sources []string) ([]apiBinding, error) {
+	out := make([][]apiBinding, len(sources))
+	err := limited(len(sources), func(i int) error {
+		path := "exchanges/" + url.PathEscape(vhost) + "/" + url.PathEscape(sources[i]) + "/bindings/source"
+		err := m.get(ctx, path, url.Values{"columns": {bindingColumns}}, &out[i])
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var all []apiBinding
+	for _, bs := range out {
+		all = append(all, bs...)
+	}
+	return all, nil
+}
+
+// QueueStats implements LadderInspector with one small request per queue,
+// a few in flight: the broker looks each queue up by name, so the cost
+// follows the ladder alone (47 queues: 13 ms alone, 20 ms beside 10,000
+// others on 4.0.5). A queue named like the ladder that appeared since the
+// snapshot is not seen: re-read the LadderSnapshot (or LadderStats) now
+// and then, and when a queue is gone (SameQueueNames).
+func (m *Management) QueueStats(ctx context.Context, vhost string, names []string) ([]topology.Queue, error) {
+	got := make([]*apiQueue, len(names))
+	err := limited(len(names), func(i int) error {
+		var q apiQueue
+		err := m.get(ctx, "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(names[i]), url.Values{"columns": {statsColumns}}, &q)
+		switch {
+		case err == nil:
+			got[i] = &q
+		case errors.Is(err, ErrNotFound):
+			err = nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, m.accessError(ctx, vhost, err)
+	}
+	var qs []apiQueue
+	for _, q := range got {
+		if q != nil {
+			qs = append(qs, *q)
+		}
+	}
+	return m.toQueues(qs), nil
+}
+
+// limited runs f for 0..n-1, sourceFetchers at a time, and joins the
+// errors.
+func limited(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, sourceFetchers)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
