@@ -20,6 +20,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -229,6 +230,30 @@ func TestLadderReadsBesideTenThousandQueues(t *testing.T) {
 	}
 	t.Logf("statistics: whole vhost %d requests %d bytes; scoped %d requests %d bytes", r1-r0, b1-b0, r2-r1, b2-b1)
 	rec.take()
+
+	// The observer that status, unstall and the console refresh through
+	// reads the same way: its snapshot and its refreshes of ladder lad
+	// fetch only lad's objects (its first snapshot, before it knows lad's
+	// layout, those any ladder may own: lad2's too, never the others).
+	obs := ops.NewObserver(ops.Scope{Vhost: e.vhost, Ladders: []string{"lad"}})
+	for i := range 3 {
+		var err error
+		if obs, _, err = obs.Refresh(ctx, m, time.Now); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range rec.take() {
+			if strings.Contains(u.EscapedPath(), "/definitions") || strings.Contains(u.String(), "other-") ||
+				u.EscapedPath() == "/api/queues/"+url.PathEscape(e.vhost) && u.Query().Get("use_regex") != "true" {
+				t.Errorf("observer read %d requested %s, which is not filtered to the ladders", i, u)
+			}
+		}
+		if got := queueNames(obs.Snapshot().Queues); i > 0 && !reflect.DeepEqual(got, want) {
+			t.Errorf("observer read %d holds queues %v, want lad's %v", i, got, want)
+		}
+	}
+	if rep := obs.Report(obs.At()); len(rep.Ladders) != 1 || rep.Ladders[0].Found.Ladder.Name != "lad" {
+		t.Errorf("the observer reports %d ladders, want lad alone", len(rep.Ladders))
+	}
 
 	// More than a page: 2,000 queues come in four pages of 500.
 	many, err := m.LadderStats(ctx, topology.Scope{Vhost: e.vhost, Patterns: []string{`other-0[01]\d{3}`}})

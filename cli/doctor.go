@@ -176,7 +176,7 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 	insp := timed{m, e.opts.timeout}
 	observers := map[string]ops.Observer{}
 	for _, vh := range vhosts {
-		scope := ops.Scope{Vhost: vh}
+		scope := ops.Scope{Vhost: vh, Whole: true}
 		if only != "" {
 			scope.Ladders = []string{only}
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -36,7 +37,16 @@ const SnapshotEvery = 6
 type Scope struct {
 	Vhost   string
 	Ladders []string
+	// Whole reads the whole vhost, not only the ladders' objects: doctor
+	// wants every binding into a ladder, including those from exchanges
+	// that are not the ladder's, which a scoped snapshot does not read.
+	Whole bool
 }
+
+// perQueueStats bounds the queues whose statistics a refresh reads one
+// request each (broker.LadderInspector.QueueStats): beyond it, one
+// filtered listing per 500 queues costs fewer requests.
+const perQueueStats = 100
 
 // Watches reports whether the ladder is in scope.
 func (s Scope) Watches(l topology.Ladder) bool {
@@ -48,6 +58,16 @@ func (s Scope) Watches(l topology.Ladder) bool {
 type Read struct {
 	Scope    Scope
 	Snapshot bool
+	// Objects are the ladders' names as the broker can filter its
+	// listings by, so that what a read costs follows the ladders and not
+	// the vhost (broker.LadderInspector); Queues, when set, are the queues
+	// whose statistics to read one by one. An inspector without scoped
+	// reads, or a Whole scope, reads the whole vhost.
+	Objects topology.Scope
+	Queues  []string
+	// Narrow says Objects were the named ladders' own, not every name a
+	// ladder may have (what a first snapshot reads to find them).
+	Narrow bool
 }
 
 // Op names the read in error messages.
@@ -62,9 +82,21 @@ func (r Read) Op() string {
 // broker, and it may run off the caller's goroutine (the console runs it
 // in a tea.Cmd): it touches nothing but its arguments.
 func (r Read) Do(ctx context.Context, insp Inspector, now func() time.Time) Reading {
-	if r.Snapshot {
+	li, scoped := insp.(broker.LadderInspector)
+	scoped = scoped && !r.Scope.Whole && !r.Objects.Empty()
+	switch {
+	case r.Snapshot && scoped:
+		snap, err := li.LadderSnapshot(ctx, r.Objects)
+		return Reading{Read: r, Snap: snap, Queues: snap.Queues, At: now(), Err: err, Scoped: true}
+	case r.Snapshot:
 		snap, err := insp.Snapshot(ctx, r.Scope.Vhost)
 		return Reading{Read: r, Snap: snap, Queues: snap.Queues, At: now(), Err: err}
+	case scoped && len(r.Queues) > 0:
+		qs, err := li.QueueStats(ctx, r.Scope.Vhost, r.Queues)
+		return Reading{Read: r, Queues: qs, At: now(), Err: err}
+	case scoped:
+		qs, err := li.LadderStats(ctx, r.Objects)
+		return Reading{Read: r, Queues: qs, At: now(), Err: err}
 	}
 	qs, err := insp.Stats(ctx, r.Scope.Vhost)
 	return Reading{Read: r, Queues: qs, At: now(), Err: err}
@@ -78,6 +110,8 @@ type Reading struct {
 	Queues []topology.Queue
 	At     time.Time
 	Err    error
+	// Scoped says the broker was asked for the Read's Objects only.
+	Scoped bool
 }
 
 // Observer is what is known of a scope after the readings so far. It is a
@@ -143,7 +177,41 @@ func (o Observer) Found() []topology.Found { return o.found }
 // first one, when one is due, and every SnapshotEvery reads; otherwise
 // the statistics alone.
 func (o Observer) Next() Read {
-	return Read{Scope: o.scope, Snapshot: !o.loaded || o.due || o.since >= SnapshotEvery-1}
+	r := Read{Scope: o.scope, Snapshot: !o.loaded || o.due || o.since >= SnapshotEvery-1}
+	r.Objects, r.Narrow = o.objects()
+	if r.Snapshot {
+		return r
+	}
+	// Statistics follow every queue the last snapshot held, the queues
+	// its targets dead-letter to included.
+	r.Objects = r.Objects.Covering(o.snap)
+	if len(o.scope.Ladders) > 0 && len(o.snap.Queues) <= perQueueStats {
+		// A few named ladders: each queue by name costs the same beside
+		// 10,000 other queues as alone, where even a filtered listing
+		// makes the broker walk the vhost. A queue that appears is found
+		// by the next snapshot.
+		for _, q := range o.snap.Queues {
+			r.Queues = append(r.Queues, q.Name)
+		}
+	}
+	return r
+}
+
+// objects is what the broker is asked for: the named ladders in scope
+// once they are known (narrow); before that, and always when the scope is
+// every ladder of the vhost, whatever any ladder may be named as well, so
+// that a new ladder is seen.
+func (o Observer) objects() (sc topology.Scope, narrow bool) {
+	var ls []topology.Ladder
+	for _, f := range o.found {
+		ls = append(ls, f.Ladder)
+	}
+	sc = topology.ScopeOf(o.scope.Vhost, ls)
+	if len(o.scope.Ladders) > 0 && len(ls) > 0 {
+		return sc, true
+	}
+	sc.Patterns = append(sc.Patterns, topology.DiscoveryScope().Patterns...)
+	return sc.With(), false
 }
 
 // Resnap makes the next read a full snapshot (the operator asked, or a
@@ -170,6 +238,9 @@ func (o Observer) Observe(r Reading) (next Observer, again bool) {
 				o.found = append(o.found, f)
 			}
 		}
+		// A snapshot that had to look for the named ladders holds other
+		// ladders' objects too: the next read narrows to theirs.
+		o.due = len(o.scope.Ladders) > 0 && len(o.found) > 0 && r.Scoped && !r.Read.Narrow
 	} else {
 		o.since++
 		again = !topology.SameQueueNames(r.Queues, o.snap.Queues)
