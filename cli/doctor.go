@@ -300,7 +300,7 @@ func checkLadder(lr health.LadderReport, version topology.Version, add func(area
 	}
 	if len(stalled) > 0 {
 		add(area, checkInfo, "likely cause: %s", health.StallCause)
-		add(area, checkInfo, "remedy: %s", unstallHint(l, stalled))
+		add(area, checkInfo, "remedy: %s", unstallHint(l, stalled, version))
 	}
 	if lr.Totals.Attention() == 0 {
 		add(area, checkOK, "%s in flight, no rung stuck or stalled", topology.FormatCount(lr.Totals.InFlight))

@@ -70,11 +70,17 @@ func (e *env) watchStalls(ctx context.Context, insp ops.Inspector, o ops.Observe
 	})
 }
 
-// unstallHint is the command that cures the named stalled rungs.
-func unstallHint(l topology.Ladder, queues []string) string {
+// unstallHint is the command that cures the named stalled rungs on this
+// release: from 4.3 only a Ra member restart does (see
+// topology.Version.PolicyNudgeRevivesDeadLettering), which needs node access.
+func unstallHint(l topology.Ladder, queues []string, v topology.Version) string {
 	cmd := "rungs unstall --ladder " + l.Name
 	if l.Vhost != "" && l.Vhost != "/" {
 		cmd += " --vhost " + l.Vhost
+	}
+	if !v.PolicyNudgeRevivesDeadLettering() {
+		return fmt.Sprintf("%s --rabbitmqctl PREFIX (restarts the Ra member of %s through rabbitmqctl on the node; on RabbitMQ %s a policy does not revive a stalled rung; nothing is purged)",
+			cmd, strings.Join(queues, ", "), v)
 	}
 	return fmt.Sprintf("%s (restarts the dead-letter worker of %s; nothing is purged)", cmd, strings.Join(queues, ", "))
 }
