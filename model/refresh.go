@@ -147,9 +147,12 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 	return a, nil
 }
 
-// newObserver watches the vhost in use, every ladder in it.
+// newObserver watches the vhost in use, every ladder in it. It reads the
+// whole vhost: the console's operations (replay to any queue, purge or
+// peek any queue, publish to any target) check their queues against its
+// snapshot, which the ladders' objects alone would not hold.
 func (a App) newObserver() ops.Observer {
-	return ops.NewObserver(ops.Scope{Vhost: a.vhost}).WithIntervals(a.interval, 0)
+	return ops.NewObserver(ops.Scope{Vhost: a.vhost, Whole: true}).WithIntervals(a.interval, 0)
 }
 
 // current reports whether an answer belongs to the request in flight.
