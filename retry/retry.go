@@ -34,6 +34,7 @@ type Retrier struct {
 	rand    func() float64
 	now     func() time.Time
 	keep    int
+	metrics *Metrics // nil: lateness is not recorded
 }
 
 // Option adjusts a Retrier.
@@ -256,6 +257,7 @@ func (r *Retrier) Retry(ctx context.Context, d broker.Delivery, reason error) (O
 		headers[topology.HeaderQueue] = r.queue
 		headers[topology.HeaderParkedAt] = now.UTC().Truncate(time.Second)
 		delete(headers, topology.HeaderDelayMS)
+		delete(headers, HeaderSentMS)
 		msg.RoutingKey = r.parking
 		out = Outcome{Action: Parked, Attempt: n, Key: r.parking, Queue: r.parking}
 	} else {
@@ -266,6 +268,9 @@ func (r *Retrier) Retry(ctx context.Context, d broker.Delivery, reason error) (O
 		}
 		entry.Delay = tr.Delay
 		headers[topology.HeaderDelayMS] = tr.Delay.Milliseconds()
+		// The delay starts no earlier than now, so arrival − (sent +
+		// delay) is never negative for a punctual ladder (see Metrics).
+		headers[HeaderSentMS] = now.UnixMilli()
 		msg.Exchange, msg.RoutingKey, msg.BCC = tr.Exchange, tr.Key, tr.BCC
 		out = Outcome{Action: Retried, Attempt: n, Delay: tr.Delay, Exchange: tr.Exchange, Key: tr.Key, Queue: r.queue}
 	}
