@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -148,4 +150,7 @@ func TestMetricsOnTheRealBroker(t *testing.T) {
 		t.Errorf("labels %v, want queue=work", lbl)
 	}
 	t.Logf("%d retried jobs, lateness sum %.3fs", h.GetSampleCount(), h.GetSampleSum())
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	t.Log("\n" + rec.Body.String())
 }

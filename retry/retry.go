@@ -94,6 +94,12 @@ func New(pub Publisher, l topology.Ladder, queue, parking string, p Policy, opts
 	for _, o := range opts {
 		o(r)
 	}
+	if r.metrics != nil {
+		// Series exist from the start, so an early count of 0 is
+		// scraped as 0 rather than missing.
+		r.metrics.early.WithLabelValues(queue)
+		r.metrics.lateness.WithLabelValues(queue)
+	}
 	return r, nil
 }
 
