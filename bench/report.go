@@ -488,16 +488,21 @@ func (r Report) Markdown() string {
 		}
 		w("\n")
 	}
-	if len(r.Problems) > 0 {
-		w("### Problems\n\n")
-		for _, p := range r.Problems {
-			w("- %s\n", p)
-		}
-		w("\n")
-	} else {
-		w("Every message arrived exactly once and none before its delay.\n")
-	}
+	writeProblems(&b, r.Problems, "Every message arrived exactly once and none before its delay.")
 	return b.String()
+}
+
+// writeProblems lists a run's problems, or says that there were none.
+func writeProblems(b *strings.Builder, problems []string, none string) {
+	if len(problems) == 0 {
+		b.WriteString(none + "\n")
+		return
+	}
+	b.WriteString("### Problems\n\n")
+	for _, p := range problems {
+		fmt.Fprintf(b, "- %s\n", p)
+	}
+	b.WriteString("\n")
 }
 
 // label is a design's name in a table, marked when it is the default

@@ -262,15 +262,15 @@ func (s *scaleRun) drainQueue(ctx context.Context, queue string, chk *scaleCheck
 // measured is a rungs subprocess whose management requests go through a
 // counting proxy and whose memory is sampled.
 type measured struct {
-	cmd    *exec.Cmd
-	proxy  *countingProxy
-	stdout bytes.Buffer
-	stderr lockedBuffer
-	start  time.Time
-	took   time.Duration
-	err    error
-	exited chan struct{}
-	once   sync.Once
+	cmd   *exec.Cmd
+	proxy *countingProxy
+	// Read only once the process has exited.
+	stdout, stderr bytes.Buffer
+	start          time.Time
+	took           time.Duration
+	err            error
+	exited         chan struct{}
+	once           sync.Once
 
 	mu        sync.Mutex
 	rss       []rssSample
@@ -452,25 +452,6 @@ func procRSS(pid int) int64 {
 		}
 	}
 	return 0
-}
-
-// lockedBuffer is a bytes.Buffer that the child's writer and the
-// benchmark's reader can share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // countingProxy forwards to the management API and counts the requests

@@ -59,14 +59,6 @@ func (r ScaleReport) Markdown() string {
 		w("| its management requests / bytes | %d / %s |\n", rc.Requests, formatBytes(rc.Bytes))
 		w("| at the target once / duplicates / lost | %s / %d / %d |\n\n", formatRate(float64(rc.Delivered)), rc.Duplicates, rc.Lost)
 	}
-	if len(r.Problems) > 0 {
-		w("### Problems\n\n")
-		for _, p := range r.Problems {
-			w("- %s\n", p)
-		}
-		w("\n")
-	} else {
-		w("Every message arrived exactly once and none before its due time; the replay lost none.\n")
-	}
+	writeProblems(&b, r.Problems, "Every message arrived exactly once and none before its due time; the replay lost none.")
 	return b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/bench"
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
@@ -207,10 +208,7 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := e.refuseReadOnly("bench"); err != nil {
-		return err
-	}
-	m, err := e.management()
+	m, err := e.benchBroker()
 	if err != nil {
 		return err
 	}
@@ -229,6 +227,14 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 		return err
 	}
 	return e.printBench(bf, rep.Markdown(), rep, rep.Problems)
+}
+
+// benchBroker is the management client of a benchmark, which writes.
+func (e *env) benchBroker() (*broker.Management, error) {
+	if err := e.refuseReadOnly("bench"); err != nil {
+		return nil, err
+	}
+	return e.management()
 }
 
 // defaultLadder is the ladder `rungs apply` declares with the same ladder
@@ -289,10 +295,7 @@ func (e *env) runScale(cmd *cobra.Command, bf benchFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := e.refuseReadOnly("bench"); err != nil {
-		return err
-	}
-	m, err := e.management()
+	m, err := e.benchBroker()
 	if err != nil {
 		return err
 	}
