@@ -44,8 +44,10 @@ func (e *env) benchCommand() *cobra.Command {
 
   1. the limit: a plain queue's publish→consume throughput, with pipelined
      confirms and the same message size and persistence;
-  2. ladder throughput at saturation for each layout (radix 2) and the
-     prefix and direct layouts in every --radix, with the mean hops measured on arrival
+  2. ladder throughput at saturation for each layout (radix 2), the
+     prefix and direct layouts in every --radix, and the shape of the ladder
+     ` + "`rungs apply`" + ` declares by default on this broker (its layout, radix and
+     queue type: quorum, and prefix before 3.13), with the mean hops measured on arrival
      and the ratio to limit ÷ (1 + mean hops), the most a hop-based design
      can do; --rounds repeats 1 and 2, and each ratio uses its own round's
      limit;

@@ -137,3 +137,34 @@ func scaleLayoutWant(v topology.Version) string {
 	}
 	return "direct"
 }
+
+func TestBenchScaleFlags(t *testing.T) {
+	cases := map[string]struct {
+		bf   benchFlags
+		want string // a usage error's text, or "" for success
+	}{
+		"good":       {benchFlags{scale: 10, scaleDelays: "2s..1m", size: 64}, ""},
+		"no scale":   {benchFlags{scale: 0, scaleDelays: "2s..1m"}, "--scale 0"},
+		"no range":   {benchFlags{scale: 10, scaleDelays: "5s"}, "MIN..MAX"},
+		"bad delay":  {benchFlags{scale: 10, scaleDelays: "soon..1m"}, "--scale-delays"},
+		"min > max":  {benchFlags{scale: 10, scaleDelays: "1m..2s"}, "MIN ≤ MAX"},
+		"zero delay": {benchFlags{scale: 10, scaleDelays: "0s..2s"}, "0 < MIN"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o, err := tc.bf.scaleOptions()
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.N != 10 || o.MinDelay != 2*time.Second || o.MaxDelay != time.Minute || o.Size != 64 {
+				t.Fatalf("options %+v", o)
+			}
+		})
+	}
+}
