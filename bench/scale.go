@@ -244,6 +244,8 @@ func publishN(ctx context.Context, c *broker.Conn, n int, build func(i int) brok
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			st := c.Stream()
+			defer st.Close()
 			for ctx.Err() == nil {
 				first := int(next.Add(scaleBatch)) - scaleBatch
 				if first >= n {
@@ -256,7 +258,7 @@ func publishN(ctx context.Context, c *broker.Conn, n int, build func(i int) brok
 				if stamp != nil {
 					stamp(msgs)
 				}
-				res, err := c.Publish(ctx, msgs)
+				res, err := st.Publish(ctx, msgs)
 				confirmed.Add(int64(res.Confirmed))
 				if err != nil {
 					mu.Lock()

@@ -87,6 +87,11 @@ func New(pub Publisher, l topology.Ladder, queue, parking string, p Policy, opts
 	if parking == queue {
 		return nil, fmt.Errorf("%w: the parking queue cannot be the worker's queue %s", topology.ErrBadDest, queue)
 	}
+	if c, ok := pub.(*broker.Conn); ok {
+		// One channel for every retry rather than one per retry: opening
+		// and closing a channel costs the broker more than the job.
+		pub = c.Stream()
+	}
 	r := &Retrier{
 		pub: pub, ladder: l, queue: queue, dest: dest, parking: parking, policy: p,
 		rand: rand.Float64, now: time.Now, keep: DefaultHistory,
