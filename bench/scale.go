@@ -119,8 +119,13 @@ type CommandCost struct {
 	Bytes    int64   `json:"bytes"`
 	// RSS is the peak resident memory of the process (a subprocess
 	// running the command), 0 for an in-process read.
-	RSS int64  `json:"max_rss_bytes,omitempty"`
-	Err string `json:"error,omitempty"`
+	RSS int64 `json:"max_rss_bytes,omitempty"`
+	// DLXBacklog is, for a refresh, how many messages had expired in the
+	// ladder's rungs and were waiting for the broker to dead-letter them
+	// on (quorum rungs' at-least-once dead-lettering; classic rungs have
+	// none): time a message spends there is lateness.
+	DLXBacklog int64  `json:"dlx_backlog,omitempty"`
+	Err        string `json:"error,omitempty"`
 }
 
 // scaleHdrDue is a scale message's due time: ns since the phase began
@@ -324,9 +329,21 @@ func (s *scaleRun) fill(ctx context.Context) error {
 	}
 	chk := newScaleCheck(s.o.N, start)
 	consumed := make(chan struct{})
+	var finished atomic.Bool
 	go func() {
 		defer close(consumed)
-		chk.consume(deliveries)
+		for {
+			chk.consume(deliveries)
+			// A connection the broker dropped (a missed heartbeat on a
+			// loaded machine) comes back by itself: consume again.
+			for deliveries = nil; deliveries == nil && !finished.Load() && ctx.Err() == nil; {
+				time.Sleep(time.Second)
+				deliveries, _ = sub.Consume(context.WithoutCancel(ctx), done.Target, prefetch)
+			}
+			if deliveries == nil {
+				return
+			}
+		}
 	}()
 	mem := newMemorySampler(s.mgmt)
 	go mem.run(ctx)
@@ -394,6 +411,7 @@ func (s *scaleRun) fill(ctx context.Context) error {
 	for chk.delivered.Load() < int64(confirmed) && ctx.Err() == nil && !chk.stalled(s.o.MaxDelay) {
 		time.Sleep(100 * time.Millisecond)
 	}
+	finished.Store(true)
 	_ = sub.Close()
 	<-consumed
 	mem.stop()
@@ -438,9 +456,18 @@ func (s *scaleRun) fill(ctx context.Context) error {
 func (s *scaleRun) measureReads(ctx context.Context, inFlight int64) {
 	r0, b0 := s.mgmt.Cost()
 	t0 := time.Now()
-	_, err := consoleRefresh(ctx, s.mgmt, s.cfg.Vhost, s.l)
+	qs, err := consoleRefresh(ctx, s.mgmt, s.cfg.Vhost, s.l)
 	r1, b1 := s.mgmt.Cost()
 	rc := CommandCost{InFlight: inFlight, MS: msf(time.Since(t0)), Requests: r1 - r0, Bytes: b1 - b0}
+	rungs := map[string]bool{}
+	for _, r := range s.l.Rungs() {
+		rungs[r.Queue] = true
+	}
+	for _, q := range qs {
+		if rungs[q.Name] {
+			rc.DLXBacklog += q.Stats.Expired
+		}
+	}
 	if err != nil {
 		rc.Err = err.Error()
 	}
@@ -451,7 +478,7 @@ func (s *scaleRun) measureReads(ctx context.Context, inFlight int64) {
 		s.rep.Status = append(s.rep.Status, sc)
 		s.logf("status with %d in flight: %.0f ms, %d requests, %s, %s RSS%s", inFlight, sc.MS, sc.Requests, formatBytes(sc.Bytes), formatBytes(sc.RSS), errSuffix(sc.Err))
 	}
-	s.logf("console refresh with %d in flight: %.0f ms, %d requests, %s%s", inFlight, rc.MS, rc.Requests, formatBytes(rc.Bytes), errSuffix(rc.Err))
+	s.logf("console refresh with %d in flight: %.0f ms, %d requests, %s; %d expired in the rungs awaiting dead-lettering%s", inFlight, rc.MS, rc.Requests, formatBytes(rc.Bytes), rc.DLXBacklog, errSuffix(rc.Err))
 }
 
 func errSuffix(e string) string {
@@ -503,7 +530,11 @@ func (c *scaleCheck) consume(deliveries <-chan broker.Delivery) {
 			continue
 		}
 		if c.seen[seq] {
-			c.dups++
+			// A redelivery after a dropped connection is the consumer's
+			// ack that did not arrive, not a duplicate the ladder made.
+			if !d.Redelivered {
+				c.dups++
+			}
 			continue
 		}
 		c.seen[seq] = true

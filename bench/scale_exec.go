@@ -106,7 +106,7 @@ func (s *scaleRun) replay(ctx context.Context) error {
 			s.problem("replay: the first run ended before the kill could land: %s", killed.stderrLine())
 			break
 		}
-		d, err := s.pub.Depth(ctx, replayTarget)
+		d, err := s.depth(ctx, replayTarget)
 		if err != nil {
 			killed.kill()
 			return err
@@ -151,7 +151,7 @@ func (s *scaleRun) replay(ctx context.Context) error {
 	if rc.Lost > 0 {
 		s.problem("replay: %d of %d dead letters never reached %s", rc.Lost, n, replayTarget)
 	}
-	if left, err := s.pub.Depth(ctx, replayDLQ); err != nil || left != 0 {
+	if left, err := s.depth(ctx, replayDLQ); err != nil || left != 0 {
 		s.problem("replay: %d left on %s (%v)", left, replayDLQ, err)
 	}
 	s.logf("replayed %d in %.1fs (%s msg/s); RSS by quarter %s, max %s; Go heap max %s over %d GCs; %d at the target once, %d duplicates from the kill, %d lost",
@@ -179,7 +179,7 @@ func quarterText(q [4]int64) string {
 func (s *scaleRun) waitDepth(ctx context.Context, queue string, want int) error {
 	last, since := -1, time.Now()
 	for ctx.Err() == nil {
-		d, err := s.pub.Depth(ctx, queue)
+		d, err := s.depth(ctx, queue)
 		if err != nil {
 			return err
 		}
@@ -196,6 +196,21 @@ func (s *scaleRun) waitDepth(ctx context.Context, queue string, want int) error 
 	return ctx.Err()
 }
 
+// depth reads a queue's depth, trying again for a while: on a machine
+// loaded enough, the broker drops a connection now and then (a missed
+// heartbeat), which says nothing about the replay being measured.
+func (s *scaleRun) depth(ctx context.Context, queue string) (int, error) {
+	var err error
+	for try := 0; try < 10 && ctx.Err() == nil; try++ {
+		var d int
+		if d, err = s.pub.Depth(ctx, queue); err == nil {
+			return d, nil
+		}
+		time.Sleep(time.Second)
+	}
+	return 0, err
+}
+
 // settle waits until the source and the target have stopped changing (the
 // broker returns a killed consumer's messages in a moment) and returns
 // their depths.
@@ -203,8 +218,8 @@ func (s *scaleRun) settle(ctx context.Context) (source, target int) {
 	stable := 0
 	for stable < 5 && ctx.Err() == nil {
 		time.Sleep(200 * time.Millisecond)
-		a, err1 := s.pub.Depth(ctx, replayDLQ)
-		b, err2 := s.pub.Depth(ctx, replayTarget)
+		a, err1 := s.depth(ctx, replayDLQ)
+		b, err2 := s.depth(ctx, replayTarget)
 		if err1 != nil || err2 != nil {
 			continue
 		}

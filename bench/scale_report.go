@@ -30,16 +30,19 @@ func (r ScaleReport) Markdown() string {
 	w("| last arrival / last due, after the first publish | %.1f s / %.1f s |\n\n", r.DrainS, r.LastDueS)
 
 	if len(r.Status)+len(r.Refresh) > 0 {
-		w("| read while it drains | in flight | ms | requests | response bytes | peak RSS |\n|---|---:|---:|---:|---:|---:|\n")
+		w("| read while it drains | in flight | ms | requests | response bytes | peak RSS | expired in rungs, awaiting dead-lettering |\n|---|---:|---:|---:|---:|---:|---:|\n")
 		row := func(what string, c CommandCost) {
-			rss := "–"
+			rss, dlx := "–", "–"
 			if c.RSS > 0 {
 				rss = formatBytes(c.RSS)
+			}
+			if c.RSS == 0 {
+				dlx = formatRate(float64(c.DLXBacklog))
 			}
 			if c.Err != "" {
 				what += " (failed: " + c.Err + ")"
 			}
-			w("| %s | %s | %.0f | %d | %s | %s |\n", what, formatRate(float64(c.InFlight)), c.MS, c.Requests, formatBytes(c.Bytes), rss)
+			w("| %s | %s | %.0f | %d | %s | %s | %s |\n", what, formatRate(float64(c.InFlight)), c.MS, c.Requests, formatBytes(c.Bytes), rss, dlx)
 		}
 		for _, c := range r.Status {
 			row("`rungs status --ladder`", c)

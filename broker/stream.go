@@ -101,8 +101,10 @@ func (s *Stream) Publish(ctx context.Context, msgs []Message) (PublishResult, er
 	return run.result(), s.c.ep.redact(run.err(cause))
 }
 
-// publishOn publishes msgs[from:] on the stream's channel, as
-// Conn.publishOn does on a channel of its own.
+// publishOn publishes msgs[from:] on the stream's channel. It returns
+// where the next run starts, and retry=true if the connection dropped (not
+// a channel error and not ctx), in which case the unsent rest may go out on
+// a new one.
 func (s *Stream) publishOn(ctx context.Context, run *publishRun, from int) (next int, retry bool, err error) {
 	if err := s.open(ctx); err != nil {
 		return from, false, err
@@ -184,6 +186,9 @@ send:
 		m := run.msgs[i]
 		if err := ch.PublishWithContext(ctx, m.Exchange, m.RoutingKey, true, false, publishing(m)); err != nil {
 			if !ch.IsClosed() && ctx.Err() == nil {
+				// Not a channel problem: the message itself is bad (say, a
+				// header type AMQP cannot encode). Stop sending, but still
+				// collect the confirms of those already sent.
 				badMsg = fmt.Errorf("message %d (id %q): %w", i, m.MessageID, err)
 			}
 			break
