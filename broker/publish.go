@@ -50,10 +50,140 @@ type returnKey struct{ exchange, key, reason string }
 // channel closes, which would make a dropped connection look like the
 // broker refusing the messages.
 func (c *Conn) Publish(ctx context.Context, msgs []Message) (PublishResult, error) {
-	// A stream used once: its channel opens here and closes on return.
-	s := c.Stream()
-	defer s.Close()
-	return s.Publish(ctx, msgs)
+	run := &publishRun{msgs: msgs, outcome: make([]outcome, len(msgs)), returns: map[returnKey]int{}}
+	if c.ep.readOnly {
+		return run.result(), ErrReadOnly
+	}
+	var cause error
+	for next := 0; next < len(msgs); {
+		n, retry, err := c.publishOn(ctx, run, next)
+		next = n
+		if !retry {
+			cause = err
+			break
+		}
+		// The connection dropped mid-run: continue on the next one.
+	}
+	return run.result(), c.ep.redact(run.err(cause))
+}
+
+// publishOn publishes msgs[from:] on one channel. It returns where the next
+// run starts, and retry=true if the connection dropped (not a channel error
+// and not ctx), in which case the unsent rest may go out on a new one.
+func (c *Conn) publishOn(ctx context.Context, run *publishRun, from int) (next int, retry bool, err error) {
+	ch, conn, err := c.channel(ctx)
+	if err != nil {
+		return from, false, err
+	}
+	defer ch.Close()
+	lost := func(err error) (int, bool, error) {
+		if conn.IsClosed() && ctx.Err() == nil {
+			return from, true, err
+		}
+		if ctx.Err() != nil {
+			return from, false, ctx.Err()
+		}
+		return from, false, err
+	}
+	if err := checkExchanges(ch, run.msgs[from:], c.ep.vhost); err != nil {
+		return lost(err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		return lost(fmt.Errorf("enable publisher confirms: %w", err))
+	}
+	// Capacity publishWindow: amqp091 drops a notification that waits more
+	// than 5 s for a full listener, and at most publishWindow are pending.
+	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, publishWindow))
+	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
+	returnsCh := ch.NotifyReturn(make(chan amqp.Return, 64))
+	var rets []amqp.Return
+	retsDone := make(chan struct{})
+	go func() {
+		defer close(retsDone)
+		for r := range returnsCh {
+			rets = append(rets, r)
+		}
+	}()
+
+	var tags []int // delivery tag - 1 → message index
+	acked := 0
+	chClosed := false
+	// await takes one confirm; false when the channel closed or ctx ended.
+	await := func() bool {
+		select {
+		case cf, ok := <-confirms:
+			if !ok {
+				chClosed = true
+				return false
+			}
+			if i := int(cf.DeliveryTag) - 1; i >= 0 && i < len(tags) {
+				if cf.Ack {
+					run.outcome[tags[i]] = confirmed
+				} else {
+					run.outcome[tags[i]] = nacked
+				}
+			}
+			acked++
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+
+	var badMsg error
+	i := from
+send:
+	for ; i < len(run.msgs); i++ {
+		for len(tags)-acked >= publishWindow {
+			if !await() {
+				break send
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		m := run.msgs[i]
+		if err := ch.PublishWithContext(ctx, m.Exchange, m.RoutingKey, true, false, publishing(m)); err != nil {
+			if !ch.IsClosed() && ctx.Err() == nil {
+				// Not a channel problem: the message itself is bad (say, a
+				// header type AMQP cannot encode). Stop sending, but still
+				// collect the confirms of those already sent.
+				badMsg = fmt.Errorf("message %d (id %q): %w", i, m.MessageID, err)
+			}
+			break
+		}
+		run.outcome[i] = inFlight
+		tags = append(tags, i)
+	}
+	for acked < len(tags) && await() {
+	}
+	brokerClosed := chClosed || ch.IsClosed()
+	// Closing the channel closes the returns listener; every return came
+	// before its message's confirm, so rets is then complete.
+	_ = ch.Close()
+	<-retsDone
+	run.settle(tags, acked, rets)
+
+	switch {
+	case ctx.Err() != nil:
+		return i, false, ctx.Err()
+	case badMsg != nil:
+		return i, false, badMsg
+	case brokerClosed:
+		var cerr error = errors.New("channel closed")
+		select {
+		case aerr := <-closes:
+			if aerr != nil {
+				cerr = aerr
+			}
+		default:
+		}
+		if conn.IsClosed() {
+			return i, true, fmt.Errorf("connection lost: %w", cerr)
+		}
+		return i, false, fmt.Errorf("channel closed by the broker: %w", cerr)
+	}
+	return i, false, nil
 }
 
 // settle matches returns to messages and marks those still in flight as

@@ -101,7 +101,9 @@ func (s *Stream) Publish(ctx context.Context, msgs []Message) (PublishResult, er
 	return run.result(), s.c.ep.redact(run.err(cause))
 }
 
-// publishOn publishes msgs[from:] on the stream's channel. It returns
+// publishOn publishes msgs[from:] on the stream's channel, as
+// Conn.publishOn does on a channel of its own (the two could be one, with
+// Conn.Publish a Stream used once). It returns
 // where the next run starts, and retry=true if the connection dropped (not
 // a channel error and not ctx), in which case the unsent rest may go out on
 // a new one.
