@@ -140,7 +140,7 @@ func (s *scaleRun) replay(ctx context.Context) error {
 		rc.PerS = float64(res.Moved) / rc.Seconds
 	}
 	rc.Requests, rc.Bytes = full.proxy.cost()
-	rc.RSSQuarters, rc.MaxRSS = full.quarters(), max(full.maxRSS(), full.rusageRSS)
+	rc.RSSQuarters, rc.MaxRSS = full.quarters(), full.maxRSS()
 	rc.MaxHeap, rc.GCs = full.heap()
 
 	chk := newScaleCheck(n, time.Now())
@@ -287,9 +287,12 @@ type measured struct {
 	exited         chan struct{}
 	once           sync.Once
 
-	mu        sync.Mutex
-	rss       []rssSample
-	rusageRSS int64
+	mu  sync.Mutex
+	rss []rssSample
+	// hwm is the largest VmHWM sampled: the peak resident set since the
+	// exec. (getrusage's ru_maxrss is no use here: Linux carries the
+	// forking parent's peak over into the child's.)
+	hwm int64
 }
 
 type rssSample struct {
@@ -344,7 +347,6 @@ func startMeasured(ctx context.Context, binary string, cfg broker.Config, m *bro
 	go func() {
 		x.err = x.cmd.Wait()
 		x.took = time.Since(x.start)
-		x.rusageRSS = maxRSS(x.cmd.ProcessState)
 		p.close()
 		close(x.exited)
 	}()
@@ -358,7 +360,7 @@ func runMeasured(ctx context.Context, binary string, cfg broker.Config, m *broke
 		return CommandCost{Err: err.Error()}
 	}
 	x.wait()
-	c := CommandCost{MS: msf(x.took), RSS: max(x.rusageRSS, x.maxRSS())}
+	c := CommandCost{MS: msf(x.took), RSS: x.maxRSS()}
 	c.Requests, c.Bytes = x.proxy.cost()
 	if x.err != nil {
 		c.Err = fmt.Sprintf("%v: %s", x.err, x.stderrLine())
@@ -389,9 +391,10 @@ func (x *measured) sample() {
 		case <-x.exited:
 			return
 		case <-t.C:
-			if v := procRSS(x.cmd.Process.Pid); v > 0 {
+			if rss, hwm := procRSS(x.cmd.Process.Pid); rss > 0 {
 				x.mu.Lock()
-				x.rss = append(x.rss, rssSample{time.Since(x.start), v})
+				x.rss = append(x.rss, rssSample{time.Since(x.start), rss})
+				x.hwm = max(x.hwm, hwm)
 				x.mu.Unlock()
 			}
 		}
@@ -401,7 +404,7 @@ func (x *measured) sample() {
 func (x *measured) maxRSS() int64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	var m int64
+	m := x.hwm
 	for _, s := range x.rss {
 		m = max(m, s.rss)
 	}
@@ -454,19 +457,25 @@ func (x *measured) stderrLine() string {
 	return last
 }
 
-// procRSS is a process's resident set in bytes, from /proc (0 elsewhere).
-func procRSS(pid int) int64 {
+// procRSS is a process's resident set and its peak so far, in bytes,
+// from /proc (0 elsewhere).
+func procRSS(pid int) (rss, hwm int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return 0, 0
+	}
+	kb := func(v string) int64 {
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		return n << 10
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
+			rss = kb(v)
+		} else if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			hwm = kb(v)
 		}
 	}
-	return 0
+	return rss, hwm
 }
 
 // countingProxy forwards to the management API and counts the requests
