@@ -73,6 +73,11 @@ type Options struct {
 	// Quorum adds the binary prefix ladder again with quorum rungs
 	// (at-least-once dead-lettering), to price the queue type.
 	Quorum bool
+	// Default, if set, is the ladder `rungs apply` declares on this broker
+	// by default (the caller decides it through apply's path): its layout,
+	// radix and queue type are measured too, in the run's range and unit,
+	// unless a design already has that shape.
+	Default *topology.Ladder
 	// MaxMessages caps each phase's messages (smoke runs); 0 is no cap.
 	MaxMessages int
 	// Smoke marks a correctness-only run: timings are not meaningful.
@@ -209,7 +214,35 @@ func (o Options) designs() ([]topology.Ladder, error) {
 		q.Name += ".quorum"
 		out = append(out, q)
 	}
+	if d, ok, err := o.defaultDesign(out); err != nil {
+		return nil, err
+	} else if ok {
+		out = append(out, d)
+	}
 	return out, nil
+}
+
+// defaultDesign is the default ladder's shape in the run's unit and
+// range, unless designs already hold it.
+func (o Options) defaultDesign(designs []topology.Ladder) (topology.Ladder, bool, error) {
+	if o.Default == nil {
+		return topology.Ladder{}, false, nil
+	}
+	def := *o.Default
+	l, err := topology.Ladder{Name: "bench.default", Layout: def.Layout, Unit: o.Unit, Levels: o.Levels, Radix: 2, QueueType: def.QueueType}.Normalize()
+	if err == nil && def.Radix != 2 {
+		l, err = l.WithRadix(def.Radix)
+		l.Name = "bench.default"
+	}
+	if err != nil {
+		return l, false, fmt.Errorf("%w: the default ladder: %v", ErrOptions, err)
+	}
+	for _, d := range designs {
+		if d.Layout == l.Layout && d.Radix == l.Radix && d.QueueType == l.QueueType {
+			return l, false, nil
+		}
+	}
+	return l, true, nil
 }
 
 func hasInt(xs []int, x int) bool {
@@ -233,6 +266,11 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 		return Report{}, err
 	}
 	rep := Report{Started: time.Now().UTC(), Machine: ReadMachine(), Options: reportOptions(o), Problems: []string{}}
+	if o.Default != nil {
+		if d, _, err := o.defaultDesign(nil); err == nil {
+			rep.DefaultDesign = designName(d)
+		}
+	}
 	began := time.Now()
 	ov, err := mgmt.Overview(ctx)
 	if err != nil {

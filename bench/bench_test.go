@@ -76,6 +76,32 @@ func TestDesigns(t *testing.T) {
 	if want := "prefix/bench.prefix prefix r16/bench.prefix.r16 direct/bench.direct direct r16/bench.direct.r16 prefix quorum/bench.prefix.quorum"; strings.Join(got, " ") != want {
 		t.Fatalf("designs: %s\nwant %s", strings.Join(got, " "), want)
 	}
+	// The default ladder's shape joins the designs, in the run's range,
+	// unless one of them has it already.
+	for name, tc := range map[string]struct {
+		def  topology.Ladder
+		want string
+	}{
+		"4.0 default, new":     {topology.Ladder{Layout: "direct", Radix: 16, QueueType: topology.Quorum}, "direct r16 quorum/4h39m37.215s"},
+		"3.10 default, new":    {topology.Ladder{Layout: "prefix", Radix: 16, QueueType: topology.Quorum}, "prefix r16 quorum/4h39m37.215s"},
+		"classic, measured":    {topology.Ladder{Layout: "direct", Radix: 16, QueueType: topology.Classic}, ""},
+		"binary quorum, there": {topology.Ladder{Layout: "prefix", Radix: 2, QueueType: topology.Quorum}, ""},
+	} {
+		o := DefaultOptions()
+		o.Default = &tc.def
+		ls, err := o.designs()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		base, _ := DefaultOptions().designs()
+		last := ls[len(ls)-1]
+		switch {
+		case tc.want == "" && len(ls) != len(base):
+			t.Errorf("%s: %d designs, want %d (no duplicate shape)", name, len(ls), len(base))
+		case tc.want != "" && (len(ls) != len(base)+1 || designName(last)+"/"+last.MaxDelay().String() != tc.want):
+			t.Errorf("%s: last design %s/%s of %d, want %s", name, designName(last), last.MaxDelay(), len(ls), tc.want)
+		}
+	}
 	bad := map[string]Options{
 		"nsb":        {Layouts: []string{"nsb"}},
 		"bits":       {DelayBits: 30, Levels: 24},

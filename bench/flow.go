@@ -331,10 +331,11 @@ func (r *flowRun) build(rng *rand.Rand, n int) ([]broker.Message, error) {
 	return msgs, nil
 }
 
-// publish sends built messages and records the outcome; false means stop.
-func (r *flowRun) publish(msgs []broker.Message) bool {
+// publish sends built messages on p and records the outcome; false means
+// stop.
+func (r *flowRun) publish(p broker.Publisher, msgs []broker.Message) bool {
 	r.sent.Add(int64(len(msgs)))
-	res, err := r.pub.Publish(r.ctx, msgs)
+	res, err := p.Publish(r.ctx, msgs)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.records = append(r.records, pubRecord{sent: time.Duration(msgs[0].Headers[hdrSent].(int64)), res: res})
@@ -405,6 +406,10 @@ func (r *flowRun) saturate() {
 		wg.Add(1)
 		go func(p int) {
 			defer wg.Done()
+			// A channel per publisher for the whole phase, as a
+			// long-running producer keeps one (see broker.Stream).
+			st := r.pub.Stream()
+			defer st.Close()
 			rng := rand.New(rand.NewPCG(r.spec.seed, uint64(p)))
 			for {
 				claim.Lock()
@@ -431,7 +436,7 @@ func (r *flowRun) saturate() {
 					r.failed(err)
 					return
 				}
-				if !r.publish(msgs) {
+				if !r.publish(st, msgs) {
 					return
 				}
 			}
@@ -443,6 +448,11 @@ func (r *flowRun) saturate() {
 // offer runs the open loop: one publisher paced at the offered rate.
 func (r *flowRun) offer() {
 	rng := rand.New(rand.NewPCG(r.spec.seed, 0))
+	// One channel for the phase: a channel per tick's call cost the broker
+	// more CPU than the messages (broker.Stream), which a producer that
+	// keeps its channel does not pay, and which slowed quorum ladders most.
+	st := r.pub.Stream()
+	defer st.Close()
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	sentN := 0
@@ -474,7 +484,7 @@ func (r *flowRun) offer() {
 			r.failed(err)
 			return
 		}
-		if !r.publish(msgs) {
+		if !r.publish(st, msgs) {
 			return
 		}
 		sentN += due

@@ -31,6 +31,9 @@ type Report struct {
 	Punctuality []Punct     `json:"punctuality"`
 	Console     ConsoleCost `json:"console"`
 	Targets     []Target    `json:"targets"`
+	// DefaultDesign names the design that has the shape of the ladder
+	// `rungs apply` declares by default on this broker ("" if not given).
+	DefaultDesign string `json:"default_design,omitempty"`
 	// Problems are correctness failures: lost, duplicated or early
 	// messages. A run with problems measured nothing worth reporting.
 	Problems []string `json:"problems"`
@@ -437,7 +440,7 @@ func (r Report) Markdown() string {
 			formatUS(f.BrokerCPUus), formatUS(f.CPUPerHopUS), formatRatio(f.CPURatio))
 	}
 	for _, d := range r.Throughput {
-		w("| %s | %d | %d | %d | %.2f | %s | %s | **%.2f** | %.2f–%.2f | %s | %s | %s |\n", d.Name, d.Levels, d.Cost.Rungs, d.Cost.Bindings,
+		w("| %s | %d | %d | %d | %.2f | %s | %s | **%.2f** | %.2f–%.2f | %s | %s | %s |\n", r.label(d.Name), d.Levels, d.Cost.Rungs, d.Cost.Bindings,
 			d.MeanHops, formatRate(d.DeliveredPerS), formatRate(d.HopBoundPerS), d.Ratio, d.RatioMin, d.RatioMax,
 			formatUS(d.BrokerCPUus), formatUS(d.CPUPerHopUS), formatRatio(d.CPURatio))
 	}
@@ -456,7 +459,7 @@ func (r Report) Markdown() string {
 		if p.Phase.HostTimer.N > 0 {
 			host = formatMS(p.Phase.HostTimer.P99)
 		}
-		w("| %s | %s | %s | %d | %s | %s | %s | %s–%s | %d | %s | %s |\n", p.Design, p.Offered, formatRate(p.Phase.DeliveredPerS), p.Phase.Lateness.N,
+		w("| %s | %s | %s | %d | %s | %s | %s | %s–%s | %d | %s | %s |\n", r.label(p.Design), p.Offered, formatRate(p.Phase.DeliveredPerS), p.Phase.Lateness.N,
 			formatMS(p.Phase.Lateness.P50), formatMS(p.Phase.Lateness.P99), formatMS(p.Phase.Lateness.Max), formatMS(p.P99Min), formatMS(p.P99Max),
 			early, host, formatUS(p.Phase.BrokerCPUus))
 	}
@@ -485,16 +488,30 @@ func (r Report) Markdown() string {
 		}
 		w("\n")
 	}
-	if len(r.Problems) > 0 {
-		w("### Problems\n\n")
-		for _, p := range r.Problems {
-			w("- %s\n", p)
-		}
-		w("\n")
-	} else {
-		w("Every message arrived exactly once and none before its delay.\n")
-	}
+	writeProblems(&b, r.Problems, "Every message arrived exactly once and none before its delay.")
 	return b.String()
+}
+
+// writeProblems lists a run's problems, or says that there were none.
+func writeProblems(b *strings.Builder, problems []string, none string) {
+	if len(problems) == 0 {
+		b.WriteString(none + "\n")
+		return
+	}
+	b.WriteString("### Problems\n\n")
+	for _, p := range problems {
+		fmt.Fprintf(b, "- %s\n", p)
+	}
+	b.WriteString("\n")
+}
+
+// label is a design's name in a table, marked when it is the default
+// ladder's shape.
+func (r Report) label(design string) string {
+	if design != "" && design == r.DefaultDesign {
+		return design + " (**the default**)"
+	}
+	return design
 }
 
 // formatUS prints microseconds, or "–" when not measured.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/bench"
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
@@ -29,6 +31,8 @@ type benchFlags struct {
 	loads                  []string
 	markdown               string
 	seed                   uint64
+	scale                  int
+	scaleDelays            string
 }
 
 func (e *env) benchCommand() *cobra.Command {
@@ -40,8 +44,10 @@ func (e *env) benchCommand() *cobra.Command {
 
   1. the limit: a plain queue's publish→consume throughput, with pipelined
      confirms and the same message size and persistence;
-  2. ladder throughput at saturation for each layout (radix 2) and the
-     prefix and direct layouts in every --radix, with the mean hops measured on arrival
+  2. ladder throughput at saturation for each layout (radix 2), the
+     prefix and direct layouts in every --radix, and the shape of the ladder
+     ` + "`rungs apply`" + ` declares by default on this broker (its layout, radix and
+     queue type: quorum, and prefix before 3.13), with the mean hops measured on arrival
      and the ratio to limit ÷ (1 + mean hops), the most a hop-based design
      can do; --rounds repeats 1 and 2, and each ratio uses its own round's
      limit;
@@ -54,10 +60,19 @@ Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
 seconds even on a 24-level ladder (BENCHMARKS.md explains the method).
 The report is Markdown, or JSON with --json. The exit status is 1 if any
 message was lost, duplicated or early; missed targets are reported, not
-failed: timings depend on the machine.`,
+failed: timings depend on the machine.
+
+--scale N runs the scale phase instead: N persistent messages into the
+ladder ` + "`rungs apply`" + ` would declare with the same ladder flags (by default
+the default ladder of this broker's version), each checked on arrival
+(delivered once, never before its due time), with the publish rate against
+a plain queue's, the broker's memory, lateness, what ` + "`rungs status`" + ` and a
+console refresh cost while it drains, and a replay of N dead letters with
+` + "`rungs replay`" + `, killed with SIGKILL a third of the way.`,
 		Example: `  rungs bench --markdown bench.md
   rungs bench --duration 5s --rounds 1 --layouts prefix --radix 2,16
-  rungs bench --smoke --json`,
+  rungs bench --smoke --json
+  rungs bench --scale 1000000 --scale-delays 5s..1m   # a million in flight in the default ladder`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBench(cmd, bf) },
 	}
@@ -82,6 +97,9 @@ failed: timings depend on the machine.`,
 	f.Uint64Var(&bf.seed, "seed", d.Seed, "seed of the drawn delays")
 	f.StringVar(&bf.markdown, "markdown", "", "also write the Markdown report to FILE")
 	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
+	sd := bench.DefaultScaleOptions()
+	f.IntVar(&bf.scale, "scale", 0, "run the scale phase with N messages in the default ladder instead (see above)")
+	f.StringVar(&bf.scaleDelays, "scale-delays", topology.FormatDelay(sd.MinDelay)+".."+topology.FormatDelay(sd.MaxDelay), "the scale phase's delays, MIN..MAX, drawn uniformly in whole units of the ladder")
 	return cmd
 }
 
@@ -185,17 +203,22 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 }
 
 func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
+	if cmd.Flags().Changed("scale") {
+		return e.runScale(cmd, bf)
+	}
 	o, err := bf.options(cmd)
 	if err != nil {
 		return err
 	}
-	if err := e.refuseReadOnly("bench"); err != nil {
-		return err
-	}
-	m, err := e.management()
+	m, err := e.benchBroker()
 	if err != nil {
 		return err
 	}
+	def, err := e.defaultLadder(cmd.Context())
+	if err != nil {
+		return err
+	}
+	o.Default = &def
 	o.Log = e.Err
 	o.Render = renderLadderView
 	rep, err := bench.Run(cmd.Context(), e.config(), m, o)
@@ -205,7 +228,100 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 		}
 		return err
 	}
-	md := rep.Markdown()
+	return e.printBench(bf, rep.Markdown(), rep, rep.Problems)
+}
+
+// benchBroker is the management client of a benchmark, which writes.
+func (e *env) benchBroker() (*broker.Management, error) {
+	if err := e.refuseReadOnly("bench"); err != nil {
+		return nil, err
+	}
+	return e.management()
+}
+
+// defaultLadder is the ladder `rungs apply` declares with the same ladder
+// flags on this broker: by default its version's default ladder (queue
+// type, layout, radix), through apply's own path, so that the benchmark
+// never decides it a second time.
+func (e *env) defaultLadder(ctx context.Context) (topology.Ladder, error) {
+	lf := &e.opts.ladder
+	if err := lf.check(); err != nil {
+		return topology.Ladder{}, err
+	}
+	l, err := lf.fromFlags(e.vhost(), nil)
+	if err != nil {
+		return l, err
+	}
+	note, err := e.newLadderLayout(ctx, &l)
+	if err != nil {
+		return l, err
+	}
+	e.printLayoutNote(resolved{layoutNote: note})
+	if _, err := e.refuseBrokenBCC(ctx, l); err != nil {
+		return l, err
+	}
+	return l, nil
+}
+
+// scaleOptions reads --scale and --scale-delays.
+func (bf benchFlags) scaleOptions() (bench.ScaleOptions, error) {
+	o := bench.DefaultScaleOptions()
+	if bf.scale < 1 {
+		return o, usageErr("--scale %d: want at least 1 message", bf.scale)
+	}
+	o.N = bf.scale
+	lo, hi, ok := strings.Cut(bf.scaleDelays, "..")
+	if !ok {
+		return o, usageErr("--scale-delays %q: want MIN..MAX, e.g. 5s..1m", bf.scaleDelays)
+	}
+	var err error
+	if o.MinDelay, err = topology.ParseDelay(lo); err != nil {
+		return o, usageErr("--scale-delays: %v", err)
+	}
+	if o.MaxDelay, err = topology.ParseDelay(hi); err != nil {
+		return o, usageErr("--scale-delays: %v", err)
+	}
+	if o.MinDelay <= 0 || o.MaxDelay < o.MinDelay {
+		return o, usageErr("--scale-delays %q: want 0 < MIN ≤ MAX", bf.scaleDelays)
+	}
+	if bf.size >= 0 {
+		o.Size = bf.size
+	}
+	o.Seed = bf.seed
+	return o, nil
+}
+
+// runScale runs the scale phase (--scale) and prints its report.
+func (e *env) runScale(cmd *cobra.Command, bf benchFlags) error {
+	o, err := bf.scaleOptions()
+	if err != nil {
+		return err
+	}
+	m, err := e.benchBroker()
+	if err != nil {
+		return err
+	}
+	if o.Ladder, err = e.defaultLadder(cmd.Context()); err != nil {
+		return err
+	}
+	// status and replay are measured as users run them: this binary.
+	if o.Binary, err = os.Executable(); err != nil {
+		return fmt.Errorf("find the rungs executable: %w", err)
+	}
+	o.Log = e.Err
+	rep, err := bench.RunScale(cmd.Context(), e.config(), m, o)
+	if err != nil {
+		if errorsIsOptions(err) {
+			return usageErr("%v", err)
+		}
+		return err
+	}
+	return e.printBench(bf, rep.Markdown(), rep, rep.Problems)
+}
+
+// printBench writes a report as Markdown (and to --markdown) or JSON, and
+// fails when the run found problems.
+func (e *env) printBench(bf benchFlags, md string, rep any, problems []string) error {
 	if bf.markdown != "" {
 		if err := os.WriteFile(bf.markdown, []byte(md), 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", bf.markdown, err)
@@ -218,8 +334,8 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	} else {
 		fmt.Fprint(e.Out, md)
 	}
-	if n := len(rep.Problems); n > 0 {
-		return fmt.Errorf("benchmark found %s, first: %s", topology.Counted(n, "problem", "problems"), rep.Problems[0])
+	if n := len(problems); n > 0 {
+		return fmt.Errorf("benchmark found %s, first: %s", topology.Counted(n, "problem", "problems"), problems[0])
 	}
 	return nil
 }

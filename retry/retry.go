@@ -34,6 +34,7 @@ type Retrier struct {
 	rand    func() float64
 	now     func() time.Time
 	keep    int
+	metrics *Metrics // nil: lateness is not recorded
 }
 
 // Option adjusts a Retrier.
@@ -86,12 +87,23 @@ func New(pub Publisher, l topology.Ladder, queue, parking string, p Policy, opts
 	if parking == queue {
 		return nil, fmt.Errorf("%w: the parking queue cannot be the worker's queue %s", topology.ErrBadDest, queue)
 	}
+	if c, ok := pub.(*broker.Conn); ok {
+		// One channel for every retry rather than one per retry: opening
+		// and closing a channel costs the broker more than the job.
+		pub = c.Stream()
+	}
 	r := &Retrier{
 		pub: pub, ladder: l, queue: queue, dest: dest, parking: parking, policy: p,
 		rand: rand.Float64, now: time.Now, keep: DefaultHistory,
 	}
 	for _, o := range opts {
 		o(r)
+	}
+	if r.metrics != nil {
+		// Series exist from the start, so an early count of 0 is
+		// scraped as 0 rather than missing.
+		r.metrics.early.WithLabelValues(queue)
+		r.metrics.lateness.WithLabelValues(queue)
 	}
 	return r, nil
 }
@@ -256,6 +268,7 @@ func (r *Retrier) Retry(ctx context.Context, d broker.Delivery, reason error) (O
 		headers[topology.HeaderQueue] = r.queue
 		headers[topology.HeaderParkedAt] = now.UTC().Truncate(time.Second)
 		delete(headers, topology.HeaderDelayMS)
+		delete(headers, HeaderSentMS)
 		msg.RoutingKey = r.parking
 		out = Outcome{Action: Parked, Attempt: n, Key: r.parking, Queue: r.parking}
 	} else {
@@ -266,6 +279,9 @@ func (r *Retrier) Retry(ctx context.Context, d broker.Delivery, reason error) (O
 		}
 		entry.Delay = tr.Delay
 		headers[topology.HeaderDelayMS] = tr.Delay.Milliseconds()
+		// The delay starts no earlier than now, so arrival − (sent +
+		// delay) is never negative for a punctual ladder (see Metrics).
+		headers[HeaderSentMS] = now.UnixMilli()
 		msg.Exchange, msg.RoutingKey, msg.BCC = tr.Exchange, tr.Key, tr.BCC
 		out = Outcome{Action: Retried, Attempt: n, Delay: tr.Delay, Exchange: tr.Exchange, Key: tr.Key, Queue: r.queue}
 	}

@@ -36,7 +36,8 @@ const backOffAfterRetryError = time.Second
 // Serve consumes the worker's queue until ctx ends: each delivery goes to
 // h, is acknowledged if h succeeds and retried or parked if it fails. When
 // the connection drops it consumes again once the connection is back
-// (unacknowledged jobs return to the queue meanwhile). notify, if not nil,
+// (unacknowledged jobs return to the queue meanwhile). With WithMetrics,
+// each delayed job's lateness is recorded as it arrives. notify, if not nil,
 // sees every job, from Serve's goroutine. Jobs are handled one at a time;
 // run several Serve calls for concurrency.
 func (r *Retrier) Serve(ctx context.Context, c Consumer, prefetch int, h Handler, notify func(Event)) error {
@@ -71,6 +72,7 @@ func (r *Retrier) serveOne(ctx context.Context, deliveries <-chan broker.Deliver
 			}
 			d = got
 		}
+		r.Observe(d)
 		ev := Event{Delivery: d, Attempt: Attempt(d)}
 		ev.Err = h(ctx, d)
 		switch {

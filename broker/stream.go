@@ -1,0 +1,232 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Stream is a Publisher that keeps one channel in confirm mode from call
+// to call, for a caller that publishes a few messages at a time, many
+// times a second. Conn.Publish opens a channel per call: channel.open,
+// confirm.select, an exchange check and channel.close cost the broker
+// more than the messages themselves at five messages a call (measured on
+// RabbitMQ 4.3.6, into a quorum ladder: 372 against 142 µs of broker CPU
+// per message). A Stream checks each exchange once per channel.
+//
+// It gives the guarantees of Conn.Publish: every message is confirmed,
+// returned (mandatory), nacked or counted failed, and a dropped channel or
+// connection is replaced on the next call. Calls are serialised; a Stream
+// is safe for concurrent use.
+type Stream struct {
+	c  *Conn
+	mu sync.Mutex
+	// The channel and what listens on it; ch is nil until the first call
+	// and after a failure.
+	ch       *amqp.Channel
+	conn     *amqp.Connection
+	confirms chan amqp.Confirmation
+	returns  chan amqp.Return
+	closes   chan *amqp.Error
+	// sent counts the delivery tags used on ch, known the exchanges
+	// checked on it.
+	sent  uint64
+	known map[string]bool
+}
+
+var _ Publisher = (*Stream)(nil)
+
+// Stream returns a publisher that reuses one channel (see Stream). Close
+// it when done; closing the Conn closes it too.
+func (c *Conn) Stream() *Stream { return &Stream{c: c} }
+
+// Close closes the stream's channel.
+func (s *Stream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drop()
+	return nil
+}
+
+func (s *Stream) drop() {
+	if s.ch != nil {
+		_ = s.ch.Close()
+	}
+	s.ch = nil
+}
+
+// open makes sure there is a live channel in confirm mode.
+func (s *Stream) open(ctx context.Context) error {
+	if s.ch != nil && !s.ch.IsClosed() {
+		return nil
+	}
+	ch, conn, err := s.c.channel(ctx)
+	if err != nil {
+		return err
+	}
+	if err := ch.Confirm(false); err != nil {
+		_ = ch.Close()
+		return fmt.Errorf("enable publisher confirms: %w", err)
+	}
+	// Capacities: at most publishWindow messages await a confirm, and a
+	// message's return always comes before its confirm, which publishOn
+	// drains them after; so neither listener can fill and block amqp091.
+	s.ch, s.conn, s.sent, s.known = ch, conn, 0, map[string]bool{"": true}
+	s.confirms = ch.NotifyPublish(make(chan amqp.Confirmation, publishWindow))
+	s.returns = ch.NotifyReturn(make(chan amqp.Return, publishWindow+1))
+	s.closes = ch.NotifyClose(make(chan *amqp.Error, 1))
+	return nil
+}
+
+// Publish implements Publisher, as Conn.Publish does.
+func (s *Stream) Publish(ctx context.Context, msgs []Message) (PublishResult, error) {
+	run := &publishRun{msgs: msgs, outcome: make([]outcome, len(msgs)), returns: map[returnKey]int{}}
+	if s.c.ep.readOnly {
+		return run.result(), ErrReadOnly
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var cause error
+	for next := 0; next < len(msgs); {
+		n, retry, err := s.publishOn(ctx, run, next)
+		next = n
+		if !retry {
+			cause = err
+			break
+		}
+	}
+	return run.result(), s.c.ep.redact(run.err(cause))
+}
+
+// publishOn publishes msgs[from:] on the stream's channel, as
+// Conn.publishOn does on a channel of its own (the two could be one, with
+// Conn.Publish a Stream used once). It returns
+// where the next run starts, and retry=true if the connection dropped (not
+// a channel error and not ctx), in which case the unsent rest may go out on
+// a new one.
+func (s *Stream) publishOn(ctx context.Context, run *publishRun, from int) (next int, retry bool, err error) {
+	if err := s.open(ctx); err != nil {
+		return from, false, err
+	}
+	ch, conn := s.ch, s.conn
+	lost := func(err error) (int, bool, error) {
+		s.drop()
+		if conn.IsClosed() && ctx.Err() == nil {
+			return from, true, err
+		}
+		if ctx.Err() != nil {
+			return from, false, ctx.Err()
+		}
+		return from, false, err
+	}
+	var fresh []Message
+	for _, m := range run.msgs[from:] {
+		if !s.known[m.Exchange] {
+			fresh = append(fresh, m)
+		}
+	}
+	if err := checkExchanges(ch, fresh, s.c.ep.vhost); err != nil {
+		return lost(err)
+	}
+	for _, m := range fresh {
+		s.known[m.Exchange] = true
+	}
+
+	base := s.sent
+	var tags []int // delivery tag - base - 1 → message index
+	var rets []amqp.Return
+	acked := 0
+	chClosed := false
+	drainReturns := func() {
+		for {
+			select {
+			case r := <-s.returns:
+				rets = append(rets, r)
+			default:
+				return
+			}
+		}
+	}
+	await := func() bool {
+		select {
+		case cf, ok := <-s.confirms:
+			if !ok {
+				chClosed = true
+				return false
+			}
+			// Its return, if any, was dispatched before it.
+			drainReturns()
+			if i := int(cf.DeliveryTag-base) - 1; i >= 0 && i < len(tags) {
+				if cf.Ack {
+					run.outcome[tags[i]] = confirmed
+				} else {
+					run.outcome[tags[i]] = nacked
+				}
+			}
+			acked++
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+
+	var badMsg error
+	i := from
+send:
+	for ; i < len(run.msgs); i++ {
+		for len(tags)-acked >= publishWindow {
+			if !await() {
+				break send
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		m := run.msgs[i]
+		if err := ch.PublishWithContext(ctx, m.Exchange, m.RoutingKey, true, false, publishing(m)); err != nil {
+			if !ch.IsClosed() && ctx.Err() == nil {
+				// Not a channel problem: the message itself is bad (say, a
+				// header type AMQP cannot encode). Stop sending, but still
+				// collect the confirms of those already sent.
+				badMsg = fmt.Errorf("message %d (id %q): %w", i, m.MessageID, err)
+			}
+			break
+		}
+		s.sent++
+		run.outcome[i] = inFlight
+		tags = append(tags, i)
+	}
+	for acked < len(tags) && await() {
+	}
+	drainReturns()
+	run.settle(tags, acked, rets)
+	brokerClosed := chClosed || ch.IsClosed()
+	if acked < len(tags) || brokerClosed || badMsg != nil {
+		// Confirms still due would land in the next call: start afresh.
+		s.drop()
+	}
+
+	switch {
+	case ctx.Err() != nil:
+		return i, false, ctx.Err()
+	case badMsg != nil:
+		return i, false, badMsg
+	case brokerClosed:
+		var cerr error = errors.New("channel closed")
+		select {
+		case aerr := <-s.closes:
+			if aerr != nil {
+				cerr = aerr
+			}
+		default:
+		}
+		if conn.IsClosed() {
+			return i, true, fmt.Errorf("connection lost: %w", cerr)
+		}
+		return i, false, fmt.Errorf("channel closed by the broker: %w", cerr)
+	}
+	return i, false, nil
+}
