@@ -38,7 +38,7 @@ var allowedImports = map[string][]string{
 	"ui":                {"broker", "health", "topology"},
 	"ui/fixture":        {"broker", "topology"},
 	"model":             {"broker", "health", "ops", "topology", "ui"},
-	"bench":             {"broker", "topology"},
+	"bench":             {"broker", "health", "ops", "topology"},
 	"exporter":          {"broker", "health", "ops", "topology"},
 	"cli":               {"bench", "broker", "exporter", "health", "model", "ops", "retry", "topology", "ui"},
 	"examples/worker":   {"broker", "retry", "topology"},

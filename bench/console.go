@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -57,9 +58,10 @@ func ConsoleSnapshot(queues int) topology.Snapshot {
 	return snap
 }
 
-// consoleCost builds the fixture in the run's vhost and measures one
-// refresh (Stats) and one full read (Snapshot), then discovery and, when
-// a renderer is given, rendering one ladder view.
+// consoleCost builds the fixture in the run's vhost and measures, through
+// the console's observer (ops.Observer), one full read (the snapshot) and
+// one refresh (the statistics), then discovery and, when a renderer is
+// given, rendering one ladder view.
 func consoleCost(ctx context.Context, cfg broker.Config, mgmt *broker.Management, conn *broker.Conn, o Options) (ConsoleCost, error) {
 	var c ConsoleCost
 	plans := ConsoleFixture(cfg.Vhost, o.Queues)
@@ -75,22 +77,25 @@ func consoleCost(ctx context.Context, cfg broker.Config, mgmt *broker.Management
 	}
 	c.Queues, c.RungsPerLadder = o.Queues, ConsoleRungs
 
+	// The console's own observer: its first read is the full snapshot,
+	// the next one a refresh of the statistics, as the console does.
+	obs := ops.NewObserver(ops.Scope{Vhost: cfg.Vhost, Whole: true})
 	r0, b0 := mgmt.Cost()
-	qs, err := mgmt.Stats(ctx, cfg.Vhost)
+	obs, _, err := obs.Refresh(ctx, mgmt, time.Now)
 	if err != nil {
 		return c, err
 	}
 	r1, b1 := mgmt.Cost()
-	c.StatsRequests, c.StatsBytes = r1-r0, b1-b0
-	if len(qs) != o.Queues {
-		return c, fmt.Errorf("refresh listed %d queues, the fixture has %d", len(qs), o.Queues)
-	}
-	snap, err := mgmt.Snapshot(ctx, cfg.Vhost)
-	if err != nil {
+	c.SnapshotRequests, c.SnapshotBytes = r1-r0, b1-b0
+	snap := obs.Snapshot()
+	if obs, _, err = obs.Refresh(ctx, mgmt, time.Now); err != nil {
 		return c, err
 	}
 	r2, b2 := mgmt.Cost()
-	c.SnapshotRequests, c.SnapshotBytes = r2-r1, b2-b1
+	c.StatsRequests, c.StatsBytes = r2-r1, b2-b1
+	if n := len(obs.Snapshot().Queues); n != o.Queues {
+		return c, fmt.Errorf("refresh listed %d queues, the fixture has %d", n, o.Queues)
+	}
 
 	found := topology.Discover(snap)
 	if len(found) != c.Ladders {

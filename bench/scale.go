@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -226,6 +227,9 @@ type scaleRun struct {
 	pub  *broker.Conn
 	rep  *ScaleReport
 	body []byte
+	// console is the console's observer of the vhost, kept across
+	// measurements as the console keeps it across refreshes.
+	console ops.Observer
 }
 
 func (s *scaleRun) logf(format string, a ...any) {
@@ -454,9 +458,15 @@ func (s *scaleRun) fill(ctx context.Context) error {
 // measureReads times `rungs status --ladder` (when there is a binary) and
 // the console's refresh, once each.
 func (s *scaleRun) measureReads(ctx context.Context, inFlight int64) {
+	if !s.console.Loaded() {
+		// The console's first read, its snapshot, is not a refresh.
+		s.console, _, _ = ops.NewObserver(ops.Scope{Vhost: s.cfg.Vhost, Whole: true}).Refresh(ctx, s.mgmt, time.Now)
+	}
 	r0, b0 := s.mgmt.Cost()
 	t0 := time.Now()
-	qs, err := consoleRefresh(ctx, s.mgmt, s.cfg.Vhost, s.l)
+	var err error
+	s.console, err = consoleRefresh(ctx, s.mgmt, s.console)
+	qs := s.console.Snapshot().Queues
 	r1, b1 := s.mgmt.Cost()
 	rc := CommandCost{InFlight: inFlight, MS: msf(time.Since(t0)), Requests: r1 - r0, Bytes: b1 - b0}
 	rungs := map[string]bool{}
@@ -488,11 +498,12 @@ func errSuffix(e string) string {
 	return " (error: " + e + ")"
 }
 
-// consoleRefresh is the console's periodic read of a ladder's vhost: the
-// queue statistics (model/refresh.go), which the snapshot's definitions
-// are merged with.
-func consoleRefresh(ctx context.Context, m *broker.Management, vhost string, _ topology.Ladder) ([]topology.Queue, error) {
-	return m.Stats(ctx, vhost)
+// consoleRefresh is one of the console's periodic reads, as its observer
+// makes it: mostly the queue statistics, merged into its snapshot, and
+// every ops.SnapshotEvery reads the snapshot again.
+func consoleRefresh(ctx context.Context, m *broker.Management, o ops.Observer) (ops.Observer, error) {
+	o, _, err := o.Refresh(ctx, m, time.Now)
+	return o, err
 }
 
 // scaleCheck checks arrivals: each sequence number once, none before its
