@@ -438,12 +438,8 @@ func idle(r Row) bool {
 	// a delayed retry holds too: a rung holding messages in any state is
 	// never folded away.
 	return !r.Missing && r.Severity == Fine && r.Hop == nil && !r.End && !r.Visited &&
-		s.Messages() == 0 && s.PublishRate == 0 && OutRate(s) == 0
+		s.Messages() == 0 && s.PublishRate == 0 && s.OutRate() == 0
 }
-
-// OutRate is how fast messages leave a queue: delivered to consumers or,
-// for a rung, expired into the next.
-func OutRate(s topology.QueueStats) float64 { return s.DeliverRate + s.ExpireRate }
 
 // FilterRows keeps the rows whose queue name contains every word of filter
 // (case-insensitive).

@@ -131,6 +131,10 @@ type QueueStats struct {
 // still on the ladder.
 func (s QueueStats) Messages() int64 { return s.Ready + s.Unacked + s.Expired + s.Delayed }
 
+// OutRate is how fast messages leave the queue, to consumers or by expiry
+// (messages/s).
+func (s QueueStats) OutRate() float64 { return s.DeliverRate + s.ExpireRate }
+
 // QueueType reads the queue type from the declared arguments; a queue
 // declared without x-queue-type is classic.
 func (q Queue) QueueType() QueueType {

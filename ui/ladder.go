@@ -455,7 +455,7 @@ func queueLine(b *strings.Builder, t table, r health.Row, selected bool, maxDept
 		case "in":
 			return rate(r.Stats.PublishRate)
 		case "out":
-			return rate(health.OutRate(r.Stats))
+			return rate(r.Stats.OutRate())
 		case "cons":
 			return count(r.Stats.Consumers)
 		case "arrive":
