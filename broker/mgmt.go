@@ -37,10 +37,10 @@ var statsColumns = strings.Join([]string{
 	// messages waiting for at-least-once dead-lettering. They count in
 	// neither ready nor unacknowledged.
 	"messages_dlx", "message_bytes_dlx",
-	// Quorum queues from 4.3: messages a delayed retry holds back
-	// (counted in neither ready, unacknowledged nor dlx), and the
-	// delivery limit in force as the broker computed it from arguments,
-	// policies and its default. Older brokers omit both.
+	// Quorum queues: messages a delayed retry holds back (4.3; counted in
+	// neither ready, unacknowledged nor dlx), and the delivery limit in
+	// force as the broker computed it from arguments, policies and its
+	// default (4.3.6; 4.0.5 too at times). 3.10 omits both.
 	"messages_delayed", "delivery_limit",
 }, ",")
 

@@ -274,8 +274,11 @@ func TestPeekOnQuorum(t *testing.T) {
 			}
 		}
 	}
-	if q.Stats.DeliveryLimitReported != ver.AtLeast(4, 3, 0) {
-		t.Errorf("%v: delivery_limit reported: %v", ver, q.Stats.DeliveryLimitReported)
+	// 4.3.6 reports the limit in force; 4.0.5 did too in one run of the
+	// suite and not in others within the same wait, so only its value is
+	// checked there.
+	if ver.AtLeast(4, 3, 0) && !q.Stats.DeliveryLimitReported || q.Stats.DeliveryLimitReported && q.Stats.DeliveryLimit != 1 {
+		t.Errorf("%v: delivery_limit reported %v, %d; want 1", ver, q.Stats.DeliveryLimitReported, q.Stats.DeliveryLimit)
 	}
 	if limit, known, err := e.mgmt.DeliveryLimit(ctx, e.vhost, q); err != nil || !known || limit != 1 {
 		t.Errorf("DeliveryLimit() = %d, %v, %v", limit, known, err)

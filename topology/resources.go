@@ -120,8 +120,9 @@ type QueueStats struct {
 	// dead-lettered even when their TTL has passed (messages_delayed).
 	Delayed int64
 	// DeliveryLimit is the limit in force as the broker reports it
-	// (4.3.6 does; 4.0.5 and 3.10.8 do not): > 0 a limit, 0 none. It is
-	// meaningful only when DeliveryLimitReported.
+	// (4.3.6 does; 4.0.5 did for a queue with x-delivery-limit in some
+	// readings): > 0 a limit, 0 none. It is meaningful only when
+	// DeliveryLimitReported.
 	DeliveryLimit         int
 	DeliveryLimitReported bool
 }
