@@ -178,6 +178,9 @@ func (o Observer) Found() []topology.Found { return o.found }
 // the statistics alone.
 func (o Observer) Next() Read {
 	r := Read{Scope: o.scope, Snapshot: !o.loaded || o.due || o.since >= SnapshotEvery-1}
+	if o.scope.Whole {
+		return r // the whole vhost: no names to filter by
+	}
 	r.Objects, r.Narrow = o.objects()
 	if r.Snapshot {
 		return r
