@@ -4,8 +4,6 @@ package broker_test
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
 	"reflect"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -289,7 +288,9 @@ func TestPeekOnQuorum(t *testing.T) {
 		t.Errorf("DeliveryLimit() on %v without a limit = %d, %v, %v; want %d", ver, limit, known, err, ver.QuorumDefaultDeliveryLimit())
 	}
 	// A policy limit is found too.
-	putPolicy(t, e, "dl", `{"pattern":"^rung$","definition":{"delivery-limit":3},"apply-to":"queues"}`)
+	if code := brokertest.PutPolicy(t, e.cfg, "dl", `{"pattern":"^rung$","definition":{"delivery-limit":3},"apply-to":"queues"}`); code >= 300 {
+		t.Fatalf("put policy: HTTP %d", code)
+	}
 	if limit, known, err := e.mgmt.DeliveryLimit(ctx, e.vhost, topology.Queue{Name: "rung", Args: quorum}); err != nil || !known || limit != 3 {
 		t.Errorf("DeliveryLimit() with a policy = %d, %v, %v", limit, known, err)
 	}
@@ -383,27 +384,6 @@ func TestQuorumDeliveryRulesMatchBroker(t *testing.T) {
 				t.Errorf("%v: x-death reasons %v after %d hand-backs by %s, want delivery_limit", ver, r, rounds, how)
 			}
 		})
-	}
-}
-
-func putPolicy(t *testing.T, e env, name, body string) {
-	t.Helper()
-	u, err := url.Parse(e.cfg.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pw, _ := u.User.Password()
-	mgmt, _ := e.cfg.ManagementURL()
-	req, _ := http.NewRequest(http.MethodPut, mgmt+"/api/policies/"+url.PathEscape(e.vhost)+"/"+name, strings.NewReader(body))
-	req.SetBasicAuth(u.User.Username(), pw)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode >= 300 {
-		t.Fatalf("put policy: %s", res.Status)
 	}
 }
 
