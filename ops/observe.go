@@ -48,6 +48,11 @@ type Scope struct {
 // filtered listing per 500 queues costs fewer requests.
 const perQueueStats = 100
 
+// Same reports whether two scopes watch the same objects.
+func (s Scope) Same(t Scope) bool {
+	return s.Vhost == t.Vhost && s.Whole == t.Whole && slices.Equal(s.Ladders, t.Ladders)
+}
+
 // Watches reports whether the ladder is in scope.
 func (s Scope) Watches(l topology.Ladder) bool {
 	return len(s.Ladders) == 0 || slices.Contains(s.Ladders, l.Name)
@@ -143,6 +148,31 @@ func NewObserver(scope Scope) Observer {
 // Scope is what the observer watches.
 func (o Observer) Scope() Scope { return o.scope }
 
+// WithScope watches another scope: the console narrows to the ladder it
+// shows and widens back for its ladder list, so that a refresh reads what
+// is on screen. Within the vhost, what is known carries over (the last
+// snapshot, and the movement and waiting histories, which are the
+// queues' whoever watches them); the ladders found are those the new
+// scope watches, and the next read is its snapshot. Another vhost starts
+// afresh.
+func (o Observer) WithScope(s Scope) Observer {
+	switch {
+	case o.scope.Same(s):
+		return o
+	case o.scope.Vhost != s.Vhost:
+		return NewObserver(s).WithIntervals(o.refresh, o.stats)
+	}
+	o.scope = s
+	found := o.found[:0:0]
+	for _, f := range o.found {
+		if s.Watches(f.Ladder) {
+			found = append(found, f)
+		}
+	}
+	o.found, o.due = found, true
+	return o
+}
+
 // WithIntervals sets how often the caller reads (0: unknown) and the
 // broker's statistics interval (0: health.DefaultInterval).
 func (o Observer) WithIntervals(refresh, stats time.Duration) Observer {
@@ -227,8 +257,13 @@ func (o Observer) Resnap() Observer {
 // Observe takes in one reading. again is set when the statistics show a
 // queue that came or went: the structure changed, and the caller should
 // read a snapshot now rather than at the next refresh. A failed snapshot
-// is due again next time.
+// is due again next time. A reading of another scope is ignored.
 func (o Observer) Observe(r Reading) (next Observer, again bool) {
+	if !r.Read.Scope.Same(o.scope) {
+		// Read for the scope before WithScope: it may hold other
+		// ladders' objects, or lack this scope's.
+		return o, false
+	}
 	if r.Err != nil {
 		o.due = o.due || r.Read.Snapshot
 		return o, false
