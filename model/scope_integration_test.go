@@ -255,8 +255,11 @@ func TestConsoleReadsWhatItShows(t *testing.T) {
 	if got := ops.Ladders(a.found); len(got) != 2 {
 		t.Fatalf("the list found %d ladders, want lad and lad2", len(got))
 	}
+	if _, ok := a.merged().Queue("orders"); !ok {
+		t.Error("the list's snapshot lacks lad's target, which publishing checks its route into")
+	}
 	urls, _ := rec.take()
-	unfiltered("the list's first read", urls)
+	unfiltered("the list's first reads", urls)
 	a = answerReads(t, update(t, a, pollMsg{gen: a.pollGen}))
 	urls, listBytes := rec.take()
 	unfiltered("a refresh of the list", urls)

@@ -235,16 +235,34 @@ func (o Observer) Next() Read {
 // every ladder of the vhost, whatever any ladder may be named as well, so
 // that a new ladder is seen.
 func (o Observer) objects() (sc topology.Scope, narrow bool) {
-	var ls []topology.Ladder
-	for _, f := range o.found {
-		ls = append(ls, f.Ladder)
-	}
+	ls := o.ladders()
 	sc = topology.ScopeOf(o.scope.Vhost, ls)
 	if len(o.scope.Ladders) > 0 && len(ls) > 0 {
 		return sc, true
 	}
 	sc.Patterns = append(sc.Patterns, topology.DiscoveryScope().Patterns...)
 	return sc.With(), false
+}
+
+// covered reports whether a scoped read asked for every object of the
+// ladders found: their targets' queues included.
+func (o Observer) covered(read topology.Scope) bool {
+	match := read.Matcher()
+	for _, n := range topology.ScopeOf(o.scope.Vhost, o.ladders()).Names {
+		if !match(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// ladders are the ladders found.
+func (o Observer) ladders() []topology.Ladder {
+	var ls []topology.Ladder
+	for _, f := range o.found {
+		ls = append(ls, f.Ladder)
+	}
+	return ls
 }
 
 // Resnap makes the next read a full snapshot (the operator asked, or a
@@ -255,8 +273,9 @@ func (o Observer) Resnap() Observer {
 }
 
 // Observe takes in one reading. again is set when the statistics show a
-// queue that came or went: the structure changed, and the caller should
-// read a snapshot now rather than at the next refresh. A failed snapshot
+// queue that came or went, or a first snapshot found ladders whose target
+// queues it did not read: the caller should read a snapshot now rather
+// than at the next refresh. A failed snapshot
 // is due again next time. A reading of another scope is ignored.
 func (o Observer) Observe(r Reading) (next Observer, again bool) {
 	if !r.Read.Scope.Same(o.scope) {
@@ -279,6 +298,10 @@ func (o Observer) Observe(r Reading) (next Observer, again bool) {
 		// A snapshot that had to look for the named ladders holds other
 		// ladders' objects too: the next read narrows to theirs.
 		o.due = len(o.scope.Ladders) > 0 && len(o.found) > 0 && r.Scoped && !r.Read.Narrow
+		// One that looked for every ladder read what any ladder may own,
+		// not the queues their targets are, whatever those are named:
+		// read them now, as a new queue calls for.
+		again = len(o.scope.Ladders) == 0 && r.Scoped && !o.covered(r.Read.Objects)
 	} else {
 		o.since++
 		again = !topology.SameQueueNames(r.Queues, o.snap.Queues)
