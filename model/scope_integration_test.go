@@ -80,10 +80,9 @@ func recordMgmt(t *testing.T, cfg broker.Config) (broker.Config, *recorder) {
 	return cfg, rec
 }
 
-// declareOthers declares n exclusive queues prefix00000... on a connection
-// the test keeps open: another application's queues, cheap on every
-// release and gone with the connection.
-func declareOthers(t *testing.T, cfg broker.Config, prefix string, n int) {
+// rawChannel is a plain amqp091 channel to a test vhost, on a connection
+// kept open until the test ends: what other applications declare.
+func rawChannel(t *testing.T, cfg broker.Config) *amqp.Channel {
 	t.Helper()
 	conn, err := amqp.DialConfig(cfg.URL, amqp.Config{Vhost: cfg.Vhost})
 	if err != nil {
@@ -94,6 +93,15 @@ func declareOthers(t *testing.T, cfg broker.Config, prefix string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ch
+}
+
+// declareOthers declares n exclusive queues prefix00000...: another
+// application's queues, cheap on every release and gone with the
+// connection when the test ends.
+func declareOthers(t *testing.T, cfg broker.Config, prefix string, n int) {
+	t.Helper()
+	ch := rawChannel(t, cfg)
 	for i := range n {
 		if _, err := ch.QueueDeclare(fmt.Sprintf("%s%05d", prefix, i), false, false, true, true, nil); err != nil {
 			t.Fatal(err)
@@ -101,23 +109,6 @@ func declareOthers(t *testing.T, cfg broker.Config, prefix string, n int) {
 	}
 	// A channel's methods run in order: once this answers, all are there.
 	if _, err := ch.QueueDeclarePassive(fmt.Sprintf("%s%05d", prefix, n-1), false, false, true, false, nil); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// declareTarget declares a durable queue a ladder delivers to.
-func declareTarget(t *testing.T, cfg broker.Config, name string) {
-	t.Helper()
-	conn, err := amqp.DialConfig(cfg.URL, amqp.Config{Vhost: cfg.Vhost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare(name, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -204,7 +195,9 @@ func TestConsoleReadsWhatItShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	declareTarget(t, cfg, "orders")
+	if _, err := rawChannel(t, cfg).QueueDeclare("orders", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
 	var lad topology.Ladder
 	for _, l := range []topology.Ladder{
 		{Name: "lad", Layout: "direct", Unit: time.Second, Levels: 3, Radix: 2, QueueType: topology.Classic, Targets: []string{"orders"}},
