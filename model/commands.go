@@ -152,7 +152,7 @@ func (a App) purgeCommand(name string) (App, tea.Cmd) {
 		return a.openPurge(ops.PurgeRequest{Queue: name})
 	}
 	if f, err := a.findLadder(name); err == nil {
-		return a.openPurge(ops.PurgeRequest{Ladder: f.Ladder})
+		return a.purgeLadder(f.Ladder)
 	}
 	// Not a ladder, nor a queue of the ladders on screen: another
 	// application's queue, read by name.

@@ -15,40 +15,47 @@ import (
 // The console's snapshot holds only what it shows: the ladders' objects
 // on the list, the open ladder's with a ladder open. An operation on any
 // other queue (peek, replay or purge of a queue named on the command
-// line, a replay's destination) reads that queue by name when it is
-// asked for, in a command, rather than the whole vhost on every refresh.
+// line, a purge of a ladder not on screen, a replay's destination) reads
+// those queues by name when it is asked for, in a command, rather than
+// the whole vhost on every refresh.
 
-// lookupTimeout bounds reading one queue by name.
+// lookupTimeout bounds reading queues by name.
 const lookupTimeout = 15 * time.Second
 
-// lookupQueue reads one queue by name off the UI goroutine; answer words
+// lookupQueues reads queues by name off the UI goroutine; answer words
 // the result as the message its asker expects.
-func lookupQueue(insp broker.Inspector, vhost, name string, answer func(q topology.Queue, found bool, err error) tea.Msg) tea.Cmd {
+func lookupQueues(insp broker.Inspector, vhost string, names []string, answer func(qs []topology.Queue, err error) tea.Msg) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 		defer cancel()
-		return answer(ops.LookupQueue(ctx, insp, vhost, name))
+		return answer(ops.LookupQueues(ctx, insp, vhost, names))
 	}
 }
 
-// queueWant says what a queue looked up by name is for.
+// queueWant says what queues looked up by name are for.
 type queueWant int
 
 const (
 	wantPeek queueWant = iota
 	wantReplay
 	wantPurge
+	wantPurgeLadder
 )
 
-// queueLookedUpMsg answers a lookup the App asked for: the queue, or that
-// the vhost has none of that name, or why it could not be read.
+// queueLookup is what the App asks to read, and why.
+type queueLookup struct {
+	names  []string
+	want   queueWant
+	n      int              // how many to peek
+	ladder *topology.Ladder // the ladder to purge
+}
+
+// queueLookedUpMsg answers a lookup the App asked for: the queues the
+// vhost has of those names, or why they could not be read.
 type queueLookedUpMsg struct {
-	name  string
-	want  queueWant
-	n     int // how many to peek
-	q     topology.Queue
-	found bool
-	err   error
+	queueLookup
+	qs  []topology.Queue
+	err error
 }
 
 // withQueue does what want asks of the named queue: at once when the
@@ -57,9 +64,34 @@ func (a App) withQueue(name string, want queueWant, n int) (App, tea.Cmd) {
 	if q, ok := a.merged().Queue(name); ok {
 		return a.onQueue(q, want, n)
 	}
-	a.busy = "looking up queue " + name
-	return a, lookupQueue(a.insp, a.vhost, name, func(q topology.Queue, found bool, err error) tea.Msg {
-		return queueLookedUpMsg{name: name, want: want, n: n, q: q, found: found, err: err}
+	return a.lookUp(queueLookup{names: []string{name}, want: want, n: n})
+}
+
+// purgeLadder plans a purge of a ladder from the snapshot when the
+// observer reads it, else once its queues have been read by name: with
+// another ladder open, the snapshot holds that one's alone.
+func (a App) purgeLadder(l topology.Ladder) (App, tea.Cmd) {
+	if a.watchesAll() || a.screen == screenLadder && ops.SameLadder(a.ladder.Found().Ladder, l) {
+		return a.openPurge(ops.PurgeRequest{Ladder: l})
+	}
+	var names []string
+	for _, r := range l.Rungs() {
+		names = append(names, r.Queue)
+	}
+	for _, t := range l.Terminals() {
+		names = append(names, t.Queue)
+	}
+	return a.lookUp(queueLookup{names: append(names, l.Targets...), want: wantPurgeLadder, ladder: &l})
+}
+
+// lookUp reads the queues the lookup names, saying so meanwhile.
+func (a App) lookUp(lu queueLookup) (App, tea.Cmd) {
+	a.busy = "looking up queue " + lu.names[0]
+	if lu.ladder != nil {
+		a.busy = "reading the queues of ladder " + lu.ladder.Name
+	}
+	return a, lookupQueues(a.insp, a.vhost, lu.names, func(qs []topology.Queue, err error) tea.Msg {
+		return queueLookedUpMsg{queueLookup: lu, qs: qs, err: err}
 	})
 }
 
@@ -73,12 +105,14 @@ func (a App) queueLookedUp(msg queueLookedUpMsg) (App, tea.Cmd) {
 		return a, nil
 	case msg.err != nil:
 		return a.fail(msg.err.Error())
-	case !msg.found && msg.want == wantPurge:
-		return a.fail(fmt.Sprintf("no queue or ladder %q in vhost %s", msg.name, a.vhost))
-	case !msg.found:
-		return a.fail((&ops.NoQueueError{Queue: msg.name, Vhost: a.vhost}).Error())
+	case msg.want == wantPurgeLadder:
+		return a.openPurgeIn(ops.WithQueues(a.merged(), msg.qs...), ops.PurgeRequest{Ladder: *msg.ladder})
+	case len(msg.qs) == 0 && msg.want == wantPurge:
+		return a.fail(fmt.Sprintf("no queue or ladder %q in vhost %s", msg.names[0], a.vhost))
+	case len(msg.qs) == 0:
+		return a.fail((&ops.NoQueueError{Queue: msg.names[0], Vhost: a.vhost}).Error())
 	}
-	return a.onQueue(msg.q, msg.want, msg.n)
+	return a.onQueue(msg.qs[0], msg.want, msg.n)
 }
 
 func (a App) onQueue(q topology.Queue, want queueWant, n int) (App, tea.Cmd) {
@@ -88,7 +122,7 @@ func (a App) onQueue(q topology.Queue, want queueWant, n int) (App, tea.Cmd) {
 	case wantReplay:
 		return a.replayQueue(q)
 	case wantPurge:
-		return a.openPurgeIn(ops.WithQueue(a.merged(), q), ops.PurgeRequest{Queue: q.Name})
+		return a.openPurgeIn(ops.WithQueues(a.merged(), q), ops.PurgeRequest{Queue: q.Name})
 	}
 	return a.fail(fmt.Sprintf("nothing to do with queue %s", q.Name))
 }
@@ -106,8 +140,12 @@ type destLookedUpMsg struct {
 func (a App) destLookup() func(name string) tea.Cmd {
 	insp, vhost := a.insp, a.vhost
 	return func(name string) tea.Cmd {
-		return lookupQueue(insp, vhost, name, func(q topology.Queue, found bool, err error) tea.Msg {
-			return destLookedUpMsg{name: name, q: q, found: found, err: err}
+		return lookupQueues(insp, vhost, []string{name}, func(qs []topology.Queue, err error) tea.Msg {
+			m := destLookedUpMsg{name: name, err: err, found: len(qs) > 0}
+			if m.found {
+				m.q = qs[0]
+			}
+			return m
 		})
 	}
 }

@@ -326,7 +326,7 @@ func (d replayDialog) destLookedUp(msg destLookedUpMsg) replayDialog {
 	d.looked[msg.name] = true
 	if msg.found {
 		v := *d.scope
-		v.Snap = ops.WithQueue(v.Snap, msg.q)
+		v.Snap = ops.WithQueues(v.Snap, msg.q)
 		d.scope = &v
 	}
 	d.replan()
@@ -517,7 +517,7 @@ func (a App) openReplay(queue string) (App, tea.Cmd) {
 // against the snapshot, q in it, and reads a destination queue the
 // snapshot does not hold by name.
 func (a App) replayQueue(q topology.Queue) (App, tea.Cmd) {
-	snap := ops.WithQueue(a.merged(), q)
+	snap := ops.WithQueues(a.merged(), q)
 	var l *topology.Ladder
 	if f, ok := a.replayLadder(q.Name); ok {
 		l = &f.Ladder

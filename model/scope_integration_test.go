@@ -198,7 +198,7 @@ func TestConsoleReadsWhatItShows(t *testing.T) {
 	if _, err := rawChannel(t, cfg).QueueDeclare("orders", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	var lad topology.Ladder
+	var lad, lad2 topology.Ladder
 	for _, l := range []topology.Ladder{
 		{Name: "lad", Layout: "direct", Unit: time.Second, Levels: 3, Radix: 2, QueueType: topology.Classic, Targets: []string{"orders"}},
 		{Name: "lad2", Layout: "direct", Unit: time.Second, Levels: 2, Radix: 2, QueueType: topology.Classic},
@@ -213,6 +213,8 @@ func TestConsoleReadsWhatItShows(t *testing.T) {
 		}
 		if l.Name == "lad" {
 			lad = l
+		} else {
+			lad2 = l
 		}
 	}
 	declareOthers(t, cfg, "other-", 2000)
@@ -335,6 +337,17 @@ func TestConsoleReadsWhatItShows(t *testing.T) {
 		}
 	}
 	a = keys(t, a, "esc", "esc")
+
+	// Purging another ladder than the one open: its queues read by name,
+	// the confirmation counting every one.
+	a = update(t, a, press(":"))
+	a = typeText(t, a, "purge lad2")
+	m1, cmd := a.Update(press("enter"))
+	a = replies[queueLookedUpMsg](t, m1.(App), cmd)
+	if c := dialogOf[purgeConfirm](t, a); len(c.plan.Queues) != len(lad2.Rungs())+len(lad2.Terminals()) {
+		t.Errorf("purging lad2 with lad open plans %d queues, want its %d", len(c.plan.Queues), len(lad2.Rungs())+len(lad2.Terminals()))
+	}
+	a = keys(t, a, "esc")
 
 	// Peeking a queue the vhost does not have: read by name, one line.
 	a = update(t, a, press(":"))

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -14,35 +15,49 @@ type QueueReader interface {
 	QueueStats(ctx context.Context, vhost string, names []string) ([]topology.Queue, error)
 }
 
-// LookupQueue reads one queue of a vhost by name: what an operation
-// checks when it names a queue the observer's scope does not hold (the
-// console reads only the ladders it shows, so a replay's destination or a
-// peek of another application's queue is not in its snapshot). found is
-// false when the vhost has no such queue. An inspector that cannot read
-// a queue by name reads the vhost's statistics instead.
-func LookupQueue(ctx context.Context, insp Inspector, vhost, name string) (q topology.Queue, found bool, err error) {
-	var qs []topology.Queue
+// LookupQueues reads queues of a vhost by name: what an operation checks
+// when it names queues the observer's scope does not hold (the console
+// reads only the ladders it shows, so a replay's destination, a peek of
+// another application's queue or a purge of a ladder not on screen is not
+// in its snapshot). A queue the vhost does not have is left out. An
+// inspector that cannot read queues by name reads the vhost's statistics
+// instead.
+func LookupQueues(ctx context.Context, insp Inspector, vhost string, names []string) ([]topology.Queue, error) {
+	var (
+		qs  []topology.Queue
+		err error
+	)
 	if qr, ok := insp.(QueueReader); ok {
-		qs, err = qr.QueueStats(ctx, vhost, []string{name})
+		qs, err = qr.QueueStats(ctx, vhost, names)
 	} else {
 		qs, err = insp.Stats(ctx, vhost)
 	}
 	if err != nil {
-		return q, false, fmt.Errorf("look up queue %s: %w", name, err)
+		what := "queue " + names[0]
+		if len(names) > 1 {
+			what = fmt.Sprintf("%d queues", len(names))
+		}
+		return nil, fmt.Errorf("look up %s: %w", what, err)
 	}
-	q, found = topology.Snapshot{Vhost: vhost, Queues: qs}.Queue(name)
-	return q, found, nil
-}
-
-// WithQueue is snap with q in it, replacing a queue of that name: a queue
-// looked up by name joins what an operation checks its request against.
-func WithQueue(snap topology.Snapshot, q topology.Queue) topology.Snapshot {
-	qs := make([]topology.Queue, 0, len(snap.Queues)+1)
-	for _, old := range snap.Queues {
-		if old.Name != q.Name {
-			qs = append(qs, old)
+	var out []topology.Queue
+	for _, q := range qs {
+		if slices.Contains(names, q.Name) {
+			out = append(out, q)
 		}
 	}
-	snap.Queues = append(qs, q)
+	return out, nil
+}
+
+// WithQueues is snap with qs in it, replacing queues of their names:
+// queues looked up by name join what an operation checks its request
+// against.
+func WithQueues(snap topology.Snapshot, qs ...topology.Queue) topology.Snapshot {
+	out := make([]topology.Queue, 0, len(snap.Queues)+len(qs))
+	for _, old := range snap.Queues {
+		if !slices.ContainsFunc(qs, func(q topology.Queue) bool { return q.Name == old.Name }) {
+			out = append(out, old)
+		}
+	}
+	snap.Queues = append(out, qs...)
 	return snap
 }
