@@ -181,12 +181,16 @@ func typeLast[M tea.Msg](t *testing.T, a App, text string) App {
 	return replies[M](t, m.(App), cmd)
 }
 
-// The console reads what it shows, beside 2,000 other queues: the list's
+// The console reads what it shows, beside 2,000 other queues (10,000 in
+// TestConsoleBesideTenThousandQueues, under -tags scale): the list's
 // refreshes read the objects any ladder may own, filtered on the broker;
 // a refresh with a ladder open reads that ladder's queues by name and
 // nothing else. The replay form still checks its destination: a queue
 // outside the ladder, read by name, is accepted; a missing one is refused.
-func TestConsoleReadsWhatItShows(t *testing.T) {
+func TestConsoleReadsWhatItShows(t *testing.T) { consoleReadsWhatItShows(t, 2000) }
+
+// consoleReadsWhatItShows is the test beside others other queues.
+func consoleReadsWhatItShows(t *testing.T, others int) {
 	env := brokertest.Require(t)
 	cfg := env.NewVhost(t)
 	ctx := context.Background()
@@ -217,7 +221,7 @@ func TestConsoleReadsWhatItShows(t *testing.T) {
 			lad2 = l
 		}
 	}
-	declareOthers(t, cfg, "other-", 2000)
+	declareOthers(t, cfg, "other-", others)
 
 	pcfg, rec := recordMgmt(t, cfg)
 	m, err := broker.NewManagement(pcfg)
