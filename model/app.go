@@ -165,9 +165,23 @@ func (a App) Init() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// Update routes a message: sizes, colours and broker replies are handled
-// here, keys go to the overlay, the input line or the screen in front.
+// Update routes a message, then points the refreshes at whatever screen
+// it left in front.
 func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m, cmd := a.route(msg)
+	next, ok := m.(App)
+	if !ok {
+		return m, cmd
+	}
+	if follow := next.followScreen(); follow != nil {
+		return next, tea.Batch(cmd, follow)
+	}
+	return next, cmd
+}
+
+// route handles a message: sizes, colours and broker replies are handled
+// here, keys go to the overlay, the input line or the screen in front.
+func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		a.width, a.height = msg.Width, msg.Height
@@ -202,6 +216,8 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, a.refreshNow()
 	case peekFactsMsg, peekedMsg:
 		return a.updatePeekReply(msg)
+	case queueLookedUpMsg:
+		return a.queueLookedUp(msg)
 	case replayProgressMsg, replayDoneMsg:
 		return a.updateMove(msg)
 	case loggedMsg:
@@ -462,10 +478,15 @@ func (a *App) openPublish(l topology.Ladder, delay, dest string, count int) tea.
 
 // openPurge plans a purge and opens its confirmation.
 func (a App) openPurge(req ops.PurgeRequest) (App, tea.Cmd) {
+	return a.openPurgeIn(a.merged(), req)
+}
+
+// openPurgeIn plans a purge against snap and opens its confirmation.
+func (a App) openPurgeIn(snap topology.Snapshot, req ops.PurgeRequest) (App, tea.Cmd) {
 	if a.readOnly {
 		return a.refuse("purging")
 	}
-	p, err := a.planPurge(req)
+	p, err := a.planPurge(snap, req)
 	if err != nil {
 		return a.fail(err.Error())
 	}
@@ -562,7 +583,12 @@ func (a *App) rebuild() {
 		return
 	}
 	rep := a.obs.Report(a.now())
-	a.list.SetItems(rep.Ladders)
+	if a.watchesAll() {
+		// With a ladder open, the observer knows that ladder alone: the
+		// list keeps what it last showed until it is in front again.
+		a.found = a.obs.Found()
+		a.list.SetItems(rep.Ladders)
+	}
 	if a.screen != screenLadder {
 		return
 	}

@@ -365,7 +365,7 @@ func TestCommandErrors(t *testing.T) {
 		"purge a b":       "usage: :purge",
 		"publish 1 2 3 4": "usage: :publish",
 	} {
-		b, _ := a.runCommand(line)
+		b := runCommand(t, a, line)
 		if b.result.Kind != ui.ResultError || !strings.Contains(b.result.Text, want) {
 			t.Errorf(":%s gave %+v, want an error with %q", line, b.result, want)
 		}

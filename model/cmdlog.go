@@ -240,12 +240,12 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	b := m.b
 	a.use(b)
 	a.context = m.name
-	a.obs, a.found = a.newObserver(), nil
 	a.overview, a.loaded, a.fetchErr, a.pending = broker.Overview{}, false, nil, nil
 	a.screen, a.dialog = screenList, nil
 	a.list = newLadderList(a.vhost, a.styles, a.keys.nav)
 	a.ladder = ladderView{}
 	a.peek = peekView{}
+	a.obs, a.found = a.newObserver(), nil // after the screens: it watches the list's scope
 	a.pollGen++
 	a.result = ui.Result{Kind: ui.ResultOK, Text: "context " + m.name + ": " + b.BrokerLabel + " · vhost " + a.vhost}
 	a.resize()

@@ -151,11 +151,12 @@ func (a App) purgeCommand(name string) (App, tea.Cmd) {
 	if _, ok := a.merged().Queue(name); ok {
 		return a.openPurge(ops.PurgeRequest{Queue: name})
 	}
-	f, err := a.findLadder(name)
-	if err != nil {
-		return a.fail(fmt.Sprintf("no queue or ladder %q in vhost %s", name, a.vhost))
+	if f, err := a.findLadder(name); err == nil {
+		return a.purgeLadder(f.Ladder)
 	}
-	return a.openPurge(ops.PurgeRequest{Ladder: f.Ladder})
+	// Not a ladder, nor a queue of the ladders on screen: another
+	// application's queue, read by name.
+	return a.withQueue(name, wantPurge, 0)
 }
 
 func (a App) refreshCommand(args []string) (App, tea.Cmd) {

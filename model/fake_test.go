@@ -207,10 +207,14 @@ func update(t *testing.T, a App, msg tea.Msg) App {
 	return m.(App)
 }
 
-// load answers the first snapshot request, as the program would.
+// load answers the first snapshot request, as the program would, and the
+// snapshot of the ladder it opened (Options.Ladder) if it opened one.
 func load(t *testing.T, a App, fb *fakeBroker) App {
 	t.Helper()
-	return update(t, a, readMsg{seq: a.pending.seq, r: a.pending.read.Do(context.Background(), fb, a.now)})
+	for i := 0; i < 2 && a.pending != nil; i++ {
+		a = update(t, a, readMsg{seq: a.pending.seq, r: a.pending.read.Do(context.Background(), fb, a.now)})
+	}
+	return a
 }
 
 // run sends a message, then runs the commands it returns (and those they
@@ -317,4 +321,15 @@ func dialogOf[T dialog](t *testing.T, a App) T {
 		t.Fatalf("the dialog open is %T, not %T", a.dialog, d)
 	}
 	return d
+}
+
+// runCommand runs a command line and the commands it returns.
+func runCommand(t *testing.T, a App, line string) App {
+	t.Helper()
+	a, cmd := a.runCommand(line)
+	if cmd == nil {
+		return a
+	}
+	a, _ = run(t, a, settle(cmd))
+	return a
 }

@@ -42,7 +42,7 @@ type PeekFacter interface {
 
 // peekFactsMsg carries a quorum queue's peek facts, read before peeking.
 type peekFactsMsg struct {
-	queue string
+	q     topology.Queue
 	n     int
 	facts broker.PeekFacts
 }
@@ -57,7 +57,7 @@ func fetchPeekFacts(pf PeekFacter, vhost string, q topology.Queue, n int) tea.Cm
 		if err != nil {
 			f.LimitKnown = false
 		}
-		return peekFactsMsg{queue: q.Name, n: n, facts: f}
+		return peekFactsMsg{q: q, n: n, facts: f}
 	}
 }
 
@@ -102,12 +102,13 @@ func (a App) openPeek(queue string, n int) (App, tea.Cmd) {
 	if a.peeker == nil {
 		return a.fail("peeking needs an AMQP connection, and this console has none")
 	}
-	q, ok := a.merged().Queue(queue)
-	if !ok {
-		return a.fail(fmt.Sprintf("no queue %q in vhost %s", queue, a.vhost))
-	}
+	return a.withQueue(queue, wantPeek, n)
+}
+
+// peekQueue weighs the risk of peeking q and peeks.
+func (a App) peekQueue(q topology.Queue, n int) (App, tea.Cmd) {
 	if q.QueueType() == topology.Quorum && a.limits != nil {
-		a.busy = "reading the delivery limit of " + queue
+		a.busy = "reading the delivery limit of " + q.Name
 		return a, fetchPeekFacts(a.limits, a.vhost, q, n)
 	}
 	// A quorum queue's facts are unknown without a management client to
@@ -147,11 +148,7 @@ func (a App) updatePeekReply(msg tea.Msg) (App, tea.Cmd) {
 	a.busy = ""
 	switch msg := msg.(type) {
 	case peekFactsMsg:
-		q, ok := a.merged().Queue(msg.queue)
-		if !ok {
-			return a.fail(fmt.Sprintf("no queue %q in vhost %s", msg.queue, a.vhost))
-		}
-		return a.assessPeek(q, msg.n, msg.facts)
+		return a.assessPeek(msg.q, msg.n, msg.facts)
 	case peekedMsg:
 		a.showPeek(msg)
 	}

@@ -81,7 +81,7 @@ func TestPeekRefusesAQuorumRungUntilForced(t *testing.T) {
 	a, _ := newApp(t, fb, Options{Ladder: "retry4"}, 120, 40)
 	a = load(t, a, fb)
 	a, _ = a.runCommand("peek retry4.rung.02.3")
-	a, _ = run(t, a, peekFactsMsg{queue: "retry4.rung.02.3", n: peekCount, facts: broker.PeekFacts{Limit: 20, LimitKnown: true}})
+	a, _ = run(t, a, peekFactsMsg{q: queueOf(t, a, "retry4.rung.02.3"), n: peekCount, facts: broker.PeekFacts{Limit: 20, LimitKnown: true}})
 	if !isOpen[peekForce](a) || !dialogOf[peekForce](t, a).risk.NeedsForce {
 		t.Fatalf("a quorum rung must be refused: dialog %T risk %+v", a.dialog, dialogOf[peekForce](t, a).risk)
 	}
@@ -95,7 +95,7 @@ func TestPeekRefusesAQuorumRungUntilForced(t *testing.T) {
 
 	// A wrong word does not force it; "force" does.
 	a, _ = a.runCommand("peek retry4.rung.02.3 5")
-	a, _ = run(t, a, peekFactsMsg{queue: "retry4.rung.02.3", n: 5, facts: broker.PeekFacts{Limit: 20, LimitKnown: true}})
+	a, _ = run(t, a, peekFactsMsg{q: queueOf(t, a, "retry4.rung.02.3"), n: 5, facts: broker.PeekFacts{Limit: 20, LimitKnown: true}})
 	a = typeText(t, a, "yes")
 	a = keys(t, a, "enter")
 	if !isOpen[peekForce](a) || !strings.Contains(dialogOf[peekForce](t, a).err, "type force") || len(fb.peeked) != 0 {
@@ -125,7 +125,7 @@ func TestPeekReadsTheDeliveryLimitFirst(t *testing.T) {
 	// The unroutable queue is quorum but no rung: without a limit it is
 	// peeked, and the view says the delivery counts rose.
 	a, _ = a.runCommand("peek retry4.unroutable")
-	a, _ = run(t, a, peekFactsMsg{queue: "retry4.unroutable", n: peekCount, facts: broker.PeekFacts{LimitKnown: true}})
+	a, _ = run(t, a, peekFactsMsg{q: queueOf(t, a, "retry4.unroutable"), n: peekCount, facts: broker.PeekFacts{LimitKnown: true}})
 	if a.screen != screenPeek || !strings.Contains(plainView(t, a), "raised x-delivery-count by 1") {
 		t.Fatalf("quorum queue without a limit: screen %v\n%s", a.screen, plainView(t, a))
 	}
@@ -153,7 +153,7 @@ func TestPeekReadOnly(t *testing.T) {
 	a, _ = newApp(t, fb, Options{Backends: Backends{ReadOnly: true}, Ladder: "retry4"}, 80, 24)
 	a = load(t, a, fb)
 	a, _ = a.runCommand("peek retry4.unroutable")
-	a, _ = run(t, a, peekFactsMsg{queue: "retry4.unroutable", n: peekCount, facts: broker.PeekFacts{LimitKnown: true}})
+	a, _ = run(t, a, peekFactsMsg{q: queueOf(t, a, "retry4.unroutable"), n: peekCount, facts: broker.PeekFacts{LimitKnown: true}})
 	if !isOpen[peekForce](a) || !dialogOf[peekForce](t, a).readOnly {
 		t.Fatalf("read-only must refuse a quorum queue: dialog %T", a.dialog)
 	}
@@ -239,7 +239,7 @@ func TestPeekCommand(t *testing.T) {
 	if a.result.Kind != ui.ResultError || !strings.Contains(a.result.Text, "no queue to peek") {
 		t.Errorf(":peek on the list: %+v", a.result)
 	}
-	a, _ = a.runCommand("peek nope")
+	a = runCommand(t, a, "peek nope")
 	if !strings.Contains(a.result.Text, `no queue "nope"`) {
 		t.Errorf(":peek nope: %+v", a.result)
 	}
@@ -259,4 +259,14 @@ func TestPeekCommand(t *testing.T) {
 	if a.screen != screenList {
 		t.Errorf("esc: screen %v, want the list", a.screen)
 	}
+}
+
+// queueOf is the named queue as the console's snapshot holds it.
+func queueOf(t *testing.T, a App, name string) topology.Queue {
+	t.Helper()
+	q, ok := a.merged().Queue(name)
+	if !ok {
+		t.Fatalf("no queue %s in the console's snapshot", name)
+	}
+	return q
 }

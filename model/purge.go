@@ -26,10 +26,11 @@ type purgeConfirm struct {
 	plan  ops.PurgePlan
 }
 
-// planPurge asks ops what a purge deletes, from the data on screen.
-func (a App) planPurge(req ops.PurgeRequest) (ops.PurgePlan, error) {
+// planPurge asks ops what a purge deletes, from snap: the data on screen,
+// with a queue read by name added.
+func (a App) planPurge(snap topology.Snapshot, req ops.PurgeRequest) (ops.PurgePlan, error) {
 	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
-	return ops.PlanPurge(a.merged(), a.found, v, req)
+	return ops.PlanPurge(snap, a.found, v, req)
 }
 
 // newPurgeConfirm confirms a planned purge: of one queue, or of a ladder.

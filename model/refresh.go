@@ -120,7 +120,7 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 		}
 		a.fetchErr = nil
 		first := !a.loaded
-		a.found, a.loaded, a.refreshed = obs.Found(), obs.Loaded(), obs.At()
+		a.loaded, a.refreshed = obs.Loaded(), obs.At()
 		a.rebuild()
 		if first && a.loaded {
 			a.openInitial()
@@ -147,13 +147,42 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 	return a, nil
 }
 
-// newObserver watches the vhost in use, every ladder in it. It reads the
-// whole vhost: the console's operations (replay to any queue, purge or
-// peek any queue, publish to any target) check their queues against its
-// snapshot, which the ladders' objects alone would not hold.
+// newObserver watches the vhost in use, every ladder in it, for the
+// ladder list: it reads the objects any ladder may own, never the whole
+// vhost, so that a refresh costs what the ladders hold beside however many
+// other queues. An operation on another queue reads it by name (see
+// lookup.go).
 func (a App) newObserver() ops.Observer {
-	return ops.NewObserver(ops.Scope{Vhost: a.vhost, Whole: true}).WithIntervals(a.interval, 0)
+	return ops.NewObserver(a.scope()).WithIntervals(a.interval, 0)
 }
+
+// scope is what the screen in front shows: the ladder open (and a peek
+// from it), else every ladder of the vhost, for the list.
+func (a App) scope() ops.Scope {
+	s := ops.Scope{Vhost: a.vhost}
+	if a.screen == screenLadder || a.screen == screenPeek && a.peek.Back() == screenLadder {
+		s.Ladders = []string{a.ladder.Found().Ladder.Name}
+	}
+	return s
+}
+
+// followScreen points the observer at what the screen now shows and reads
+// it at once: opening a ladder narrows the refreshes to its objects,
+// leaving it widens them to every ladder's again. The request in flight,
+// if any, was for the old scope; its answer is dropped.
+func (a *App) followScreen() tea.Cmd {
+	s := a.scope()
+	if !a.loaded || a.obs.Scope().Same(s) {
+		return nil
+	}
+	a.obs = a.obs.WithScope(s)
+	a.pending = nil
+	return a.startFetch(a.obs.Next())
+}
+
+// watchesAll reports whether the observer watches every ladder of the
+// vhost, as the list shows them.
+func (a App) watchesAll() bool { return len(a.obs.Scope().Ladders) == 0 }
 
 // current reports whether an answer belongs to the request in flight.
 func (a App) current(seq int) bool { return a.pending != nil && a.pending.seq == seq }

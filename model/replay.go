@@ -77,9 +77,16 @@ type replayDialog struct {
 	// ladder is the ladder the messages can be sent back into (the one
 	// open); nil when there is none.
 	ladder *topology.Ladder
-	// scope is what ops checks the form against: the vhost's queues,
-	// ladders and bindings when the dialog opened.
+	// scope is what ops checks the form against: the queues, ladders and
+	// bindings on screen when the dialog opened, and the destination
+	// queues read by name since.
 	scope *ops.BrokerView
+	// lookup reads a destination queue the scope does not hold (nil: none
+	// is read, and such a queue is absent); looked holds the names it
+	// answered for, asking those it is reading.
+	lookup func(name string) tea.Cmd
+	looked map[string]bool
+	asking map[string]bool
 
 	to     replayTo
 	inputs [numReplayFields]textinput.Model
@@ -99,8 +106,9 @@ type replayDialog struct {
 	runErr    string
 }
 
-func newReplayDialog(source string, ready int, l *topology.Ladder, scope *ops.BrokerView, st ui.Styles) replayDialog {
-	d := replayDialog{keys: defaultReplayKeys(), source: source, ready: ready, ladder: l, form: true, scope: scope}
+func newReplayDialog(source string, ready int, l *topology.Ladder, scope *ops.BrokerView, lookup func(string) tea.Cmd, st ui.Styles) replayDialog {
+	d := replayDialog{keys: defaultReplayKeys(), source: source, ready: ready, ladder: l, form: true, scope: scope,
+		lookup: lookup, looked: map[string]bool{}, asking: map[string]bool{}}
 	placeholders := [numReplayFields]string{
 		rfDelay: "90s, 5m, 1h30m",
 		rfQueue: "the queue to move them to",
@@ -188,6 +196,8 @@ func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 			d.counts = msg.p
 		}
 		return d, nil, nil
+	case destLookedUpMsg:
+		return d.destLookedUp(msg), nil, nil
 	case replayDoneMsg:
 		d.phase, d.counts = ui.ReplayDone, msg.p
 		if errors.Is(msg.err, context.Canceled) || msg.p.Stopped == broker.StopCancelled {
@@ -250,7 +260,7 @@ func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 			d.toggle(step)
 			d.err = ""
 			d.replan()
-			return d, nil, nil
+			return d, d.checkDest(), nil
 		}
 	}
 	if d.focus == rfTo {
@@ -260,6 +270,7 @@ func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	cmd := typeInto(&d.inputs[d.focus], msg, &d.err)
 	if d.inputs[d.focus].Value() != before {
 		d.replan()
+		cmd = tea.Batch(cmd, d.checkDest())
 	}
 	return d, cmd, nil
 }
@@ -275,6 +286,52 @@ func (d replayDialog) value(f int) string { return strings.TrimSpace(d.inputs[f]
 
 // replan works the form out again, after it changed.
 func (d *replayDialog) replan() { d.plan, d.planErr = d.makePlan() }
+
+// unread is the destination queue typed when the scope does not hold it
+// and it has not been read by name yet ("" otherwise).
+func (d replayDialog) unread() string {
+	name := d.value(rfQueue)
+	if d.to != toQueue || name == "" || d.lookup == nil || d.scope == nil || d.looked[name] {
+		return ""
+	}
+	if _, ok := d.scope.Snap.Queue(name); ok {
+		return ""
+	}
+	return name
+}
+
+// checkDest reads the destination queue by name when the scope does not
+// hold it: the console's snapshot holds only the ladders' queues, and a
+// replay may go to any queue. Each name is read once.
+func (d *replayDialog) checkDest() tea.Cmd {
+	name := d.unread()
+	if name == "" || d.asking[name] {
+		return nil
+	}
+	d.asking[name] = true
+	return d.lookup(name)
+}
+
+// destLookedUp takes in a destination read by name: a queue that exists
+// joins the scope; one that does not stays out, so the plan refuses it.
+// A failed read is said, and tried again when the name is typed again.
+func (d replayDialog) destLookedUp(msg destLookedUpMsg) replayDialog {
+	delete(d.asking, msg.name)
+	if msg.err != nil {
+		if msg.name == d.value(rfQueue) {
+			d.err = msg.err.Error()
+		}
+		return d
+	}
+	d.looked[msg.name] = true
+	if msg.found {
+		v := *d.scope
+		v.Snap = ops.WithQueues(v.Snap, msg.q)
+		d.scope = &v
+	}
+	d.replan()
+	return d
+}
 
 // makePlan reads the form into the request rungs replay builds from its
 // flags, and has ops check and plan it.
@@ -295,6 +352,9 @@ func (d replayDialog) makePlan() (ops.ReplayPlan, error) {
 	case toQueue:
 		if req.To.Queue = d.value(rfQueue); req.To.Queue == "" {
 			return ops.ReplayPlan{}, errors.New("queue: type the queue to move them to")
+		}
+		if name := d.unread(); name != "" {
+			return ops.ReplayPlan{}, fmt.Errorf("queue: looking up %s …", name)
 		}
 	case toLadder:
 		s := d.value(rfDelay)
@@ -450,16 +510,19 @@ func (a App) openReplay(queue string) (App, tea.Cmd) {
 	if a.mover == nil {
 		return a.fail("replaying needs an AMQP connection, and this console has none")
 	}
-	snap := a.merged()
-	q, ok := snap.Queue(queue)
-	if !ok {
-		return a.fail(fmt.Sprintf("no queue %q in vhost %s", queue, a.vhost))
-	}
+	return a.withQueue(queue, wantReplay, 0)
+}
+
+// replayQueue opens the replay form for q. The form checks its request
+// against the snapshot, q in it, and reads a destination queue the
+// snapshot does not hold by name.
+func (a App) replayQueue(q topology.Queue) (App, tea.Cmd) {
+	snap := ops.WithQueues(a.merged(), q)
 	var l *topology.Ladder
-	if f, ok := a.replayLadder(queue); ok {
+	if f, ok := a.replayLadder(q.Name); ok {
 		l = &f.Ladder
 	}
-	d := newReplayDialog(queue, int(q.Stats.Ready), l, &ops.BrokerView{Snap: snap, Found: a.found, Graph: topology.NewGraph(snap)}, a.styles)
+	d := newReplayDialog(q.Name, int(q.Stats.Ready), l, &ops.BrokerView{Snap: snap, Found: a.found, Graph: topology.NewGraph(snap)}, a.destLookup(), a.styles)
 	init := d.Init()
 	return a, a.open(d, init)
 }

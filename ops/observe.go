@@ -48,6 +48,11 @@ type Scope struct {
 // filtered listing per 500 queues costs fewer requests.
 const perQueueStats = 100
 
+// Same reports whether two scopes watch the same objects.
+func (s Scope) Same(t Scope) bool {
+	return s.Vhost == t.Vhost && s.Whole == t.Whole && slices.Equal(s.Ladders, t.Ladders)
+}
+
 // Watches reports whether the ladder is in scope.
 func (s Scope) Watches(l topology.Ladder) bool {
 	return len(s.Ladders) == 0 || slices.Contains(s.Ladders, l.Name)
@@ -143,6 +148,31 @@ func NewObserver(scope Scope) Observer {
 // Scope is what the observer watches.
 func (o Observer) Scope() Scope { return o.scope }
 
+// WithScope watches another scope: the console narrows to the ladder it
+// shows and widens back for its ladder list, so that a refresh reads what
+// is on screen. Within the vhost, what is known carries over (the last
+// snapshot, and the movement and waiting histories, which are the
+// queues' whoever watches them); the ladders found are those the new
+// scope watches, and the next read is its snapshot. Another vhost starts
+// afresh.
+func (o Observer) WithScope(s Scope) Observer {
+	switch {
+	case o.scope.Same(s):
+		return o
+	case o.scope.Vhost != s.Vhost:
+		return NewObserver(s).WithIntervals(o.refresh, o.stats)
+	}
+	o.scope = s
+	found := o.found[:0:0]
+	for _, f := range o.found {
+		if s.Watches(f.Ladder) {
+			found = append(found, f)
+		}
+	}
+	o.found, o.due = found, true
+	return o
+}
+
 // WithIntervals sets how often the caller reads (0: unknown) and the
 // broker's statistics interval (0: health.DefaultInterval).
 func (o Observer) WithIntervals(refresh, stats time.Duration) Observer {
@@ -205,16 +235,34 @@ func (o Observer) Next() Read {
 // every ladder of the vhost, whatever any ladder may be named as well, so
 // that a new ladder is seen.
 func (o Observer) objects() (sc topology.Scope, narrow bool) {
-	var ls []topology.Ladder
-	for _, f := range o.found {
-		ls = append(ls, f.Ladder)
-	}
+	ls := o.ladders()
 	sc = topology.ScopeOf(o.scope.Vhost, ls)
 	if len(o.scope.Ladders) > 0 && len(ls) > 0 {
 		return sc, true
 	}
 	sc.Patterns = append(sc.Patterns, topology.DiscoveryScope().Patterns...)
 	return sc.With(), false
+}
+
+// covered reports whether a scoped read asked for every object of the
+// ladders found: their targets' queues included.
+func (o Observer) covered(read topology.Scope) bool {
+	match := read.Matcher()
+	for _, n := range topology.ScopeOf(o.scope.Vhost, o.ladders()).Names {
+		if !match(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// ladders are the ladders found.
+func (o Observer) ladders() []topology.Ladder {
+	var ls []topology.Ladder
+	for _, f := range o.found {
+		ls = append(ls, f.Ladder)
+	}
+	return ls
 }
 
 // Resnap makes the next read a full snapshot (the operator asked, or a
@@ -225,10 +273,16 @@ func (o Observer) Resnap() Observer {
 }
 
 // Observe takes in one reading. again is set when the statistics show a
-// queue that came or went: the structure changed, and the caller should
-// read a snapshot now rather than at the next refresh. A failed snapshot
-// is due again next time.
+// queue that came or went, or a first snapshot found ladders whose target
+// queues it did not read: the caller should read a snapshot now rather
+// than at the next refresh. A failed snapshot
+// is due again next time. A reading of another scope is ignored.
 func (o Observer) Observe(r Reading) (next Observer, again bool) {
+	if !r.Read.Scope.Same(o.scope) {
+		// Read for the scope before WithScope: it may hold other
+		// ladders' objects, or lack this scope's.
+		return o, false
+	}
 	if r.Err != nil {
 		o.due = o.due || r.Read.Snapshot
 		return o, false
@@ -244,6 +298,10 @@ func (o Observer) Observe(r Reading) (next Observer, again bool) {
 		// A snapshot that had to look for the named ladders holds other
 		// ladders' objects too: the next read narrows to theirs.
 		o.due = len(o.scope.Ladders) > 0 && len(o.found) > 0 && r.Scoped && !r.Read.Narrow
+		// One that looked for every ladder read what any ladder may own,
+		// not the queues their targets are, whatever those are named:
+		// read them now, as a new queue calls for.
+		again = len(o.scope.Ladders) == 0 && r.Scoped && !o.covered(r.Read.Objects)
 	} else {
 		o.since++
 		again = !topology.SameQueueNames(r.Queues, o.snap.Queues)

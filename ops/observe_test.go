@@ -254,3 +254,41 @@ func TestObserverScope(t *testing.T) {
 		t.Fatalf("scope b: %d ladders", len(rep.Ladders))
 	}
 }
+
+// TestObserverWithScope narrows and widens an observer, as the console
+// does when a ladder opens and closes: what it knows carries over, the
+// ladders found follow the scope, the next read is the new scope's
+// snapshot, and a reading taken for the old scope is ignored.
+func TestObserverWithScope(t *testing.T) {
+	l := quorumLadder(t)
+	rec := &recorded{snaps: []topology.Snapshot{with(l, nil)}}
+	c := &clock{time.Unix(1700000000, 0)}
+	all := Scope{Vhost: "/"}
+	o, _, err := NewObserver(all).Refresh(context.Background(), rec, c.now)
+	if err != nil || len(o.Found()) != 1 {
+		t.Fatalf("first read: %d ladders found, %v", len(o.Found()), err)
+	}
+	stale := o.Next().Do(context.Background(), rec, c.now)
+	if same := o.WithScope(Scope{Vhost: "/"}); same.Next().Snapshot {
+		t.Error("the same scope again forces a snapshot")
+	}
+
+	jobs := o.WithScope(Scope{Vhost: "/", Ladders: []string{"jobs"}})
+	if len(jobs.Found()) != 1 || !jobs.Loaded() || !jobs.Next().Snapshot || !jobs.Scope().Same(Scope{Vhost: "/", Ladders: []string{"jobs"}}) {
+		t.Fatalf("narrowed to jobs: %d found, loaded %v, next %+v", len(jobs.Found()), jobs.Loaded(), jobs.Next())
+	}
+	if other := o.WithScope(Scope{Vhost: "/", Ladders: []string{"other"}}); len(other.Found()) != 0 || len(other.Snapshot().Queues) == 0 {
+		t.Errorf("narrowed to another ladder: %d found, %d queues kept", len(other.Found()), len(other.Snapshot().Queues))
+	}
+	c.t = c.t.Add(time.Minute)
+	if ignored, again := jobs.Observe(stale); again || !ignored.At().Equal(jobs.At()) || !ignored.Next().Snapshot {
+		t.Error("a reading taken for the old scope was taken in")
+	}
+	if fresh := o.WithScope(Scope{Vhost: "other"}); fresh.Loaded() || len(fresh.Found()) != 0 {
+		t.Error("another vhost starts with what the old one held")
+	}
+	back := jobs.WithScope(all)
+	if back, _, err = back.Refresh(context.Background(), rec, c.now); err != nil || len(back.Found()) != 1 || !back.At().Equal(c.t) {
+		t.Fatalf("widened again: %d found, at %v, %v", len(back.Found()), back.At(), err)
+	}
+}
