@@ -83,8 +83,8 @@ for v in "${versions[@]}"; do
 	# The scale tests (10,000 other queues in a vhost, 100 vhosts of
 	# ladders) load the broker enough to slow other tests' management
 	# requests past their timeouts, so they run alone, one at a time.
-	step "go test -tags scale ./broker (RabbitMQ ${RUNGS_RABBITMQ:-at $RUNGS_MGMT_URL})"
-	go test -count=1 -p 1 -tags scale -run 'BesideTenThousand|TwoHundredLadders' ./broker "$@"
+	step "go test -tags scale ./broker ./model (RabbitMQ ${RUNGS_RABBITMQ:-at $RUNGS_MGMT_URL})"
+	go test -count=1 -p 1 -tags scale -run 'BesideTenThousand|TwoHundredLadders' ./broker ./model "$@"
 done
 
 step "goreleaser check and snapshot (into dist/)"
