@@ -75,8 +75,8 @@ func TestFaultStallCures(t *testing.T) {
 			fresh = append(fresh, q)
 		}
 	}
-	t.Logf("%v: a node restart (judged %s after it answered): of %d stalled rungs %d drained %v, %d still stalled %v; %d newly stalled %v",
-		ver, time.Since(upAt).Round(time.Second), len(before), len(cured), cured, len(again), again, len(fresh), fresh)
+	t.Logf("%v: a node restart (judged %s after it answered): of %d stalled rungs %d drained %v, %d still stalled %v; %d newly stalled %v (waiting before %v, after %v)",
+		ver, time.Since(upAt).Round(time.Second), len(before), len(cured), cured, len(again), again, len(fresh), fresh, before, after)
 
 	// A Ra member restart on whatever is stalled now.
 	script, err := filepath.Abs("../scripts/broker.sh")
