@@ -254,7 +254,10 @@ func sortedKeys(m map[string]int64) []string {
 // stall makes stall the way the broker does in the field: a restart while
 // they are in flight.
 type stallRun struct {
-	n           *node
+	n           *node // nil on a cluster
+	cfg         broker.Config
+	restart     func(downUntil time.Time) // stop the broker, start it again at downUntil
+	logTail     func(lines int) string
 	env         []string
 	mgmt        *broker.Management
 	ladders     []string
@@ -275,9 +278,24 @@ const stallPerRun = 100
 // needs fewer restarts.
 func newStallRun(t *testing.T, role string, ladders ...string) *stallRun {
 	n := startNode(t, role, 0, nil)
-	s := &stallRun{n: n, env: n.rungsEnv(), ladders: ladders, confirmed: map[string]int{}, publishedAt: map[string]time.Time{}}
+	s := applyStallLadders(t, n.config(), func(until time.Time) {
+		n.must("down")
+		time.Sleep(time.Until(until))
+		n.must("up")
+	}, n.logTail, ladders...)
+	s.n = n
+	return s
+}
+
+// applyStallLadders applies the ladders through cfg's vhost /.
+func applyStallLadders(t *testing.T, cfg broker.Config, restart func(time.Time), logTail func(int) string, ladders ...string) *stallRun {
+	s := &stallRun{
+		cfg: cfg, restart: restart, logTail: logTail, ladders: ladders,
+		env:       []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=/"},
+		confirmed: map[string]int{}, publishedAt: map[string]time.Time{},
+	}
 	var err error
-	if s.mgmt, err = broker.NewManagement(n.config()); err != nil {
+	if s.mgmt, err = broker.NewManagement(cfg); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range ladders {
@@ -327,9 +345,7 @@ func (s *stallRun) stall(t *testing.T) {
 			}
 		}
 		wg.Wait()
-		s.n.must("down")
-		time.Sleep(time.Until(started.Add(downUntil[attempt-1])))
-		s.n.must("up")
+		s.restart(started.Add(downUntil[attempt-1]))
 		s.upAt = time.Now()
 		s.restarts = attempt
 		s.stalled = waitForExpired(t, s.mgmt, s.found)
@@ -363,7 +379,7 @@ func (s *stallRun) deliverAll(t *testing.T, waited int64) {
 	}
 	foreign := 0
 	for _, l := range s.ladders {
-		consumeUntil(t, s.n.config(), l+".done", 3*time.Minute, 30*time.Second,
+		consumeUntil(t, s.cfg, l+".done", 3*time.Minute, 30*time.Second,
 			func(d broker.Delivery) {
 				i := strings.LastIndexByte(d.MessageID, '-')
 				if i < 0 || got[d.MessageID[:i+1]] == nil {
@@ -393,14 +409,14 @@ func (s *stallRun) deliverAll(t *testing.T, waited int64) {
 		// Where they might be: every queue still holding something.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if qs, err := s.mgmt.Stats(ctx, s.n.config().Vhost); err == nil {
+		if qs, err := s.mgmt.Stats(ctx, "/"); err == nil {
 			for _, q := range qs {
 				if q.Stats.Messages() > 0 {
 					t.Logf("  %s: %d ready, %d unacked, %d waiting to be dead-lettered", q.Name, q.Stats.Ready, q.Stats.Unacked, q.Stats.Expired)
 				}
 			}
 		}
-		t.Logf("node log tail:\n%s", s.n.logTail(40))
+		t.Logf("node log tail:\n%s", s.logTail(40))
 	}
 	if foreign > 0 {
 		t.Errorf("%d messages nobody sent", foreign)
