@@ -169,7 +169,9 @@ func (m *Management) MoveLeader(ctx context.Context, vhost, queue string) (from,
 		return "", "", err
 	}
 	base := "queues/quorum/" + url.PathEscape(vhost) + "/" + url.PathEscape(queue) + "/replicas/"
-	if err := m.send(ctx, http.MethodDelete, base+"delete", body); err != nil {
+	// These routes answer 406 to "Accept: application/json" (4.0.5 and
+	// 4.3.6): they offer no JSON.
+	if err := m.sendAccepting(ctx, http.MethodDelete, base+"delete", body, ""); err != nil {
 		return from, "", fmt.Errorf("remove the leader %s of queue %s: %w", from, queue, err)
 	}
 	readd := fmt.Sprintf("the member on %s was removed: add it back with rabbitmq-queues add_member --vhost %s %s %s", from, vhost, queue, from)
@@ -184,7 +186,7 @@ func (m *Management) MoveLeader(ctx context.Context, vhost, queue string) (from,
 	// The removal is asynchronous (202): until it is done the broker
 	// refuses the node as a member it already has.
 	for {
-		err = m.send(ctx, http.MethodPost, base+"add", body)
+		err = m.sendAccepting(ctx, http.MethodPost, base+"add", body, "")
 		if err == nil {
 			return from, to, nil
 		}
