@@ -129,11 +129,7 @@ func TestFaultStalledQuorumLadder(t *testing.T) {
 		rest[ladderOfRung(q)] = append(rest[ladderOfRung(q)], q)
 	}
 	if len(rest) > 0 {
-		script, err := filepath.Abs("../scripts/broker.sh")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctl := "env " + strings.Join(n.env, " ") + " bash " + script + " ctl"
+		ctl := s.ctl(t)
 		for l, qs := range rest {
 			start = time.Now()
 			args := append([]string{"unstall", "--ladder", l, "--yes", "--rabbitmqctl", ctl}, qs...)
@@ -421,4 +417,14 @@ func (s *stallRun) deliverAll(t *testing.T, waited int64) {
 	if foreign > 0 {
 		t.Errorf("%d messages nobody sent", foreign)
 	}
+}
+
+// ctl is the --rabbitmqctl prefix that reaches the run's node.
+func (s *stallRun) ctl(t *testing.T) string {
+	t.Helper()
+	script, err := filepath.Abs("../scripts/broker.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "env " + strings.Join(s.n.env, " ") + " bash " + script + " ctl"
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,11 +78,7 @@ func TestFaultStallCures(t *testing.T) {
 		ver, time.Since(upAt).Round(time.Second), len(before), len(cured), cured, len(again), again, len(fresh), fresh, before, after)
 
 	// A Ra member restart on whatever is stalled now.
-	script, err := filepath.Abs("../scripts/broker.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl := "env " + strings.Join(s.n.env, " ") + " bash " + script + " ctl"
+	ctl := s.ctl(t)
 	rest := map[string][]string{} // ladder → its stalled rungs
 	for q := range after {
 		rest[ladderOfRung(q)] = append(rest[ladderOfRung(q)], q)
