@@ -49,8 +49,9 @@ on the broker's release (measured on 3.10.8, 4.0.5 and 4.3.6):
     removes the member that leads the queue, waits for another to be
     elected (which starts a dead-letter worker of its own), and adds the
     removed node back as a follower. That needs a queue of two members or
-    more (a cluster) and an administrator; on a single node unstall says so
-    and needs --rabbitmqctl.
+    more (a cluster) and a user the broker lets change members (meant for
+    administrators); on a single node unstall says so and needs
+    --rabbitmqctl.
 
 With --rabbitmqctl PREFIX it instead restarts each queue's Ra member on its
 leader node through rabbitmqctl eval; PREFIX is how to run rabbitmqctl
