@@ -55,9 +55,10 @@ func TestFaultStallCures(t *testing.T) {
 	}
 
 	// A restart of the node, on every rung still stalled. What it cures is
-	// a race, like the stall it is (4.3.6: 3 of 6 rungs drained, the other
-	// 3 stalled again, none newly), so the test records it and asserts
-	// only that the Ra member restart below cures whatever is left.
+	// a race, like the stall it is (4.3.6, two runs: 3 of 6 and 1 of 3
+	// rungs drained, the rest stayed stalled, none newly), so the test
+	// records it and asserts only that the Ra member restart below cures
+	// whatever is left.
 	before := still
 	s.n.must("down")
 	s.n.must("up")
