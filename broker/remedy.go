@@ -39,6 +39,12 @@ import (
 // With node access, restarting the queue's Ra member (RaftRestartExpr)
 // cures it too: the member's leader starts a new dead-letter worker.
 //
+// On 4.3.6 the policy does not (measured twice), while the Ra member
+// restart does, and in a cluster so does any change of leader: removing
+// the leading member through the management API (MoveLeader) drained every
+// stalled rung it was tried on, removing a follower did not. See
+// topology.Version.StallRemedy.
+//
 // Left alone, a stalled rung on our single test nodes moved on by itself
 // after 2 to 4.5 minutes (3.10) and within 3.2 minutes (4.0), one run
 // each; the issue measured 8 minutes and more. Either is far longer than a
