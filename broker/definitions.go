@@ -143,6 +143,11 @@ func (m *Management) ImportDefinitions(ctx context.Context, vhost string, data [
 // send makes a request with a JSON body and discards a successful answer.
 // Errors are *APIError or transport errors, scrubbed of credentials.
 func (m *Management) send(ctx context.Context, method, path string, body []byte) error {
+	return m.sendAccepting(ctx, method, path, body, "application/json")
+}
+
+// sendAccepting is send with the Accept header given ("" for none).
+func (m *Management) sendAccepting(ctx context.Context, method, path string, body []byte, accept string) error {
 	apiPath := "/api/" + path
 	req, err := http.NewRequestWithContext(ctx, method, m.ep.mgmtURL+apiPath, bytes.NewReader(body))
 	if err != nil {
@@ -150,7 +155,9 @@ func (m *Management) send(ctx context.Context, method, path string, body []byte)
 	}
 	req.SetBasicAuth(m.ep.mgmtUser, m.ep.mgmtPass)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	res, err := m.http.Do(req)
 	if err != nil {
 		return m.ep.redact(fmt.Errorf("management API %s %s at %s: %w", method, apiPath, m.ep.mgmtURL, m.transportError(ctx, err)))

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -37,6 +38,12 @@ import (
 //
 // With node access, restarting the queue's Ra member (RaftRestartExpr)
 // cures it too: the member's leader starts a new dead-letter worker.
+//
+// On 4.3.6 the policy does not (measured twice), while the Ra member
+// restart does, and in a cluster so does any change of leader: removing
+// the leading member through the management API (MoveLeader) drained every
+// stalled rung it was tried on, removing a follower did not. See
+// topology.Version.StallRemedy.
 //
 // Left alone, a stalled rung on our single test nodes moved on by itself
 // after 2 to 4.5 minutes (3.10) and within 3.2 minutes (4.0), one run
@@ -124,6 +131,85 @@ func nudgePolicy(q topology.Queue, dlx string, policies []Policy) Policy {
 		ApplyTo:    "queues",
 		Priority:   priority,
 		Definition: def,
+	}
+}
+
+// QuorumMembers is a quorum queue's leader and members as the management
+// API reports them (node names).
+func (m *Management) QuorumMembers(ctx context.Context, vhost, queue string) (leader string, members []string, err error) {
+	var q struct {
+		Leader  string   `json:"leader"`
+		Members []string `json:"members"`
+	}
+	path := "queues/" + url.PathEscape(vhost) + "/" + url.PathEscape(queue)
+	if err := m.get(ctx, path, url.Values{"columns": {"leader,members"}}, &q); err != nil {
+		return "", nil, fmt.Errorf("read the members of queue %s: %w", queue, err)
+	}
+	return q.Leader, q.Members, nil
+}
+
+// leaderMovePoll is how often MoveLeader re-reads the queue while it waits
+// for another member to lead it, or for the broker to take the old one back.
+const leaderMovePoll = 500 * time.Millisecond
+
+// MoveLeader removes the member that leads a quorum queue, waits for
+// another member to be elected, and adds the removed node back as a
+// follower, all through the management API (see
+// topology.RemedyLeaderMove). The new leader starts a dead-letter worker of
+// its own. It needs a queue of two members or more and a broker with the
+// membership API (topology.Version.QuorumMembershipAPI); ctx bounds the
+// whole move. If the node cannot be added back, the error says how to.
+func (m *Management) MoveLeader(ctx context.Context, vhost, queue string) (from, to string, err error) {
+	if m.ep.readOnly {
+		return "", "", ErrReadOnly
+	}
+	from, members, err := m.QuorumMembers(ctx, vhost, queue)
+	if err != nil {
+		return "", "", err
+	}
+	if from == "" || len(members) < 2 {
+		return "", "", fmt.Errorf("queue %s has %d member(s) and leader %q: no other member can lead it", queue, len(members), from)
+	}
+	body, err := json.Marshal(map[string]string{"node": from})
+	if err != nil {
+		return "", "", err
+	}
+	base := "queues/quorum/" + url.PathEscape(vhost) + "/" + url.PathEscape(queue) + "/replicas/"
+	// These routes answer 406 to "Accept: application/json" (4.0.5 and
+	// 4.3.6): they offer no JSON.
+	if err := m.sendAccepting(ctx, http.MethodDelete, base+"delete", body, ""); err != nil {
+		return from, "", fmt.Errorf("remove the leader %s of queue %s: %w", from, queue, err)
+	}
+	readd := fmt.Sprintf("the member on %s was removed: add it back with rabbitmq-queues add_member --vhost %s %s %s", from, vhost, queue, from)
+	for to == "" || to == from {
+		if err := sleepCtx(ctx, leaderMovePoll); err != nil {
+			return from, "", fmt.Errorf("queue %s elected no other leader (%w); %s", queue, err, readd)
+		}
+		if to, _, err = m.QuorumMembers(ctx, vhost, queue); err != nil {
+			return from, "", fmt.Errorf("%w; %s", err, readd)
+		}
+	}
+	// The removal is asynchronous (202): until it is done the broker
+	// refuses the node as a member it already has.
+	for {
+		err = m.sendAccepting(ctx, http.MethodPost, base+"add", body, "")
+		if err == nil {
+			return from, to, nil
+		}
+		if serr := sleepCtx(ctx, leaderMovePoll); serr != nil {
+			return from, to, fmt.Errorf("add %s back to queue %s: %w; %s", from, queue, err, readd)
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

@@ -71,16 +71,19 @@ func (e *env) watchStalls(ctx context.Context, insp ops.Inspector, o ops.Observe
 }
 
 // unstallHint is the command that cures the named stalled rungs on this
-// release: from 4.3 only a Ra member restart does (see
-// topology.Version.PolicyNudgeRevivesDeadLettering), which needs node access.
+// release (see topology.Version.StallRemedy): from 4.3 a policy does not,
+// so unstall moves the leaders of a cluster's rungs, and a single node's
+// need a Ra member restart through rabbitmqctl.
 func unstallHint(l topology.Ladder, queues []string, v topology.Version) string {
 	cmd := "rungs unstall --ladder " + l.Name
 	if l.Vhost != "" && l.Vhost != "/" {
 		cmd += " --vhost " + l.Vhost
 	}
-	if !v.PolicyNudgeRevivesDeadLettering() {
-		return fmt.Sprintf("%s --rabbitmqctl PREFIX (restarts the Ra member of %s through rabbitmqctl on the node; on RabbitMQ %s a policy does not revive a stalled rung; nothing is purged)",
-			cmd, strings.Join(queues, ", "), v)
+	rungs := strings.Join(queues, ", ")
+	if v.PolicyNudgeRevivesDeadLettering() {
+		return fmt.Sprintf("%s (restarts the dead-letter worker of %s; nothing is purged)", cmd, rungs)
 	}
-	return fmt.Sprintf("%s (restarts the dead-letter worker of %s; nothing is purged)", cmd, strings.Join(queues, ", "))
+	return fmt.Sprintf("%s (on RabbitMQ %s a policy does not revive a stalled rung: in a cluster it moves the leader of %s to another member; "+
+		"on a single node add --rabbitmqctl PREFIX, which restarts the Ra member through rabbitmqctl on the node; nothing is purged)",
+		cmd, v, rungs)
 }

@@ -36,21 +36,29 @@ Without RUNG it finds the ladder's stalled rungs itself, which takes up to
 15s of watching. A named RUNG must be a rung of the ladder with expired
 messages waiting.
 
-By default it works through the management API: it declares, for each rung,
-a policy that matches that queue alone and changes nothing (it repeats the
-policy that applied before and the rung's own dead-letter exchange), which
-makes the quorum queue start its dead-letter worker again, and deletes the
-policy once the rung drains. This needs a user who may set policies
-(policymaker or administrator tag).
+By default it works through the management API, with what revives a rung
+on the broker's release (measured on 3.10.8, 4.0.5 and 4.3.6):
+
+  - before 4.3, it declares for each rung a policy that matches that queue
+    alone and changes nothing (it repeats the policy that applied before and
+    the rung's own dead-letter exchange), which makes the quorum queue start
+    its dead-letter worker again, and deletes the policy once the rung
+    drains; this needs a user who may set policies (policymaker or
+    administrator tag);
+  - from 4.3, where a policy does not, it moves each rung's leader: it
+    removes the member that leads the queue, waits for another to be
+    elected (which starts a dead-letter worker of its own), and adds the
+    removed node back as a follower. That needs a queue of two members or
+    more (a cluster) and a user the broker lets change members (meant for
+    administrators); on a single node unstall says so and needs
+    --rabbitmqctl.
 
 With --rabbitmqctl PREFIX it instead restarts each queue's Ra member on its
 leader node through rabbitmqctl eval; PREFIX is how to run rabbitmqctl
 against the node, e.g. "rabbitmqctl -n rabbit@host" or
 "kubectl exec rabbit-0 -- rabbitmqctl". When the policy does not get a rung
 moving and no PREFIX is given, unstall prints the rabbitmqctl command to run
-on the node. On RabbitMQ 4.3 a policy does not revive a stalled rung
-(measured on 4.3.6), so there unstall needs --rabbitmqctl. --read-only
-refuses it.`,
+on the node. --read-only refuses it.`,
 		Example: `  rungs unstall --ladder jobs
   rungs unstall --ladder jobs jobs.rung.03.1 --yes
   rungs unstall --ladder jobs --rabbitmqctl "kubectl exec rabbit-0 -- rabbitmqctl"`,
@@ -58,7 +66,7 @@ refuses it.`,
 			return e.runUnstall(cmd.Context(), args, ctl)
 		},
 	}
-	cmd.Flags().StringVar(&ctl, "rabbitmqctl", "", "command prefix that runs rabbitmqctl against the node: restart the Ra member instead of declaring a policy")
+	cmd.Flags().StringVar(&ctl, "rabbitmqctl", "", "command prefix that runs rabbitmqctl against the node: restart the Ra member instead of working through the management API")
 	cmd.Flags().BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
 	return cmd
 }
@@ -129,15 +137,16 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 		names = append(names, t.queue.Name)
 		total += t.before
 	}
+	remedy := topology.RemedyRaRestart
+	how := "restart each queue's Ra member with " + ctl
 	if ctl == "" {
-		if ver, err := e.mgmt.Version(ctx); err == nil && !ver.PolicyNudgeRevivesDeadLettering() {
-			return fmt.Errorf("on RabbitMQ %s a policy does not get a stalled rung's dead-letter worker going (measured on 4.3.6): "+
-				"run unstall with --rabbitmqctl PREFIX to restart its Ra member; nothing was changed", ver)
+		if remedy, err = e.stallRemedy(ctx, targets); err != nil {
+			return err
 		}
-	}
-	how := "declare a no-op policy on each (deleted again afterwards)"
-	if ctl != "" {
-		how = "restart each queue's Ra member with " + ctl
+		how = "declare a no-op policy on each (deleted again afterwards)"
+		if remedy == topology.RemedyLeaderMove {
+			how = "move each rung's leader to another member (remove the leading member, then add it back)"
+		}
 	}
 	what := fmt.Sprintf("unstall %s in vhost %s (%s waiting to be dead-lettered): %s",
 		strings.Join(short(names, 4), ", "), e.vhost(), topology.Counted(total, "expired message", "expired messages"), how)
@@ -155,10 +164,52 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	if err := e.confirm(what, l.Name); err != nil {
 		return err
 	}
-	if ctl != "" {
-		return e.unstallRaft(ctx, targets, ctl)
+	switch remedy {
+	case topology.RemedyLeaderMove:
+		return e.unstallLeaderMove(ctx, targets)
+	case topology.RemedyPolicy:
+		return e.unstallPolicy(ctx, targets)
 	}
-	return e.unstallPolicy(ctx, targets)
+	return e.unstallRaft(ctx, targets, ctl)
+}
+
+// stallRemedy is the remedy without node access for every target on this
+// broker (topology.Version.StallRemedy), or an error naming --rabbitmqctl
+// where a target has none.
+func (e *env) stallRemedy(ctx context.Context, targets []stalledRung) (topology.StallRemedy, error) {
+	ver, err := e.mgmt.Version(ctx)
+	if err != nil || ver.PolicyNudgeRevivesDeadLettering() {
+		return topology.RemedyPolicy, nil
+	}
+	for _, t := range targets {
+		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		_, members, err := e.mgmt.QuorumMembers(cctx, e.vhost(), t.queue.Name)
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("%w; nothing was changed", err)
+		}
+		if ver.StallRemedy(len(members)) != topology.RemedyLeaderMove {
+			return 0, fmt.Errorf("on RabbitMQ %s a policy does not get a stalled rung's dead-letter worker going (measured on 4.3.6), "+
+				"and %s has %s, so no other can take over: run unstall with --rabbitmqctl PREFIX to restart its Ra member; nothing was changed",
+				ver, t.queue.Name, topology.Counted(int64(len(members)), "member", "members"))
+		}
+	}
+	return topology.RemedyLeaderMove, nil
+}
+
+// unstallLeaderMove moves every target's leader to another member, then
+// waits for each waiting count to fall.
+func (e *env) unstallLeaderMove(ctx context.Context, targets []stalledRung) error {
+	for _, t := range targets {
+		cctx, cancel := context.WithTimeout(ctx, max(e.opts.timeout, 30*time.Second))
+		from, to, err := e.mgmt.MoveLeader(cctx, e.vhost(), t.queue.Name)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.queue.Name, err)
+		}
+		fmt.Fprintf(e.Out, "%s: moved its leader from %s to %s (%s is a follower again)\n", t.queue.Name, from, to, from)
+	}
+	return e.reportDrain(ctx, targets, "the leader move")
 }
 
 // unstallPolicy nudges every target with a policy, waits for each waiting
@@ -210,12 +261,18 @@ func (e *env) unstallRaft(ctx context.Context, targets []stalledRung, prefix str
 		}
 		fmt.Fprintf(e.Out, "%s: restarted Ra member %s\n", t.queue.Name, lastLine(out))
 	}
+	return e.reportDrain(ctx, targets, "the Ra member restart")
+}
+
+// reportDrain verifies that every target drains after a remedy, and fails
+// naming those that do not.
+func (e *env) reportDrain(ctx context.Context, targets []stalledRung, remedy string) error {
 	stuck, err := e.verifyDrain(ctx, targets)
 	if err != nil {
 		return err
 	}
 	if len(stuck) > 0 {
-		return fmt.Errorf("%s still not draining after the Ra member restart; see the node's log", strings.Join(stalledNames(stuck), ", "))
+		return fmt.Errorf("%s still not draining after %s; see the node's log", strings.Join(stalledNames(stuck), ", "), remedy)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // cluster is a cluster of the test's own, run by scripts/cluster.sh.
@@ -297,4 +299,62 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 	if len(left) > 0 {
 		t.Errorf("messages left in the ladder: %v", left)
 	}
+}
+
+// TestClusterStallCures restarts the whole cluster while two quorum
+// ladders are in flight until some rungs stall (rabbitmq-server #12625, as
+// on a single node), then cures each stalled rung with what `rungs
+// unstall` does by default on the release (topology.Version.StallRemedy):
+// a policy before 4.3, from 4.3 a move of the rung's leader through the
+// management API. Every confirmed message must arrive, none early.
+func TestClusterStallCures(t *testing.T) {
+	c := startCluster(t, 3)
+	_, cfg1 := c.node(1)
+	s := applyStallLadders(t, cfg1, func(until time.Time) {
+		if err := c.script("down"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(until))
+		if err := c.script("up"); err != nil {
+			t.Fatal(err)
+		}
+	}, c.logTail, "cs", "csb")
+	s.stall(t)
+	ver, err := s.mgmt.Version(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waited int64
+	byLadder := map[string][]string{}
+	for q, n := range s.stalled {
+		waited += n
+		byLadder[ladderOfRung(q)] = append(byLadder[ladderOfRung(q)], q)
+	}
+	t.Logf("%v: %d cluster restarts stalled %d rungs (%d messages): %v", ver, s.restarts, len(s.stalled), waited, s.stalled)
+	want := "declared policy"
+	if ver.StallRemedy(3) == topology.RemedyLeaderMove {
+		want = "moved its leader"
+	}
+	for l, qs := range byLadder {
+		start := time.Now()
+		out := mustRungs(t, s.env, append([]string{"unstall", "--ladder", l, "--yes"}, qs...)...)
+		t.Logf("%v: unstall %v (%s):\n%s", ver, qs, time.Since(start).Round(time.Millisecond), out)
+		if strings.Count(out, want) != len(qs) || strings.Count(out, ": draining") != len(qs) {
+			t.Errorf("%v: unstall did not %s and drain %v:\n%s", ver, want, qs, out)
+		}
+	}
+	for q := range s.stalled {
+		if _, members, err := s.mgmt.QuorumMembers(context.Background(), "/", q); err != nil || len(members) != 3 {
+			t.Errorf("%s after unstall: members %v (%v), want all three", q, members, err)
+		}
+	}
+	s.deliverAll(t, waited)
+}
+
+// logTail is the last lines of every node's log.
+func (c *cluster) logTail(lines int) string {
+	dir := strings.TrimPrefix(c.env[0], "RUNGS_CLUSTER_DIR=")
+	logs, _ := filepath.Glob(filepath.Join(dir, "n*", "log", "*.log"))
+	out, _ := exec.Command("tail", append([]string{"-n", strconv.Itoa(lines)}, logs...)...).CombinedOutput()
+	return string(out)
 }

@@ -27,77 +27,12 @@ import (
 // rabbitmqctl); every confirmed message must arrive, none early,
 // duplicates counted.
 func TestFaultStalledQuorumLadder(t *testing.T) {
-	n := startNode(t, "stall", 0, nil)
-	env := n.rungsEnv()
-	const (
-		perRun  = 100 // per ladder and delay, 15 delays
-		minimum = 5
-		maximum = 19
-	)
-	// Two ladders: each restart races in twice as many rungs, so that a
-	// stall needs fewer restarts.
-	ladders := []string{"stall", "stallb"}
-	mgmt, err := broker.NewManagement(n.config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []topology.Found
-	for _, l := range ladders {
-		mustRungs(t, env, "apply", "--ladder", l, "--unit", "1ms", "--levels", "6", "--queue-type", "quorum")
-		found = append(found, topology.Found{Ladder: ladderOf(t, mgmt, l)})
-	}
-
+	s := newStallRun(t, "stall", "stall", "stallb")
+	n, env, mgmt, found := s.n, s.env, s.mgmt, s.found
 	m := newTerm(t, 120, 40, env, rungsBinary(t)+" --refresh 1s; echo rungs-exit=$?; sleep 600")
 	m.waitFor("the ladder list", text("stallb"), 30*time.Second)
-
-	// The stall is a race inside the broker: a restart does not always
-	// cause one. What stalls is a rung whose messages expire while the
-	// node is down or booting: at boot the queue expires them before the
-	// dead-letter exchange (3.10: "Cannot forward any dead-letter messages
-	// ... exchange ... does not exist") or the next rungs (4.0: "... this
-	// can happen if the dead-letter routing topology is misconfigured") are
-	// there, logged once, and its worker never tries again. Each attempt
-	// keeps the node down until a different point of level 3 (4s to 16s
-	// rungs) after the publish. Every attempt's messages count.
-	downUntil := []time.Duration{21 * time.Second, 0, 10 * time.Second, 21 * time.Second, 0, 10 * time.Second}
-	confirmed := map[string]int{}         // id prefix → confirmed
-	publishedAt := map[string]time.Time{} // id prefix → when its publish began
-	var upAt time.Time
-	stalled := map[string]int64{}
-	for attempt := 1; attempt <= len(downUntil) && len(stalled) == 0; attempt++ {
-		started := time.Now()
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		for _, l := range ladders {
-			for d := minimum; d <= maximum; d++ {
-				prefix := fmt.Sprintf("%s-a%d-%02ds-", l, attempt, d)
-				publishedAt[prefix] = time.Now()
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := rungs(t, env, "publish", "--ladder", l, "--delay", strconv.Itoa(d)+"s", "--count", strconv.Itoa(perRun), "--id-prefix", prefix, "--json")
-					var rep publishReport
-					if err := json.Unmarshal([]byte(r.out), &rep); err != nil || r.code != 0 {
-						t.Errorf("publish %s: exit %d %v\n%s%s", prefix, r.code, err, r.out, r.errOut)
-					}
-					mu.Lock()
-					confirmed[prefix] = rep.Confirmed
-					mu.Unlock()
-				}()
-			}
-		}
-		wg.Wait()
-		n.must("down")
-		time.Sleep(time.Until(started.Add(downUntil[attempt-1])))
-		n.must("up")
-		upAt = time.Now()
-		stalled = waitForExpired(t, mgmt, found)
-		t.Logf("attempt %d (down from the publish's end until %s after its start, %s): rungs with expired messages waiting: %v",
-			attempt, downUntil[attempt-1], upAt.Sub(started).Round(time.Second), stalled)
-	}
-	if len(stalled) == 0 {
-		t.Fatalf("%d restarts in flight left no rung with expired messages waiting; the broker did not stall", len(downUntil))
-	}
+	s.stall(t)
+	stalled, upAt := s.stalled, s.upAt
 	var total int64
 	for _, c := range stalled {
 		total += c
@@ -194,11 +129,7 @@ func TestFaultStalledQuorumLadder(t *testing.T) {
 		rest[ladderOfRung(q)] = append(rest[ladderOfRung(q)], q)
 	}
 	if len(rest) > 0 {
-		script, err := filepath.Abs("../scripts/broker.sh")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctl := "env " + strings.Join(n.env, " ") + " bash " + script + " ctl"
+		ctl := s.ctl(t)
 		for l, qs := range rest {
 			start = time.Now()
 			args := append([]string{"unstall", "--ladder", l, "--yes", "--rabbitmqctl", ctl}, qs...)
@@ -214,66 +145,7 @@ func TestFaultStalledQuorumLadder(t *testing.T) {
 	}
 	m.waitGone("the console's stalled count", stalledRungs, 2*time.Minute)
 
-	// Every confirmed message arrives, none early; duplicates are counted.
-	got := map[string]*arrivals{}
-	want := map[string]int{} // ladder → confirmed
-	for p, c := range confirmed {
-		got[p] = newArrivals()
-		want[ladderOfPrefix(p)] += c
-	}
-	seen := func(l string) int {
-		s := 0
-		for p, a := range got {
-			if ladderOfPrefix(p) == l {
-				s += len(a.seen)
-			}
-		}
-		return s
-	}
-	foreign := 0
-	for _, l := range ladders {
-		consumeUntil(t, n.config(), l+".done", 3*time.Minute, 30*time.Second,
-			func(d broker.Delivery) {
-				i := strings.LastIndexByte(d.MessageID, '-')
-				if i < 0 || got[d.MessageID[:i+1]] == nil {
-					foreign++
-					return
-				}
-				p := d.MessageID[:i+1]
-				got[p].record(d, p, perRun, publishedAt[p])
-			},
-			func() bool { return seen(l) >= want[l] })
-	}
-	lost, dups, early, arrived, sent := 0, 0, 0, 0, 0
-	for p, a := range got {
-		lost += confirmed[p] - len(a.seen)
-		dups += a.duplicates()
-		early += len(a.early)
-		arrived += len(a.seen)
-		sent += confirmed[p]
-		if len(a.early) > 0 {
-			t.Errorf("%s: %d arrived early, e.g. %v", p, len(a.early), a.early[:min(3, len(a.early))])
-		}
-	}
-	t.Logf("confirmed %d, arrived %d distinct, %d duplicates, %d early, %d foreign; %d had waited in stalled rungs",
-		sent, arrived, dups, early, foreign, total)
-	if lost > 0 {
-		t.Errorf("lost %d confirmed messages", lost)
-		// Where they might be: every queue still holding something.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if qs, err := mgmt.Stats(ctx, n.config().Vhost); err == nil {
-			for _, q := range qs {
-				if q.Stats.Messages() > 0 {
-					t.Logf("  %s: %d ready, %d unacked, %d waiting to be dead-lettered", q.Name, q.Stats.Ready, q.Stats.Unacked, q.Stats.Expired)
-				}
-			}
-		}
-		t.Logf("node log tail:\n%s", n.logTail(40))
-	}
-	if foreign > 0 {
-		t.Errorf("%d messages nobody sent", foreign)
-	}
+	s.deliverAll(t, total)
 	m.keys("q")
 	m.waitFor("a clean exit", text("rungs-exit=0"), 10*time.Second)
 }
@@ -372,4 +244,187 @@ func sortedKeys(m map[string]int64) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// stallRun is a node of the test's own with quorum ladders on it, which
+// stall makes stall the way the broker does in the field: a restart while
+// they are in flight.
+type stallRun struct {
+	n           *node // nil on a cluster
+	cfg         broker.Config
+	restart     func(downUntil time.Time) // stop the broker, start it again at downUntil
+	logTail     func(lines int) string
+	env         []string
+	mgmt        *broker.Management
+	ladders     []string
+	found       []topology.Found
+	confirmed   map[string]int       // id prefix → confirmed
+	publishedAt map[string]time.Time // id prefix → when its publish began
+	upAt        time.Time            // when the last restart's node answered
+	restarts    int                  // how many restarts stall took
+	stalled     map[string]int64     // rung → expired messages waiting
+}
+
+// stallPerRun is how many messages each attempt publishes per ladder and
+// delay (15 delays, 5s to 19s).
+const stallPerRun = 100
+
+// newStallRun starts node ROLE and applies each ladder: quorum, 1ms units,
+// 6 levels. More ladders race in more rungs per restart, so that a stall
+// needs fewer restarts.
+func newStallRun(t *testing.T, role string, ladders ...string) *stallRun {
+	n := startNode(t, role, 0, nil)
+	s := applyStallLadders(t, n.config(), func(until time.Time) {
+		n.must("down")
+		time.Sleep(time.Until(until))
+		n.must("up")
+	}, n.logTail, ladders...)
+	s.n = n
+	return s
+}
+
+// applyStallLadders applies the ladders through cfg's vhost /.
+func applyStallLadders(t *testing.T, cfg broker.Config, restart func(time.Time), logTail func(int) string, ladders ...string) *stallRun {
+	s := &stallRun{
+		cfg: cfg, restart: restart, logTail: logTail, ladders: ladders,
+		env:       []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=/"},
+		confirmed: map[string]int{}, publishedAt: map[string]time.Time{},
+	}
+	var err error
+	if s.mgmt, err = broker.NewManagement(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ladders {
+		mustRungs(t, s.env, "apply", "--ladder", l, "--unit", "1ms", "--levels", "6", "--queue-type", "quorum")
+		s.found = append(s.found, topology.Found{Ladder: ladderOf(t, s.mgmt, l)})
+	}
+	return s
+}
+
+// stall publishes into every ladder and restarts the node mid-flight until
+// some rung's expired messages wait to be dead-lettered for good
+// (s.stalled); it fails the test if six restarts leave none.
+func (s *stallRun) stall(t *testing.T) {
+	t.Helper()
+	const minimum, maximum = 5, 19
+	// The stall is a race inside the broker: a restart does not always
+	// cause one. What stalls is a rung whose messages expire while the
+	// node is down or booting: at boot the queue expires them before the
+	// dead-letter exchange (3.10: "Cannot forward any dead-letter messages
+	// ... exchange ... does not exist") or the next rungs (4.0: "... this
+	// can happen if the dead-letter routing topology is misconfigured") are
+	// there, logged once, and its worker never tries again. Each attempt
+	// keeps the node down until a different point of level 3 (4s to 16s
+	// rungs) after the publish. Every attempt's messages count.
+	downUntil := []time.Duration{21 * time.Second, 0, 10 * time.Second, 21 * time.Second, 0, 10 * time.Second}
+	s.stalled = nil
+	for attempt := 1; attempt <= len(downUntil) && len(s.stalled) == 0; attempt++ {
+		started := time.Now()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for _, l := range s.ladders {
+			for d := minimum; d <= maximum; d++ {
+				prefix := fmt.Sprintf("%s-a%d-%02ds-", l, attempt, d)
+				s.publishedAt[prefix] = time.Now()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := rungs(t, s.env, "publish", "--ladder", l, "--delay", strconv.Itoa(d)+"s", "--count", strconv.Itoa(stallPerRun), "--id-prefix", prefix, "--json")
+					var rep publishReport
+					if err := json.Unmarshal([]byte(r.out), &rep); err != nil || r.code != 0 {
+						t.Errorf("publish %s: exit %d %v\n%s%s", prefix, r.code, err, r.out, r.errOut)
+					}
+					mu.Lock()
+					s.confirmed[prefix] = rep.Confirmed
+					mu.Unlock()
+				}()
+			}
+		}
+		wg.Wait()
+		s.restart(started.Add(downUntil[attempt-1]))
+		s.upAt = time.Now()
+		s.restarts = attempt
+		s.stalled = waitForExpired(t, s.mgmt, s.found)
+		t.Logf("attempt %d (down from the publish's end until %s after its start, %s): rungs with expired messages waiting: %v",
+			attempt, downUntil[attempt-1], s.upAt.Sub(started).Round(time.Second), s.stalled)
+	}
+	if len(s.stalled) == 0 {
+		t.Fatalf("%d restarts in flight left no rung with expired messages waiting; the broker did not stall", len(downUntil))
+	}
+}
+
+// deliverAll consumes every ladder's target until each confirmed message
+// has arrived: none may be lost or early; duplicates are counted. waited
+// is how many had waited in stalled rungs, for the log.
+func (s *stallRun) deliverAll(t *testing.T, waited int64) {
+	t.Helper()
+	got := map[string]*arrivals{}
+	want := map[string]int{} // ladder → confirmed
+	for p, c := range s.confirmed {
+		got[p] = newArrivals()
+		want[ladderOfPrefix(p)] += c
+	}
+	seen := func(l string) int {
+		n := 0
+		for p, a := range got {
+			if ladderOfPrefix(p) == l {
+				n += len(a.seen)
+			}
+		}
+		return n
+	}
+	foreign := 0
+	for _, l := range s.ladders {
+		consumeUntil(t, s.cfg, l+".done", 3*time.Minute, 30*time.Second,
+			func(d broker.Delivery) {
+				i := strings.LastIndexByte(d.MessageID, '-')
+				if i < 0 || got[d.MessageID[:i+1]] == nil {
+					foreign++
+					return
+				}
+				p := d.MessageID[:i+1]
+				got[p].record(d, p, stallPerRun, s.publishedAt[p])
+			},
+			func() bool { return seen(l) >= want[l] })
+	}
+	lost, dups, early, arrived, sent := 0, 0, 0, 0, 0
+	for p, a := range got {
+		lost += s.confirmed[p] - len(a.seen)
+		dups += a.duplicates()
+		early += len(a.early)
+		arrived += len(a.seen)
+		sent += s.confirmed[p]
+		if len(a.early) > 0 {
+			t.Errorf("%s: %d arrived early, e.g. %v", p, len(a.early), a.early[:min(3, len(a.early))])
+		}
+	}
+	t.Logf("confirmed %d, arrived %d distinct, %d duplicates, %d early, %d foreign; %d had waited in stalled rungs",
+		sent, arrived, dups, early, foreign, waited)
+	if lost > 0 {
+		t.Errorf("lost %d confirmed messages", lost)
+		// Where they might be: every queue still holding something.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if qs, err := s.mgmt.Stats(ctx, "/"); err == nil {
+			for _, q := range qs {
+				if q.Stats.Messages() > 0 {
+					t.Logf("  %s: %d ready, %d unacked, %d waiting to be dead-lettered", q.Name, q.Stats.Ready, q.Stats.Unacked, q.Stats.Expired)
+				}
+			}
+		}
+		t.Logf("node log tail:\n%s", s.logTail(40))
+	}
+	if foreign > 0 {
+		t.Errorf("%d messages nobody sent", foreign)
+	}
+}
+
+// ctl is the --rabbitmqctl prefix that reaches the run's node.
+func (s *stallRun) ctl(t *testing.T) string {
+	t.Helper()
+	script, err := filepath.Abs("../scripts/broker.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "env " + strings.Join(s.n.env, " ") + " bash " + script + " ctl"
 }

@@ -199,3 +199,41 @@ func Oldest(vs ...Version) Version {
 func (v Version) PolicyNudgeRevivesDeadLettering() bool {
 	return !v.AtLeast(4, 3, 0)
 }
+
+// QuorumMembershipAPI reports whether the management API changes a quorum
+// queue's members (DELETE /api/queues/quorum/VHOST/NAME/replicas/delete and
+// POST .../replicas/add, each with {"node": NODE}). Measured: the routes
+// answer on 4.0.5 and 4.3.6; 3.10.8 has none (the HTTP API reference of
+// neither lists them).
+func (v Version) QuorumMembershipAPI() bool { return v.AtLeast(4, 0, 0) }
+
+// StallRemedy is how `rungs unstall` revives a stalled quorum rung.
+type StallRemedy int
+
+const (
+	// RemedyRaRestart restarts the queue's Ra member through rabbitmqctl
+	// on a node: it revived every stalled rung it was tried on (3.10.8,
+	// 4.0.5, 4.3.6), but needs node access.
+	RemedyRaRestart StallRemedy = iota
+	// RemedyPolicy applies a policy that changes nothing (see
+	// PolicyNudgeRevivesDeadLettering).
+	RemedyPolicy
+	// RemedyLeaderMove removes the member that leads the queue and adds it
+	// back, through the management API: another member is elected and
+	// starts a dead-letter worker of its own. Measured on a 4.3.6 cluster
+	// of three: it drained both stalled rungs it was tried on within a
+	// statistics interval, where removing and re-adding a follower did not.
+	RemedyLeaderMove
+)
+
+// StallRemedy is the remedy that needs no node access for a stalled rung
+// with that many members, or RemedyRaRestart where there is none.
+func (v Version) StallRemedy(members int) StallRemedy {
+	switch {
+	case v.PolicyNudgeRevivesDeadLettering():
+		return RemedyPolicy
+	case members >= 2 && v.QuorumMembershipAPI():
+		return RemedyLeaderMove
+	}
+	return RemedyRaRestart
+}
