@@ -34,7 +34,8 @@ func (t timed) Stats(ctx context.Context, vhost string) ([]topology.Queue, error
 // reads ladders: one snapshot of scope through an ops.Observer, the
 // console's. Stalled dead-lettering shows only across samples, so when a
 // rung holds expired messages waiting to be dead-lettered the observer
-// watches it (ops.Observer.WatchStalls, up to 15s) before judging. The
+// watches it (ops.Observer.WatchStalls, up to 15s, less once every such
+// rung has dead-lettered some) before judging. The
 // report is as of the last reading. found lists the ladders in scope, for
 // a command to refuse a name that is not there before it waits.
 func (e *env) observe(ctx context.Context, scope ops.Scope, found func([]topology.Found) error) (health.Report, error) {
@@ -64,7 +65,7 @@ func (e *env) observe(ctx context.Context, scope ops.Scope, found func([]topolog
 func (e *env) watchStalls(ctx context.Context, insp ops.Inspector, o ops.Observer) (ops.Observer, error) {
 	return o.WatchStalls(ctx, insp, time.Now, ops.Sleep, func(w ops.StallWatch) {
 		if !e.opts.json {
-			fmt.Fprintf(e.Err, "%s with expired messages waiting to be dead-lettered: watching for %s whether they drain…\n",
+			fmt.Fprintf(e.Err, "%s with expired messages waiting to be dead-lettered: watching up to %s whether they drain…\n",
 				topology.Counted(w.Rungs, "rung", "rungs"), topology.FormatSpan(w.Window))
 		}
 	})

@@ -86,6 +86,18 @@ func (w Waits) Observe(qs []topology.Queue, at time.Time) Waits {
 	return out
 }
 
+// MovedSince reports whether every queue with something waiting has seen
+// its count fall (or started waiting) after t: none of them can then be
+// judged stalled from a history that began at t.
+func (w Waits) MovedSince(t time.Time) bool {
+	for _, x := range w {
+		if !x.since.After(t) {
+			return false
+		}
+	}
+	return true
+}
+
 // Waited is how long a queue's waiting count has stayed above zero without
 // falling, as of now; 0 when it has nothing waiting.
 func (w Waits) Waited(queue string, now time.Time) time.Duration {

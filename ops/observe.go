@@ -379,9 +379,12 @@ func (o Observer) Waiting() StallWatch {
 // When no rung in scope holds expired messages waiting to be
 // dead-lettered, it returns at once. When some do, it tells start how long
 // it will watch, then re-reads the statistics every StallSampleEvery until
-// that window has passed. A healthy rung's count falls (or empties)
-// within it; a stalled rung's never does. sleep waits (or returns the
-// context's error); now is the clock.
+// that window has passed, or until every waiting rung's count has fallen:
+// a rung that dead-letters is not stalled, and a busy ladder (half a
+// million expired messages in the scale phase, always some waiting) would
+// otherwise cost every status the whole window. A stalled rung's count
+// never falls. sleep waits (or returns the context's error); now is the
+// clock.
 func (o Observer) WatchStalls(ctx context.Context, insp Inspector, now func() time.Time, sleep func(context.Context, time.Duration) error, start func(StallWatch)) (Observer, error) {
 	sw := o.Waiting()
 	if sw.Rungs == 0 {
@@ -403,6 +406,9 @@ func (o Observer) WatchStalls(ctx context.Context, insp Inspector, now func() ti
 			return o, fmt.Errorf("%s: %w", r.Read.Op(), r.Err)
 		}
 		o, _ = o.Observe(r)
+		if o.waits.MovedSince(begin) {
+			break
+		}
 	}
 	return o, nil
 }

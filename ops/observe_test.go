@@ -177,6 +177,37 @@ func TestObserverStall(t *testing.T) {
 	}
 }
 
+// TestObserverWatchEndsWhenAllDrain feeds two waiting rungs whose counts
+// both fall (a busy ladder, as in the scale phase): the watch ends at the
+// first sample that shows them both falling, not after the whole window,
+// and neither is stalled.
+func TestObserverWatchEndsWhenAllDrain(t *testing.T) {
+	l := quorumLadder(t)
+	rs := l.Rungs()
+	var snaps []topology.Snapshot
+	for i := 0; i < 10; i++ {
+		snaps = append(snaps, with(l, map[string]topology.QueueStats{
+			rs[0].Queue: {Expired: int64(500 - 100*i)},
+			rs[1].Queue: {Ready: 3, Expired: int64(400 - 10*i), PublishRate: 1},
+		}))
+	}
+	rec := &recorded{snaps: snaps}
+	c := &clock{time.Unix(1700000000, 0)}
+	o, _, err := NewObserver(Scope{Vhost: "/"}).Refresh(context.Background(), rec, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err = o.WatchStalls(context.Background(), rec, c.now, c.sleep, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rec.stat != 1 {
+		t.Errorf("watched %d samples, want 1: both counts fell at the first", rec.stat)
+	}
+	if r := o.Report(o.At()); r.Totals.Stalled != 0 || r.Totals.Attention() != 0 {
+		t.Errorf("draining rungs judged: %+v", r.Totals)
+	}
+}
+
 // TestObserverMovement feeds a rung whose depth stands still: stuck once
 // it has not moved for its TTL and two intervals, and not stalled. A rung
 // whose depth moves is neither.
