@@ -112,7 +112,9 @@ func DefaultOptions() Options {
 func SmokeOptions() Options {
 	o := DefaultOptions()
 	o.Duration, o.Warmup = time.Second, 200*time.Millisecond
-	o.DelayBits, o.Rounds, o.Queues, o.MaxMessages = 6, 1, 100, 300
+	// 8 binary levels (2 at radix 16) hold the 6-bit delays: every hop is
+	// still taken, and a quorum ladder declares 30 rungs instead of 90.
+	o.Levels, o.DelayBits, o.Rounds, o.Queues, o.MaxMessages = 8, 6, 1, 100, 300
 	o.Smoke = true
 	return o
 }
