@@ -257,7 +257,8 @@ func TestMarkdownLayoutPair(t *testing.T) {
 	r.DefaultDesign, r.OtherDesign = "prefix r16 quorum", "direct r16 quorum"
 	r.Unsafe = []UnsafeDesign{{Design: "direct r16 quorum", Why: "not measured: broken here"}}
 	markdownHas(t, r.Markdown(),
-		"| direct r16 quorum (the default's shape, **other layout**) (not measured: broken here) | – |",
+		"| direct r16 quorum (the default's shape, **other layout**) (**unsafe on this version**, below) | – |",
+		"- direct r16 quorum: not measured: broken here.",
 		"Not compared: direct r16 quorum was not measured on this broker.")
 }
 

@@ -476,6 +476,7 @@ func (r Report) Markdown() string {
 		w("| %s |%s\n", r.label(u), strings.Repeat(" – |", 10))
 	}
 	w("\n")
+	r.writeUnsafe(w)
 	r.writeLayoutPair(w)
 
 	c := r.Console
@@ -619,10 +620,22 @@ func (r Report) label(design string) string {
 	}
 	for _, u := range r.Unsafe {
 		if u.Design == design {
-			out += " (" + u.Why + ")"
+			out += " (**unsafe on this version**, below)"
 		}
 	}
 	return out
+}
+
+// writeUnsafe says why each unsafe design is so on this broker.
+func (r Report) writeUnsafe(w func(string, ...any)) {
+	if len(r.Unsafe) == 0 {
+		return
+	}
+	w("### Unsafe on RabbitMQ %s\n\n", r.Broker.RabbitMQ)
+	for _, u := range r.Unsafe {
+		w("- %s: %s.\n", u.Design, u.Why)
+	}
+	w("\n")
 }
 
 // formatUS prints microseconds, or "–" when not measured.
