@@ -270,3 +270,21 @@ func markdownHas(t *testing.T, md string, wants ...string) {
 		}
 	}
 }
+
+// The direct ÷ prefix target pairs ladders of one queue type only.
+func TestRelativeTargetsByQueueType(t *testing.T) {
+	r := Report{Throughput: []Design{
+		{Name: "direct r16", Layout: "direct", Radix: 16, QueueType: "classic", DeliveredPerS: 4000},
+		{Name: "direct r16 quorum", Layout: "direct", Radix: 16, QueueType: "quorum", DeliveredPerS: 3000},
+		{Name: "prefix r16 quorum", Layout: "prefix", Radix: 16, QueueType: "quorum", DeliveredPerS: 2500},
+	}}
+	var got []string
+	for _, tg := range r.targets() {
+		if strings.Contains(tg.Name, "÷ prefix") {
+			got = append(got, tg.Name)
+		}
+	}
+	if want := "direct r16 quorum throughput ÷ prefix r16 quorum throughput (the default's margin over the topic ladder: ≥ 1.5 on 4.0, ≥ 1.0 on 3.10)"; len(got) != 1 || got[0] != want {
+		t.Fatalf("targets %q, want [%q]", got, want)
+	}
+}

@@ -339,9 +339,11 @@ func (r Report) targets() []Target {
 			})
 		}
 	}
-	design := func(layout string, radix int) (Design, bool) {
+	// Ladders are compared with ladders of their own queue type: the
+	// default's quorum rows beside the classic ones must not pair across.
+	design := func(layout string, radix int, qt string) (Design, bool) {
 		for _, d := range r.Throughput {
-			if d.Layout == layout && d.Radix == radix && d.DeliveredPerS > 0 {
+			if d.Layout == layout && d.Radix == radix && d.DeliveredPerS > 0 && (d.QueueType == qt || d.QueueType == "" && qt == string(topology.Classic)) {
 				return d, true
 			}
 		}
@@ -354,16 +356,19 @@ func (r Report) targets() []Target {
 			Got: fmt.Sprintf("%.2f (%s ÷ %s msg/s)", x, formatRate(a.DeliveredPerS), formatRate(b.DeliveredPerS)), Met: x >= want,
 		})
 	}
-	if binary, ok := design("prefix", 2); ok {
+	classic := string(topology.Classic)
+	if binary, ok := design("prefix", 2, classic); ok {
 		for _, lay := range []string{"prefix", "direct"} {
-			if d, ok := design(lay, topology.DefaultRadix); ok {
+			if d, ok := design(lay, topology.DefaultRadix, classic); ok {
 				relative(d, binary, 2.5, "")
 			}
 		}
 	}
-	if topic, ok := design("prefix", topology.DefaultRadix); ok {
-		if direct, ok := design("direct", topology.DefaultRadix); ok {
-			relative(direct, topic, 1.5, " (the default's margin over the topic ladder: ≥ 1.5 on 4.0, ≥ 1.0 on 3.10)")
+	for _, qt := range []string{classic, string(topology.Quorum)} {
+		if topic, ok := design("prefix", topology.DefaultRadix, qt); ok {
+			if direct, ok := design("direct", topology.DefaultRadix, qt); ok {
+				relative(direct, topic, 1.5, " (the default's margin over the topic ladder: ≥ 1.5 on 4.0, ≥ 1.0 on 3.10)")
+			}
 		}
 	}
 	if r.Console.RenderNs > 0 {
