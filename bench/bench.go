@@ -112,7 +112,9 @@ func DefaultOptions() Options {
 func SmokeOptions() Options {
 	o := DefaultOptions()
 	o.Duration, o.Warmup = time.Second, 200*time.Millisecond
-	o.DelayBits, o.Rounds, o.Queues, o.MaxMessages = 6, 1, 100, 300
+	// 8 binary levels (2 at radix 16) hold the 6-bit delays: every hop is
+	// still taken, and a quorum ladder declares 30 rungs instead of 90.
+	o.Levels, o.DelayBits, o.Rounds, o.Queues, o.MaxMessages = 8, 6, 1, 100, 300
 	o.Smoke = true
 	return o
 }
@@ -214,35 +216,93 @@ func (o Options) designs() ([]topology.Ladder, error) {
 		q.Name += ".quorum"
 		out = append(out, q)
 	}
-	if d, ok, err := o.defaultDesign(out); err != nil {
+	pair, err := o.defaultPair()
+	if err != nil {
 		return nil, err
-	} else if ok {
-		out = append(out, d)
+	}
+	for _, d := range pair {
+		if !hasShape(out, d) {
+			out = append(out, d)
+		}
 	}
 	return out, nil
 }
 
-// defaultDesign is the default ladder's shape in the run's unit and
-// range, unless designs already hold it.
-func (o Options) defaultDesign(designs []topology.Ladder) (topology.Ladder, bool, error) {
+// defaultPair is the default ladder's shape in the run's unit and range,
+// then the same ladder in the other layout a new ladder may get (prefix for
+// direct, direct for prefix), so that every run compares the two layouts on
+// the ladder users get. It is empty without a Default, and holds the
+// default alone when its layout has no such other.
+func (o Options) defaultPair() ([]topology.Ladder, error) {
 	if o.Default == nil {
-		return topology.Ladder{}, false, nil
+		return nil, nil
 	}
 	def := *o.Default
-	l, err := topology.Ladder{Name: "bench.default", Layout: def.Layout, Unit: o.Unit, Levels: o.Levels, Radix: 2, QueueType: def.QueueType}.Normalize()
-	if err == nil && def.Radix != 2 {
-		l, err = l.WithRadix(def.Radix)
-		l.Name = "bench.default"
+	shape := func(layout, name string) (topology.Ladder, error) {
+		l, err := topology.Ladder{Name: name, Layout: layout, Unit: o.Unit, Levels: o.Levels, Radix: 2, QueueType: def.QueueType}.Normalize()
+		if err == nil && def.Radix != 2 {
+			l, err = l.WithRadix(def.Radix)
+			l.Name = name
+		}
+		if err != nil {
+			return l, fmt.Errorf("%w: the default ladder in the %s layout: %v", ErrOptions, layout, err)
+		}
+		return l, nil
 	}
+	l, err := shape(def.Layout, "bench.default")
 	if err != nil {
-		return l, false, fmt.Errorf("%w: the default ladder: %v", ErrOptions, err)
+		return nil, err
 	}
+	pair := []topology.Ladder{l}
+	if other, ok := otherLayout(def.Layout); ok {
+		if l, err = shape(other, "bench.default.other"); err != nil {
+			return nil, err
+		}
+		pair = append(pair, l)
+	}
+	return pair, nil
+}
+
+// otherLayout pairs the two layouts rungs gives a new ladder by default,
+// depending on the broker's version.
+func otherLayout(layout string) (string, bool) {
+	switch layout {
+	case "direct":
+		return "prefix", true
+	case "prefix":
+		return "direct", true
+	}
+	return "", false
+}
+
+// hasShape reports whether designs hold a ladder of l's layout, radix and
+// queue type: the run measures each shape once.
+func hasShape(designs []topology.Ladder, l topology.Ladder) bool {
 	for _, d := range designs {
 		if d.Layout == l.Layout && d.Radix == l.Radix && d.QueueType == l.QueueType {
-			return l, false, nil
+			return true
 		}
 	}
-	return l, true, nil
+	return false
+}
+
+// unsafeOn says what is wrong with a design on a broker of version v, by
+// the rules apply and doctor follow (topology.Version), and whether it can
+// still be measured: a direct ladder on a release that drops BCC keys on
+// every dead-lettering delivers nothing, so it is not measured; a direct
+// quorum ladder on a release whose dead-letter retries drop them runs as
+// well as any until a retry happens (a node restart, a confirm timeout),
+// which a benchmark does not cause, so it is measured and labelled.
+func unsafeOn(l topology.Ladder, v topology.Version) (why string, measure bool) {
+	switch {
+	case !l.RoutesByBCC():
+		return "", true
+	case v.LosesBCCOnDeadLetter():
+		return fmt.Sprintf("not measured: RabbitMQ %s drops BCC keys when it dead-letters a message (3.13.0 to 3.13.2), so every message would end in the unroutable queue", v), false
+	case l.QueueType == topology.Quorum && v.LosesBCCOnDeadLetterRetry():
+		return fmt.Sprintf("unsafe on RabbitMQ %s: a quorum rung that retries a dead-lettering (after a node restart or a confirm timeout) drops the BCC keys, and those messages end in the unroutable queue", v), true
+	}
+	return "", true
 }
 
 func hasInt(xs []int, x int) bool {
@@ -266,9 +326,10 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 		return Report{}, err
 	}
 	rep := Report{Started: time.Now().UTC(), Machine: ReadMachine(), Options: reportOptions(o), Problems: []string{}}
-	if o.Default != nil {
-		if d, _, err := o.defaultDesign(nil); err == nil {
-			rep.DefaultDesign = designName(d)
+	if pair, err := o.defaultPair(); err == nil {
+		rep.DefaultDesign = designName(pair[0])
+		if len(pair) > 1 {
+			rep.OtherDesign = designName(pair[1])
 		}
 	}
 	began := time.Now()
@@ -277,6 +338,10 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 		return rep, fmt.Errorf("broker overview: %w", err)
 	}
 	rep.Broker = BrokerInfo{RabbitMQ: ov.RabbitMQVersion, Erlang: ov.ErlangVersion, Node: ov.Node}
+	v, _ := topology.ParseVersion(ov.RabbitMQVersion)
+	if designs = rep.screen(designs, v); len(designs) == 0 {
+		return rep, fmt.Errorf("%w: no design is safe on RabbitMQ %s: %s", ErrOptions, v, rep.Unsafe[0].Why)
+	}
 
 	vhost := "rungs-bench-" + randomHex(4)
 	if err := mgmt.CreateVhost(ctx, vhost); err != nil {

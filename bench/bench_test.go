@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -78,14 +79,17 @@ func TestDesigns(t *testing.T) {
 	}
 	// The default ladder's shape joins the designs, in the run's range,
 	// unless one of them has it already.
+	// unless one of them has it already, and so does its shape in the other
+	// layout a new ladder may get.
 	for name, tc := range map[string]struct {
 		def  topology.Ladder
 		want string
 	}{
-		"4.0 default, new":     {topology.Ladder{Layout: "direct", Radix: 16, QueueType: topology.Quorum}, "direct r16 quorum/4h39m37.215s"},
-		"3.10 default, new":    {topology.Ladder{Layout: "prefix", Radix: 16, QueueType: topology.Quorum}, "prefix r16 quorum/4h39m37.215s"},
+		"4.0 default, new":     {topology.Ladder{Layout: "direct", Radix: 16, QueueType: topology.Quorum}, "direct r16 quorum/bench.default prefix r16 quorum/bench.default.other"},
+		"3.10 default, new":    {topology.Ladder{Layout: "prefix", Radix: 16, QueueType: topology.Quorum}, "prefix r16 quorum/bench.default direct r16 quorum/bench.default.other"},
 		"classic, measured":    {topology.Ladder{Layout: "direct", Radix: 16, QueueType: topology.Classic}, ""},
-		"binary quorum, there": {topology.Ladder{Layout: "prefix", Radix: 2, QueueType: topology.Quorum}, ""},
+		"binary quorum, there": {topology.Ladder{Layout: "prefix", Radix: 2, QueueType: topology.Quorum}, "direct quorum/bench.default.other"},
+		"no other layout":      {topology.Ladder{Layout: "suffix", Radix: 2, QueueType: topology.Quorum}, "suffix quorum/bench.default"},
 	} {
 		o := DefaultOptions()
 		o.Default = &tc.def
@@ -94,12 +98,15 @@ func TestDesigns(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		base, _ := DefaultOptions().designs()
-		last := ls[len(ls)-1]
-		switch {
-		case tc.want == "" && len(ls) != len(base):
-			t.Errorf("%s: %d designs, want %d (no duplicate shape)", name, len(ls), len(base))
-		case tc.want != "" && (len(ls) != len(base)+1 || designName(last)+"/"+last.MaxDelay().String() != tc.want):
-			t.Errorf("%s: last design %s/%s of %d, want %s", name, designName(last), last.MaxDelay(), len(ls), tc.want)
+		var added []string
+		for _, l := range ls[len(base):] {
+			added = append(added, designName(l)+"/"+l.Name)
+			if l.MaxDelay() != base[0].MaxDelay() {
+				t.Errorf("%s: %s holds %s, want the run's range %s", name, designName(l), l.MaxDelay(), base[0].MaxDelay())
+			}
+		}
+		if got := strings.Join(added, " "); got != tc.want {
+			t.Errorf("%s: added %q, want %q", name, got, tc.want)
 		}
 	}
 	bad := map[string]Options{
@@ -177,5 +184,107 @@ func TestRelativeTargets(t *testing.T) {
 	want := map[string]bool{"prefix r16 / prefix throughput": false, "direct r16 / prefix throughput": true, "direct r16 / prefix r16": true}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("relative targets %v, want %v", got, want)
+	}
+}
+
+// A design is screened by the version rules apply and doctor follow: a
+// direct ladder is not measured where every dead-lettering drops BCC keys,
+// and a direct quorum ladder is measured but labelled where a dead-letter
+// retry drops them.
+func TestScreenByVersion(t *testing.T) {
+	o := DefaultOptions()
+	o.Layouts, o.Radixes, o.Quorum = []string{"direct"}, []int{16}, false
+	o.Default = &topology.Ladder{Layout: "prefix", Radix: 16, QueueType: topology.Quorum}
+	designs, err := o.designs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for version, want := range map[string]struct {
+		measured string
+		unsafe   string // design: measured
+	}{
+		"3.10.8": {"direct r16 prefix r16 quorum direct r16 quorum", "direct r16 quorum: true"},
+		"3.12.4": {"direct r16 prefix r16 quorum direct r16 quorum", "direct r16 quorum: true"},
+		"3.13.1": {"prefix r16 quorum", "direct r16: false, direct r16 quorum: false"},
+		"3.13.3": {"direct r16 prefix r16 quorum direct r16 quorum", ""},
+		"4.3.6":  {"direct r16 prefix r16 quorum direct r16 quorum", ""},
+		"":       {"direct r16 prefix r16 quorum direct r16 quorum", ""},
+	} {
+		v, _ := topology.ParseVersion(version)
+		var r Report
+		var got, unsafe []string
+		for _, l := range r.screen(designs, v) {
+			got = append(got, designName(l))
+		}
+		for _, u := range r.Unsafe {
+			unsafe = append(unsafe, fmt.Sprintf("%s: %v", u.Design, u.Measured))
+		}
+		if strings.Join(got, " ") != want.measured || strings.Join(unsafe, ", ") != want.unsafe {
+			t.Errorf("%q: measured %q, unsafe %q; want %q, %q", version, strings.Join(got, " "), strings.Join(unsafe, ", "), want.measured, want.unsafe)
+		}
+	}
+}
+
+// The Markdown marks the default and its other-layout shape in both tables,
+// compares them direct against prefix, and keeps a row for a design left out
+// as unsafe.
+func TestMarkdownLayoutPair(t *testing.T) {
+	punct := func(design string, load, p50, p99, cpu float64) Punct {
+		p := Punct{Design: design, Offered: formatRate(load), OfferedPerS: load, Rounds: []Phase{{Lateness: DistMS{N: 10, P50: p50, P99: p99}, BrokerCPUus: cpu}}}
+		p.summarise()
+		return p
+	}
+	r := Report{
+		Options:       reportOptions(DefaultOptions().withDefaults()),
+		DefaultDesign: "direct r16 quorum", OtherDesign: "prefix r16 quorum",
+		Throughput: []Design{
+			{Name: "direct r16 quorum", Layout: "direct", Radix: 16, Levels: 6, DeliveredPerS: 3000, BrokerCPUus: 300},
+			{Name: "prefix r16 quorum", Layout: "prefix", Radix: 16, DeliveredPerS: 2000, BrokerCPUus: 400},
+		},
+		Punctuality: []Punct{
+			punct("direct r16 quorum", 1000, 10, 50, 800),
+			punct("prefix r16 quorum", 1000, 12, 100, 1000),
+		},
+	}
+	markdownHas(t, r.Markdown(),
+		"| direct r16 quorum (**the default**) | 6 |", "| prefix r16 quorum (the default's shape, **other layout**) | 1,000 |",
+		"### Direct or prefix on the default ladder",
+		"| throughput at saturation, msg/s | 3,000 | 2,000 | 1.50 |",
+		"| broker CPU at saturation, µs/msg | 300 | 400 | 0.75 |",
+		"| p50 / p99 lateness at 1,000 msg/s, ms | 10.0 / 50.0 | 12.0 / 100 | 0.50 |",
+		"| broker CPU at 1,000 msg/s, µs/msg | 800 | 1000 | 0.80 |")
+	r.Throughput, r.Punctuality = r.Throughput[1:], r.Punctuality[1:]
+	r.DefaultDesign, r.OtherDesign = "prefix r16 quorum", "direct r16 quorum"
+	r.Unsafe = []UnsafeDesign{{Design: "direct r16 quorum", Why: "not measured: broken here"}}
+	markdownHas(t, r.Markdown(),
+		"| direct r16 quorum (the default's shape, **other layout**) (**unsafe on this version**, below) | – |",
+		"- direct r16 quorum: not measured: broken here.",
+		"Not compared: direct r16 quorum was not measured on this broker.")
+}
+
+func markdownHas(t *testing.T, md string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// The direct ÷ prefix target pairs ladders of one queue type only.
+func TestRelativeTargetsByQueueType(t *testing.T) {
+	r := Report{Throughput: []Design{
+		{Name: "direct r16", Layout: "direct", Radix: 16, QueueType: "classic", DeliveredPerS: 4000},
+		{Name: "direct r16 quorum", Layout: "direct", Radix: 16, QueueType: "quorum", DeliveredPerS: 3000},
+		{Name: "prefix r16 quorum", Layout: "prefix", Radix: 16, QueueType: "quorum", DeliveredPerS: 2500},
+	}}
+	var got []string
+	for _, tg := range r.targets() {
+		if strings.Contains(tg.Name, "÷ prefix") {
+			got = append(got, tg.Name)
+		}
+	}
+	if want := "direct r16 quorum throughput ÷ prefix r16 quorum throughput (the default's margin over the topic ladder: ≥ 1.5 on 4.0, ≥ 1.0 on 3.10)"; len(got) != 1 || got[0] != want {
+		t.Fatalf("targets %q, want [%q]", got, want)
 	}
 }

@@ -34,6 +34,12 @@ type Report struct {
 	// DefaultDesign names the design that has the shape of the ladder
 	// `rungs apply` declares by default on this broker ("" if not given).
 	DefaultDesign string `json:"default_design,omitempty"`
+	// OtherDesign names the default ladder's shape in the other layout a
+	// new ladder may get (prefix beside direct, direct beside prefix).
+	OtherDesign string `json:"other_design,omitempty"`
+	// Unsafe are the designs that are not safe on this broker's version,
+	// each with why and whether it was measured anyway.
+	Unsafe []UnsafeDesign `json:"unsafe,omitempty"`
 	// Problems are correctness failures: lost, duplicated or early
 	// messages. A run with problems measured nothing worth reporting.
 	Problems []string `json:"problems"`
@@ -333,9 +339,11 @@ func (r Report) targets() []Target {
 			})
 		}
 	}
-	design := func(layout string, radix int) (Design, bool) {
+	// Ladders are compared with ladders of their own queue type: the
+	// default's quorum rows beside the classic ones must not pair across.
+	design := func(layout string, radix int, qt string) (Design, bool) {
 		for _, d := range r.Throughput {
-			if d.Layout == layout && d.Radix == radix && d.DeliveredPerS > 0 {
+			if d.Layout == layout && d.Radix == radix && d.DeliveredPerS > 0 && (d.QueueType == qt || d.QueueType == "" && qt == string(topology.Classic)) {
 				return d, true
 			}
 		}
@@ -348,16 +356,19 @@ func (r Report) targets() []Target {
 			Got: fmt.Sprintf("%.2f (%s ÷ %s msg/s)", x, formatRate(a.DeliveredPerS), formatRate(b.DeliveredPerS)), Met: x >= want,
 		})
 	}
-	if binary, ok := design("prefix", 2); ok {
+	classic := string(topology.Classic)
+	if binary, ok := design("prefix", 2, classic); ok {
 		for _, lay := range []string{"prefix", "direct"} {
-			if d, ok := design(lay, topology.DefaultRadix); ok {
+			if d, ok := design(lay, topology.DefaultRadix, classic); ok {
 				relative(d, binary, 2.5, "")
 			}
 		}
 	}
-	if topic, ok := design("prefix", topology.DefaultRadix); ok {
-		if direct, ok := design("direct", topology.DefaultRadix); ok {
-			relative(direct, topic, 1.5, " (the default's margin over the topic ladder: ≥ 1.5 on 4.0, ≥ 1.0 on 3.10)")
+	for _, qt := range []string{classic, string(topology.Quorum)} {
+		if topic, ok := design("prefix", topology.DefaultRadix, qt); ok {
+			if direct, ok := design("direct", topology.DefaultRadix, qt); ok {
+				relative(direct, topic, 1.5, " (the default's margin over the topic ladder: ≥ 1.5 on 4.0, ≥ 1.0 on 3.10)")
+			}
 		}
 	}
 	if r.Console.RenderNs > 0 {
@@ -444,6 +455,9 @@ func (r Report) Markdown() string {
 			d.MeanHops, formatRate(d.DeliveredPerS), formatRate(d.HopBoundPerS), d.Ratio, d.RatioMin, d.RatioMax,
 			formatUS(d.BrokerCPUus), formatUS(d.CPUPerHopUS), formatRatio(d.CPURatio))
 	}
+	for _, u := range r.unmeasured() {
+		w("| %s |%s\n", r.label(u), strings.Repeat(" – |", 11))
+	}
 	w("\n")
 
 	w("### Punctuality: lateness = arrival − publish − requested delay\n\n")
@@ -463,7 +477,12 @@ func (r Report) Markdown() string {
 			formatMS(p.Phase.Lateness.P50), formatMS(p.Phase.Lateness.P99), formatMS(p.Phase.Lateness.Max), formatMS(p.P99Min), formatMS(p.P99Max),
 			early, host, formatUS(p.Phase.BrokerCPUus))
 	}
+	for _, u := range r.unmeasured() {
+		w("| %s |%s\n", r.label(u), strings.Repeat(" – |", 10))
+	}
 	w("\n")
+	r.writeUnsafe(w)
+	r.writeLayoutPair(w)
 
 	c := r.Console
 	w("### Console cost (%d queues: %d ladders of %d rungs and plain queues; %d exchanges, %d bindings)\n\n", c.Queues, c.Ladders, c.RungsPerLadder, c.Exchanges, c.Bindings)
@@ -505,13 +524,123 @@ func writeProblems(b *strings.Builder, problems []string, none string) {
 	b.WriteString("\n")
 }
 
-// label is a design's name in a table, marked when it is the default
-// ladder's shape.
-func (r Report) label(design string) string {
-	if design != "" && design == r.DefaultDesign {
-		return design + " (**the default**)"
+// UnsafeDesign is a design that this broker's version cannot run safely.
+type UnsafeDesign struct {
+	Design   string `json:"design"`
+	Why      string `json:"why"`
+	Measured bool   `json:"measured"`
+}
+
+// screen drops the designs a broker of version v cannot run at all and
+// records every unsafe one, so that the tables say so instead of showing
+// a ladder no user should have.
+func (r *Report) screen(designs []topology.Ladder, v topology.Version) []topology.Ladder {
+	var out []topology.Ladder
+	for _, l := range designs {
+		why, measure := unsafeOn(l, v)
+		if why != "" {
+			r.Unsafe = append(r.Unsafe, UnsafeDesign{Design: designName(l), Why: why, Measured: measure})
+		}
+		if measure {
+			out = append(out, l)
+		}
 	}
-	return design
+	return out
+}
+
+// unmeasured names the designs left out as unsafe on this broker.
+func (r Report) unmeasured() []string {
+	var out []string
+	for _, u := range r.Unsafe {
+		if !u.Measured {
+			out = append(out, u.Design)
+		}
+	}
+	return out
+}
+
+// writeLayoutPair compares the default ladder with its shape in the other
+// layout, direct against prefix, from the rows the tables above hold: the
+// evidence for each version's default layout.
+func (r Report) writeLayoutPair(w func(string, ...any)) {
+	if r.DefaultDesign == "" || r.OtherDesign == "" {
+		return
+	}
+	var direct, prefix Design
+	for _, d := range r.Throughput {
+		if d.Name != r.DefaultDesign && d.Name != r.OtherDesign {
+			continue
+		}
+		switch d.Layout {
+		case "direct":
+			direct = d
+		case "prefix":
+			prefix = d
+		}
+	}
+	w("### Direct or prefix on the default ladder\n\n")
+	if direct.Name == "" || prefix.Name == "" {
+		w("Not compared: %s.\n\n", strings.Join(r.unmeasured(), ", ")+" was not measured on this broker")
+		return
+	}
+	w("| measure | %s | %s | direct ÷ prefix |\n|---|---:|---:|---:|\n", direct.Name, prefix.Name)
+	row := func(what, a, b string, x, y float64) {
+		ratio := "–"
+		if x > 0 && y > 0 {
+			ratio = strconv.FormatFloat(x/y, 'f', 2, 64)
+		}
+		w("| %s | %s | %s | %s |\n", what, a, b, ratio)
+	}
+	row("throughput at saturation, msg/s", formatRate(direct.DeliveredPerS), formatRate(prefix.DeliveredPerS), direct.DeliveredPerS, prefix.DeliveredPerS)
+	row("broker CPU at saturation, µs/msg", formatUS(direct.BrokerCPUus), formatUS(prefix.BrokerCPUus), direct.BrokerCPUus, prefix.BrokerCPUus)
+	for _, pd := range r.Punctuality {
+		if pd.Design != direct.Name || pd.OfferedPerS <= 0 {
+			continue
+		}
+		for _, pp := range r.Punctuality {
+			if pp.Design != prefix.Name || pp.OfferedPerS != pd.OfferedPerS {
+				continue
+			}
+			a, b := pd.Phase, pp.Phase
+			row(fmt.Sprintf("p50 / p99 lateness at %s msg/s, ms", pd.Offered),
+				formatMS(a.Lateness.P50)+" / "+formatMS(a.Lateness.P99), formatMS(b.Lateness.P50)+" / "+formatMS(b.Lateness.P99), a.Lateness.P99, b.Lateness.P99)
+			row(fmt.Sprintf("broker CPU at %s msg/s, µs/msg", pd.Offered), formatUS(a.BrokerCPUus), formatUS(b.BrokerCPUus), a.BrokerCPUus, b.BrokerCPUus)
+		}
+	}
+	w("\nThe lateness ratio compares p99s. Every direct message also carries its BCC keys, which a producer that is not rungs must compute (README, \"The direct layout and producers in other languages\").\n\n")
+}
+
+// label is a design's name in a table, marked when it is the default
+// ladder's shape or that shape in the other layout, and when it is unsafe
+// on this broker.
+func (r Report) label(design string) string {
+	out := design
+	switch {
+	case design == "":
+		return ""
+	case design == r.DefaultDesign:
+		out += " (**the default**)"
+	case design == r.OtherDesign:
+		out += " (the default's shape, **other layout**)"
+	}
+	for _, u := range r.Unsafe {
+		if u.Design == design {
+			out += " (**unsafe on this version**, below)"
+		}
+	}
+	return out
+}
+
+// writeUnsafe says why each unsafe design is so on this broker.
+func (r Report) writeUnsafe(w func(string, ...any)) {
+	if len(r.Unsafe) == 0 {
+		return
+	}
+	w("### Unsafe on RabbitMQ %s\n\n", r.Broker.RabbitMQ)
+	for _, u := range r.Unsafe {
+		w("- %s: %s.\n", u.Design, u.Why)
+	}
+	w("\n")
 }
 
 // formatUS prints microseconds, or "–" when not measured.

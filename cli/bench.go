@@ -47,10 +47,13 @@ func (e *env) benchCommand() *cobra.Command {
   2. ladder throughput at saturation for each layout (radix 2), the
      prefix and direct layouts in every --radix, and the shape of the ladder
      ` + "`rungs apply`" + ` declares by default on this broker (its layout, radix and
-     queue type: quorum, and prefix before 3.13), with the mean hops measured on arrival
-     and the ratio to limit ÷ (1 + mean hops), the most a hop-based design
-     can do; --rounds repeats 1 and 2, and each ratio uses its own round's
-     limit;
+     queue type: quorum, and prefix before 3.13) and the same shape in the
+     other layout (direct beside prefix), compared direct ÷ prefix; a design
+     unsafe on this broker's version is labelled, or not measured where it
+     cannot deliver (direct on 3.13.0 to 3.13.2); with the mean hops measured
+     on arrival and the ratio to limit ÷ (1 + mean hops), the most a
+     hop-based design can do; --rounds repeats 1 and 2, and each ratio uses
+     its own round's limit;
   3. punctuality: lateness (arrival − publish − delay) at each offered load;
      "max" is the saturation run;
   4. console cost: management requests and bytes for one refresh and one

@@ -209,30 +209,34 @@ func (e *env) resolveLadder(ctx context.Context) (resolved, error) {
 	return r, nil
 }
 
-// newLadderLayout keeps a new quorum ladder off the direct layout, unless
-// --layout asks for it, on a broker whose at-least-once dead-lettering
-// drops BCC keys when it retries (before 3.13: see
-// topology.Version.LosesBCCOnDeadLetterRetry). Such a retry would leave
-// messages in the ladder's unroutable queue instead of the next rung; the
-// prefix layout routes by the routing key alone and is the best that is
-// safe there. It returns the note to print, or "".
+// newLadderLayout gives a new ladder the layout its broker's version calls
+// for (topology.Version.NewLadderLayout) unless --layout asks for one: the
+// prefix layout where the direct layout would lose BCC keys (on 3.13.0 to
+// 3.13.2 at every dead-lettering; before 3.13 when a quorum rung retries
+// one, as after a node restart, leaving those messages in the ladder's
+// unroutable queue). The prefix layout routes by the routing key alone and
+// is the best that is safe there. It returns the note to print, or "".
 func (e *env) newLadderLayout(ctx context.Context, l *topology.Ladder) (string, error) {
 	lf := &e.opts.ladder
-	if lf.set.Lookup("layout").Changed || !l.RoutesByBCC() || l.QueueType != topology.Quorum {
+	if lf.set.Lookup("layout").Changed || !l.RoutesByBCC() {
 		return "", nil
 	}
 	v, err := e.brokerVersion(ctx)
-	if err != nil || !v.LosesBCCOnDeadLetterRetry() {
+	if err != nil || v.NewLadderLayout(l.QueueType) == l.Layout {
 		return "", nil
 	}
+	why, hint := bccRetryText(v, l.Name), "--layout direct to choose it anyway; --queue-type classic ladders are direct"
+	if v.LosesBCCOnDeadLetter() {
+		why, hint = bccBrokenText(v.String()), "upgrade to 3.13.3 or later for the direct layout"
+	}
 	alt := *lf
-	alt.layout = "prefix"
+	alt.layout = v.NewLadderLayout(l.QueueType)
 	pl, err := alt.fromFlags(e.vhost(), nil)
 	if err != nil {
 		return "", err
 	}
 	*l = pl
-	return fmt.Sprintf("a new quorum ladder is prefix, not direct: %s (--layout direct to choose it anyway; --queue-type classic ladders are direct)", bccRetryText(v, l.Name)), nil
+	return fmt.Sprintf("a new %s ladder is %s, not direct: %s (%s)", l.QueueType, l.Layout, why, hint), nil
 }
 
 // printLayoutNote says why a new ladder is not of the default layout.

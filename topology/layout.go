@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// DefaultLayout is the layout new ladders get.
+// DefaultLayout is the layout new ladders get, except where the broker's
+// version would lose its BCC keys (Version.NewLadderLayout).
 const DefaultLayout = "direct"
 
 // Layout shapes a ladder: names, arguments, bindings and routing keys. Each

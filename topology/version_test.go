@@ -85,6 +85,22 @@ func TestLosesBCCOnDeadLetterRetry(t *testing.T) {
 	}
 }
 
+// A new ladder is prefix where direct would lose BCC keys: on 3.13.0 to
+// 3.13.2 whatever its queue type, before 3.13 when its rungs are quorum.
+func TestNewLadderLayout(t *testing.T) {
+	cases := map[string][2]string{ // version: quorum, classic
+		"3.10.8": {"prefix", "direct"}, "3.12.14": {"prefix", "direct"}, "3.13.0": {"prefix", "prefix"},
+		"3.13.2": {"prefix", "prefix"}, "3.13.3": {"direct", "direct"}, "4.0.5": {"direct", "direct"},
+		"4.3.6": {"direct", "direct"}, "": {"direct", "direct"},
+	}
+	for s, want := range cases {
+		v, _ := ParseVersion(s)
+		if got := [2]string{v.NewLadderLayout(Quorum), v.NewLadderLayout(Classic)}; got != want {
+			t.Errorf("%q: NewLadderLayout(quorum, classic) = %v, want %v", s, got, want)
+		}
+	}
+}
+
 func TestQuorumRulesOf43(t *testing.T) {
 	v310, v40, v43, v436, unknown := Version{3, 10, 8}, Version{4, 0, 5}, Version{4, 3, 0}, Version{4, 3, 6}, Version{}
 	for _, c := range []struct {
