@@ -2,6 +2,9 @@ package bench
 
 import (
 	"math/rand/v2"
+	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +89,40 @@ func TestBCCHeaderBytes(t *testing.T) {
 	}
 	if got, want := bccHeaderBytes(keys), 4+5+(5+6)+(5+10); got != want {
 		t.Fatalf("header bytes = %d, want %d", got, want)
+	}
+}
+
+// TestPythonProducerMatches runs the Python producer BENCHMARKS.md times
+// (bench/testdata/bcc.py) and checks that its routing keys and BCC headers
+// are rungs' own, so that the cost measured is of the right header, and a
+// reader can copy it.
+func TestPythonProducerMatches(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3: %v (Debian's python3 package; the README's test command needs it)", err)
+	}
+	l := producerLadder(t, "direct")
+	for _, units := range []int{1, 15, 16, 90, 255, 4096, 3600, 1<<28 - 1} {
+		out, err := exec.Command(python, "testdata/bcc.py", strconv.Itoa(units), "orders").CombinedOutput()
+		if err != nil {
+			t.Fatalf("bcc.py %d: %v\n%s", units, err, out)
+		}
+		d := time.Duration(units) * l.Unit
+		key, err := l.Key(d, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := l.BCC(d, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		quoted := make([]string, len(keys))
+		for i, k := range keys {
+			quoted[i] = "'" + k + "'"
+		}
+		want := key + " [" + strings.Join(quoted, ", ") + "]"
+		if got := strings.TrimSpace(string(out)); got != want {
+			t.Errorf("%d units: Python gives\n%s\nrungs\n%s", units, got, want)
+		}
 	}
 }
