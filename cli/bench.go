@@ -33,6 +33,7 @@ type benchFlags struct {
 	seed                   uint64
 	scale                  int
 	scaleDelays            string
+	beside                 []int
 }
 
 func (e *env) benchCommand() *cobra.Command {
@@ -99,6 +100,7 @@ console refresh cost while it drains, and a replay of N dead letters with
 	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
 	sd := bench.DefaultScaleOptions()
 	f.IntVar(&bf.scale, "scale", 0, "run the scale phase with N messages in the default ladder instead (see above)")
+	f.IntSliceVar(&bf.beside, "beside", nil, "run the beside phase instead: status of the default ladder alone and beside each N other queues (e.g. 10000,50000)")
 	f.StringVar(&bf.scaleDelays, "scale-delays", topology.FormatDelay(sd.MinDelay)+".."+topology.FormatDelay(sd.MaxDelay), "the scale phase's delays, MIN..MAX, drawn uniformly in whole units of the ladder")
 	return cmd
 }
@@ -206,6 +208,9 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	if cmd.Flags().Changed("scale") {
 		return e.runScale(cmd, bf)
 	}
+	if cmd.Flags().Changed("beside") {
+		return e.runBeside(cmd, bf)
+	}
 	o, err := bf.options(cmd)
 	if err != nil {
 		return err
@@ -310,6 +315,32 @@ func (e *env) runScale(cmd *cobra.Command, bf benchFlags) error {
 	}
 	o.Log = e.Err
 	rep, err := bench.RunScale(cmd.Context(), e.config(), m, o)
+	if err != nil {
+		if errorsIsOptions(err) {
+			return usageErr("%v", err)
+		}
+		return err
+	}
+	return e.printBench(bf, rep.Markdown(), rep, rep.Problems)
+}
+
+// runBeside runs the beside phase (--beside) and prints its report.
+func (e *env) runBeside(cmd *cobra.Command, bf benchFlags) error {
+	o := bench.DefaultBesideOptions()
+	o.Others = bf.beside
+	m, err := e.benchBroker()
+	if err != nil {
+		return err
+	}
+	if o.Ladder, err = e.defaultLadder(cmd.Context()); err != nil {
+		return err
+	}
+	// status is measured as users run it: this binary.
+	if o.Binary, err = os.Executable(); err != nil {
+		return fmt.Errorf("find the rungs executable: %w", err)
+	}
+	o.Log = e.Err
+	rep, err := bench.RunBeside(cmd.Context(), e.config(), m, o)
 	if err != nil {
 		if errorsIsOptions(err) {
 			return usageErr("%v", err)
