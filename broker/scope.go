@@ -183,22 +183,25 @@ func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (top
 		wg     sync.WaitGroup
 		byName = map[string]bool{}
 	)
+	// Beside thousands of other queues the queue listing is the slow
+	// request (the broker walks every queue to filter them), so the
+	// exchanges' bindings are read while it runs.
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		qs, qErr = m.scopedQueues(ctx, sc)
 	}()
+	var sources []string
+	var bs []apiBinding
 	xs, xErr = m.scopedExchanges(ctx, sc)
+	if xErr == nil {
+		for _, x := range xs {
+			sources = append(sources, x.Name)
+		}
+		bs, xErr = m.bindingsBySource(ctx, sc.Vhost, sources)
+	}
 	wg.Wait()
 	if err := errors.Join(qErr, xErr); err != nil {
-		return snap, err
-	}
-	var sources []string
-	for _, x := range xs {
-		sources = append(sources, x.Name)
-	}
-	bs, err := m.bindingsBySource(ctx, sc.Vhost, sources)
-	if err != nil {
 		return snap, err
 	}
 	// Follow the targets' dead-lettering one step, as health's dead-letter
