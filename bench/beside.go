@@ -351,7 +351,7 @@ func (r BesideReport) Markdown() string {
 	w("- Ladder: %s, %s rungs, radix %d, %d levels of %s ms (%d rungs), as `rungs apply` declares it by default, %d messages in flight; median of %d runs\n",
 		l.Layout, l.QueueType, l.Radix, l.Levels, formatMS(l.UnitMS), l.Rungs, r.InFlight, r.Runs)
 	w("- Run took %s\n\n", fmtSeconds(r.Seconds))
-	w("| other queues | `status --ladder` ms | ratio to alone | requests | response bytes | peak RSS | console first read ms / bytes | console refresh ms / requests / bytes | load average |\n")
+	w("| other queues | `status --ladder` ms | ratio to alone | requests | response bytes | peak RSS | observer first read ms / bytes | observer refresh ms / requests / bytes | load average |\n")
 	w("|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, row := range r.Rows {
 		s := row.Status
