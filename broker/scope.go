@@ -183,23 +183,49 @@ func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (top
 		wg     sync.WaitGroup
 		byName = map[string]bool{}
 	)
+	// Beside thousands of other queues the queue listing is the slow
+	// request (the broker walks every queue to filter them), so the
+	// exchanges' bindings are read while it runs.
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		qs, qErr = m.scopedQueues(ctx, sc)
 	}()
+	var sources []string
+	var bs []apiBinding
 	xs, xErr = m.scopedExchanges(ctx, sc)
+	if xErr == nil {
+		for _, x := range xs {
+			sources = append(sources, x.Name)
+		}
+		bs, xErr = m.bindingsBySource(ctx, sc.Vhost, sources)
+	}
 	wg.Wait()
 	if err := errors.Join(qErr, xErr); err != nil {
 		return snap, err
 	}
-	var sources []string
-	for _, x := range xs {
-		sources = append(sources, x.Name)
+	for _, q := range qs {
+		byName[q.Name] = true
 	}
-	bs, err := m.bindingsBySource(ctx, sc.Vhost, sources)
+	// The queues the ladder's exchanges deliver to that its names do not
+	// own are its targets: read them by name (a listing would make the
+	// broker walk every queue of the vhost again), as a whole snapshot
+	// holds them.
+	targets := map[string]bool{}
+	var follow []string
+	for _, b := range bs {
+		if b.DestinationType == topology.ToQueue && !byName[b.Destination] && !targets[b.Destination] {
+			targets[b.Destination] = true
+			follow = append(follow, b.Destination)
+		}
+	}
+	more, err := m.namedQueues(ctx, sc.Vhost, follow)
 	if err != nil {
 		return snap, err
+	}
+	qs = append(qs, more...)
+	for _, q := range more {
+		byName[q.Name] = true
 	}
 	// Follow the targets' dead-lettering one step, as health's dead-letter
 	// rows do, so that a scoped snapshot shows what a whole one shows.
@@ -207,14 +233,11 @@ func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (top
 	for _, s := range sources {
 		fetched[s] = true
 	}
-	for _, q := range qs {
-		byName[q.Name] = true
-	}
 	var dlx []string
-	var follow []string
+	follow = nil
 	for _, q := range m.toQueues(qs) {
 		ex, ok := q.DeadLetterExchange()
-		if !ok || !isName(sc, q.Name) {
+		if !ok || !isName(sc, q.Name) && !targets[q.Name] {
 			continue
 		}
 		if ex == "" {
@@ -228,23 +251,21 @@ func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (top
 			dlx = append(dlx, ex)
 		}
 	}
-	more, err := m.bindingsBySource(ctx, sc.Vhost, dlx)
+	dead, err := m.bindingsBySource(ctx, sc.Vhost, dlx)
 	if err != nil {
 		return snap, err
 	}
-	bs = append(bs, more...)
-	for _, b := range more {
+	bs = append(bs, dead...)
+	for _, b := range dead {
 		if b.DestinationType == topology.ToQueue && !byName[b.Destination] {
 			follow = append(follow, b.Destination)
 		}
 	}
-	if len(follow) > 0 {
-		extra, err := m.scopedQueues(ctx, topology.Scope{Vhost: sc.Vhost}.With(follow...))
-		if err != nil {
-			return snap, err
-		}
-		qs = append(qs, extra...)
+	extra, err := m.namedQueues(ctx, sc.Vhost, follow)
+	if err != nil {
+		return snap, err
 	}
+	qs = append(qs, extra...)
 	snap.Queues = m.toQueues(qs)
 	snap.Exchanges = mapExchanges(xs)
 	snap.Bindings = mapBindings(bs)
@@ -288,7 +309,18 @@ func (m *Management) bindingsBySource(ctx context.Context, vhost string, sources
 // snapshot is not seen: re-read the LadderSnapshot (or LadderStats) now
 // and then, and when a queue is gone (SameQueueNames).
 func (m *Management) QueueStats(ctx context.Context, vhost string, names []string) ([]topology.Queue, error) {
+	qs, err := m.namedQueues(ctx, vhost, names)
+	if err != nil {
+		return nil, m.accessError(ctx, vhost, err)
+	}
+	return m.toQueues(qs), nil
+}
+
+// namedQueues reads the named queues one request each, a few in flight,
+// leaving out a queue that is gone and repeated names.
+func (m *Management) namedQueues(ctx context.Context, vhost string, names []string) ([]apiQueue, error) {
 	got := make([]*apiQueue, len(names))
+	seen := map[string]bool{}
 	err := limited(len(names), func(i int) error {
 		var q apiQueue
 		err := m.get(ctx, "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(names[i]), url.Values{"columns": {statsColumns}}, &q)
@@ -301,15 +333,16 @@ func (m *Management) QueueStats(ctx context.Context, vhost string, names []strin
 		return err
 	})
 	if err != nil {
-		return nil, m.accessError(ctx, vhost, err)
+		return nil, err
 	}
 	var qs []apiQueue
 	for _, q := range got {
-		if q != nil {
+		if q != nil && !seen[q.Name] {
+			seen[q.Name] = true
 			qs = append(qs, *q)
 		}
 	}
-	return m.toQueues(qs), nil
+	return qs, nil
 }
 
 // limited runs f for 0..n-1, sourceFetchers at a time, and joins the

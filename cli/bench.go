@@ -33,6 +33,7 @@ type benchFlags struct {
 	seed                   uint64
 	scale                  int
 	scaleDelays            string
+	beside                 []int
 }
 
 func (e *env) benchCommand() *cobra.Command {
@@ -71,11 +72,18 @@ the default ladder of this broker's version), each checked on arrival
 (delivered once, never before its due time), with the publish rate against
 a plain queue's, the broker's memory, lateness, what ` + "`rungs status`" + ` and a
 console refresh cost while it drains, and a replay of N dead letters with
-` + "`rungs replay`" + `, killed with SIGKILL a third of the way.`,
+` + "`rungs replay`" + `, killed with SIGKILL a third of the way.
+
+--beside N,M runs the beside phase instead: the default ladder, 50
+messages in flight, alone in a vhost and then beside N (then M) other
+queues, each vhost removed after it is measured; it reports the median of 5
+` + "`rungs status --ladder`" + ` runs, their ratio to the ladder alone, requests,
+response bytes and peak RSS, and what the console's observer reads.`,
 		Example: `  rungs bench --markdown bench.md
   rungs bench --duration 5s --rounds 1 --layouts prefix --radix 2,16
   rungs bench --smoke --json
-  rungs bench --scale 1000000 --scale-delays 5s..1m   # a million in flight in the default ladder`,
+  rungs bench --scale 1000000 --scale-delays 5s..1m   # a million in flight in the default ladder
+  rungs bench --beside 10000,50000                    # one ladder beside 50,000 other queues`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBench(cmd, bf) },
 	}
@@ -102,6 +110,7 @@ console refresh cost while it drains, and a replay of N dead letters with
 	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
 	sd := bench.DefaultScaleOptions()
 	f.IntVar(&bf.scale, "scale", 0, "run the scale phase with N messages in the default ladder instead (see above)")
+	f.IntSliceVar(&bf.beside, "beside", nil, "run the beside phase instead: status of the default ladder alone and beside each N other queues (e.g. 10000,50000)")
 	f.StringVar(&bf.scaleDelays, "scale-delays", topology.FormatDelay(sd.MinDelay)+".."+topology.FormatDelay(sd.MaxDelay), "the scale phase's delays, MIN..MAX, drawn uniformly in whole units of the ladder")
 	return cmd
 }
@@ -209,6 +218,9 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	if cmd.Flags().Changed("scale") {
 		return e.runScale(cmd, bf)
 	}
+	if cmd.Flags().Changed("beside") {
+		return e.runBeside(cmd, bf)
+	}
 	o, err := bf.options(cmd)
 	if err != nil {
 		return err
@@ -300,26 +312,47 @@ func (e *env) runScale(cmd *cobra.Command, bf benchFlags) error {
 	if err != nil {
 		return err
 	}
+	return e.runPhase(cmd, bf, func(m *broker.Management, l topology.Ladder, binary string) (string, any, []string, error) {
+		o.Ladder, o.Binary, o.Log = l, binary, e.Err
+		rep, err := bench.RunScale(cmd.Context(), e.config(), m, o)
+		return rep.Markdown(), rep, rep.Problems, err
+	})
+}
+
+// runBeside runs the beside phase (--beside) and prints its report.
+func (e *env) runBeside(cmd *cobra.Command, bf benchFlags) error {
+	o := bench.DefaultBesideOptions()
+	o.Others = bf.beside
+	return e.runPhase(cmd, bf, func(m *broker.Management, l topology.Ladder, binary string) (string, any, []string, error) {
+		o.Ladder, o.Binary, o.Log = l, binary, e.Err
+		rep, err := bench.RunBeside(cmd.Context(), e.config(), m, o)
+		return rep.Markdown(), rep, rep.Problems, err
+	})
+}
+
+// runPhase runs a phase of the default ladder that measures rungs
+// commands as users run them, this binary, and prints its report.
+func (e *env) runPhase(cmd *cobra.Command, bf benchFlags, run func(m *broker.Management, l topology.Ladder, binary string) (md string, rep any, problems []string, err error)) error {
 	m, err := e.benchBroker()
 	if err != nil {
 		return err
 	}
-	if o.Ladder, err = e.defaultLadder(cmd.Context()); err != nil {
+	l, err := e.defaultLadder(cmd.Context())
+	if err != nil {
 		return err
 	}
-	// status and replay are measured as users run them: this binary.
-	if o.Binary, err = os.Executable(); err != nil {
+	binary, err := os.Executable()
+	if err != nil {
 		return fmt.Errorf("find the rungs executable: %w", err)
 	}
-	o.Log = e.Err
-	rep, err := bench.RunScale(cmd.Context(), e.config(), m, o)
+	md, rep, problems, err := run(m, l, binary)
 	if err != nil {
 		if errorsIsOptions(err) {
 			return usageErr("%v", err)
 		}
 		return err
 	}
-	return e.printBench(bf, rep.Markdown(), rep, rep.Problems)
+	return e.printBench(bf, md, rep, problems)
 }
 
 // printBench writes a report as Markdown (and to --markdown) or JSON, and

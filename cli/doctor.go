@@ -176,11 +176,14 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 	insp := timed{m, e.opts.timeout}
 	observers := map[string]ops.Observer{}
 	for _, vh := range vhosts {
-		scope := ops.Scope{Vhost: vh, Whole: true}
+		// The ladders' objects only, not the vhost's: beside 10,000 other
+		// queues its definitions are megabytes. A binding into a ladder
+		// from an exchange no ladder may own is not read.
+		scope := ops.Scope{Vhost: vh}
 		if only != "" {
 			scope.Ladders = []string{only}
 		}
-		o, _, err := ops.NewObserver(scope).Refresh(ctx, insp, time.Now)
+		o, err := observeLadders(ctx, insp, scope)
 		if err != nil {
 			add("ladders", checkProblem, "cannot %v", err)
 			continue

@@ -258,6 +258,17 @@ func fakeManagement(t *testing.T, l topology.Ladder, version, node, streamQueue 
 		"/api/feature-flags":   []any{map[string]any{"name": "quorum_queue", "state": "enabled"}, map[string]any{"name": "stream_queue", "state": streamQueue}},
 		"/api/definitions/%2F": defs,
 		"/api/queues/%2F":      queues,
+		"/api/exchanges/%2F":   defs.Exchanges,
+	}
+	// doctor reads the ladder's objects: its exchanges' bindings by source.
+	for _, x := range defs.Exchanges {
+		var bs []broker.DefBinding
+		for _, b := range defs.Bindings {
+			if b.Source == x.Name {
+				bs = append(bs, b)
+			}
+		}
+		answers["/api/exchanges/%2F/"+url.PathEscape(x.Name)+"/bindings/source"] = bs
 	}
 	return serveAnswers(t, answers)
 }
@@ -270,6 +281,11 @@ func serveAnswers(t *testing.T, answers map[string]any) *httptest.Server {
 		if !ok {
 			http.NotFound(w, r)
 			return
+		}
+		if r.URL.Query().Has("page") {
+			// A paged listing (filtered on a real broker; the client
+			// checks the names itself).
+			a = map[string]any{"items": a, "page_count": 1}
 		}
 		_ = json.NewEncoder(w).Encode(a)
 	}))

@@ -170,11 +170,16 @@ type resolved struct {
 // resolveLadder combines flags and discovery: a ladder found on the broker
 // under the flag's name supplies every shape flag not given explicitly.
 func (e *env) resolveLadder(ctx context.Context) (resolved, error) {
+	return e.resolveLadderFrom(ctx, e.snapshot)
+}
+
+// resolveLadderFrom is resolveLadder over the snapshot read returns.
+func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) (topology.Snapshot, error)) (resolved, error) {
 	lf := &e.opts.ladder
 	if err := lf.check(); err != nil {
 		return resolved{}, err
 	}
-	snap, err := e.snapshot(ctx)
+	snap, err := read(ctx)
 	if err != nil {
 		l, ferr := lf.fromFlags(e.vhost(), nil)
 		return resolved{ladder: l, mgmtErr: err}, ferr

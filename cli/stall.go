@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
@@ -14,8 +15,34 @@ import (
 // timed bounds each management request of an observer by the command's
 // --timeout, as every other request of the CLI is.
 type timed struct {
-	insp    ops.Inspector
+	insp    ladderInspector
 	timeout time.Duration
+}
+
+// ladderInspector reads whole vhosts and single ladders: timed must pass
+// the ladder reads on, or ops.Read.Do, not finding them, reads the whole
+// vhost for a command about one ladder.
+type ladderInspector interface {
+	ops.Inspector
+	broker.LadderInspector
+}
+
+func (t timed) LadderSnapshot(ctx context.Context, sc topology.Scope) (topology.Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.insp.LadderSnapshot(ctx, sc)
+}
+
+func (t timed) LadderStats(ctx context.Context, sc topology.Scope) ([]topology.Queue, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.insp.LadderStats(ctx, sc)
+}
+
+func (t timed) QueueStats(ctx context.Context, vhost string, names []string) ([]topology.Queue, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.insp.QueueStats(ctx, vhost, names)
 }
 
 func (t timed) Snapshot(ctx context.Context, vhost string) (topology.Snapshot, error) {

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -38,7 +40,7 @@ resting in a rung no longer shows them).`,
 			if (len(args) == 1) == (key != "") {
 				return usageErr("trace needs a DELAY or --routing-key, not both")
 			}
-			r, err := e.resolveLadder(cmd.Context())
+			r, err := e.resolveLadderFrom(cmd.Context(), e.ladderSnapshot)
 			if err != nil {
 				return err
 			}
@@ -74,7 +76,36 @@ resting in a rung no longer shows them).`,
 	return cmd
 }
 
-// graph is the vhost's bindings, nil without the management API.
+// ladderSnapshot reads the objects of the --ladder ladder only (of every
+// ladder without --ladder), as status does: beside 10,000 other queues,
+// the vhost's definitions and bindings are megabytes where the ladder's
+// are kilobytes.
+func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
+	m, err := e.management()
+	if err != nil {
+		return topology.Snapshot{}, err
+	}
+	scope := ops.Scope{Vhost: e.vhost()}
+	if name := e.opts.ladder.named(); name != "" {
+		scope.Ladders = []string{name}
+	}
+	o, err := observeLadders(ctx, timed{m, e.opts.timeout}, scope)
+	return o.Snapshot(), err
+}
+
+// observeLadders reads scope once through an observer and, when that read
+// had to look for the named ladders among every name a ladder may own,
+// once more for their objects alone: their targets and the queues those
+// dead-letter to are read only then.
+func observeLadders(ctx context.Context, insp ops.Inspector, scope ops.Scope) (ops.Observer, error) {
+	o, _, err := ops.NewObserver(scope).Refresh(ctx, insp, time.Now)
+	if n := o.Next(); err == nil && n.Snapshot && n.Narrow {
+		o, _, err = o.Refresh(ctx, insp, time.Now)
+	}
+	return o, err
+}
+
+// graph is the ladder's bindings, nil without the management API.
 func (r resolved) graph() *topology.Graph {
 	if r.snap == nil {
 		return nil
