@@ -459,8 +459,9 @@ func (s *scaleRun) fill(ctx context.Context) error {
 // the console's refresh, once each.
 func (s *scaleRun) measureReads(ctx context.Context, inFlight int64) {
 	if !s.console.Loaded() {
-		// The console's first read, its snapshot, is not a refresh.
-		s.console, _, _ = ops.NewObserver(ops.Scope{Vhost: s.cfg.Vhost, Whole: true}).Refresh(ctx, s.mgmt, time.Now)
+		// The console's first read, its snapshot, is not a refresh. The
+		// console reads what it shows: with the ladder open, its objects.
+		s.console, _, _ = ops.NewObserver(ops.Scope{Vhost: s.cfg.Vhost, Ladders: []string{s.l.Name}}).Refresh(ctx, s.mgmt, time.Now)
 	}
 	r0, b0 := s.mgmt.Cost()
 	t0 := time.Now()

@@ -45,8 +45,11 @@ type Scope struct {
 
 // perQueueStats bounds the queues whose statistics a refresh reads one
 // request each (broker.LadderInspector.QueueStats): beyond it, one
-// filtered listing per 500 queues costs fewer requests.
-const perQueueStats = 100
+// filtered listing per 500 queues costs fewer requests. It covers the
+// default ladder (105 rungs and its target's queues, 107): at 100 that
+// ladder's refresh was a listing the broker evaluates over every queue of
+// the vhost, 12 ms alone and 235 ms beside 10,000 queues on 4.3.6.
+const perQueueStats = 128
 
 // Same reports whether two scopes watch the same objects.
 func (s Scope) Same(t Scope) bool {
