@@ -266,10 +266,51 @@ func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (top
 		return snap, err
 	}
 	qs = append(qs, extra...)
+	if sc.Inbound {
+		in, err := m.inboundBindings(ctx, sc, qs, fetched)
+		if err != nil {
+			return snap, err
+		}
+		bs = append(bs, in...)
+	}
 	snap.Queues = m.toQueues(qs)
 	snap.Exchanges = mapExchanges(xs)
 	snap.Bindings = mapBindings(bs)
 	return snap, nil
+}
+
+// inboundBindings reads the bindings into each queue the scope's patterns
+// own, one request each, and keeps those from an exchange whose bindings
+// were not read by source (the others are in hand already) and not the
+// default exchange's implicit ones.
+func (m *Management) inboundBindings(ctx context.Context, sc topology.Scope, qs []apiQueue, bySource map[string]bool) ([]apiBinding, error) {
+	var owned []string
+	for _, q := range qs {
+		if !isName(sc, q.Name) {
+			owned = append(owned, q.Name)
+		}
+	}
+	out := make([][]apiBinding, len(owned))
+	err := limited(len(owned), func(i int) error {
+		path := "queues/" + url.PathEscape(sc.Vhost) + "/" + url.PathEscape(owned[i]) + "/bindings"
+		err := m.get(ctx, path, url.Values{"columns": {bindingColumns}}, &out[i])
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var in []apiBinding
+	for _, bs := range out {
+		for _, b := range bs {
+			if b.Source != "" && !bySource[b.Source] {
+				in = append(in, b)
+			}
+		}
+	}
+	return in, nil
 }
 
 // isName reports whether a name is one of the scope's extra names (a

@@ -177,9 +177,10 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 	observers := map[string]ops.Observer{}
 	for _, vh := range vhosts {
 		// The ladders' objects only, not the vhost's: beside 10,000 other
-		// queues its definitions are megabytes. A binding into a ladder
-		// from an exchange no ladder may own is not read.
-		scope := ops.Scope{Vhost: vh}
+		// queues its definitions are megabytes. Every binding into a
+		// ladder's queues is read too (a request per queue), so that a
+		// stray binding from an exchange no ladder owns is drift here.
+		scope := ops.Scope{Vhost: vh, Inbound: true}
 		if only != "" {
 			scope.Ladders = []string{only}
 		}

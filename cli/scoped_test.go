@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -102,6 +103,39 @@ func TestStatusTraceAndDoctorReadTheLaddersObjectsOnly(t *testing.T) {
 		}
 		if args[0] == "doctor" && !strings.Contains(out, "matches its plan") {
 			t.Errorf("rungs %s did not find the ladder whole:\n%s", strings.Join(args, " "), out)
+		}
+		check(args...)
+	}
+
+	// A stray binding into a rung from an exchange no ladder owns is drift
+	// to doctor, which reads every binding into the ladder's queues.
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := m.Snapshot(ctx, cfg.Vhost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rung string
+	for _, q := range snap.Queues {
+		if strings.Contains(q.Name, ".rung.") {
+			rung = q.Name
+			break
+		}
+	}
+	stray := topology.Plan{
+		Exchanges: []topology.Exchange{{Name: "stray", Type: "direct", Durable: true}},
+		Bindings:  []topology.Binding{{Source: "stray", Destination: rung, DestinationType: topology.ToQueue, RoutingKey: "x"}},
+	}
+	if _, err := c.Apply(ctx, stray); err != nil {
+		t.Fatal(err)
+	}
+	rec.take()
+	for _, args := range [][]string{{"doctor", "--ladder", "jobs"}, {"doctor"}} {
+		code, out, errs := run(t, env, args...)
+		if code != 1 || !strings.Contains(out, "stray") {
+			t.Errorf("rungs %s with a stray binding into %s: exit %d, want 1 naming it\n%s%s", strings.Join(args, " "), rung, code, out, errs)
 		}
 		check(args...)
 	}

@@ -37,10 +37,14 @@ const SnapshotEvery = 6
 type Scope struct {
 	Vhost   string
 	Ladders []string
-	// Whole reads the whole vhost, not only the ladders' objects: doctor
-	// wants every binding into a ladder, including those from exchanges
-	// that are not the ladder's, which a scoped snapshot does not read.
+	// Whole reads the whole vhost, not only the ladders' objects.
 	Whole bool
+	// Inbound makes each snapshot also read every binding into the
+	// ladders' queues, from whatever exchange (topology.Scope.Inbound): a
+	// check such as doctor wants a stray binding into a rung, which the
+	// ladders' own exchanges do not show. A request per queue, so the
+	// console's refreshes go without.
+	Inbound bool
 }
 
 // perQueueStats bounds the queues whose statistics a refresh reads one
@@ -53,7 +57,7 @@ const perQueueStats = 128
 
 // Same reports whether two scopes watch the same objects.
 func (s Scope) Same(t Scope) bool {
-	return s.Vhost == t.Vhost && s.Whole == t.Whole && slices.Equal(s.Ladders, t.Ladders)
+	return s.Vhost == t.Vhost && s.Whole == t.Whole && s.Inbound == t.Inbound && slices.Equal(s.Ladders, t.Ladders)
 }
 
 // Watches reports whether the ladder is in scope.
@@ -241,9 +245,14 @@ func (o Observer) objects() (sc topology.Scope, narrow bool) {
 	ls := o.ladders()
 	sc = topology.ScopeOf(o.scope.Vhost, ls)
 	if len(o.scope.Ladders) > 0 && len(ls) > 0 {
+		sc.Inbound = o.scope.Inbound
 		return sc, true
 	}
 	sc.Patterns = append(sc.Patterns, topology.DiscoveryScope().Patterns...)
+	// Inbound bindings of every ladder's queues when every ladder is in
+	// scope; for named ladders not yet found, the narrowed snapshot that
+	// follows reads theirs alone.
+	sc.Inbound = o.scope.Inbound && len(o.scope.Ladders) == 0
 	return sc.With(), false
 }
 

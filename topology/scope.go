@@ -20,6 +20,11 @@ type Scope struct {
 	// Names are further queues and exchanges read with the ladders: their
 	// targets, parked queues and the queues those dead-letter to.
 	Names []string
+	// Inbound also reads every binding into the scope's queues, whatever
+	// its source: drift from an exchange no ladder owns (a stray binding
+	// into a rung) shows only so. It costs a request per queue, so a
+	// check (doctor) asks for it and a refresh does not.
+	Inbound bool
 }
 
 // Scope is the ladder's scope: every name it owns, present or left over,
