@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,11 +187,13 @@ func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (top
 	// Beside thousands of other queues the queue listing is the slow
 	// request (the broker walks every queue to filter them), so the
 	// exchanges' bindings are read while it runs.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		qs, qErr = m.scopedQueues(ctx, sc)
-	}()
+	if !sc.Bound {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			qs, qErr = m.scopedQueues(ctx, sc)
+		}()
+	}
 	var sources []string
 	var bs []apiBinding
 	xs, xErr = m.scopedExchanges(ctx, sc)
@@ -199,6 +202,9 @@ func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (top
 			sources = append(sources, x.Name)
 		}
 		bs, xErr = m.bindingsBySource(ctx, sc.Vhost, sources)
+	}
+	if sc.Bound && xErr == nil {
+		qs, qErr = m.namedQueues(ctx, sc.Vhost, boundQueues(sc, bs))
 	}
 	wg.Wait()
 	if err := errors.Join(qErr, xErr); err != nil {
@@ -277,6 +283,21 @@ func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (top
 	snap.Exchanges = mapExchanges(xs)
 	snap.Bindings = mapBindings(bs)
 	return snap, nil
+}
+
+// boundQueues are the queues a Bound scope reads by name: its names and
+// queues, and those its exchanges bind that its patterns own (the others
+// are targets, read as such).
+func boundQueues(sc topology.Scope, bs []apiBinding) []string {
+	match := sc.Matcher()
+	names := append(append([]string(nil), sc.Names...), sc.Queues...)
+	for _, b := range bs {
+		if b.DestinationType == topology.ToQueue && match(b.Destination) {
+			names = append(names, b.Destination)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // inboundBindings reads the bindings into each queue the scope's patterns

@@ -62,6 +62,13 @@ func TestDoctorChecksBrokerAndLadders(t *testing.T) {
 	if !found {
 		t.Fatalf("the missing binding is not reported: %+v", rep.Checks)
 	}
+	// status reads a named ladder's queues by name (topology.Scope.Bound),
+	// its planned ones included: the rung that lost its binding is still
+	// read, so the drift is the binding, not a missing queue.
+	_, sout, serr := run(t, env, "status", "--ladder", "jobs")
+	if !strings.Contains(sout+serr, b.ID()) || strings.Contains(sout+serr, "missing queue") {
+		t.Errorf("status after losing %s:\n%s%s", b.ID(), sout, serr)
+	}
 	if code, out, _ := run(t, env, "doctor", "--ladder", "ghost"); code != ExitError || !strings.Contains(out, `no ladder "ghost"`) {
 		t.Fatalf("doctor --ladder ghost: exit %d\n%s", code, out)
 	}

@@ -244,9 +244,31 @@ func (o Observer) Next() Read {
 func (o Observer) objects() (sc topology.Scope, narrow bool) {
 	ls := o.ladders()
 	sc = topology.ScopeOf(o.scope.Vhost, ls)
+	// Named ladders, once found, are read by name (topology.Scope.Bound),
+	// so that their cost does not grow with the vhost: each one's planned
+	// queues, bound or not, so that a rung that lost its binding reads as
+	// that, not as missing. Until found, what their names own in any
+	// layout is listed: discovery needs every queue, bound or not, to
+	// tell the ladder's shape. A check (Inbound) lists always, to see
+	// left-over rungs too.
+	bound := len(o.scope.Ladders) > 0 && !o.scope.Inbound
 	if len(o.scope.Ladders) > 0 && len(ls) > 0 {
 		sc.Inbound = o.scope.Inbound
+		if bound {
+			var planned []string
+			for _, l := range ls {
+				for _, q := range l.Plan().Queues {
+					planned = append(planned, q.Name)
+				}
+			}
+			sc.Queues, sc.Bound = planned, true
+		}
 		return sc, true
+	}
+	if len(o.scope.Ladders) > 0 {
+		sc = topology.NamedScope(o.scope.Vhost, o.scope.Ladders)
+		sc.Inbound = false // the narrowed snapshot that follows reads them
+		return sc, false
 	}
 	sc.Patterns = append(sc.Patterns, topology.DiscoveryScope().Patterns...)
 	// Inbound bindings of every ladder's queues when every ladder is in

@@ -25,6 +25,17 @@ type Scope struct {
 	// into a rung) shows only so. It costs a request per queue, so a
 	// check (doctor) asks for it and a refresh does not.
 	Inbound bool
+	// Bound reads queues by name instead of listing them: those the
+	// scope's exchanges bind, and Names. Beside 10,000 other queues a
+	// listing, filtered or not, makes the broker walk every queue of the
+	// vhost; a read by name does not. A queue the patterns own that
+	// nothing binds and Names omits (a left-over rung) is not seen, so a
+	// check that looks for those (doctor) lists.
+	Bound bool
+	// Queues are more queues a Bound scope reads by name: a ladder's
+	// planned queues, so that a rung that lost its binding is still read.
+	// They are not part of Regex (a listing's filter has a length limit).
+	Queues []string
 }
 
 // Scope is the ladder's scope: every name it owns, present or left over,
@@ -55,6 +66,21 @@ func DiscoveryScope() Scope {
 	var sc Scope
 	for _, lay := range Layouts() {
 		sc.Patterns = append(sc.Patterns, lay.namePattern(lay.anyName()))
+	}
+	return sc.normalized()
+}
+
+// NamedScope matches every name ladders called one of names may own, in
+// any layout: what to read of ladders known by name before their layout
+// is.
+func NamedScope(vhost string, names []string) Scope {
+	sc := Scope{Vhost: vhost}
+	for _, n := range names {
+		for _, lay := range Layouts() {
+			if p := lay.namePattern(regexp.QuoteMeta(n)); p != "" {
+				sc.Patterns = append(sc.Patterns, p)
+			}
+		}
 	}
 	return sc.normalized()
 }
