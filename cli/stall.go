@@ -71,7 +71,7 @@ func (e *env) observe(ctx context.Context, scope ops.Scope, found func([]topolog
 		return health.Report{}, err
 	}
 	insp := timed{m, e.opts.timeout}
-	o, _, err := ops.NewObserver(scope).Refresh(ctx, insp, time.Now)
+	o, err := observeLadders(ctx, insp, scope)
 	if err != nil {
 		return health.Report{}, err
 	}

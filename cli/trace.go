@@ -99,7 +99,10 @@ func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
 // dead-letter to are read only then.
 func observeLadders(ctx context.Context, insp ops.Inspector, scope ops.Scope) (ops.Observer, error) {
 	o, _, err := ops.NewObserver(scope).Refresh(ctx, insp, time.Now)
-	if n := o.Next(); err == nil && n.Snapshot && n.Narrow {
+	// A first read can ask for another snapshot at once: to narrow to the
+	// named ladders, or to list what their names own when a read by name
+	// found drift (then narrow). Two more at most.
+	for i := 0; err == nil && i < 2 && o.Next().Snapshot; i++ {
 		o, _, err = o.Refresh(ctx, insp, time.Now)
 	}
 	return o, err

@@ -145,6 +145,9 @@ type Observer struct {
 	// snapshot next, whatever the count.
 	since int
 	due   bool
+	// listNamed makes the named ladders' next first read a listing: one
+	// by name found none of them, or drift.
+	listNamed bool
 }
 
 // NewObserver watches scope; it knows nothing until its first reading.
@@ -248,11 +251,12 @@ func (o Observer) objects() (sc topology.Scope, narrow bool) {
 	// so that their cost does not grow with the vhost: each one's planned
 	// queues, bound or not, so that a rung that lost its binding reads as
 	// that, not as missing. Until found, what their names own in any
-	// layout is listed: discovery needs every queue, bound or not, to
-	// tell the ladder's shape. A check (Inbound) lists always, to see
-	// left-over rungs too.
+	// layout is read by name too, and listed only when that found no
+	// ladder or drift (listNamed): discovery needs every queue, bound or
+	// not, to tell a damaged ladder's shape. A check (Inbound) lists
+	// always, to see left-over rungs too.
 	bound := len(o.scope.Ladders) > 0 && !o.scope.Inbound
-	if len(o.scope.Ladders) > 0 && len(ls) > 0 {
+	if len(o.scope.Ladders) > 0 && len(ls) > 0 && !o.listNamed {
 		sc.Inbound = o.scope.Inbound
 		if bound {
 			var planned []string
@@ -267,7 +271,7 @@ func (o Observer) objects() (sc topology.Scope, narrow bool) {
 	}
 	if len(o.scope.Ladders) > 0 {
 		sc = topology.NamedScope(o.scope.Vhost, o.scope.Ladders)
-		sc.Inbound = false // the narrowed snapshot that follows reads them
+		sc.Bound = bound && !o.listNamed
 		return sc, false
 	}
 	sc.Patterns = append(sc.Patterns, topology.DiscoveryScope().Patterns...)
@@ -288,6 +292,16 @@ func (o Observer) covered(read topology.Scope) bool {
 		}
 	}
 	return true
+}
+
+// drifted reports whether a found ladder differs from its plan in snap.
+func drifted(found []topology.Found, snap topology.Snapshot) bool {
+	for _, f := range found {
+		if len(topology.Diff(f.Ladder.Plan(), snap)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ladders are the ladders found.
@@ -332,6 +346,17 @@ func (o Observer) Observe(r Reading) (next Observer, again bool) {
 		// A snapshot that had to look for the named ladders holds other
 		// ladders' objects too: the next read narrows to theirs.
 		o.due = len(o.scope.Ladders) > 0 && len(o.found) > 0 && r.Scoped && !r.Read.Narrow
+		if r.Scoped && r.Read.Objects.Bound && !r.Read.Narrow {
+			// A first read by name sees what the ladders' exchanges bind:
+			// the whole of a healthy ladder, which needs no other read.
+			// When it found none, or drift, a queue nothing binds may be
+			// missing from what it read (and discovery's idea of the
+			// ladder wrong with it): list what the names own, once.
+			o.listNamed = len(o.found) == 0 || drifted(o.found, r.Snap)
+			o.due = o.listNamed
+		} else if r.Scoped && !r.Read.Narrow {
+			o.listNamed = false // listed: what follows narrows as usual
+		}
 		// One that looked for every ladder read what any ladder may own,
 		// not the queues their targets are, whatever those are named:
 		// read them now, as a new queue calls for.
