@@ -311,24 +311,16 @@ func (m *Management) inboundBindings(ctx context.Context, sc topology.Scope, qs 
 			owned = append(owned, q.Name)
 		}
 	}
-	out := make([][]apiBinding, len(owned))
-	err := limited(len(owned), func(i int) error {
-		path := "queues/" + url.PathEscape(sc.Vhost) + "/" + url.PathEscape(owned[i]) + "/bindings"
-		err := m.get(ctx, path, url.Values{"columns": {bindingColumns}}, &out[i])
-		if errors.Is(err, ErrNotFound) {
-			return nil
-		}
-		return err
+	all, err := m.bindingsAt(ctx, owned, func(q string) string {
+		return "queues/" + url.PathEscape(sc.Vhost) + "/" + url.PathEscape(q) + "/bindings"
 	})
 	if err != nil {
 		return nil, err
 	}
 	var in []apiBinding
-	for _, bs := range out {
-		for _, b := range bs {
-			if b.Source != "" && !bySource[b.Source] {
-				in = append(in, b)
-			}
+	for _, b := range all {
+		if b.Source != "" && !bySource[b.Source] {
+			in = append(in, b)
 		}
 	}
 	return in, nil
@@ -345,10 +337,17 @@ func isName(sc topology.Scope, name string) bool {
 // exchanges, one request each (a few KB, where the vhost's bindings are
 // megabytes beside 10,000 queues). An exchange that is gone has none.
 func (m *Management) bindingsBySource(ctx context.Context, vhost string, sources []string) ([]apiBinding, error) {
-	out := make([][]apiBinding, len(sources))
-	err := limited(len(sources), func(i int) error {
-		path := "exchanges/" + url.PathEscape(vhost) + "/" + url.PathEscape(sources[i]) + "/bindings/source"
-		err := m.get(ctx, path, url.Values{"columns": {bindingColumns}}, &out[i])
+	return m.bindingsAt(ctx, sources, func(x string) string {
+		return "exchanges/" + url.PathEscape(vhost) + "/" + url.PathEscape(x) + "/bindings/source"
+	})
+}
+
+// bindingsAt reads the bindings at path(name) for each name, a few
+// requests in flight; an object that is gone has none.
+func (m *Management) bindingsAt(ctx context.Context, names []string, path func(string) string) ([]apiBinding, error) {
+	out := make([][]apiBinding, len(names))
+	err := limited(len(names), func(i int) error {
+		err := m.get(ctx, path(names[i]), url.Values{"columns": {bindingColumns}}, &out[i])
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
