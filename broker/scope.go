@@ -85,7 +85,10 @@ func (m *Management) accessError(ctx context.Context, vhost string, err error) e
 			return err
 		}
 		if i := sort.SearchStrings(vs, vhost); i == len(vs) || vs[i] != vhost {
-			return err
+			// Listings of a vhost the broker does not have answer 404
+			// "Object Not Found", one per request: say it once, in the
+			// broker's own word for it.
+			return fmt.Errorf("vhost %q not found (vhost_not_found): %w", vhost, api)
 		}
 	default:
 		return err

@@ -87,6 +87,10 @@ type replayDialog struct {
 	lookup func(name string) tea.Cmd
 	looked map[string]bool
 	asking map[string]bool
+	// reviewing is set when enter came while the destination was still
+	// being read: the review opens as soon as its answer allows it, so
+	// that typing a queue and pressing enter at once just works.
+	reviewing bool
 
 	to     replayTo
 	inputs [numReplayFields]textinput.Model
@@ -244,6 +248,7 @@ func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 		case key.Matches(km, k.Review):
 			if d.planErr != nil {
 				d.err = d.planErr.Error()
+				d.reviewing = d.asking[d.unread()]
 				return d, nil, nil
 			}
 			d.form, d.phase = false, ui.ReplayConfirm
@@ -269,6 +274,7 @@ func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	before := d.inputs[d.focus].Value()
 	cmd := typeInto(&d.inputs[d.focus], msg, &d.err)
 	if d.inputs[d.focus].Value() != before {
+		d.reviewing = false
 		d.replan()
 		cmd = tea.Batch(cmd, d.checkDest())
 	}
@@ -318,6 +324,7 @@ func (d *replayDialog) checkDest() tea.Cmd {
 func (d replayDialog) destLookedUp(msg destLookedUpMsg) replayDialog {
 	delete(d.asking, msg.name)
 	if msg.err != nil {
+		d.reviewing = false
 		if msg.name == d.value(rfQueue) {
 			d.err = msg.err.Error()
 		}
@@ -330,6 +337,16 @@ func (d replayDialog) destLookedUp(msg destLookedUpMsg) replayDialog {
 		d.scope = &v
 	}
 	d.replan()
+	if d.reviewing && msg.name == d.value(rfQueue) {
+		// Enter came while this was read: go on as it asked.
+		d.reviewing = false
+		if d.planErr != nil {
+			d.err = d.planErr.Error()
+			return d
+		}
+		d.err = ""
+		d.form, d.phase = false, ui.ReplayConfirm
+	}
 	return d
 }
 
