@@ -60,24 +60,6 @@ func depth(t *testing.T, e env, queue string) int {
 	return res.Ready
 }
 
-// rawChannel is a plain amqp091 channel to the test's vhost. Tests that
-// consume and cancel repeatedly use it instead of Conn.Consume, whose
-// cancellation races amqp091's own (ConsumeWithContext) and can get the
-// connection closed with CHANNEL_ERROR.
-func rawChannel(t *testing.T, e env) *amqp.Channel {
-	t.Helper()
-	conn, err := amqp.DialConfig(e.cfg.URL, amqp.Config{Vhost: e.vhost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
-}
-
 // drainAll takes every message off a queue and returns them in order.
 func drainAll(t *testing.T, e env, queue string) []broker.Delivery {
 	t.Helper()
@@ -85,7 +67,7 @@ func drainAll(t *testing.T, e env, queue string) []broker.Delivery {
 	if n == 0 {
 		return nil
 	}
-	ch := rawChannel(t, e)
+	ch := brokertest.RawChannel(t, e.cfg)
 	defer ch.Close()
 	if err := ch.Qos(2000, 0, false); err != nil {
 		t.Fatal(err)
@@ -598,7 +580,7 @@ func TestMoveToOriginAndIntoALadder(t *testing.T) {
 // failing worker does.
 func nackOne(t *testing.T, e env, queue string) error {
 	t.Helper()
-	ch := rawChannel(t, e)
+	ch := brokertest.RawChannel(t, e.cfg)
 	defer ch.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -835,7 +817,7 @@ func TestMoveIntoALadderDropsExpiration(t *testing.T) {
 	}
 	// 1 s outlives the move from src, but not the 3 s delay's first rung
 	// (1.6 s): kept, it would cut the delay short.
-	ch := rawChannel(t, e)
+	ch := brokertest.RawChannel(t, e.cfg)
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -155,7 +156,7 @@ func TestReplayToOriginIntoADirectLadder(t *testing.T) {
 	c := dial(t, cfg)
 	mustRun(t, env, "apply", "--ladder", "d", "--layout", "direct", "--unit", "10ms", "--max-delay", "10s", "--target", "w")
 	// The worker's queue dead-letters rejected jobs into w.dlq.
-	ch := rawChannel(t, cfg)
+	ch := brokertest.RawChannel(t, cfg)
 	if _, err := ch.QueueDeclare("w.dlq", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}

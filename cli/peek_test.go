@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -52,27 +53,11 @@ func TestDeadLetterCommandsRefuseBadInput(t *testing.T) {
 	}
 }
 
-// rawChannel is a plain amqp091 channel to a test vhost, for what a worker
-// does that rungs does not (rejecting a message into a dead-letter queue).
-func rawChannel(t *testing.T, cfg broker.Config) *amqp.Channel {
-	t.Helper()
-	conn, err := amqp.DialConfig(cfg.URL, amqp.Config{Vhost: cfg.Vhost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
-}
-
 // rejectAll rejects n messages of a queue without requeueing, as a failing
 // worker does, waiting for them to arrive.
 func rejectAll(t *testing.T, cfg broker.Config, queue string, n int) {
 	t.Helper()
-	ch := rawChannel(t, cfg)
+	ch := brokertest.RawChannel(t, cfg)
 	deadline := time.Now().Add(15 * time.Second)
 	for n > 0 && time.Now().Before(deadline) {
 		d, ok, err := ch.Get(queue, false)
@@ -220,7 +205,7 @@ func TestPeekJSONCarriesTheSavedDeath(t *testing.T) {
 	}
 	saved := []any{amqp.Table{"queue": "jobs.rung.01", "reason": "expired", "count": int64(2), "exchange": "jobs.ingest",
 		"routing-keys": []any{"0.1.jobs.work"}, "time": time.Unix(1700000000, 0)}}
-	ch := rawChannel(t, cfg)
+	ch := brokertest.RawChannel(t, cfg)
 	if err := ch.PublishWithContext(context.Background(), "", "held", false, false, amqp.Publishing{
 		Headers: amqp.Table{topology.HeaderSavedDeath: saved}, Body: []byte("x"),
 	}); err != nil {

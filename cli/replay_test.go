@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -62,7 +63,7 @@ func takeAll(t *testing.T, cfg broker.Config, c *broker.Conn, queue string) []st
 	if n == 0 {
 		return nil
 	}
-	ch := rawChannel(t, cfg)
+	ch := brokertest.RawChannel(t, cfg)
 	if err := ch.Qos(2000, 0, false); err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestReplayParkedJobsBackToTheirWorker(t *testing.T) {
 // step) and the queues' depths have stopped changing.
 func settle(t *testing.T, cfg broker.Config, source string, queues ...string) {
 	t.Helper()
-	ch := rawChannel(t, cfg)
+	ch := brokertest.RawChannel(t, cfg)
 	defer ch.Close()
 	depths := func() (total, consumers int) {
 		for _, q := range append([]string{source}, queues...) {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
@@ -80,28 +79,12 @@ func recordMgmt(t *testing.T, cfg broker.Config) (broker.Config, *recorder) {
 	return cfg, rec
 }
 
-// rawChannel is a plain amqp091 channel to a test vhost, on a connection
-// kept open until the test ends: what other applications declare.
-func rawChannel(t *testing.T, cfg broker.Config) *amqp.Channel {
-	t.Helper()
-	conn, err := amqp.DialConfig(cfg.URL, amqp.Config{Vhost: cfg.Vhost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
-}
-
 // declareOthers declares n exclusive queues prefix00000...: another
 // application's queues, cheap on every release and gone with the
 // connection when the test ends.
 func declareOthers(t *testing.T, cfg broker.Config, prefix string, n int) {
 	t.Helper()
-	ch := rawChannel(t, cfg)
+	ch := brokertest.RawChannel(t, cfg)
 	for i := range n {
 		if _, err := ch.QueueDeclare(fmt.Sprintf("%s%05d", prefix, i), false, false, true, true, nil); err != nil {
 			t.Fatal(err)
@@ -199,7 +182,7 @@ func consoleReadsWhatItShows(t *testing.T, others int) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := rawChannel(t, cfg).QueueDeclare("orders", true, false, false, false, nil); err != nil {
+	if _, err := brokertest.RawChannel(t, cfg).QueueDeclare("orders", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	var lad, lad2 topology.Ladder

@@ -150,3 +150,21 @@ func PutPolicy(t testing.TB, cfg broker.Config, name, body string) int {
 	res.Body.Close()
 	return res.StatusCode
 }
+
+// RawChannel is a plain amqp091 channel to the test vhost, on a
+// connection kept open until the test ends: for what other applications
+// and workers do that rungs does not (declare their own queues, reject a
+// message into a dead-letter queue, send a malformed frame).
+func RawChannel(t testing.TB, cfg broker.Config) *amqp.Channel {
+	t.Helper()
+	conn, err := amqp.DialConfig(cfg.URL, amqp.Config{Vhost: cfg.Vhost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
