@@ -318,6 +318,9 @@ func (m *Management) toQueues(qs []apiQueue) []topology.Queue {
 	now := m.now()
 	out := make([]topology.Queue, 0, len(qs))
 	for _, q := range qs {
+		if q.Name == "" {
+			continue // deleted while the broker listed (see decodeAnswer)
+		}
 		tq := topology.Queue{
 			Name: q.Name, Durable: q.Durable, AutoDelete: bool(q.AutoDelete), Args: mapArgs(q.Arguments),
 			Stats: topology.QueueStats{
@@ -381,9 +384,13 @@ func (m *Management) Vhosts(ctx context.Context) ([]string, error) {
 	if err := m.get(ctx, "vhosts", url.Values{"columns": {"name"}}, &vs); err != nil {
 		return nil, err
 	}
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = v.Name
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		// A vhost deleted while the broker listed has no name (see
+		// decodeAnswer).
+		if v.Name != "" {
+			out = append(out, v.Name)
+		}
 	}
 	sort.Strings(out)
 	return out, nil
@@ -525,7 +532,7 @@ func (m *Management) getTagged(ctx context.Context, path string, q url.Values, o
 	if etag != "" {
 		req.Header.Set("If-None-Match", etag)
 	}
-	res, err := m.http.Do(req)
+	res, err := m.doGet(ctx, req)
 	if err != nil {
 		return "", false, m.ep.redact(fmt.Errorf("management API GET %s at %s: %w", apiPath, m.ep.mgmtURL, m.transportError(ctx, err)))
 	}
@@ -536,14 +543,39 @@ func (m *Management) getTagged(ctx context.Context, path string, q url.Values, o
 	if res.StatusCode >= 300 {
 		return "", false, m.ep.redact(&APIError{Method: http.MethodGet, Path: apiPath, Status: res.StatusCode, Reason: readReason(res.Body)})
 	}
-	dec := json.NewDecoder(res.Body)
-	// Numbers stay exact (json.Number) until mapArgs makes them int64.
-	dec.UseNumber()
-	if err := dec.Decode(out); err != nil {
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return "", false, m.ep.redact(fmt.Errorf("management API GET %s at %s: reading the response: %w", apiPath, m.ep.mgmtURL, m.transportError(ctx, err)))
+	}
+	if err := decodeAnswer(body, out); err != nil {
 		return "", false, m.ep.redact(fmt.Errorf("management API GET %s: decoding the response: %w", apiPath, err))
 	}
-	_, _ = io.Copy(io.Discard, res.Body)
 	return res.Header.Get("ETag"), false, nil
+}
+
+// serverErrorRetries are the pauses before asking again after a 500.
+// RabbitMQ 4.0.5's vhost listing crashes (function_clause in
+// rabbit_mgmt_wm_vhosts) when a vhost is deleted while it lists, which
+// another client may do at any moment; the next request succeeds.
+var serverErrorRetries = []time.Duration{50 * time.Millisecond, 250 * time.Millisecond}
+
+// doGet sends a GET, asking again after a 500 (a GET changes nothing, so
+// asking twice is safe). The last answer is returned whatever it is.
+func (m *Management) doGet(ctx context.Context, req *http.Request) (*http.Response, error) {
+	for _, pause := range serverErrorRetries {
+		res, err := m.http.Do(req)
+		if err != nil || res.StatusCode != http.StatusInternalServerError {
+			return res, err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+		res.Body.Close()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+	return m.http.Do(req)
 }
 
 // readReason extracts the API's {"error","reason"} body, or a short snippet
