@@ -282,8 +282,9 @@ type ConsoleCost struct {
 	RungsPerLadder int `json:"rungs_per_ladder"`
 	Exchanges      int `json:"exchanges"`
 	Bindings       int `json:"bindings"`
-	// Stats is the console's periodic refresh; Snapshot its full read
-	// (definitions and statistics), done when the set of queues changes.
+	// Stats is the console's periodic refresh of its ladder list; Snapshot
+	// its full read of the ladders' objects, done when the set of queues
+	// changes. Neither reads the plain queues beside the ladders.
 	StatsRequests    int64 `json:"stats_requests"`
 	StatsBytes       int64 `json:"stats_bytes"`
 	SnapshotRequests int64 `json:"snapshot_requests"`
@@ -487,8 +488,8 @@ func (r Report) Markdown() string {
 	c := r.Console
 	w("### Console cost (%d queues: %d ladders of %d rungs and plain queues; %d exchanges, %d bindings)\n\n", c.Queues, c.Ladders, c.RungsPerLadder, c.Exchanges, c.Bindings)
 	w("| measure | requests | response bytes | time |\n|---|---:|---:|---:|\n")
-	w("| refresh (queue statistics) | %d | %s | – |\n", c.StatsRequests, formatBytes(c.StatsBytes))
-	w("| full snapshot (definitions + statistics) | %d | %s | – |\n", c.SnapshotRequests, formatBytes(c.SnapshotBytes))
+	w("| refresh of the ladder list (the ladders' queue statistics) | %d | %s | – |\n", c.StatsRequests, formatBytes(c.StatsBytes))
+	w("| full snapshot (the ladders' objects + statistics) | %d | %s | – |\n", c.SnapshotRequests, formatBytes(c.SnapshotBytes))
 	w("| discover every ladder and its drift | – | – | %s ms |\n", formatMS(float64(c.DiscoverNs)/1e6))
 	if c.RenderNs > 0 {
 		w("| build a %d-rung ladder's rows from the statistics | – | – | %s ms |\n", c.RungsPerLadder, formatMS(float64(c.RowsNs)/1e6))

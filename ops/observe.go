@@ -37,8 +37,6 @@ const SnapshotEvery = 6
 type Scope struct {
 	Vhost   string
 	Ladders []string
-	// Whole reads the whole vhost, not only the ladders' objects.
-	Whole bool
 	// Inbound makes each snapshot also read every binding into the
 	// ladders' queues, from whatever exchange (topology.Scope.Inbound): a
 	// check such as doctor wants a stray binding into a rung, which the
@@ -57,7 +55,7 @@ const perQueueStats = 128
 
 // Same reports whether two scopes watch the same objects.
 func (s Scope) Same(t Scope) bool {
-	return s.Vhost == t.Vhost && s.Whole == t.Whole && s.Inbound == t.Inbound && slices.Equal(s.Ladders, t.Ladders)
+	return s.Vhost == t.Vhost && s.Inbound == t.Inbound && slices.Equal(s.Ladders, t.Ladders)
 }
 
 // Watches reports whether the ladder is in scope.
@@ -74,7 +72,7 @@ type Read struct {
 	// listings by, so that what a read costs follows the ladders and not
 	// the vhost (broker.LadderInspector); Queues, when set, are the queues
 	// whose statistics to read one by one. An inspector without scoped
-	// reads, or a Whole scope, reads the whole vhost.
+	// reads reads the whole vhost.
 	Objects topology.Scope
 	Queues  []string
 	// Narrow says Objects were the named ladders' own, not every name a
@@ -95,7 +93,7 @@ func (r Read) Op() string {
 // in a tea.Cmd): it touches nothing but its arguments.
 func (r Read) Do(ctx context.Context, insp Inspector, now func() time.Time) Reading {
 	li, scoped := insp.(broker.LadderInspector)
-	scoped = scoped && !r.Scope.Whole && !r.Objects.Empty()
+	scoped = scoped && !r.Objects.Empty()
 	switch {
 	case r.Snapshot && scoped:
 		snap, err := li.LadderSnapshot(ctx, r.Objects)
@@ -218,9 +216,6 @@ func (o Observer) Found() []topology.Found { return o.found }
 // the statistics alone.
 func (o Observer) Next() Read {
 	r := Read{Scope: o.scope, Snapshot: !o.loaded || o.due || o.since >= SnapshotEvery-1}
-	if o.scope.Whole {
-		return r // the whole vhost: no names to filter by
-	}
 	r.Objects, r.Narrow = o.objects()
 	if r.Snapshot {
 		return r
