@@ -105,36 +105,68 @@ func (c *Conn) publishOn(ctx context.Context, run *publishRun, from int) (next i
 		}
 	}()
 
-	var tags []int // delivery tag - 1 → message index
-	acked := 0
-	chClosed := false
+	sent := confirmLoop{ch: ch, confirms: confirms}.send(ctx, run, from)
+	// Closing the channel closes the returns listener; every return came
+	// before its message's confirm, so rets is then complete.
+	_ = ch.Close()
+	<-retsDone
+	run.settle(sent.tags, sent.acked, rets)
+	return sent.outcome(ctx, closes, conn)
+}
+
+// confirmLoop sends a run's messages on one channel in confirm mode, with
+// at most publishWindow awaiting a confirm, then waits for the confirms of
+// all it sent. Conn.Publish runs it on a channel of its own, a Stream on
+// its long-lived one.
+type confirmLoop struct {
+	ch       *amqp.Channel
+	confirms <-chan amqp.Confirmation
+	// base is the delivery tags the channel used before this loop.
+	base uint64
+	// beforeConfirm runs as each confirm arrives, before it is counted.
+	beforeConfirm func()
+}
+
+// loopResult is what a confirmLoop did: tags maps delivery tag - base - 1 to the
+// message's index, acked counts the confirms taken.
+type loopResult struct {
+	next     int
+	tags     []int
+	acked    int
+	chClosed bool
+	badMsg   error
+}
+
+func (l confirmLoop) send(ctx context.Context, run *publishRun, from int) loopResult {
+	out := loopResult{next: from}
 	// await takes one confirm; false when the channel closed or ctx ended.
 	await := func() bool {
 		select {
-		case cf, ok := <-confirms:
+		case cf, ok := <-l.confirms:
 			if !ok {
-				chClosed = true
+				out.chClosed = true
 				return false
 			}
-			if i := int(cf.DeliveryTag) - 1; i >= 0 && i < len(tags) {
+			if l.beforeConfirm != nil {
+				l.beforeConfirm()
+			}
+			if i := int(cf.DeliveryTag-l.base) - 1; i >= 0 && i < len(out.tags) {
 				if cf.Ack {
-					run.outcome[tags[i]] = confirmed
+					run.outcome[out.tags[i]] = confirmed
 				} else {
-					run.outcome[tags[i]] = nacked
+					run.outcome[out.tags[i]] = nacked
 				}
 			}
-			acked++
+			out.acked++
 			return true
 		case <-ctx.Done():
 			return false
 		}
 	}
-
-	var badMsg error
 	i := from
 send:
 	for ; i < len(run.msgs); i++ {
-		for len(tags)-acked >= publishWindow {
+		for len(out.tags)-out.acked >= publishWindow {
 			if !await() {
 				break send
 			}
@@ -143,33 +175,35 @@ send:
 			break
 		}
 		m := run.msgs[i]
-		if err := ch.PublishWithContext(ctx, m.Exchange, m.RoutingKey, true, false, publishing(m)); err != nil {
-			if !ch.IsClosed() && ctx.Err() == nil {
+		if err := l.ch.PublishWithContext(ctx, m.Exchange, m.RoutingKey, true, false, publishing(m)); err != nil {
+			if !l.ch.IsClosed() && ctx.Err() == nil {
 				// Not a channel problem: the message itself is bad (say, a
 				// header type AMQP cannot encode). Stop sending, but still
 				// collect the confirms of those already sent.
-				badMsg = fmt.Errorf("message %d (id %q): %w", i, m.MessageID, err)
+				out.badMsg = fmt.Errorf("message %d (id %q): %w", i, m.MessageID, err)
 			}
 			break
 		}
 		run.outcome[i] = inFlight
-		tags = append(tags, i)
+		out.tags = append(out.tags, i)
 	}
-	for acked < len(tags) && await() {
+	for out.acked < len(out.tags) && await() {
 	}
-	brokerClosed := chClosed || ch.IsClosed()
-	// Closing the channel closes the returns listener; every return came
-	// before its message's confirm, so rets is then complete.
-	_ = ch.Close()
-	<-retsDone
-	run.settle(tags, acked, rets)
+	out.next = i
+	out.chClosed = out.chClosed || l.ch.IsClosed()
+	return out
+}
 
+// outcome is publishOn's answer for a loop that ended as s says: where the
+// next run starts, and retry=true if the connection dropped (not a channel
+// error and not ctx).
+func (s loopResult) outcome(ctx context.Context, closes <-chan *amqp.Error, conn *amqp.Connection) (next int, retry bool, err error) {
 	switch {
 	case ctx.Err() != nil:
-		return i, false, ctx.Err()
-	case badMsg != nil:
-		return i, false, badMsg
-	case brokerClosed:
+		return s.next, false, ctx.Err()
+	case s.badMsg != nil:
+		return s.next, false, s.badMsg
+	case s.chClosed:
 		var cerr error = errors.New("channel closed")
 		select {
 		case aerr := <-closes:
@@ -179,11 +213,11 @@ send:
 		default:
 		}
 		if conn.IsClosed() {
-			return i, true, fmt.Errorf("connection lost: %w", cerr)
+			return s.next, true, fmt.Errorf("connection lost: %w", cerr)
 		}
-		return i, false, fmt.Errorf("channel closed by the broker: %w", cerr)
+		return s.next, false, fmt.Errorf("channel closed by the broker: %w", cerr)
 	}
-	return i, false, nil
+	return s.next, false, nil
 }
 
 // settle matches returns to messages and marks those still in flight as

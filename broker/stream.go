@@ -2,7 +2,7 @@ package broker
 
 import (
 	"context"
-	"errors"
+
 	"fmt"
 	"sync"
 
@@ -102,11 +102,10 @@ func (s *Stream) Publish(ctx context.Context, msgs []Message) (PublishResult, er
 }
 
 // publishOn publishes msgs[from:] on the stream's channel, as
-// Conn.publishOn does on a channel of its own (the two could be one, with
-// Conn.Publish a Stream used once). It returns
-// where the next run starts, and retry=true if the connection dropped (not
-// a channel error and not ctx), in which case the unsent rest may go out on
-// a new one.
+// Conn.publishOn does on a channel of its own; both send through a
+// confirmLoop. It returns where the next run starts, and retry=true if the
+// connection dropped (not a channel error and not ctx), in which case the
+// unsent rest may go out on a new one.
 func (s *Stream) publishOn(ctx context.Context, run *publishRun, from int) (next int, retry bool, err error) {
 	if err := s.open(ctx); err != nil {
 		return from, false, err
@@ -135,11 +134,7 @@ func (s *Stream) publishOn(ctx context.Context, run *publishRun, from int) (next
 		s.known[m.Exchange] = true
 	}
 
-	base := s.sent
-	var tags []int // delivery tag - base - 1 → message index
 	var rets []amqp.Return
-	acked := 0
-	chClosed := false
 	drainReturns := func() {
 		for {
 			select {
@@ -150,83 +145,14 @@ func (s *Stream) publishOn(ctx context.Context, run *publishRun, from int) (next
 			}
 		}
 	}
-	await := func() bool {
-		select {
-		case cf, ok := <-s.confirms:
-			if !ok {
-				chClosed = true
-				return false
-			}
-			// Its return, if any, was dispatched before it.
-			drainReturns()
-			if i := int(cf.DeliveryTag-base) - 1; i >= 0 && i < len(tags) {
-				if cf.Ack {
-					run.outcome[tags[i]] = confirmed
-				} else {
-					run.outcome[tags[i]] = nacked
-				}
-			}
-			acked++
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-
-	var badMsg error
-	i := from
-send:
-	for ; i < len(run.msgs); i++ {
-		for len(tags)-acked >= publishWindow {
-			if !await() {
-				break send
-			}
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		m := run.msgs[i]
-		if err := ch.PublishWithContext(ctx, m.Exchange, m.RoutingKey, true, false, publishing(m)); err != nil {
-			if !ch.IsClosed() && ctx.Err() == nil {
-				// Not a channel problem: the message itself is bad (say, a
-				// header type AMQP cannot encode). Stop sending, but still
-				// collect the confirms of those already sent.
-				badMsg = fmt.Errorf("message %d (id %q): %w", i, m.MessageID, err)
-			}
-			break
-		}
-		s.sent++
-		run.outcome[i] = inFlight
-		tags = append(tags, i)
-	}
-	for acked < len(tags) && await() {
-	}
+	// A confirm's return, if any, was dispatched before it.
+	sent := confirmLoop{ch: ch, confirms: s.confirms, base: s.sent, beforeConfirm: drainReturns}.send(ctx, run, from)
+	s.sent += uint64(len(sent.tags))
 	drainReturns()
-	run.settle(tags, acked, rets)
-	brokerClosed := chClosed || ch.IsClosed()
-	if acked < len(tags) || brokerClosed || badMsg != nil {
+	run.settle(sent.tags, sent.acked, rets)
+	if sent.acked < len(sent.tags) || sent.chClosed || sent.badMsg != nil {
 		// Confirms still due would land in the next call: start afresh.
 		s.drop()
 	}
-
-	switch {
-	case ctx.Err() != nil:
-		return i, false, ctx.Err()
-	case badMsg != nil:
-		return i, false, badMsg
-	case brokerClosed:
-		var cerr error = errors.New("channel closed")
-		select {
-		case aerr := <-s.closes:
-			if aerr != nil {
-				cerr = aerr
-			}
-		default:
-		}
-		if conn.IsClosed() {
-			return i, true, fmt.Errorf("connection lost: %w", cerr)
-		}
-		return i, false, fmt.Errorf("channel closed by the broker: %w", cerr)
-	}
-	return i, false, nil
+	return sent.outcome(ctx, s.closes, conn)
 }
