@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -534,28 +533,11 @@ func stateDiff(before, after string) string {
 }
 
 // mgmtCall sends one request to the management API as the test broker's
-// administrator.
+// administrator, and fails the test on an error status.
 func mgmtCall(t *testing.T, cfg broker.Config, method, path, body string) {
 	t.Helper()
-	u, err := url.Parse(cfg.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pw, _ := u.User.Password()
-	req, err := http.NewRequest(method, strings.TrimSuffix(cfg.MgmtURL, "/")+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth(u.User.Username(), pw)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode >= 300 {
-		msg, _ := io.ReadAll(res.Body)
-		t.Fatalf("%s %s: %s %s", method, path, res.Status, msg)
+	if status, msg := brokertest.MgmtRequest(t, cfg, method, path, body); status >= 300 {
+		t.Fatalf("%s %s: %d %s", method, path, status, msg)
 	}
 }
 

@@ -2,6 +2,7 @@ package brokertest
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -131,13 +132,21 @@ func AwaitStats(t testing.TB, cfg broker.Config, queue string, ok func(topology.
 // caller asserts it, since releases differ in the keys they accept.
 func PutPolicy(t testing.TB, cfg broker.Config, name, body string) int {
 	t.Helper()
+	status, _ := MgmtRequest(t, cfg, http.MethodPut, "/api/policies/"+url.PathEscape(cfg.Vhost)+"/"+url.PathEscape(name), body)
+	return status
+}
+
+// MgmtRequest sends one request to the management API as cfg's user, for
+// what rungs' own client does not do, and returns the answer's status and
+// body.
+func MgmtRequest(t testing.TB, cfg broker.Config, method, path, body string) (int, []byte) {
+	t.Helper()
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pw, _ := u.User.Password()
-	path := strings.TrimSuffix(cfg.MgmtURL, "/") + "/api/policies/" + url.PathEscape(cfg.Vhost) + "/" + url.PathEscape(name)
-	req, err := http.NewRequest(http.MethodPut, path, strings.NewReader(body))
+	req, err := http.NewRequest(method, strings.TrimSuffix(cfg.MgmtURL, "/")+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +156,9 @@ func PutPolicy(t testing.TB, cfg broker.Config, name, body string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	return res.StatusCode
+	defer res.Body.Close()
+	answer, _ := io.ReadAll(res.Body)
+	return res.StatusCode, answer
 }
 
 // RawChannel is a plain amqp091 channel to the test vhost, on a
