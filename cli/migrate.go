@@ -212,7 +212,7 @@ func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (migratePlan, er
 	if err != nil {
 		return mp, err
 	}
-	if from.Name == to.Name && from.Layout == to.Layout {
+	if ops.SameLadder(from, to) {
 		return mp, usageErr("--from and --to are the same ladder (%s)", from)
 	}
 	margin, _ := topology.ParseDelay(mf.margin)

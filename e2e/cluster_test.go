@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -306,7 +307,8 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 // on a single node), then cures each stalled rung with what `rungs
 // unstall` does by default on the release (topology.Version.StallRemedy):
 // a policy before 4.3, from 4.3 a move of the rung's leader through the
-// management API. Every confirmed message must arrive, none early.
+// management API; what that leaves, with the rabbitmqctl fallback unstall
+// names. Every confirmed message must arrive, none early.
 func TestClusterStallCures(t *testing.T) {
 	c := startCluster(t, 3)
 	_, cfg1 := c.node(1)
@@ -324,30 +326,87 @@ func TestClusterStallCures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var waited int64
-	byLadder := map[string][]string{}
-	for q, n := range s.stalled {
-		waited += n
-		byLadder[ladderOfRung(q)] = append(byLadder[ladderOfRung(q)], q)
-	}
-	t.Logf("%v: %d cluster restarts stalled %d rungs (%d messages): %v", ver, s.restarts, len(s.stalled), waited, s.stalled)
 	want := "declared policy"
 	if ver.StallRemedy(3) == topology.RemedyLeaderMove {
 		want = "moved its leader"
 	}
-	for l, qs := range byLadder {
-		start := time.Now()
-		out := mustRungs(t, s.env, append([]string{"unstall", "--ladder", l, "--yes"}, qs...)...)
-		t.Logf("%v: unstall %v (%s):\n%s", ver, qs, time.Since(start).Round(time.Millisecond), out)
-		if strings.Count(out, want) != len(qs) || strings.Count(out, ": draining") != len(qs) {
-			t.Errorf("%v: unstall did not %s and drain %v:\n%s", ver, want, qs, out)
+	// The default remedy does not cure every rung: on a 3.10.8 cluster a
+	// policy drained 6 of 6 stalled rungs in one run, 2 of 4 and 0 of 5 in
+	// later ones. So unstall must say truthfully which rungs drained, and
+	// name the fallback for the others, which an operator with node access
+	// runs next and which must cure them.
+	ctl := "env"
+	for _, kv := range c.env {
+		k, v, _ := strings.Cut(kv, "=")
+		ctl += " " + k + "='" + v + "'"
+	}
+	ctl += " bash " + mustAbs(t, "../scripts/cluster.sh") + " ctl 1"
+	cured, fellBack := 0, 0
+	cure := func(stalled map[string]int64) {
+		byLadder := map[string][]string{}
+		for q := range stalled {
+			byLadder[ladderOfRung(q)] = append(byLadder[ladderOfRung(q)], q)
+		}
+		for l, qs := range byLadder {
+			sort.Strings(qs)
+			start := time.Now()
+			r := rungs(t, s.env, append([]string{"unstall", "--ladder", l, "--yes"}, qs...)...)
+			t.Logf("%v: unstall %v (%s): exit %d\n%s%s", ver, qs, time.Since(start).Round(time.Millisecond), r.code, r.out, r.errOut)
+			if strings.Count(r.out, want) != len(qs) {
+				t.Errorf("%v: unstall did not %s on each of %v:\n%s%s", ver, want, qs, r.out, r.errOut)
+			}
+			var left []string
+			for _, q := range qs {
+				if strings.Contains(r.out, q+": draining") {
+					cured++
+				} else {
+					left = append(left, q)
+				}
+			}
+			if (r.code == 0) != (len(left) == 0) {
+				t.Errorf("%v: unstall exited %d with %v not draining", ver, r.code, left)
+			}
+			if len(left) == 0 {
+				continue
+			}
+			if !strings.Contains(r.errOut, "--rabbitmqctl") {
+				t.Errorf("%v: unstall left %v and did not name the fallback:\n%s", ver, left, r.errOut)
+			}
+			fellBack += len(left)
+			out := mustRungs(t, s.env, append([]string{"unstall", "--ladder", l, "--yes", "--rabbitmqctl", ctl}, left...)...)
+			t.Logf("%v: unstall --rabbitmqctl %v:\n%s", ver, left, out)
+			if strings.Count(out, "restarted Ra member") != len(left) || strings.Count(out, ": draining") != len(left) {
+				t.Errorf("%v: unstall --rabbitmqctl did not restart and drain %v:\n%s", ver, left, out)
+			}
+		}
+		for q := range stalled {
+			if _, members, err := s.mgmt.QuorumMembers(context.Background(), "/", q); err != nil || len(members) != 3 {
+				t.Errorf("%s after unstall: members %v (%v), want all three", q, members, err)
+			}
 		}
 	}
-	for q := range s.stalled {
-		if _, members, err := s.mgmt.QuorumMembers(context.Background(), "/", q); err != nil || len(members) != 3 {
-			t.Errorf("%s after unstall: members %v (%v), want all three", q, members, err)
+
+	// A rung whose worker the restart stranded while it was empty shows
+	// only once messages reach it, after the first cure (measured on
+	// 3.10.8: three level-1 rungs, 100 messages each). So, as an operator
+	// re-running doctor would, the test cures in rounds until no rung
+	// holds waiting messages that do not fall.
+	var waited int64
+	stalled := s.stalled
+	for round := 1; len(stalled) > 0; round++ {
+		var n int64
+		for _, c := range stalled {
+			n += c
 		}
+		waited += n
+		t.Logf("%v: round %d after %d cluster restarts: %d rungs stalled (%d messages): %v", ver, round, s.restarts, len(stalled), n, stalled)
+		if round > 4 {
+			t.Fatalf("%v: rungs still stall after %d rounds of unstall", ver, round-1)
+		}
+		cure(stalled)
+		stalled = s.stillStalled(t, 30*time.Second)
 	}
+	t.Logf("%v: the default remedy cured %d stalled rungs, the rabbitmqctl fallback %d", ver, cured, fellBack)
 	s.deliverAll(t, waited)
 }
 
@@ -357,4 +416,13 @@ func (c *cluster) logTail(lines int) string {
 	logs, _ := filepath.Glob(filepath.Join(dir, "n*", "log", "*.log"))
 	out, _ := exec.Command("tail", append([]string{"-n", strconv.Itoa(lines)}, logs...)...).CombinedOutput()
 	return string(out)
+}
+
+func mustAbs(t *testing.T, path string) string {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }

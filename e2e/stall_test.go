@@ -353,6 +353,31 @@ func (s *stallRun) stall(t *testing.T) {
 	}
 }
 
+// stillStalled watches the ladders for up to window and returns the rungs
+// whose expired messages wait without falling over a statistics interval
+// and a bit (6 s), or nil if none did.
+func (s *stallRun) stillStalled(t *testing.T, window time.Duration) map[string]int64 {
+	t.Helper()
+	for deadline := time.Now().Add(window); time.Now().Before(deadline); {
+		before := expiredNow(t, s.mgmt, s.found)
+		if len(before) == 0 {
+			time.Sleep(2 * time.Second)
+			continue
+		}
+		time.Sleep(6 * time.Second)
+		stuck := map[string]int64{}
+		for q, n := range expiredNow(t, s.mgmt, s.found) {
+			if was, ok := before[q]; ok && n >= was {
+				stuck[q] = n
+			}
+		}
+		if len(stuck) > 0 {
+			return stuck
+		}
+	}
+	return nil
+}
+
 // deliverAll consumes every ladder's target until each confirmed message
 // has arrived: none may be lost or early; duplicates are counted. waited
 // is how many had waited in stalled rungs, for the log.
