@@ -26,40 +26,42 @@ func TestListingsWhileObjectsComeAndGo(t *testing.T) {
 	stop := make(chan struct{})
 	var churned atomic.Int64 // vhosts created and deleted
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
+	// churn runs step with 0, 1, 2, … until stop closes or step fails.
+	churn := func(step func(i int) bool) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !step(i) {
+					return
+				}
 			}
-			name := fmt.Sprintf("%s%d", prefix, i%4)
-			_ = admin.CreateVhost(ctx, name)
-			_ = admin.DeleteVhost(ctx, name)
-			churned.Add(1)
+		}()
+	}
+	churn(func(i int) bool {
+		name := fmt.Sprintf("%s%d", prefix, i%4)
+		_ = admin.CreateVhost(ctx, name)
+		_ = admin.DeleteVhost(ctx, name)
+		churned.Add(1)
+		return true
+	})
+	churn(func(i int) bool {
+		name := fmt.Sprintf("churn-%d", i%8)
+		if _, err := ch.QueueDeclare(name, false, true, false, false, nil); err != nil {
+			t.Errorf("declare %s: %v", name, err)
+			return false
 		}
-	}()
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			name := fmt.Sprintf("churn-%d", i%8)
-			if _, err := ch.QueueDeclare(name, false, true, false, false, nil); err != nil {
-				t.Errorf("declare %s: %v", name, err)
-				return
-			}
-			if _, err := ch.QueueDelete(name, false, false, false); err != nil {
-				t.Errorf("delete %s: %v", name, err)
-				return
-			}
+		if _, err := ch.QueueDelete(name, false, false, false); err != nil {
+			t.Errorf("delete %s: %v", name, err)
+			return false
 		}
-	}()
+		return true
+	})
 	defer func() {
 		close(stop)
 		wg.Wait()
