@@ -325,7 +325,7 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Started: time.Now().UTC(), Machine: ReadMachine(), Options: reportOptions(o), Problems: []string{}}
+	rep := Report{RunInfo: startRun(), Options: reportOptions(o), Problems: []string{}}
 	if pair, err := o.defaultPair(); err == nil {
 		rep.DefaultDesign = designName(pair[0])
 		if len(pair) > 1 {
@@ -333,11 +333,10 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 		}
 	}
 	began := time.Now()
-	ov, err := mgmt.Overview(ctx)
+	ov, err := rep.meetBroker(ctx, mgmt)
 	if err != nil {
-		return rep, fmt.Errorf("broker overview: %w", err)
+		return rep, err
 	}
-	rep.Broker = BrokerInfo{RabbitMQ: ov.RabbitMQVersion, Erlang: ov.ErlangVersion, Node: ov.Node}
 	v, _ := topology.ParseVersion(ov.RabbitMQVersion)
 	if designs = rep.screen(designs, v); len(designs) == 0 {
 		return rep, fmt.Errorf("%w: no design is safe on RabbitMQ %s: %s", ErrOptions, v, rep.Unsafe[0].Why)
@@ -386,8 +385,7 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 		return rep, fmt.Errorf("console cost: %w", err)
 	}
 	rep.Console = cost
-	rep.Seconds = time.Since(began).Seconds()
-	rep.Machine.LoadAfter = readLoad()
+	rep.finish(began)
 	rep.Targets = rep.targets()
 	return rep, nil
 }

@@ -45,10 +45,7 @@ func DefaultBesideOptions() BesideOptions {
 
 // BesideReport is what the beside phase measured.
 type BesideReport struct {
-	Started  time.Time   `json:"started"`
-	Seconds  float64     `json:"seconds"`
-	Machine  Machine     `json:"machine"`
-	Broker   BrokerInfo  `json:"broker"`
+	RunInfo
 	Ladder   ScaleLadder `json:"ladder"`
 	InFlight int         `json:"in_flight"`
 	Runs     int         `json:"runs"`
@@ -91,8 +88,7 @@ func RunBeside(ctx context.Context, cfg broker.Config, mgmt *broker.Management, 
 	}
 	l := o.Ladder
 	rep := BesideReport{
-		Started: time.Now().UTC(), Machine: ReadMachine(), InFlight: o.InFlight, Runs: o.Runs, Problems: []string{},
-		Ladder: ScaleLadder{Name: l.Name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, UnitMS: msf(l.Unit), QueueType: string(l.QueueType), Rungs: len(l.Rungs())},
+		RunInfo: startRun(), InFlight: o.InFlight, Runs: o.Runs, Problems: []string{}, Ladder: scaleLadder(l),
 	}
 	if o.Runs < 1 || o.InFlight < 0 {
 		return rep, fmt.Errorf("%w: beside with %d runs and %d messages in flight (want at least 1 run)", ErrOptions, o.Runs, o.InFlight)
@@ -103,11 +99,9 @@ func RunBeside(ctx context.Context, cfg broker.Config, mgmt *broker.Management, 
 		}
 	}
 	began := time.Now()
-	ov, err := mgmt.Overview(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("broker overview: %w", err)
+	if _, err := rep.meetBroker(ctx, mgmt); err != nil {
+		return rep, err
 	}
-	rep.Broker = BrokerInfo{RabbitMQ: ov.RabbitMQVersion, Erlang: ov.ErlangVersion, Node: ov.Node}
 	// Beside 50,000 queues a filtered listing can take longer than a
 	// request of mgmt may wait (RabbitMQ 3.10.8: over 10 s), and the
 	// broker answers the deletion of such a vhost only once its queues
@@ -130,8 +124,7 @@ func RunBeside(ctx context.Context, cfg broker.Config, mgmt *broker.Management, 
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
-	rep.Seconds = time.Since(began).Seconds()
-	rep.Machine.LoadAfter = readLoad()
+	rep.finish(began)
 	return rep, nil
 }
 

@@ -2,12 +2,44 @@ package bench
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
 )
+
+// RunInfo is what every bench report says of its run first: when it
+// started, how long it took, and the machine and broker it measured.
+type RunInfo struct {
+	Started time.Time  `json:"started"`
+	Seconds float64    `json:"seconds"`
+	Machine Machine    `json:"machine"`
+	Broker  BrokerInfo `json:"broker"`
+}
+
+// startRun notes the start and the machine, its load included.
+func startRun() RunInfo { return RunInfo{Started: time.Now().UTC(), Machine: ReadMachine()} }
+
+// meetBroker reads the broker's overview into Broker.
+func (r *RunInfo) meetBroker(ctx context.Context, mgmt *broker.Management) (broker.Overview, error) {
+	ov, err := mgmt.Overview(ctx)
+	if err != nil {
+		return ov, fmt.Errorf("broker overview: %w", err)
+	}
+	r.Broker = BrokerInfo{RabbitMQ: ov.RabbitMQVersion, Erlang: ov.ErlangVersion, Node: ov.Node}
+	return ov, nil
+}
+
+// finish notes how long the run took since began, and the load after it.
+func (r *RunInfo) finish(began time.Time) {
+	r.Seconds = time.Since(began).Seconds()
+	r.Machine.LoadAfter = readLoad()
+}
 
 // Machine describes where a run happened, so that numbers from different
 // machines are never compared unknowingly.

@@ -14,10 +14,7 @@ import (
 // Report is everything a run measured, as --json prints it and Markdown
 // renders it.
 type Report struct {
-	Started time.Time  `json:"started"`
-	Seconds float64    `json:"seconds"`
-	Machine Machine    `json:"machine"`
-	Broker  BrokerInfo `json:"broker"`
+	RunInfo
 	Options RunOptions `json:"options"`
 	Limit   []Phase    `json:"limit"`
 	// Topic is the reference phase: the ladder's keys through a topic

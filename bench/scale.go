@@ -48,10 +48,7 @@ func DefaultScaleOptions() ScaleOptions {
 
 // ScaleReport is what the scale phase measured.
 type ScaleReport struct {
-	Started   time.Time   `json:"started"`
-	Seconds   float64     `json:"seconds"`
-	Machine   Machine     `json:"machine"`
-	Broker    BrokerInfo  `json:"broker"`
+	RunInfo
 	N         int         `json:"n"`
 	Ladder    ScaleLadder `json:"ladder"`
 	MinDelayS float64     `json:"min_delay_s"`
@@ -98,6 +95,11 @@ type ScaleLadder struct {
 	UnitMS    float64 `json:"unit_ms"`
 	QueueType string  `json:"queue_type"`
 	Rungs     int     `json:"rungs"`
+}
+
+// scaleLadder is how a report names the ladder it measured.
+func scaleLadder(l topology.Ladder) ScaleLadder {
+	return ScaleLadder{Name: l.Name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, UnitMS: msf(l.Unit), QueueType: string(l.QueueType), Rungs: len(l.Rungs())}
 }
 
 // ScaleMemory is the broker's memory at the phase's edges, in bytes.
@@ -156,9 +158,9 @@ func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	}
 	l := o.Ladder
 	rep := ScaleReport{
-		Started: time.Now().UTC(), Machine: ReadMachine(), N: o.N, Size: o.Size,
+		RunInfo: startRun(), N: o.N, Size: o.Size,
 		MinDelayS: o.MinDelay.Seconds(), MaxDelayS: o.MaxDelay.Seconds(), Problems: []string{},
-		Ladder: ScaleLadder{Name: l.Name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, UnitMS: msf(l.Unit), QueueType: string(l.QueueType), Rungs: len(l.Rungs())},
+		Ladder: scaleLadder(l),
 	}
 	switch {
 	case o.N < 1:
@@ -171,11 +173,9 @@ func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 		return rep, fmt.Errorf("%w: message size %d (want 0 to 16 MiB)", ErrOptions, o.Size)
 	}
 	began := time.Now()
-	ov, err := mgmt.Overview(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("broker overview: %w", err)
+	if _, err := rep.meetBroker(ctx, mgmt); err != nil {
+		return rep, err
 	}
-	rep.Broker = BrokerInfo{RabbitMQ: ov.RabbitMQVersion, Erlang: ov.ErlangVersion, Node: ov.Node}
 	vhost := "rungs-bench-scale-" + randomHex(4)
 	if err := mgmt.CreateVhost(ctx, vhost); err != nil {
 		return rep, fmt.Errorf("create vhost %s: %w", vhost, err)
@@ -213,8 +213,7 @@ func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 			return rep, fmt.Errorf("replay: %w", err)
 		}
 	}
-	rep.Seconds = time.Since(began).Seconds()
-	rep.Machine.LoadAfter = readLoad()
+	rep.finish(began)
 	return rep, nil
 }
 
