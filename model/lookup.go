@@ -74,14 +74,8 @@ func (a App) purgeLadder(l topology.Ladder) (App, tea.Cmd) {
 	if a.watchesAll() || a.screen == screenLadder && ops.SameLadder(a.ladder.Found().Ladder, l) {
 		return a.openPurge(ops.PurgeRequest{Ladder: l})
 	}
-	var names []string
-	for _, r := range l.Rungs() {
-		names = append(names, r.Queue)
-	}
-	for _, t := range l.Terminals() {
-		names = append(names, t.Queue)
-	}
-	return a.lookUp(queueLookup{names: append(names, l.Targets...), want: wantPurgeLadder, ladder: &l})
+	req := ops.PurgeRequest{Ladder: l}
+	return a.lookUp(queueLookup{names: req.Queues(), want: wantPurgeLadder, ladder: &l})
 }
 
 // lookUp reads the queues the lookup names, saying so meanwhile.

@@ -117,3 +117,24 @@ func TestDelayedCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestPurgeRequestQueues checks that what a purge request names to read
+// is what PlanPurge plans from: every queue it empties or leaves alone.
+func TestPurgeRequestQueues(t *testing.T) {
+	l := ladder(t)
+	req := PurgeRequest{Ladder: l}
+	names := req.Queues()
+	snap := l.Plan().Snapshot()
+	snap.Queues = append(snap.Queues, topology.Queue{Name: "jobs.work"}) // the target, declared by its worker
+	p, err := PlanPurge(snap, nil, topology.Version{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(p.Names(), p.Untouched...)
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Errorf("Queues() = %v, PlanPurge reads %v", names, want)
+	}
+	if got := (PurgeRequest{Queue: "q"}).Queues(); len(got) != 1 || got[0] != "q" {
+		t.Errorf("a queue's request names %v", got)
+	}
+}

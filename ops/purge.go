@@ -25,6 +25,34 @@ type PurgeRequest struct {
 	Ladder topology.Ladder
 }
 
+// Queues names every queue PlanPurge reads for the request: the queue, or
+// the ladder's rungs and terminals, which it empties, and its targets,
+// which it names as left alone.
+func (r PurgeRequest) Queues() []string {
+	if r.Queue != "" {
+		return []string{r.Queue}
+	}
+	var names []string
+	for _, q := range ladderQueues(r.Ladder) {
+		names = append(names, q.name)
+	}
+	return append(names, r.Ladder.Targets...)
+}
+
+type roleQueue struct{ name, role string }
+
+// ladderQueues are the queues a ladder's purge empties, with their roles.
+func ladderQueues(l topology.Ladder) []roleQueue {
+	var qs []roleQueue
+	for _, r := range l.Rungs() {
+		qs = append(qs, roleQueue{r.Queue, topology.RoleRung})
+	}
+	for _, t := range l.Terminals() {
+		qs = append(qs, roleQueue{t.Queue, t.Role})
+	}
+	return qs
+}
+
 // PurgeQueue is one queue a purge empties and what it will lose.
 type PurgeQueue struct {
 	Queue string
@@ -139,16 +167,10 @@ func PlanPurge(snap topology.Snapshot, found []topology.Found, v topology.Versio
 	}
 	l := req.Ladder
 	p.Ladder = &l
-	add := func(name, role string) {
-		if q, ok := snap.Queue(name); ok {
-			p.Queues = append(p.Queues, purgeQueue(q, role, v))
+	for _, lq := range ladderQueues(l) {
+		if q, ok := snap.Queue(lq.name); ok {
+			p.Queues = append(p.Queues, purgeQueue(q, lq.role, v))
 		}
-	}
-	for _, r := range l.Rungs() {
-		add(r.Queue, topology.RoleRung)
-	}
-	for _, t := range l.Terminals() {
-		add(t.Queue, t.Role)
 	}
 	for _, t := range l.Targets {
 		if _, ok := snap.Queue(t); ok {
