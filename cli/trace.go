@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -91,21 +90,6 @@ func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
 	}
 	o, err := observeLadders(ctx, timed{m, e.opts.timeout}, scope)
 	return o.Snapshot(), err
-}
-
-// observeLadders reads scope once through an observer and, when that read
-// had to look for the named ladders among every name a ladder may own,
-// once more for their objects alone: their targets and the queues those
-// dead-letter to are read only then.
-func observeLadders(ctx context.Context, insp ops.Inspector, scope ops.Scope) (ops.Observer, error) {
-	o, _, err := ops.NewObserver(scope).Refresh(ctx, insp, time.Now)
-	// A first read can ask for another snapshot at once: to narrow to the
-	// named ladders, or to list what their names own when a read by name
-	// found drift (then narrow). Two more at most.
-	for i := 0; err == nil && i < 2 && o.Next().Snapshot; i++ {
-		o, _, err = o.Refresh(ctx, insp, time.Now)
-	}
-	return o, err
 }
 
 // graph is the ladder's bindings, nil without the management API.
