@@ -332,9 +332,7 @@ func (d replayDialog) destLookedUp(msg destLookedUpMsg) replayDialog {
 	}
 	d.looked[msg.name] = true
 	if msg.found {
-		v := *d.scope
-		v.Snap = ops.WithQueues(v.Snap, msg.q)
-		d.scope = &v
+		d.scope = d.scope.WithQueues(msg.q)
 	}
 	d.replan()
 	if d.reviewing && msg.name == d.value(rfQueue) {

@@ -23,6 +23,14 @@ func NewBrokerView(snap topology.Snapshot) *BrokerView {
 	return &BrokerView{Snap: snap, Found: topology.Discover(snap), Graph: topology.NewGraph(snap)}
 }
 
+// WithQueues is the view with queues read by name in its snapshot, and in
+// its graph, which routes to queues by name through the default exchange.
+// The ladders found do not change: a queue alone makes no ladder.
+func (s *BrokerView) WithQueues(qs ...topology.Queue) *BrokerView {
+	snap := WithQueues(s.Snap, qs...)
+	return &BrokerView{Snap: snap, Found: s.Found, Graph: topology.NewGraph(snap)}
+}
+
 // graph is the scope's bindings, nil when there is no scope.
 func (s *BrokerView) graph() *topology.Graph {
 	if s == nil {
