@@ -41,7 +41,7 @@ func TestLadderReadsBesideTenThousandQueues(t *testing.T) {
 	}
 	e.apply(t, other)
 	start := time.Now()
-	declareOthers(t, e, "other-", 10000)
+	brokertest.DeclareOthers(t, e.cfg, "other-", 10000)
 	t.Logf("declared 10,000 queues in %s", time.Since(start).Round(time.Millisecond))
 
 	m, rec := record(t, e.cfg)

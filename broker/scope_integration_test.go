@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -14,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
@@ -53,45 +50,6 @@ func (r *recorder) take() []*url.URL {
 	out := r.urls
 	r.urls = nil
 	return out
-}
-
-// declareOthers declares n queues named prefix00000..., over a few
-// channels without waiting for each answer, as a broker's other
-// applications would have. They are exclusive to a connection the test
-// keeps open: the cheapest queues every version (4.3 included) accepts,
-// listed like any other and gone with the connection.
-func declareOthers(t *testing.T, e env, prefix string, n int) {
-	t.Helper()
-	conn, err := amqp.DialConfig(e.cfg.URL, amqp.Config{Vhost: e.vhost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	const channels = 4
-	errs := make(chan error, channels)
-	for w := 0; w < channels; w++ {
-		ch, err := conn.Channel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			for i := w; i < n; i += channels {
-				if _, err := ch.QueueDeclare(fmt.Sprintf("%s%05d", prefix, i), false, false, true, true, nil); err != nil {
-					errs <- err
-					return
-				}
-			}
-			// A declaration that waits for its answer flushes the ones
-			// before it: a refused one has closed the channel by then.
-			_, err := ch.QueueDeclare(fmt.Sprintf("%s%05d", prefix, w), false, false, true, false, nil)
-			errs <- err
-		}()
-	}
-	for w := 0; w < channels; w++ {
-		if err := <-errs; err != nil {
-			t.Fatalf("declare %d queues: %v", n, err)
-		}
-	}
 }
 
 // applyTargetWithDeadLetters declares the target queue orders, which

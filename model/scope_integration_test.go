@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -77,23 +76,6 @@ func recordMgmt(t *testing.T, cfg broker.Config) (broker.Config, *recorder) {
 	// this test judges.
 	cfg.Timeout = time.Minute
 	return cfg, rec
-}
-
-// declareOthers declares n exclusive queues prefix00000...: another
-// application's queues, cheap on every release and gone with the
-// connection when the test ends.
-func declareOthers(t *testing.T, cfg broker.Config, prefix string, n int) {
-	t.Helper()
-	ch := brokertest.RawChannel(t, cfg)
-	for i := range n {
-		if _, err := ch.QueueDeclare(fmt.Sprintf("%s%05d", prefix, i), false, false, true, true, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// A channel's methods run in order: once this answers, all are there.
-	if _, err := ch.QueueDeclarePassive(fmt.Sprintf("%s%05d", prefix, n-1), false, false, true, false, nil); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // answerReads answers the console's requests in flight against the real
@@ -204,7 +186,7 @@ func consoleReadsWhatItShows(t *testing.T, others int) {
 			lad2 = l
 		}
 	}
-	declareOthers(t, cfg, "other-", others)
+	brokertest.DeclareOthers(t, cfg, "other-", others)
 
 	pcfg, rec := recordMgmt(t, cfg)
 	m, err := broker.NewManagement(pcfg)

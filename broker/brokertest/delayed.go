@@ -2,6 +2,7 @@ package brokertest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -177,4 +178,43 @@ func RawChannel(t testing.TB, cfg broker.Config) *amqp.Channel {
 		t.Fatal(err)
 	}
 	return ch
+}
+
+// DeclareOthers declares n queues named prefix00000… on a few channels
+// without waiting for each answer, as a broker's other applications would
+// have. They are exclusive to a connection kept open until the test ends:
+// the cheapest queues every release (4.3 included) accepts, listed like
+// any other and gone with the connection.
+func DeclareOthers(t testing.TB, cfg broker.Config, prefix string, n int) {
+	t.Helper()
+	conn, err := amqp.DialConfig(cfg.URL, amqp.Config{Vhost: cfg.Vhost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	const channels = 4
+	errs := make(chan error, channels)
+	for w := 0; w < channels; w++ {
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for i := w; i < n; i += channels {
+				if _, err := ch.QueueDeclare(fmt.Sprintf("%s%05d", prefix, i), false, false, true, true, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+			// A declaration that waits for its answer flushes the ones
+			// before it: a refused one has closed the channel by then.
+			_, err := ch.QueueDeclare(fmt.Sprintf("%s%05d", prefix, w), false, false, true, false, nil)
+			errs <- err
+		}()
+	}
+	for w := 0; w < channels; w++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("declare %d queues: %v", n, err)
+		}
+	}
 }
