@@ -1,0 +1,330 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/cli"
+)
+
+// The docs are checked like code: the CLI reference is generated, every
+// relative link resolves, every `rungs …` example parses, and the user docs
+// name neither this project's internal issue numbers nor its tests.
+
+// userDocs are the pages written for users: the README and docs/, less the
+// developer pages, which may name tests.
+func markdownFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"README.md", "ARCHITECTURE.md"}
+	err := filepath.WalkDir("docs", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func isDeveloperDoc(p string) bool {
+	return p == "ARCHITECTURE.md" || strings.HasPrefix(p, filepath.Join("docs", "development"))
+}
+
+func isGenerated(p string) bool {
+	return strings.HasPrefix(p, filepath.Join("docs", "cli")+string(filepath.Separator))
+}
+
+func TestCLIReferenceIsCurrent(t *testing.T) {
+	dir := t.TempDir()
+	if err := cli.WriteReference(cli.ReferenceRoot(), dir); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	have, _ := filepath.Glob(filepath.Join("docs", "cli", "*.md"))
+	const fix = "the CLI reference is out of date: run `go run . docs docs/cli` and commit docs/cli"
+	if len(want) != len(have) {
+		t.Fatalf("%s (%d pages generated, %d committed)", fix, len(want), len(have))
+	}
+	for _, w := range want {
+		got, err := os.ReadFile(filepath.Join("docs", "cli", filepath.Base(w)))
+		if err != nil {
+			t.Fatalf("%s: %v", fix, err)
+		}
+		exp, _ := os.ReadFile(w)
+		if !bytes.Equal(got, exp) {
+			t.Errorf("%s: docs/cli/%s differs", fix, filepath.Base(w))
+		}
+	}
+}
+
+var (
+	mdLink   = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	fence    = regexp.MustCompile("^\\s*(```|~~~)")
+	headingR = regexp.MustCompile(`^(#{1,6})\s+(.*)$`)
+)
+
+// anchors are the heading ids GitHub gives a page: lower case, punctuation
+// dropped except hyphens and underscores, spaces as hyphens, repeats
+// numbered.
+func anchors(t *testing.T, p string) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	seen := map[string]int{}
+	inFence := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if fence.MatchString(line) {
+			inFence = !inFence
+			continue
+		}
+		m := headingR.FindStringSubmatch(line)
+		if inFence || m == nil {
+			continue
+		}
+		id := slug(m[2])
+		if n := seen[id]; n > 0 {
+			ids[fmt.Sprintf("%s-%d", id, n)] = true
+		} else {
+			ids[id] = true
+		}
+		seen[id]++
+	}
+	return ids
+}
+
+func slug(h string) string {
+	h = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`).ReplaceAllString(h, "$1")
+	var b strings.Builder
+	for _, r := range strings.ToLower(h) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteRune('-')
+		}
+	}
+	return b.String()
+}
+
+func TestDocLinksResolve(t *testing.T) {
+	checked := 0
+	for _, p := range markdownFiles(t) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inFence := false
+		for i, line := range strings.Split(string(data), "\n") {
+			if fence.MatchString(line) {
+				inFence = !inFence
+			}
+			if inFence {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				file, frag, _ := strings.Cut(target, "#")
+				dest := p
+				if file != "" {
+					dest = filepath.Join(filepath.Dir(p), file)
+					if _, err := os.Stat(dest); err != nil {
+						t.Errorf("%s:%d: link %s: %s does not exist", p, i+1, target, dest)
+						continue
+					}
+				}
+				if frag != "" && strings.HasSuffix(dest, ".md") && !anchors(t, dest)[frag] {
+					t.Errorf("%s:%d: link %s: %s has no heading #%s", p, i+1, target, dest, frag)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no relative links found: the walk is broken")
+	}
+	t.Logf("%d relative links resolve", checked)
+}
+
+// commandLines are the `rungs …` lines of a page's fenced blocks, a shell
+// prompt and trailing comments left out, continuation lines joined.
+func commandLines(data []byte) (lines []string, at []int) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	inFence, n, pending, start := false, 0, "", 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if fence.MatchString(line) {
+			inFence = !inFence
+			continue
+		}
+		if !inFence {
+			continue
+		}
+		s := strings.TrimSpace(line)
+		if pending != "" {
+			pending += " " + strings.TrimSuffix(s, "\\")
+			if !strings.HasSuffix(s, "\\") {
+				lines, at = append(lines, pending), append(at, start)
+				pending = ""
+			}
+			continue
+		}
+		s = strings.TrimPrefix(s, "$ ")
+		if !strings.HasPrefix(s, "rungs ") && s != "rungs" {
+			continue
+		}
+		if strings.HasSuffix(s, "\\") {
+			pending, start = strings.TrimSuffix(s, "\\"), n
+			continue
+		}
+		lines, at = append(lines, s), append(at, n)
+	}
+	return lines, at
+}
+
+// shellWords splits a command line as sh would, for what the docs use:
+// quotes, backslashes, a comment, and the end of the command at a pipe,
+// redirection or separator.
+func shellWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(s[i+1:], c)
+			if j < 0 {
+				return nil, fmt.Errorf("unclosed quote")
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '\\' && i+1 < len(s):
+			cur.WriteByte(s[i+1])
+			i++
+			inWord = true
+		case c == ' ' || c == '\t':
+			if inWord {
+				words, inWord = append(words, cur.String()), false
+				cur.Reset()
+			}
+		case !inWord && (c == '#' || c == '|' || c == '>' || c == '<' || c == ';' || c == '&'):
+			if inWord {
+				words = append(words, cur.String())
+			}
+			return words, nil
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+func TestDocCommandsParse(t *testing.T) {
+	checked := 0
+	for _, p := range markdownFiles(t) {
+		if isGenerated(p) {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, at := commandLines(data)
+		for i, line := range lines {
+			words, err := shellWords(line)
+			if err != nil {
+				t.Errorf("%s:%d: %q: %v", p, at[i], line, err)
+				continue
+			}
+			if err := cli.Parse(words[1:]); err != nil {
+				t.Errorf("%s:%d: %q does not parse: %v", p, at[i], line, err)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no rungs command lines found in the docs")
+	}
+	t.Logf("%d command examples parse", checked)
+}
+
+// Every --help example parses too: the reference pages show them.
+func TestHelpExamplesParse(t *testing.T) {
+	checked := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, line := range strings.Split(c.Example, "\n") {
+			s := strings.TrimSpace(line)
+			if !strings.HasPrefix(s, "rungs ") && s != "rungs" {
+				continue
+			}
+			words, err := shellWords(s)
+			if err == nil {
+				err = cli.Parse(words[1:])
+			}
+			if err != nil {
+				t.Errorf("%s --help: %q does not parse: %v", c.CommandPath(), s, err)
+			}
+			checked++
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(cli.ReferenceRoot())
+	if checked == 0 {
+		t.Fatal("no --help examples found")
+	}
+	t.Logf("%d --help examples parse", checked)
+}
+
+var (
+	internalIssue = regexp.MustCompile(`(?i)\bissues? \d+\b`)
+	testName      = regexp.MustCompile(`\b(Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]+`)
+)
+
+func TestUserDocsNameNoInternals(t *testing.T) {
+	for _, p := range markdownFiles(t) {
+		if isDeveloperDoc(p) {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if m := internalIssue.FindString(line); m != "" {
+				t.Errorf("%s:%d: %q: user docs name studies by their question, not an internal issue number", p, i+1, m)
+			}
+			if m := testName.FindString(line); m != "" {
+				t.Errorf("%s:%d: %q: user docs do not name tests (docs/development does)", p, i+1, m)
+			}
+		}
+	}
+}
