@@ -169,19 +169,23 @@ func TestDocLinksResolve(t *testing.T) {
 // prompt and trailing comments left out, continuation lines joined.
 func commandLines(data []byte) (lines []string, at []int) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	inFence, n, pending, start := false, 0, "", 0
+	inFence, n, pending, start, margin := false, 0, "", 0, ""
 	for sc.Scan() {
 		n++
 		line := sc.Text()
 		if fence.MatchString(line) {
 			inFence = !inFence
+			margin = line[:len(line)-len(strings.TrimLeft(line, " "))]
 			continue
 		}
 		if !inFence {
 			continue
 		}
-		s := strings.TrimSpace(line)
+		// Commands start at the fence's margin; a screen capture's first
+		// line (" rungs  guest@…") is indented and is not one.
+		s := strings.TrimRight(strings.TrimPrefix(line, margin), " \t")
 		if pending != "" {
+			s = strings.TrimSpace(s)
 			pending += " " + strings.TrimSuffix(s, "\\")
 			if !strings.HasSuffix(s, "\\") {
 				lines, at = append(lines, pending), append(at, start)

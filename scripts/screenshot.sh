@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The README's pictures of the console, made from a real console run against
+# a real broker, so they can be made again whenever a view changes:
+#
+#   scripts/screenshot.sh        writes docs/images/console.png and trace.png
+#
+# It brings up RabbitMQ 4.3 (scripts/broker.sh), builds rungs, declares the
+# demo ladder in a vhost of its own (rungs-screenshot, deleted again), puts
+# messages in flight, runs the console in tmux at 100x30, captures the pane
+# with its colours and renders it with charmbracelet/freeze, installed once
+# with `go install` into /var/tmp/rungs-tools/bin (RUNGS_TOOLS_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+freeze_version=v0.2.2
+gobin=${RUNGS_TOOLS_DIR:-/var/tmp/rungs-tools}/bin
+if ! [[ -x $gobin/freeze ]]; then
+	GOBIN=$gobin go install "github.com/charmbracelet/freeze@$freeze_version"
+fi
+command -v tmux >/dev/null || { echo "screenshot: tmux is needed (apt-get install tmux)" >&2; exit 1; }
+
+export RUNGS_RABBITMQ=${RUNGS_RABBITMQ:-4.3}
+bash scripts/broker.sh up >/dev/null
+eval "$(bash scripts/broker.sh env)"
+export RUNGS_URL RUNGS_MGMT_URL
+vhost=rungs-screenshot
+mgmt() { curl -fsS -u guest:guest -H 'content-type: application/json' -X "$1" "$RUNGS_MGMT_URL/api/$2" ${3:+-d "$3"} >/dev/null; }
+mgmt PUT "vhosts/$vhost"
+mgmt PUT "permissions/$vhost/guest" '{"configure":".*","write":".*","read":".*"}'
+session=rungs-screenshot-$$
+cleanup() {
+	tmux kill-session -t "$session" 2>/dev/null || true
+	mgmt DELETE "vhosts/$vhost" || true
+}
+trap cleanup EXIT
+
+go build -o bin/rungs .
+rungs() { bin/rungs --vhost "$vhost" "$@"; }
+rungs apply --ladder demo --unit 1s --max-delay 1h --target demo.work >/dev/null
+for d in 5s 20s 45s 90s 3m 7m 15m 40m; do
+	rungs publish --ladder demo --delay "$d" --count 3 --body "demo job delayed $d" >/dev/null
+done
+rungs publish --ladder demo --delay 30s --to demo.work --count 5 --body '{"job":"retry me"}' --header attempt=2 >/dev/null
+# The management API refreshes its statistics every 5 s.
+sleep 6
+
+shoot() { # NAME KEYS...: type KEYS into the console, wait, capture, render
+	local name=$1
+	shift
+	for k in "$@"; do
+		tmux send-keys -t "$session" "$k"
+		sleep 0.5
+	done
+	sleep 2
+	tmux capture-pane -t "$session" -e -p >"bin/$name.ansi"
+	# freeze sizes the window for a few lines unless told: 30 rows of 13 px
+	# type at its 1.2 line height, plus padding and the title bar.
+	"$gobin/freeze" --execute "cat bin/$name.ansi" --window --padding 20 --margin 0 \
+		--font.size 13 --height 560 --output "docs/images/$name.png" >/dev/null
+	echo "docs/images/$name.png"
+}
+
+tmux new-session -d -s "$session" -x 100 -y 30 \
+	"env TERM=xterm-256color COLORTERM=truecolor bin/rungs --vhost $vhost --ladder demo"
+sleep 4
+shoot console
+shoot trace t 40m30s Enter
