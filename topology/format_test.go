@@ -21,6 +21,22 @@ func TestFormats(t *testing.T) {
 		"plural many":     {Plural(int64(2), "hop", "hops"), "hops"},
 		"plural none":     {Plural(0, "hop", "hops"), "hops"},
 		"counted":         {Counted(3, "queue", "queues"), "3 queues"},
+		"rate zero":       {FormatRate(0), "0"},
+		"rate tiny":       {FormatRate(0.01), "<0.1"},
+		"rate small":      {FormatRate(2.45), "2.5"},
+		"rate hundreds":   {FormatRate(250), "250"},
+		"rate thousands":  {FormatRate(1234), "1.23k"},
+		"rate round":      {FormatRate(1000), "1k"},
+		"rate tens of k":  {FormatRate(12_500), "12.5k"},
+		"rate hundreds k": {FormatRate(123_456), "123k"},
+		"rate edge":       {FormatRate(999_700), "1M"},
+		"rate millions":   {FormatRate(1_250_000), "1.25M"},
+		"bytes":           {FormatBytes(48), "48 B"},
+		"bytes KiB":       {FormatBytes(3 << 10), "3 KiB"},
+		"bytes KiB frac":  {FormatBytes(2150), "2.1 KiB"},
+		"bytes MiB":       {FormatBytes(34<<20 + 1<<19), "34.5 MiB"},
+		"bytes edge":      {FormatBytes(1<<20 - 1), "1 MiB"},
+		"bytes GiB":       {FormatBytes(5 << 30), "5 GiB"},
 	}
 	for name, tc := range cases {
 		if tc.got != tc.want {
