@@ -57,8 +57,10 @@ func main() {
 	os.Exit(code)
 }
 
-// errUsage marks bad input: exit status 2, as flag's own errors.
-var errUsage = errors.New("usage")
+// usageError is bad input: exit status 2, as flag's own errors.
+type usageError struct{ error }
+
+func usageErr(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // common are the flags every phase takes.
 type common struct {
@@ -111,7 +113,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, errUsage) || errors.Is(err, bench.ErrOptions):
+	case errors.As(err, new(usageError)) || errors.Is(err, bench.ErrOptions):
 		fmt.Fprintf(stderr, "rungs-lab %s: %v\n", args[0], err)
 		return 2
 	case err != nil:
@@ -149,7 +151,8 @@ func (c common) write(rep report, w io.Writer) error {
 // phase parses a phase's flags and runs it.
 func phase(ctx context.Context, name string, args []string, log io.Writer) (report, []string, common, error) {
 	fs := flag.NewFlagSet("rungs-lab "+name, flag.ContinueOnError)
-	fs.SetOutput(log)
+	// Bad input is one line, below; -h lists the flags.
+	fs.SetOutput(io.Discard)
 	var c common
 	check := func() error { return nil }
 	var runPhase func(cfg broker.Config, m *broker.Management, binary string, l topology.Ladder) (report, []string, error)
@@ -189,18 +192,21 @@ func phase(ctx context.Context, name string, args []string, log io.Writer) (repo
 			return rep, rep.Problems, err
 		}
 	default:
-		return nil, nil, c, fmt.Errorf("%w: no phase %q (scale, beside or console)", errUsage, name)
+		return nil, nil, c, usageErr("no phase %q (scale, beside or console)", name)
 	}
 	c.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(log, "Usage of rungs-lab %s:\n", name)
+			fs.SetOutput(log)
+			fs.PrintDefaults()
 			return nil, nil, c, err
 		}
-		return nil, nil, c, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, nil, c, usageErr("%v", err)
 	}
 	c.planArgs = fs.Args()
 	if len(c.planArgs) > 0 && !c.hasLadder {
-		return nil, nil, c, fmt.Errorf("%w: %s takes no arguments, got %q", errUsage, name, c.planArgs)
+		return nil, nil, c, usageErr("%s takes no arguments, got %q", name, c.planArgs)
 	}
 	if err := check(); err != nil {
 		return nil, nil, c, err
@@ -265,22 +271,22 @@ func (sf *scaleFlags) register(fs *flag.FlagSet) {
 func (sf scaleFlags) options() (lab.ScaleOptions, error) {
 	o := lab.DefaultScaleOptions()
 	if sf.n < 1 {
-		return o, fmt.Errorf("%w: -n %d: want at least 1 message", errUsage, sf.n)
+		return o, usageErr("-n %d: want at least 1 message", sf.n)
 	}
 	o.N, o.Size, o.Seed = sf.n, sf.size, sf.seed
 	lo, hi, ok := strings.Cut(sf.delays, "..")
 	if !ok {
-		return o, fmt.Errorf("%w: -delays %q: want MIN..MAX, e.g. 5s..1m", errUsage, sf.delays)
+		return o, usageErr("-delays %q: want MIN..MAX, e.g. 5s..1m", sf.delays)
 	}
 	var err error
 	if o.MinDelay, err = topology.ParseDelay(lo); err != nil {
-		return o, fmt.Errorf("%w: -delays: %v", errUsage, err)
+		return o, usageErr("-delays: %v", err)
 	}
 	if o.MaxDelay, err = topology.ParseDelay(hi); err != nil {
-		return o, fmt.Errorf("%w: -delays: %v", errUsage, err)
+		return o, usageErr("-delays: %v", err)
 	}
 	if o.MinDelay <= 0 || o.MaxDelay < o.MinDelay {
-		return o, fmt.Errorf("%w: -delays %q: want 0 < MIN ≤ MAX", errUsage, sf.delays)
+		return o, usageErr("-delays %q: want 0 < MIN ≤ MAX", sf.delays)
 	}
 	return o, nil
 }
