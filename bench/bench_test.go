@@ -284,3 +284,27 @@ func TestRelativeTargetsByQueueType(t *testing.T) {
 		t.Fatalf("targets %q, want [%q]", got, want)
 	}
 }
+
+// A run's phases keep their own order whatever order they are asked in;
+// an unknown one is an options error before anything runs.
+func TestPhases(t *testing.T) {
+	names := func(ps []phase) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.name)
+		}
+		return out
+	}
+	all, err := DefaultOptions().phases()
+	if err != nil || !reflect.DeepEqual(names(all), PhaseNames()) {
+		t.Fatalf("every phase: %v, %v; want %v", names(all), err, PhaseNames())
+	}
+	o := DefaultOptions()
+	o.Phases = []string{"punctuality", "throughput"}
+	if got, err := o.phases(); err != nil || !reflect.DeepEqual(names(got), []string{"throughput", "punctuality"}) {
+		t.Errorf("phases %v, %v", names(got), err)
+	}
+	o.Phases = []string{"punctuality", "nonesuch"}
+	if err := o.Check(); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), `"nonesuch"`) {
+		t.Errorf("unknown phase: %v", err)
+	}
+}
