@@ -108,7 +108,7 @@ func (s *scaleRun) replay(ctx context.Context) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	killed.wait()
-	rc.AfterKillSource, rc.AfterKillTarget = s.settle(ctx)
+	rc.AfterKillSource, rc.AfterKillTarget = s.settle(ctx, n)
 	if rc.AfterKillSource+rc.AfterKillTarget < n {
 		s.problem("replay: after the kill -9, %d on the source and %d at the target: %d lost", rc.AfterKillSource, rc.AfterKillTarget, n-rc.AfterKillSource-rc.AfterKillTarget)
 	}
@@ -202,10 +202,15 @@ func (s *scaleRun) depth(ctx context.Context, queue string) (int, error) {
 
 // settle waits until the source and the target have stopped changing (the
 // broker returns a killed consumer's messages in a moment) and returns
-// their depths.
-func (s *scaleRun) settle(ctx context.Context) (source, target int) {
+// their depths. Until they hold n between them it waits longer for them
+// to stop: a loaded broker can take seconds to notice the killed
+// connection, and a count taken before then reads as a loss.
+func (s *scaleRun) settle(ctx context.Context, n int) (source, target int) {
 	stable := 0
-	for stable < 5 && ctx.Err() == nil {
+	for ctx.Err() == nil {
+		if stable >= 50 || stable >= 5 && source+target >= n {
+			break
+		}
 		time.Sleep(200 * time.Millisecond)
 		a, err1 := s.depth(ctx, replayDLQ)
 		b, err2 := s.depth(ctx, replayTarget)
