@@ -14,8 +14,6 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -327,7 +325,7 @@ func hasInt(xs []int, x int) bool {
 // create vhosts. Correctness failures (lost, duplicated or early messages)
 // are listed in Report.Problems; the error is for a run that could not be
 // carried out.
-func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts Options) (Report, error) {
+func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts Options) (rep Report, err error) {
 	o := opts.withDefaults()
 	selected, err := o.phases()
 	if err != nil {
@@ -337,7 +335,7 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{RunInfo: StartRun(), Options: reportOptions(o), Problems: []string{}}
+	rep = Report{RunInfo: StartRun(), Options: reportOptions(o), Problems: []string{}}
 	if pair, err := o.defaultPair(); err == nil {
 		rep.DefaultDesign = designName(pair[0])
 		if len(pair) > 1 {
@@ -354,19 +352,12 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 		return rep, fmt.Errorf("%w: no design is safe on RabbitMQ %s: %s", ErrOptions, v, rep.Unsafe[0].Why)
 	}
 
-	vhost := "rungs-bench-" + randomHex(4)
-	if err := mgmt.CreateVhost(ctx, vhost); err != nil {
-		return rep, fmt.Errorf("create vhost %s: %w", vhost, err)
+	vh, err := NewVhost(ctx, mgmt, cfg, "rungs-bench-")
+	if err != nil {
+		return rep, err
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := mgmt.DeleteVhost(dctx, vhost); err != nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("delete vhost %s: %v", vhost, err))
-		}
-	}()
-	vcfg := cfg
-	vcfg.Vhost = vhost
+	defer vh.Remove(ctx, time.Minute, &rep.Problems)
+	vcfg := vh.Config
 	// Publishing and consuming use separate connections: RabbitMQ's flow
 	// control blocks a publishing connection, which would hold up acks.
 	// Each phase dials its consumer's own.
@@ -670,10 +661,4 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

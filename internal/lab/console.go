@@ -110,8 +110,8 @@ type ConsoleReport struct {
 // RunConsole builds the console fixture in a vhost of its own, which it
 // removes afterwards, and measures what the console's observer reads and
 // what building and rendering a ladder's view take.
-func RunConsole(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o ConsoleOptions) (ConsoleReport, error) {
-	rep := ConsoleReport{RunInfo: bench.StartRun(), Smoke: o.Smoke, Problems: []string{}}
+func RunConsole(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o ConsoleOptions) (rep ConsoleReport, err error) {
+	rep = ConsoleReport{RunInfo: bench.StartRun(), Smoke: o.Smoke, Problems: []string{}}
 	if o.Queues < 1 {
 		return rep, fmt.Errorf("%w: a console vhost of %d queues (want at least 1)", bench.ErrOptions, o.Queues)
 	}
@@ -119,19 +119,12 @@ func RunConsole(ctx context.Context, cfg broker.Config, mgmt *broker.Management,
 	if _, err := rep.MeetBroker(ctx, mgmt); err != nil {
 		return rep, err
 	}
-	vhost := vhostName("console")
-	if err := mgmt.CreateVhost(ctx, vhost); err != nil {
-		return rep, fmt.Errorf("create vhost %s: %w", vhost, err)
+	vh, err := bench.NewVhost(ctx, mgmt, cfg, "rungs-lab-console-")
+	if err != nil {
+		return rep, err
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := mgmt.DeleteVhost(dctx, vhost); err != nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("delete vhost %s: %v", vhost, err))
-		}
-	}()
-	vcfg := cfg
-	vcfg.Vhost = vhost
+	defer vh.Remove(ctx, time.Minute, &rep.Problems)
+	vcfg := vh.Config
 	conn, err := broker.Dial(ctx, vcfg)
 	if err != nil {
 		return rep, err

@@ -152,12 +152,12 @@ const (
 // RunScale runs the scale phase against the broker cfg addresses, in a
 // vhost of its own that it removes afterwards. Correctness failures are in
 // ScaleReport.Problems; the error is for a run that could not be carried out.
-func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o ScaleOptions) (ScaleReport, error) {
+func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o ScaleOptions) (rep ScaleReport, err error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	l := o.Ladder
-	rep := ScaleReport{
+	rep = ScaleReport{
 		RunInfo: bench.StartRun(), N: o.N, Size: o.Size,
 		MinDelayS: o.MinDelay.Seconds(), MaxDelayS: o.MaxDelay.Seconds(), Problems: []string{},
 		Ladder: scaleLadder(l),
@@ -176,20 +176,13 @@ func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	if _, err := rep.MeetBroker(ctx, mgmt); err != nil {
 		return rep, err
 	}
-	vhost := vhostName("scale")
-	if err := mgmt.CreateVhost(ctx, vhost); err != nil {
-		return rep, fmt.Errorf("create vhost %s: %w", vhost, err)
+	vh, err := bench.NewVhost(ctx, mgmt, cfg, "rungs-lab-scale-")
+	if err != nil {
+		return rep, err
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-		defer cancel()
-		if err := mgmt.DeleteVhost(dctx, vhost); err != nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("delete vhost %s: %v", vhost, err))
-		}
-	}()
-	vcfg := cfg
-	vcfg.Vhost = vhost
-	l.Vhost = vhost
+	defer vh.Remove(ctx, 5*time.Minute, &rep.Problems)
+	vcfg := vh.Config
+	l.Vhost = vcfg.Vhost
 	pub, err := broker.Dial(ctx, vcfg)
 	if err != nil {
 		return rep, err
