@@ -1,8 +1,11 @@
-// Package bench measures rungs' ladders against the broker's own limit: the
-// throughput of a plain queue, the throughput and hops of ladders of each
-// layout and radix, how late delayed messages arrive at offered loads, and
-// what the console's refresh costs the management API. It does its I/O
-// through package broker, in a vhost of its own that it removes afterwards.
+// Package bench is the engine behind `rungs bench`, what an operator runs
+// to measure ladders against the broker's own limit: the throughput of a
+// plain queue, the throughput and hops of ladders of each layout and
+// radix, and how late delayed messages arrive at offered loads. It does
+// its I/O through package broker, in a vhost of its own that it removes
+// afterwards. What measures rungs itself (its commands' cost, the
+// console's, a killed replay) is not here but in the lab, cmd/rungs-lab,
+// which does not ship.
 //
 // Timings are measurements, not assertions: the package's tests run a
 // smoke-sized benchmark and check only that every message arrived, once and
@@ -11,12 +14,11 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,8 +56,6 @@ type Options struct {
 	// Rounds repeats the throughput phases, limit first in each round, so
 	// that each ratio compares figures taken minutes apart at most.
 	Rounds int
-	// Queues is how many queues the console-cost vhost holds.
-	Queues int
 	// InFlight caps published-but-undelivered messages of the limit
 	// phase; ladders get this plus the limit's rate times the mean delay.
 	InFlight int
@@ -84,14 +84,11 @@ type Options struct {
 	Smoke bool
 	// Seed makes the drawn delays reproducible.
 	Seed uint64
+	// Phases names the phases to run, in the order of phases; empty runs
+	// them all.
+	Phases []string
 	// Log receives one line per phase as the run progresses.
 	Log io.Writer
-	// Render, if set, is the console's work for one ladder on a refresh:
-	// it builds the ladder's rows from the snapshot (the model's part) and
-	// returns the function that renders the view at width×height (the
-	// view's part). The run times the two apart. The ui package provides
-	// both.
-	Render func(f topology.Found, snap topology.Snapshot) func(width, height int) string
 }
 
 // DefaultOptions is a full run: about 15 minutes on a 2-core machine.
@@ -103,7 +100,7 @@ func DefaultOptions() Options {
 		// (prefix r16), both in binary (the NServiceBus/Celery shape), and
 		// the seed's suffix ladder. --radix 2,4,8,16 adds the radixes between.
 		Layouts: []string{"prefix", "direct", "suffix"}, Radixes: []int{2, 16},
-		Loads: []float64{100, 1000, 0}, Rounds: 3, Queues: 1000, InFlight: 2000,
+		Loads: []float64{100, 1000, 0}, Rounds: 3, InFlight: 2000,
 		TopicReference: true, FloorReference: true, Quorum: true, Seed: 1,
 	}
 }
@@ -114,7 +111,7 @@ func SmokeOptions() Options {
 	o.Duration, o.Warmup = time.Second, 200*time.Millisecond
 	// 8 binary levels (2 at radix 16) hold the 6-bit delays: every hop is
 	// still taken, and a quorum ladder declares 30 rungs instead of 90.
-	o.Levels, o.DelayBits, o.Rounds, o.Queues, o.MaxMessages = 8, 6, 1, 100, 300
+	o.Levels, o.DelayBits, o.Rounds, o.MaxMessages = 8, 6, 1, 300
 	o.Smoke = true
 	return o
 }
@@ -152,9 +149,6 @@ func (o Options) withDefaults() Options {
 	if o.Rounds <= 0 {
 		o.Rounds = 1
 	}
-	if o.Queues == 0 {
-		o.Queues = d.Queues
-	}
 	if o.InFlight <= 0 {
 		o.InFlight = d.InFlight
 	}
@@ -162,6 +156,18 @@ func (o Options) withDefaults() Options {
 		o.Log = io.Discard
 	}
 	return o
+}
+
+// Check says what is wrong with the options, if anything, before a run
+// connects to a broker: the phases it names and the designs it asks for.
+// Run checks them too.
+func (o Options) Check() error {
+	o = o.withDefaults()
+	if _, err := o.phases(); err != nil {
+		return err
+	}
+	_, err := o.designs()
+	return err
 }
 
 // ErrOptions wraps every invalid option.
@@ -319,13 +325,17 @@ func hasInt(xs []int, x int) bool {
 // create vhosts. Correctness failures (lost, duplicated or early messages)
 // are listed in Report.Problems; the error is for a run that could not be
 // carried out.
-func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts Options) (Report, error) {
+func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts Options) (rep Report, err error) {
 	o := opts.withDefaults()
+	selected, err := o.phases()
+	if err != nil {
+		return Report{}, err
+	}
 	designs, err := o.designs()
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{RunInfo: startRun(), Options: reportOptions(o), Problems: []string{}}
+	rep = Report{RunInfo: StartRun(), Options: reportOptions(o), Problems: []string{}}
 	if pair, err := o.defaultPair(); err == nil {
 		rep.DefaultDesign = designName(pair[0])
 		if len(pair) > 1 {
@@ -333,7 +343,7 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 		}
 	}
 	began := time.Now()
-	ov, err := rep.meetBroker(ctx, mgmt)
+	ov, err := rep.MeetBroker(ctx, mgmt)
 	if err != nil {
 		return rep, err
 	}
@@ -342,19 +352,12 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 		return rep, fmt.Errorf("%w: no design is safe on RabbitMQ %s: %s", ErrOptions, v, rep.Unsafe[0].Why)
 	}
 
-	vhost := "rungs-bench-" + randomHex(4)
-	if err := mgmt.CreateVhost(ctx, vhost); err != nil {
-		return rep, fmt.Errorf("create vhost %s: %w", vhost, err)
+	vh, err := NewVhost(ctx, mgmt, cfg, "rungs-bench-")
+	if err != nil {
+		return rep, err
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := mgmt.DeleteVhost(dctx, vhost); err != nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("delete vhost %s: %v", vhost, err))
-		}
-	}()
-	vcfg := cfg
-	vcfg.Vhost = vhost
+	defer vh.Remove(ctx, time.Minute, &rep.Problems)
+	vcfg := vh.Config
 	// Publishing and consuming use separate connections: RabbitMQ's flow
 	// control blocks a publishing connection, which would hold up acks.
 	// Each phase dials its consumer's own.
@@ -374,20 +377,59 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 		r.body[i] = 'x'
 	}
 
-	if err := r.throughput(ctx, designs); err != nil {
-		return rep, err
+	for _, ph := range selected {
+		if err := ph.run(r, ctx, designs); err != nil {
+			return rep, err
+		}
 	}
-	if err := r.punctuality(ctx, designs); err != nil {
-		return rep, err
-	}
-	cost, err := consoleCost(ctx, vcfg, mgmt, pub, o)
-	if err != nil {
-		return rep, fmt.Errorf("console cost: %w", err)
-	}
-	rep.Console = cost
-	rep.finish(began)
+	rep.Finish(began)
 	rep.Targets = rep.targets()
 	return rep, nil
+}
+
+// phase is one part of a run, in the order phases lists them. A new
+// phase is a method of runner in a file of its own, its figures a field
+// of Report with a section of Markdown, and one entry here.
+type phase struct {
+	name string
+	run  func(r *runner, ctx context.Context, designs []topology.Ladder) error
+}
+
+// phases are every phase a run may hold, in the order they run: the
+// limit and each design at saturation, then punctuality at offered
+// loads, whose saturation rows are the throughput phase's.
+var phases = []phase{
+	{"throughput", (*runner).throughput},
+	{"punctuality", (*runner).punctuality},
+}
+
+// PhaseNames names every phase, in the order a run runs them.
+func PhaseNames() []string {
+	names := make([]string, len(phases))
+	for i, ph := range phases {
+		names[i] = ph.name
+	}
+	return names
+}
+
+// phases are the phases Phases selects, in their order; all of them when
+// it is empty.
+func (o Options) phases() ([]phase, error) {
+	if len(o.Phases) == 0 {
+		return phases, nil
+	}
+	var out []phase
+	for _, ph := range phases {
+		if slices.Contains(o.Phases, ph.name) {
+			out = append(out, ph)
+		}
+	}
+	for _, name := range o.Phases {
+		if !slices.Contains(PhaseNames(), name) {
+			return nil, fmt.Errorf("%w: no phase %q (phases: %s)", ErrOptions, name, strings.Join(PhaseNames(), ", "))
+		}
+	}
+	return out, nil
 }
 
 // runner carries one run's connections and report.
@@ -466,7 +508,7 @@ func (r *runner) phase(ctx context.Context, tg target, spec flowSpec) (flowResul
 func (r *runner) check(name string, spec flowSpec, res flowResult) {
 	what := name
 	if spec.rate > 0 {
-		what = fmt.Sprintf("%s at %s msg/s", name, formatRate(spec.rate))
+		what = fmt.Sprintf("%s at %s msg/s", name, topology.FormatRate(spec.rate))
 	}
 	add := func(format string, a ...any) {
 		r.rep.Problems = append(r.rep.Problems, what+": "+fmt.Sprintf(format, a...))
@@ -497,7 +539,7 @@ func (r *runner) throughput(ctx context.Context, designs []topology.Ladder) erro
 		}
 		limPhase := newPhase(limitTarget, nil, 0, lim, Phase{})
 		r.rep.Limit = append(r.rep.Limit, limPhase)
-		r.logf("round %d/%d: limit %s msg/s (p50 %s, broker %s µs/msg)", round, r.o.Rounds, formatRate(lim.Rate), ms(lim.Lateness.P50), formatUS(limPhase.BrokerCPUus))
+		r.logf("round %d/%d: limit %s msg/s (p50 %s, broker %s µs/msg)", round, r.o.Rounds, topology.FormatRate(lim.Rate), ms(lim.Lateness.P50), formatUS(limPhase.BrokerCPUus))
 		if r.o.TopicReference {
 			keys := designs[0]
 			tg := target{name: "topic", ladder: &keys, keysOnly: true, exchange: "bench.topic", queue: "bench.topic"}
@@ -507,7 +549,7 @@ func (r *runner) throughput(ctx context.Context, designs []topology.Ladder) erro
 			}
 			p := newPhase(tg, nil, 0, res, Phase{})
 			r.rep.Topic = append(r.rep.Topic, p)
-			r.logf("round %d/%d: topic transfer %s msg/s (broker %s µs/msg)", round, r.o.Rounds, formatRate(res.Rate), formatUS(p.BrokerCPUus))
+			r.logf("round %d/%d: topic transfer %s msg/s (broker %s µs/msg)", round, r.o.Rounds, topology.FormatRate(res.Rate), formatUS(p.BrokerCPUus))
 		}
 		if r.o.FloorReference {
 			// As many hops as the binary ladder's delays visit on average,
@@ -521,7 +563,7 @@ func (r *runner) throughput(ctx context.Context, designs []topology.Ladder) erro
 			}
 			p := newPhase(tg, nil, 0, res, limPhase)
 			r.rep.Floor = append(r.rep.Floor, p)
-			r.logf("round %d/%d: floor chain of %d hops %s msg/s, ratio %.2f, CPU ratio %.2f (broker %s µs/msg)", round, r.o.Rounds, n, formatRate(res.Rate), p.Ratio, p.CPURatio, formatUS(p.BrokerCPUus))
+			r.logf("round %d/%d: floor chain of %d hops %s msg/s, ratio %.2f, CPU ratio %.2f (broker %s µs/msg)", round, r.o.Rounds, n, topology.FormatRate(res.Rate), p.Ratio, p.CPURatio, formatUS(p.BrokerCPUus))
 		}
 		for i, l := range designs {
 			l := l
@@ -538,7 +580,7 @@ func (r *runner) throughput(ctx context.Context, designs []topology.Ladder) erro
 				r.rep.Throughput = append(r.rep.Throughput, Design{Name: tg.name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, QueueType: string(l.QueueType), Cost: toJSONCost(l.Cost())})
 			}
 			r.rep.Throughput[i].Rounds = append(r.rep.Throughput[i].Rounds, p)
-			r.logf("round %d/%d: %s %s msg/s, %.2f hops, ratio %.2f, CPU ratio %.2f (p99 %s)", round, r.o.Rounds, tg.name, formatRate(res.Rate), res.MeanHops, p.Ratio, p.CPURatio, ms(res.Lateness.P99))
+			r.logf("round %d/%d: %s %s msg/s, %.2f hops, ratio %.2f, CPU ratio %.2f (p99 %s)", round, r.o.Rounds, tg.name, topology.FormatRate(res.Rate), res.MeanHops, p.Ratio, p.CPURatio, ms(res.Lateness.P99))
 		}
 	}
 	for i := range r.rep.Throughput {
@@ -560,7 +602,7 @@ func (r *runner) punctuality(ctx context.Context, designs []topology.Ladder) err
 		for _, load := range r.o.Loads {
 			p := Punct{Design: designName(l), Offered: "max", OfferedPerS: max(load, 0)}
 			if load > 0 {
-				p.Offered = formatRate(load)
+				p.Offered = topology.FormatRate(load)
 			} else {
 				// Saturation: the throughput phases' rounds.
 				for _, d := range r.rep.Throughput {
@@ -587,7 +629,7 @@ func (r *runner) punctuality(ctx context.Context, designs []topology.Ladder) err
 			p := newPhase(tg, &l, rw.load, res, Phase{})
 			r.rep.Punctuality[i].Rounds = append(r.rep.Punctuality[i].Rounds, p)
 			r.logf("round %d/%d: punctuality of %s at %s msg/s: p50 %s p99 %s max %s, %d early (host timer p99 %s)", round, r.o.Rounds,
-				tg.name, formatRate(rw.load), ms(res.Lateness.P50), ms(res.Lateness.P99), ms(res.Lateness.Max), res.Early, ms(res.HostTimer.P99))
+				tg.name, topology.FormatRate(rw.load), ms(res.Lateness.P50), ms(res.Lateness.P99), ms(res.Lateness.Max), res.Early, ms(res.HostTimer.P99))
 		}
 	}
 	for i := range r.rep.Punctuality {
@@ -619,10 +661,4 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -16,26 +16,23 @@ func TestRank(t *testing.T) {
 	for i := 1; i <= 100; i++ {
 		ds = append(ds, time.Duration(101-i)*time.Millisecond)
 	}
-	d := newDist(ds)
+	d := NewDist(ds)
 	if d.N != 100 || d.Min != time.Millisecond || d.P50 != 50*time.Millisecond || d.P99 != 99*time.Millisecond || d.Max != 100*time.Millisecond {
 		t.Fatalf("newDist = %+v", d)
 	}
-	if one := newDist([]time.Duration{7}); one.P50 != 7 || one.P99 != 7 || one.Max != 7 {
+	if one := NewDist([]time.Duration{7}); one.P50 != 7 || one.P99 != 7 || one.Max != 7 {
 		t.Fatalf("one sample: %+v", one)
 	}
-	if (newDist(nil) != Dist{}) {
+	if (NewDist(nil) != Dist{}) {
 		t.Fatal("empty dist is not zero")
 	}
 }
 
 func TestFormat(t *testing.T) {
 	cases := map[string]struct{ got, want string }{
-		"rate":      {formatRate(1234567.4), "1,234,567"},
-		"small":     {formatRate(999), "999"},
-		"ms":        {formatMS(12.345), "12.3"},
-		"sub ms":    {formatMS(0.1234), "0.123"},
-		"big ms":    {formatMS(1536.4), "1536"},
-		"bytes":     {formatBytes(3 << 10), "3.0 KiB"},
+		"ms":        {FormatMS(12.345), "12.3"},
+		"sub ms":    {FormatMS(0.1234), "0.123"},
+		"big ms":    {FormatMS(1536.4), "1536"},
 		"no cpu":    {formatUS(0), "–"},
 		"no ratio":  {formatRatio(0), "–"},
 		"ratio":     {formatRatio(0.856), "0.86"},
@@ -131,12 +128,11 @@ func TestMarkdownTargets(t *testing.T) {
 		Limit:   []Phase{{Name: "limit", DeliveredPerS: 20000, BrokerCPUus: 40}},
 		Throughput: []Design{{Name: "prefix", Layout: "prefix", Radix: 2, Levels: 24,
 			DeliveredPerS: 2000, HopBoundPerS: 2857, MeanHops: 6, Ratio: 0.7, RatioMin: 0.6, RatioMax: 0.8}},
-		Punctuality: []Punct{{Design: "prefix", Offered: "1,000", OfferedPerS: 1000, Rounds: []Phase{
+		Punctuality: []Punct{{Design: "prefix", Offered: topology.FormatRate(1000), OfferedPerS: 1000, Rounds: []Phase{
 			{Lateness: DistMS{N: 10, P50: 3, P99: 30, Max: 40}},
 			{Lateness: DistMS{N: 10, P50: 3, P99: 12, Max: 20}},
 			{Lateness: DistMS{N: 10, P50: 2, P99: 5, Max: 9}},
 		}}},
-		Console: ConsoleCost{Queues: 1000, Ladders: 10, RungsPerLadder: 28, StatsRequests: 1, StatsBytes: 1 << 20, RenderNs: 400000},
 	}
 	r.Punctuality[0].summarise()
 	r.Targets = r.targets()
@@ -144,14 +140,14 @@ func TestMarkdownTargets(t *testing.T) {
 	for _, tg := range r.Targets {
 		met[strings.Fields(tg.Name)[0]+" "+strings.Fields(tg.Name)[1]] = tg.Met
 	}
-	want := map[string]bool{"prefix throughput": false, "prefix p99": true, "render a": true, "management requests": true}
+	want := map[string]bool{"prefix throughput": false, "prefix p99": true}
 	for k, v := range want {
 		if got, ok := met[k]; !ok || got != v {
 			t.Errorf("target %q: met=%v (present %v), want %v", k, got, ok, v)
 		}
 	}
 	md := r.Markdown()
-	for _, s := range []string{"| prefix | 24 |", "**0.70**", "| prefix | 1,000 |", "| 12.0 |", "| 5.0–30.0 |", "none before its delay"} {
+	for _, s := range []string{"| prefix | 24 |", "**0.70**", "| prefix | 1k |", "| 12.0 |", "| 5.0–30.0 |", "none before its delay"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
@@ -230,7 +226,7 @@ func TestScreenByVersion(t *testing.T) {
 // as unsafe.
 func TestMarkdownLayoutPair(t *testing.T) {
 	punct := func(design string, load, p50, p99, cpu float64) Punct {
-		p := Punct{Design: design, Offered: formatRate(load), OfferedPerS: load, Rounds: []Phase{{Lateness: DistMS{N: 10, P50: p50, P99: p99}, BrokerCPUus: cpu}}}
+		p := Punct{Design: design, Offered: topology.FormatRate(load), OfferedPerS: load, Rounds: []Phase{{Lateness: DistMS{N: 10, P50: p50, P99: p99}, BrokerCPUus: cpu}}}
 		p.summarise()
 		return p
 	}
@@ -247,12 +243,12 @@ func TestMarkdownLayoutPair(t *testing.T) {
 		},
 	}
 	markdownHas(t, r.Markdown(),
-		"| direct r16 quorum (**the default**) | 6 |", "| prefix r16 quorum (the default's shape, **other layout**) | 1,000 |",
+		"| direct r16 quorum (**the default**) | 6 |", "| prefix r16 quorum (the default's shape, **other layout**) | 1k |",
 		"### Direct or prefix on the default ladder",
-		"| throughput at saturation, msg/s | 3,000 | 2,000 | 1.50 |",
+		"| throughput at saturation, msg/s | 3k | 2k | 1.50 |",
 		"| broker CPU at saturation, µs/msg | 300 | 400 | 0.75 |",
-		"| p50 / p99 lateness at 1,000 msg/s, ms | 10.0 / 50.0 | 12.0 / 100 | 0.50 |",
-		"| broker CPU at 1,000 msg/s, µs/msg | 800 | 1000 | 0.80 |")
+		"| p50 / p99 lateness at 1k msg/s, ms | 10.0 / 50.0 | 12.0 / 100 | 0.50 |",
+		"| broker CPU at 1k msg/s, µs/msg | 800 | 1000 | 0.80 |")
 	r.Throughput, r.Punctuality = r.Throughput[1:], r.Punctuality[1:]
 	r.DefaultDesign, r.OtherDesign = "prefix r16 quorum", "direct r16 quorum"
 	r.Unsafe = []UnsafeDesign{{Design: "direct r16 quorum", Why: "not measured: broken here"}}
@@ -286,5 +282,29 @@ func TestRelativeTargetsByQueueType(t *testing.T) {
 	}
 	if want := "direct r16 quorum throughput ÷ prefix r16 quorum throughput (the default's margin over the topic ladder: ≥ 1.5 on 4.0, ≥ 1.0 on 3.10)"; len(got) != 1 || got[0] != want {
 		t.Fatalf("targets %q, want [%q]", got, want)
+	}
+}
+
+// A run's phases keep their own order whatever order they are asked in;
+// an unknown one is an options error before anything runs.
+func TestPhases(t *testing.T) {
+	names := func(ps []phase) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.name)
+		}
+		return out
+	}
+	all, err := DefaultOptions().phases()
+	if err != nil || !reflect.DeepEqual(names(all), PhaseNames()) {
+		t.Fatalf("every phase: %v, %v; want %v", names(all), err, PhaseNames())
+	}
+	o := DefaultOptions()
+	o.Phases = []string{"punctuality", "throughput"}
+	if got, err := o.phases(); err != nil || !reflect.DeepEqual(names(got), []string{"throughput", "punctuality"}) {
+		t.Errorf("phases %v, %v", names(got), err)
+	}
+	o.Phases = []string{"punctuality", "nonesuch"}
+	if err := o.Check(); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), `"nonesuch"`) {
+		t.Errorf("unknown phase: %v", err)
 	}
 }

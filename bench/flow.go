@@ -26,8 +26,8 @@ const (
 // Engine constants. They are the same for every phase, so that the limit
 // and the ladders are measured with the same client machinery.
 const (
-	// prefetch is how many unacknowledged deliveries the consumer holds.
-	prefetch = 500
+	// Prefetch is how many unacknowledged deliveries the consumer holds.
+	Prefetch = 500
 	// publishers run concurrently at saturation, so that one's wait for
 	// its batch's last confirm overlaps the others' sending.
 	publishers = 3
@@ -160,7 +160,7 @@ func runFlow(ctx context.Context, pub *broker.Conn, dial func(context.Context) (
 	}
 	defer sub.Close()
 	r := newFlowRun(ctx, pub, spec)
-	deliveries, err := sub.Consume(context.WithoutCancel(ctx), spec.target.queue, prefetch)
+	deliveries, err := sub.Consume(context.WithoutCancel(ctx), spec.target.queue, Prefetch)
 	if err != nil {
 		return flowResult{}, err
 	}
@@ -259,9 +259,9 @@ func (r *flowRun) consume(deliveries <-chan broker.Delivery) {
 		if err := d.Ack(); err != nil && r.ackErr == nil {
 			r.ackErr = err
 		}
-		seq, ok1 := intHeader(d.Headers, hdrSeq)
-		sent, ok2 := intHeader(d.Headers, hdrSent)
-		delay, ok3 := intHeader(d.Headers, hdrDelay)
+		seq, ok1 := IntHeader(d.Headers, hdrSeq)
+		sent, ok2 := IntHeader(d.Headers, hdrSent)
+		delay, ok3 := IntHeader(d.Headers, hdrDelay)
 		if !ok1 || !ok2 || !ok3 || seq < 0 {
 			r.bad++
 			continue
@@ -521,7 +521,7 @@ func (r *flowRun) drain(confirmed int) {
 
 // finish summarises the phase once every goroutine has stopped.
 func (r *flowRun) finish(res flowResult) (flowResult, error) {
-	res.HostTimer = newDist(r.oversleep)
+	res.HostTimer = NewDist(r.oversleep)
 	if r.cpuOK[0] && r.cpuOK[1] {
 		res.BrokerCPU = r.cpuAt[1] - r.cpuAt[0]
 	}
@@ -595,15 +595,15 @@ func summarise(res *flowResult, arrivals []arrival, records []pubRecord, spec fl
 	if len(late) > 0 {
 		res.MeanHops = float64(hops) / float64(len(late))
 	}
-	res.Lateness = newDist(late)
+	res.Lateness = NewDist(late)
 	res.LateByHops = map[int]Dist{}
 	for h, ls := range byHops {
-		res.LateByHops[h] = newDist(ls)
+		res.LateByHops[h] = NewDist(ls)
 	}
 }
 
-// intHeader reads an integer header as amqp091 decodes it.
-func intHeader(h map[string]any, k string) (int64, bool) {
+// IntHeader reads an integer header as amqp091 decodes it.
+func IntHeader(h map[string]any, k string) (int64, bool) {
 	switch v := h[k].(type) {
 	case int64:
 		return v, true
@@ -624,8 +624,8 @@ type Dist struct {
 	Min time.Duration `json:"min_ns"`
 }
 
-// newDist sorts ds in place and reads its percentiles (nearest rank).
-func newDist(ds []time.Duration) Dist {
+// NewDist sorts ds in place and reads its percentiles (nearest rank).
+func NewDist(ds []time.Duration) Dist {
 	if len(ds) == 0 {
 		return Dist{}
 	}

@@ -22,11 +22,11 @@ type RunInfo struct {
 	Broker  BrokerInfo `json:"broker"`
 }
 
-// startRun notes the start and the machine, its load included.
-func startRun() RunInfo { return RunInfo{Started: time.Now().UTC(), Machine: ReadMachine()} }
+// StartRun notes the start and the machine, its load included.
+func StartRun() RunInfo { return RunInfo{Started: time.Now().UTC(), Machine: ReadMachine()} }
 
-// meetBroker reads the broker's overview into Broker.
-func (r *RunInfo) meetBroker(ctx context.Context, mgmt *broker.Management) (broker.Overview, error) {
+// MeetBroker reads the broker's overview into Broker.
+func (r *RunInfo) MeetBroker(ctx context.Context, mgmt *broker.Management) (broker.Overview, error) {
 	ov, err := mgmt.Overview(ctx)
 	if err != nil {
 		return ov, fmt.Errorf("broker overview: %w", err)
@@ -35,10 +35,10 @@ func (r *RunInfo) meetBroker(ctx context.Context, mgmt *broker.Management) (brok
 	return ov, nil
 }
 
-// finish notes how long the run took since began, and the load after it.
-func (r *RunInfo) finish(began time.Time) {
+// Finish notes how long the run took since began, and the load after it.
+func (r *RunInfo) Finish(began time.Time) {
 	r.Seconds = time.Since(began).Seconds()
-	r.Machine.LoadAfter = readLoad()
+	r.Machine.LoadAfter = ReadLoad()
 }
 
 // Machine describes where a run happened, so that numbers from different
@@ -57,7 +57,7 @@ type Machine struct {
 func ReadMachine() Machine {
 	m := Machine{
 		CPU: "unknown CPU", CPUs: runtime.NumCPU(), Memory: "unknown memory",
-		Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadBefore: readLoad(),
+		Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadBefore: ReadLoad(),
 	}
 	if v := procField("/proc/cpuinfo", "model name"); v != "" {
 		m.CPU = v
@@ -70,8 +70,8 @@ func ReadMachine() Machine {
 	return m
 }
 
-// readLoad is the 1-, 5- and 15-minute load averages, or "?".
-func readLoad() string {
+// ReadLoad is the 1-, 5- and 15-minute load averages, or "?".
+func ReadLoad() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return "?"

@@ -23,11 +23,10 @@ type Report struct {
 	// Floor is the other reference: a chain of TTL queues dead-lettering
 	// through the default exchange, a hop with no routing (empty unless
 	// FloorReference).
-	Floor       []Phase     `json:"floor,omitempty"`
-	Throughput  []Design    `json:"throughput"`
-	Punctuality []Punct     `json:"punctuality"`
-	Console     ConsoleCost `json:"console"`
-	Targets     []Target    `json:"targets"`
+	Floor       []Phase  `json:"floor,omitempty"`
+	Throughput  []Design `json:"throughput"`
+	Punctuality []Punct  `json:"punctuality"`
+	Targets     []Target `json:"targets"`
 	// DefaultDesign names the design that has the shape of the ladder
 	// `rungs apply` declares by default on this broker ("" if not given).
 	DefaultDesign string `json:"default_design,omitempty"`
@@ -65,7 +64,6 @@ type RunOptions struct {
 	Rounds      int       `json:"rounds"`
 	TopicRef    bool      `json:"topic_reference"`
 	FloorRef    bool      `json:"floor_reference"`
-	Queues      int       `json:"queues"`
 	InFlight    int       `json:"in_flight"`
 	MaxMessages int       `json:"max_messages,omitempty"`
 	Smoke       bool      `json:"smoke"`
@@ -75,10 +73,10 @@ type RunOptions struct {
 func reportOptions(o Options) RunOptions {
 	return RunOptions{
 		DurationS: o.Duration.Seconds(), WarmupS: o.Warmup.Seconds(), Levels: o.Levels,
-		UnitMS: msf(o.Unit), DelayBits: o.DelayBits,
-		MaxDelayMS: msf(time.Duration(uint64(1)<<o.DelayBits-1) * o.Unit),
+		UnitMS: Millis(o.Unit), DelayBits: o.DelayBits,
+		MaxDelayMS: Millis(time.Duration(uint64(1)<<o.DelayBits-1) * o.Unit),
 		Size:       o.Size, Persistent: o.Persistent, Layouts: o.Layouts, Radixes: o.Radixes,
-		Loads: o.Loads, Rounds: o.Rounds, TopicRef: o.TopicReference, FloorRef: o.FloorReference, Queues: o.Queues, InFlight: o.InFlight,
+		Loads: o.Loads, Rounds: o.Rounds, TopicRef: o.TopicReference, FloorRef: o.FloorReference, InFlight: o.InFlight,
 		MaxMessages: o.MaxMessages, Smoke: o.Smoke, Seed: o.Seed,
 	}
 }
@@ -92,8 +90,9 @@ type DistMS struct {
 	Max float64 `json:"max_ms"`
 }
 
-func distMS(d Dist) DistMS {
-	return DistMS{N: d.N, Min: msf(d.Min), P50: msf(d.P50), P99: msf(d.P99), Max: msf(d.Max)}
+// DistMSOf is d in milliseconds.
+func DistMSOf(d Dist) DistMS {
+	return DistMS{N: d.N, Min: Millis(d.Min), P50: Millis(d.P50), P99: Millis(d.P99), Max: Millis(d.Max)}
 }
 
 // Phase is one measured flow: the limit, a ladder at saturation or a
@@ -141,7 +140,7 @@ func newPhase(tg target, l *topology.Ladder, offered float64, res flowResult, li
 	p := Phase{
 		Name: tg.name, OfferedPerS: offered, DeliveredPerS: res.Rate, PublishedPerS: res.PublishRate,
 		MeanHops: res.MeanHops, ExpectedHops: res.ExpectedHops, MaxHops: res.MaxHops,
-		Lateness: distMS(res.Lateness), HostTimer: distMS(res.HostTimer), Published: res.Published, Confirmed: res.Confirmed,
+		Lateness: DistMSOf(res.Lateness), HostTimer: DistMSOf(res.HostTimer), Published: res.Published, Confirmed: res.Confirmed,
 		Delivered: res.Delivered, Lost: res.Lost, Duplicates: res.Duplicates, Early: res.Early,
 		WindowSeconds: res.WindowSeconds,
 	}
@@ -166,7 +165,7 @@ func newPhase(tg target, l *topology.Ladder, offered float64, res flowResult, li
 	if l != nil {
 		p.LateByHops = map[string]DistMS{}
 		for h, d := range res.LateByHops {
-			p.LateByHops[strconv.Itoa(h)] = distMS(d)
+			p.LateByHops[strconv.Itoa(h)] = DistMSOf(d)
 		}
 	}
 	return p
@@ -271,30 +270,6 @@ func (p *Punct) summarise() {
 	p.P99Min, p.P99Max = rs[0].Lateness.P99, rs[len(rs)-1].Lateness.P99
 }
 
-// ConsoleCost is what the console costs: management requests and bytes per
-// refresh against a vhost of Queues queues, and in-process times.
-type ConsoleCost struct {
-	Queues         int `json:"queues"`
-	Ladders        int `json:"ladders"`
-	RungsPerLadder int `json:"rungs_per_ladder"`
-	Exchanges      int `json:"exchanges"`
-	Bindings       int `json:"bindings"`
-	// Stats is the console's periodic refresh of its ladder list; Snapshot
-	// its full read of the ladders' objects, done when the set of queues
-	// changes. Neither reads the plain queues beside the ladders.
-	StatsRequests    int64 `json:"stats_requests"`
-	StatsBytes       int64 `json:"stats_bytes"`
-	SnapshotRequests int64 `json:"snapshot_requests"`
-	SnapshotBytes    int64 `json:"snapshot_bytes"`
-	// DiscoverNs is topology.Discover on the snapshot (every ladder and
-	// its drift); RowsNs builds one ladder's rows from the snapshot and
-	// RenderNs renders its view from them (0 when not measured).
-	DiscoverNs int64  `json:"discover_ns"`
-	RowsNs     int64  `json:"rows_ns"`
-	RenderNs   int64  `json:"render_ns"`
-	RenderSize string `json:"render_size,omitempty"`
-}
-
 // Target is one of the issue's targets and whether the run met it.
 type Target struct {
 	Name string `json:"name"`
@@ -332,8 +307,8 @@ func (r Report) targets() []Target {
 		layout, _, _ := strings.Cut(p.Design, " ")
 		if judged(layout, radix) && p.OfferedPerS == 1000 && len(p.Rounds) > 0 {
 			out = append(out, Target{
-				Name: fmt.Sprintf("%s p99 lateness at 1000 msg/s, %sms unit, the range of %d binary levels", p.Design, formatMS(r.Options.UnitMS), r.Options.Levels),
-				Want: "≤ 20 ms", Got: fmt.Sprintf("%s ms (rounds %s–%s)", formatMS(p.Phase.Lateness.P99), formatMS(p.P99Min), formatMS(p.P99Max)), Met: p.Phase.Lateness.P99 <= 20 && p.Phase.Lateness.N > 0,
+				Name: fmt.Sprintf("%s p99 lateness at 1000 msg/s, %sms unit, the range of %d binary levels", p.Design, FormatMS(r.Options.UnitMS), r.Options.Levels),
+				Want: "≤ 20 ms", Got: fmt.Sprintf("%s ms (rounds %s–%s)", FormatMS(p.Phase.Lateness.P99), FormatMS(p.P99Min), FormatMS(p.P99Max)), Met: p.Phase.Lateness.P99 <= 20 && p.Phase.Lateness.N > 0,
 			})
 		}
 	}
@@ -351,7 +326,7 @@ func (r Report) targets() []Target {
 		x := a.DeliveredPerS / b.DeliveredPerS
 		out = append(out, Target{
 			Name: fmt.Sprintf("%s throughput ÷ %s throughput%s", a.Name, b.Name, why), Want: fmt.Sprintf("≥ %.1f", want),
-			Got: fmt.Sprintf("%.2f (%s ÷ %s msg/s)", x, formatRate(a.DeliveredPerS), formatRate(b.DeliveredPerS)), Met: x >= want,
+			Got: fmt.Sprintf("%.2f (%s ÷ %s msg/s)", x, topology.FormatRate(a.DeliveredPerS), topology.FormatRate(b.DeliveredPerS)), Met: x >= want,
 		})
 	}
 	classic := string(topology.Classic)
@@ -368,18 +343,6 @@ func (r Report) targets() []Target {
 				relative(direct, topic, 1.5, " (the default's margin over the topic ladder: ≥ 1.5 on 4.0, ≥ 1.0 on 3.10)")
 			}
 		}
-	}
-	if r.Console.RenderNs > 0 {
-		out = append(out, Target{
-			Name: fmt.Sprintf("render a %d-rung ladder view (from its rows)", r.Console.RungsPerLadder), Want: "≤ 1 ms",
-			Got: formatMS(float64(r.Console.RenderNs)/1e6) + " ms", Met: r.Console.RenderNs <= int64(time.Millisecond),
-		})
-	}
-	if r.Console.StatsRequests > 0 {
-		out = append(out, Target{
-			Name: fmt.Sprintf("management requests per refresh, %d queues", r.Console.Queues), Want: "≤ 1 per vhost",
-			Got: fmt.Sprintf("%d (%s)", r.Console.StatsRequests, formatBytes(r.Console.StatsBytes)), Met: r.Console.StatsRequests <= 1,
-		})
 	}
 	return out
 }
@@ -409,11 +372,11 @@ func (r Report) Markdown() string {
 			break
 		}
 	}
-	w("- Messages: %d-byte bodies, %s, %s, publisher confirms, manual acks (prefetch %d)\n", o.Size, persist, queues, prefetch)
+	w("- Messages: %d-byte bodies, %s, %s, publisher confirms, manual acks (prefetch %d)\n", o.Size, persist, queues, Prefetch)
 	w("- Ladders: %d binary levels at a %s unit (radix r: the fewest levels holding the same range); delays uniform over [0, %s] (%d bits)\n",
-		o.Levels, formatMS(o.UnitMS)+" ms", formatMS(o.MaxDelayMS)+"ms", o.DelayBits)
+		o.Levels, FormatMS(o.UnitMS)+" ms", FormatMS(o.MaxDelayMS)+"ms", o.DelayBits)
 	w("- Phases: %s measured after a %s ramp (throughput phases add the longest delay to it); %d round(s); run took %s\n\n",
-		fmtSeconds(o.DurationS), fmtSeconds(o.WarmupS), o.Rounds, fmtSeconds(r.Seconds))
+		FormatSeconds(o.DurationS), FormatSeconds(o.WarmupS), o.Rounds, FormatSeconds(r.Seconds))
 
 	w("### Throughput at saturation (median of %d round(s))\n\n", len(r.Limit))
 	w("| design | levels | rungs | bindings | mean hops | delivered msg/s | limit ÷ (1 + hops) | ratio | ratio range | broker CPU µs/msg | µs/hop | CPU ratio |\n")
@@ -427,7 +390,7 @@ func (r Report) Markdown() string {
 	}
 	lo, hi := minMax(lims)
 	w("| plain queue (the limit) | – | 1 queue | – | 0 | %s | %s | 1.00 | %s–%s msg/s | %s | – | 1.00 |\n",
-		formatRate(median(lims)), formatRate(median(lims)), formatRate(lo), formatRate(hi), formatUS(median(limCPU)))
+		topology.FormatRate(median(lims)), topology.FormatRate(median(lims)), topology.FormatRate(lo), topology.FormatRate(hi), formatUS(median(limCPU)))
 	if len(r.Topic) > 0 {
 		var rates, cpus []float64
 		for _, p := range r.Topic {
@@ -438,19 +401,19 @@ func (r Report) Markdown() string {
 		}
 		lo, hi := minMax(rates)
 		w("| reference: the %d-word keys through a topic exchange, no delay | – | 1 queue | 1 | 0 | %s | – | – | %s–%s msg/s | %s | – | – |\n",
-			o.Levels, formatRate(median(rates)), formatRate(lo), formatRate(hi), formatUS(median(cpus)))
+			o.Levels, topology.FormatRate(median(rates)), topology.FormatRate(lo), topology.FormatRate(hi), formatUS(median(cpus)))
 	}
 	if len(r.Floor) > 0 {
 		// The floor's rounds summarise as a design's do.
 		f := Design{Rounds: r.Floor}
 		f.summarise()
 		w("| floor: a chain of %.0f TTL queues dead-lettering through the default exchange, no routing | – | %.0f | – | %.2f | %s | %s | **%.2f** | %.2f–%.2f | %s | %s | %s |\n",
-			f.MeanHops, f.MeanHops, f.MeanHops, formatRate(f.DeliveredPerS), formatRate(f.HopBoundPerS), f.Ratio, f.RatioMin, f.RatioMax,
+			f.MeanHops, f.MeanHops, f.MeanHops, topology.FormatRate(f.DeliveredPerS), topology.FormatRate(f.HopBoundPerS), f.Ratio, f.RatioMin, f.RatioMax,
 			formatUS(f.BrokerCPUus), formatUS(f.CPUPerHopUS), formatRatio(f.CPURatio))
 	}
 	for _, d := range r.Throughput {
 		w("| %s | %d | %d | %d | %.2f | %s | %s | **%.2f** | %.2f–%.2f | %s | %s | %s |\n", r.label(d.Name), d.Levels, d.Cost.Rungs, d.Cost.Bindings,
-			d.MeanHops, formatRate(d.DeliveredPerS), formatRate(d.HopBoundPerS), d.Ratio, d.RatioMin, d.RatioMax,
+			d.MeanHops, topology.FormatRate(d.DeliveredPerS), topology.FormatRate(d.HopBoundPerS), d.Ratio, d.RatioMin, d.RatioMax,
 			formatUS(d.BrokerCPUus), formatUS(d.CPUPerHopUS), formatRatio(d.CPURatio))
 	}
 	for _, u := range r.unmeasured() {
@@ -469,10 +432,10 @@ func (r Report) Markdown() string {
 		}
 		host := "–"
 		if p.Phase.HostTimer.N > 0 {
-			host = formatMS(p.Phase.HostTimer.P99)
+			host = FormatMS(p.Phase.HostTimer.P99)
 		}
-		w("| %s | %s | %s | %d | %s | %s | %s | %s–%s | %d | %s | %s |\n", r.label(p.Design), p.Offered, formatRate(p.Phase.DeliveredPerS), p.Phase.Lateness.N,
-			formatMS(p.Phase.Lateness.P50), formatMS(p.Phase.Lateness.P99), formatMS(p.Phase.Lateness.Max), formatMS(p.P99Min), formatMS(p.P99Max),
+		w("| %s | %s | %s | %d | %s | %s | %s | %s–%s | %d | %s | %s |\n", r.label(p.Design), p.Offered, topology.FormatRate(p.Phase.DeliveredPerS), p.Phase.Lateness.N,
+			FormatMS(p.Phase.Lateness.P50), FormatMS(p.Phase.Lateness.P99), FormatMS(p.Phase.Lateness.Max), FormatMS(p.P99Min), FormatMS(p.P99Max),
 			early, host, formatUS(p.Phase.BrokerCPUus))
 	}
 	for _, u := range r.unmeasured() {
@@ -482,35 +445,29 @@ func (r Report) Markdown() string {
 	r.writeUnsafe(w)
 	r.writeLayoutPair(w)
 
-	c := r.Console
-	w("### Console cost (%d queues: %d ladders of %d rungs and plain queues; %d exchanges, %d bindings)\n\n", c.Queues, c.Ladders, c.RungsPerLadder, c.Exchanges, c.Bindings)
-	w("| measure | requests | response bytes | time |\n|---|---:|---:|---:|\n")
-	w("| refresh of the ladder list (the ladders' queue statistics) | %d | %s | – |\n", c.StatsRequests, formatBytes(c.StatsBytes))
-	w("| full snapshot (the ladders' objects + statistics) | %d | %s | – |\n", c.SnapshotRequests, formatBytes(c.SnapshotBytes))
-	w("| discover every ladder and its drift | – | – | %s ms |\n", formatMS(float64(c.DiscoverNs)/1e6))
-	if c.RenderNs > 0 {
-		w("| build a %d-rung ladder's rows from the statistics | – | – | %s ms |\n", c.RungsPerLadder, formatMS(float64(c.RowsNs)/1e6))
-		w("| render the %d-rung ladder view (%s) from its rows | – | – | %s ms |\n", c.RungsPerLadder, c.RenderSize, formatMS(float64(c.RenderNs)/1e6))
-	}
-	w("\n")
-
-	if len(r.Targets) > 0 {
-		w("### Targets\n\n| target | want | measured | met |\n|---|---|---|---|\n")
-		for _, t := range r.Targets {
-			met := "no"
-			if t.Met {
-				met = "yes"
-			}
-			w("| %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, met)
-		}
-		w("\n")
-	}
-	writeProblems(&b, r.Problems, "Every message arrived exactly once and none before its delay.")
+	WriteTargets(&b, r.Targets)
+	WriteProblems(&b, r.Problems, "Every message arrived exactly once and none before its delay.")
 	return b.String()
 }
 
-// writeProblems lists a run's problems, or says that there were none.
-func writeProblems(b *strings.Builder, problems []string, none string) {
+// WriteTargets lists targets and whether each was met, if there are any.
+func WriteTargets(b *strings.Builder, targets []Target) {
+	if len(targets) == 0 {
+		return
+	}
+	b.WriteString("### Targets\n\n| target | want | measured | met |\n|---|---|---|---|\n")
+	for _, t := range targets {
+		met := "no"
+		if t.Met {
+			met = "yes"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, met)
+	}
+	b.WriteString("\n")
+}
+
+// WriteProblems lists a run's problems, or says that there were none.
+func WriteProblems(b *strings.Builder, problems []string, none string) {
 	if len(problems) == 0 {
 		b.WriteString(none + "\n")
 		return
@@ -589,7 +546,7 @@ func (r Report) writeLayoutPair(w func(string, ...any)) {
 		}
 		w("| %s | %s | %s | %s |\n", what, a, b, ratio)
 	}
-	row("throughput at saturation, msg/s", formatRate(direct.DeliveredPerS), formatRate(prefix.DeliveredPerS), direct.DeliveredPerS, prefix.DeliveredPerS)
+	row("throughput at saturation, msg/s", topology.FormatRate(direct.DeliveredPerS), topology.FormatRate(prefix.DeliveredPerS), direct.DeliveredPerS, prefix.DeliveredPerS)
 	row("broker CPU at saturation, µs/msg", formatUS(direct.BrokerCPUus), formatUS(prefix.BrokerCPUus), direct.BrokerCPUus, prefix.BrokerCPUus)
 	for _, pd := range r.Punctuality {
 		if pd.Design != direct.Name || pd.OfferedPerS <= 0 {
@@ -601,7 +558,7 @@ func (r Report) writeLayoutPair(w func(string, ...any)) {
 			}
 			a, b := pd.Phase, pp.Phase
 			row(fmt.Sprintf("p50 / p99 lateness at %s msg/s, ms", pd.Offered),
-				formatMS(a.Lateness.P50)+" / "+formatMS(a.Lateness.P99), formatMS(b.Lateness.P50)+" / "+formatMS(b.Lateness.P99), a.Lateness.P99, b.Lateness.P99)
+				FormatMS(a.Lateness.P50)+" / "+FormatMS(a.Lateness.P99), FormatMS(b.Lateness.P50)+" / "+FormatMS(b.Lateness.P99), a.Lateness.P99, b.Lateness.P99)
 			row(fmt.Sprintf("broker CPU at %s msg/s, µs/msg", pd.Offered), formatUS(a.BrokerCPUus), formatUS(b.BrokerCPUus), a.BrokerCPUus, b.BrokerCPUus)
 		}
 	}
@@ -656,12 +613,13 @@ func formatRatio(v float64) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
-func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// Millis is d in milliseconds, as the reports' _ms fields hold it.
+func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func ms(d time.Duration) string { return formatMS(msf(d)) + "ms" }
+func ms(d time.Duration) string { return FormatMS(Millis(d)) + "ms" }
 
-// formatMS prints milliseconds with precision that suits their size.
-func formatMS(v float64) string {
+// FormatMS prints milliseconds with precision that suits their size.
+func FormatMS(v float64) string {
 	switch {
 	case v == 0:
 		return "0"
@@ -673,26 +631,7 @@ func formatMS(v float64) string {
 	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
-// formatRate prints a rate with thousands separators.
-func formatRate(v float64) string {
-	n := int64(math.Round(v))
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-func fmtSeconds(s float64) string {
+// FormatSeconds prints a run's length in seconds, to a tenth.
+func FormatSeconds(s float64) string {
 	return (time.Duration(s * float64(time.Second))).Round(100 * time.Millisecond).String()
 }

@@ -6,8 +6,8 @@ import "net/http"
 // that a test can check which objects a read fetched. Call it before m is
 // used.
 func RecordRequests(m *Management, rec func(*http.Request)) {
-	ct := m.http.Transport.(*countingTransport)
-	ct.base = recordingTransport{base: ct.base, rec: rec}
+	ct := m.http.Transport.(*CountingTransport)
+	ct.Base = recordingTransport{base: ct.Base, rec: rec}
 }
 
 type recordingTransport struct {

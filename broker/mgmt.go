@@ -123,7 +123,7 @@ func NewManagement(cfg Config) (*Management, error) {
 		base.TLSClientConfig = ep.tls.Clone()
 	}
 	m := &Management{ep: ep, now: time.Now}
-	rt := &countingTransport{base: base, requests: &m.requests, bytes: &m.bytes}
+	rt := &CountingTransport{Base: base, Requests: &m.requests, Bytes: &m.bytes}
 	m.http = &http.Client{Transport: rt, Timeout: ep.timeout}
 	m.rh, err = rabbithole.NewTLSClient(ep.mgmtURL, ep.mgmtUser, ep.mgmtPass, rt)
 	if err != nil {
@@ -674,34 +674,4 @@ func (b *flexBool) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("not a boolean: %s", data)
 	}
 	return nil
-}
-
-// countingTransport counts requests and response body bytes, so that a
-// refresh's cost on the broker can be measured.
-type countingTransport struct {
-	base     http.RoundTripper
-	requests *atomic.Int64
-	bytes    *atomic.Int64
-}
-
-// RoundTrip counts the request and wraps the body to count what is read.
-func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	t.requests.Add(1)
-	res, err := t.base.RoundTrip(req)
-	if res != nil && res.Body != nil {
-		res.Body = &countingBody{ReadCloser: res.Body, n: t.bytes}
-	}
-	return res, err
-}
-
-type countingBody struct {
-	io.ReadCloser
-	n *atomic.Int64
-}
-
-// Read counts the bytes read.
-func (b *countingBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.n.Add(int64(n))
-	return n, err
 }

@@ -355,7 +355,7 @@ func (e *env) migrateBar(mp migratePlan) func(i int, queue string, done migrateR
 		n := done.moved + done.parked + p.Moved + p.Parked
 		line := fmt.Sprintf("migrate %s %d/%d  rung %d/%d %s  moved %d · parked %d · %s/s",
 			textBar(n, total, 24), n, total, i+1, len(mp.rungs), queue,
-			done.moved+p.Moved, done.parked+p.Parked, ui.Rate(p.Rate()))
+			done.moved+p.Moved, done.parked+p.Parked, topology.FormatRate(p.Rate()))
 		if w := e.width(); len(line) > w-1 {
 			line = line[:w-1]
 		}

@@ -592,7 +592,7 @@ func (a *App) logReplay(p ops.ReplayPlan) int {
 		sent = append(sent, fmt.Sprintf("limit=%d", o.Limit))
 	}
 	if o.Rate > 0 {
-		sent = append(sent, "rate="+ui.Rate(o.Rate)+"/s")
+		sent = append(sent, "rate="+topology.FormatRate(o.Rate)+"/s")
 	}
 	if o.Park != "" {
 		sent = append(sent, "park="+o.Park)

@@ -11,22 +11,6 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// Rate prints messages per second: "0", "0.4", "12", "1.2k".
-func Rate(r float64) string {
-	switch {
-	case r <= 0:
-		return "0"
-	case r < 0.05:
-		return "<0.1"
-	case r < 10:
-		return strconv.FormatFloat(r, 'f', 1, 64)
-	case r < 1000:
-		return strconv.FormatFloat(r, 'f', 0, 64)
-	default:
-		return topology.Compact(r/1000, "k")
-	}
-}
-
 // ShortDelay prints a delay in at most two adjacent units, for narrow
 // columns: exact below a minute, then rounded to the lower unit (1h8m16s
 // becomes 1h8m, 3d0h49m4s becomes 3d1h). Exact values are shown wherever

@@ -401,9 +401,9 @@ func queueLine(b *strings.Builder, t table, r health.Row, selected bool, maxDept
 			return cell{text: "—", ink: &p.faint}
 		}
 		if v <= 0 {
-			return cell{text: Rate(v), ink: &p.faint}
+			return cell{text: topology.FormatRate(v), ink: &p.faint}
 		}
-		return cell{text: Rate(v), ink: &p.text}
+		return cell{text: topology.FormatRate(v), ink: &p.text}
 	}
 	return t.row(b, p, func(c column, w int) cell {
 		switch c.id {

@@ -195,7 +195,7 @@ func peekRow(b *strings.Builder, t table, s PeekState, i int, selected bool, p *
 		case "id":
 			return cell{text: messageID(m), ink: &p.text}
 		case "body":
-			return cell{text: byteSize(len(m.Body)) + " " + kind, ink: &p.text}
+			return cell{text: topology.FormatBytes(int64(len(m.Body))) + " " + kind, ink: &p.text}
 		case "deaths":
 			return cell{text: fmt.Sprint(len(deaths)), ink: numInk}
 		case "last":
@@ -207,18 +207,6 @@ func peekRow(b *strings.Builder, t table, s PeekState, i int, selected bool, p *
 		}
 		return cell{}
 	})
-}
-
-// byteSize prints a size in bytes: 48 B, 2.1 kB, 3.4 MB.
-func byteSize(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1_000_000:
-		return topology.Compact(float64(n)/1e3, " kB")
-	default:
-		return topology.Compact(float64(n)/1e6, " MB")
-	}
 }
 
 // peekDetail is the selected message described in full: the blocks peek

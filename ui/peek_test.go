@@ -156,7 +156,7 @@ func TestReplayReportWording(t *testing.T) {
 		Reasons: map[string]int{"b": 1, "a": 1, "c": 3}}
 	got := ReplayReport(c, "dlq", "to queue work", "hold", "--where")
 	want := []string{
-		"replayed 3 message(s) from dlq to queue work in 1.5s (3/s); stopped: the source is empty",
+		"replayed 3 message(s) from dlq to queue work in 1.5s (2.7/s); stopped: the source is empty",
 		"  1 parked in hold, 2 kept on the source, 4 skipped by --where",
 		"  3 × c", "  1 × a", "  1 × b",
 	}

@@ -18,8 +18,8 @@ import (
 // first. park is the parking queue ("" for none); filter names the option
 // that skips messages ("--where"), "" when there is none.
 func ReplayReport(c broker.MoveProgress, from, describe, park, filter string) []string {
-	out := []string{fmt.Sprintf("replayed %d message(s) from %s %s in %s (%.0f/s); stopped: %s",
-		c.Moved, from, describe, c.Elapsed.Round(time.Millisecond), c.Rate(), c.Stopped)}
+	out := []string{fmt.Sprintf("replayed %d message(s) from %s %s in %s (%s/s); stopped: %s",
+		c.Moved, from, describe, c.Elapsed.Round(time.Millisecond), topology.FormatRate(c.Rate()), c.Stopped)}
 	l := fmt.Sprintf("  %d parked", c.Parked)
 	if park != "" {
 		l += " in " + park
@@ -120,7 +120,7 @@ func Replay(s ReplayState, st Styles, w int) string {
 		}
 		add("Replay " + n + " from " + src + " " + s.Describe + ".")
 		if s.Rate > 0 {
-			add(st.Muted.Render(fmt.Sprintf("At most %s a second.", Rate(s.Rate))))
+			add(st.Muted.Render(fmt.Sprintf("At most %s a second.", topology.FormatRate(s.Rate))))
 		}
 		park := "Unroutable messages stay on " + s.Source + "."
 		if s.Park != "" {
@@ -140,7 +140,7 @@ func Replay(s ReplayState, st Styles, w int) string {
 			st.OK.Render(fmt.Sprintf("moved %d", c.Moved)),
 			fmt.Sprintf("stayed %d", c.Kept+c.Skipped),
 			fmt.Sprintf("parked %d", c.Parked),
-			Rate(c.Rate()) + "/s",
+			topology.FormatRate(c.Rate()) + "/s",
 			topology.FormatSpan(c.Elapsed.Round(100 * time.Millisecond)),
 		}
 		if c.Unknown > 0 {

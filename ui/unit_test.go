@@ -11,11 +11,6 @@ import (
 
 func TestFormats(t *testing.T) {
 	cases := map[string]struct{ got, want string }{
-		"rate zero":        {Rate(0), "0"},
-		"rate tiny":        {Rate(0.01), "<0.1"},
-		"rate small":       {Rate(2.45), "2.5"},
-		"rate big":         {Rate(250), "250"},
-		"rate huge":        {Rate(12_500), "12k"},
 		"short exact":      {ShortDelay(8*time.Minute + 32*time.Second), "8m32s"},
 		"short hours":      {ShortDelay(time.Hour + 8*time.Minute + 16*time.Second), "1h8m"},
 		"short rounds":     {ShortDelay(3*24*time.Hour + 49*time.Minute), "3d1h"},

@@ -1,4 +1,4 @@
-package bench
+package lab
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func TestBesideSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range vs {
-		if strings.HasPrefix(v, "rungs-bench-beside-") {
+		if strings.HasPrefix(v, "rungs-lab-beside-") {
 			t.Errorf("vhost %s was left behind", v)
 		}
 	}

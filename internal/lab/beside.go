@@ -1,4 +1,4 @@
-package bench
+package lab
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rungs-dev/rungs/bench"
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
@@ -45,7 +46,7 @@ func DefaultBesideOptions() BesideOptions {
 
 // BesideReport is what the beside phase measured.
 type BesideReport struct {
-	RunInfo
+	bench.RunInfo
 	Ladder   ScaleLadder `json:"ladder"`
 	InFlight int         `json:"in_flight"`
 	Runs     int         `json:"runs"`
@@ -88,18 +89,18 @@ func RunBeside(ctx context.Context, cfg broker.Config, mgmt *broker.Management, 
 	}
 	l := o.Ladder
 	rep := BesideReport{
-		RunInfo: startRun(), InFlight: o.InFlight, Runs: o.Runs, Problems: []string{}, Ladder: scaleLadder(l),
+		RunInfo: bench.StartRun(), InFlight: o.InFlight, Runs: o.Runs, Problems: []string{}, Ladder: scaleLadder(l),
 	}
 	if o.Runs < 1 || o.InFlight < 0 {
-		return rep, fmt.Errorf("%w: beside with %d runs and %d messages in flight (want at least 1 run)", ErrOptions, o.Runs, o.InFlight)
+		return rep, fmt.Errorf("%w: beside with %d runs and %d messages in flight (want at least 1 run)", bench.ErrOptions, o.Runs, o.InFlight)
 	}
 	for _, n := range o.Others {
 		if n < 1 {
-			return rep, fmt.Errorf("%w: beside %d other queues (want at least 1)", ErrOptions, n)
+			return rep, fmt.Errorf("%w: beside %d other queues (want at least 1)", bench.ErrOptions, n)
 		}
 	}
 	began := time.Now()
-	if _, err := rep.meetBroker(ctx, mgmt); err != nil {
+	if _, err := rep.MeetBroker(ctx, mgmt); err != nil {
 		return rep, err
 	}
 	// Beside 50,000 queues a filtered listing can take longer than a
@@ -124,7 +125,7 @@ func RunBeside(ctx context.Context, cfg broker.Config, mgmt *broker.Management, 
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
-	rep.finish(began)
+	rep.Finish(began)
 	return rep, nil
 }
 
@@ -134,7 +135,7 @@ func besideVhost(ctx context.Context, cfg broker.Config, mgmt *broker.Management
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(o.Log, "beside %d: "+format+"\n", append([]any{n}, a...)...)
 	}
-	vhost := "rungs-bench-beside-" + randomHex(4)
+	vhost := vhostName("beside")
 	if err := mgmt.CreateVhost(ctx, vhost); err != nil {
 		return row, fmt.Errorf("create vhost %s: %w", vhost, err)
 	}
@@ -175,14 +176,14 @@ func besideVhost(ctx context.Context, cfg broker.Config, mgmt *broker.Management
 	if inFlight != int64(o.InFlight) {
 		*problems = append(*problems, fmt.Sprintf("beside %d: the observer counts %d in flight in %s, want %d", n, inFlight, l.Name, o.InFlight))
 	}
-	row.Load = readLoad()
+	row.Load = bench.ReadLoad()
 	first, refresh, err := besideConsole(ctx, mgmt, vhost, l.Name, o.Runs)
 	if err != nil {
 		return row, err
 	}
 	row.First, row.Refresh = first, refresh
 	logf("console first read %.0f ms, %d requests, %s; refresh %.0f ms, %d requests, %s",
-		first.MS, first.Requests, formatBytes(first.Bytes), refresh.MS, refresh.Requests, formatBytes(refresh.Bytes))
+		first.MS, first.Requests, topology.FormatBytes(first.Bytes), refresh.MS, refresh.Requests, topology.FormatBytes(refresh.Bytes))
 	if o.Binary == "" {
 		return row, nil
 	}
@@ -190,7 +191,7 @@ func besideVhost(ctx context.Context, cfg broker.Config, mgmt *broker.Management
 	if row.Status.Err != "" {
 		*problems = append(*problems, fmt.Sprintf("beside %d: status: %s", n, row.Status.Err))
 	}
-	logf("status --ladder median %.0f ms, %d requests, %s, peak RSS %s", row.Status.MS, row.Status.Requests, formatBytes(row.Status.Bytes), formatBytes(row.Status.RSS))
+	logf("status --ladder median %.0f ms, %d requests, %s, peak RSS %s", row.Status.MS, row.Status.Requests, topology.FormatBytes(row.Status.Bytes), topology.FormatBytes(row.Status.RSS))
 	return row, nil
 }
 
@@ -302,7 +303,7 @@ func besideConsole(ctx context.Context, mgmt *broker.Management, vhost, name str
 		var err error
 		obs, err = consoleRefresh(ctx, mgmt, obs)
 		r1, b1 := mgmt.Cost()
-		return CommandCost{MS: msf(time.Since(t0)), Requests: r1 - r0, Bytes: b1 - b0}, err
+		return CommandCost{MS: bench.Millis(time.Since(t0)), Requests: r1 - r0, Bytes: b1 - b0}, err
 	}
 	if first, err = read(); err != nil {
 		return first, refresh, err
@@ -363,11 +364,11 @@ func (r BesideReport) Markdown() string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	l := r.Ladder
-	w("## rungs bench --beside, RabbitMQ %s, %s\n\n", r.Broker.RabbitMQ, r.Started.Format("2006-01-02 15:04 UTC"))
+	w("## rungs-lab beside, RabbitMQ %s, %s\n\n", r.Broker.RabbitMQ, r.Started.Format("2006-01-02 15:04 UTC"))
 	w("- Machine: %s; %d CPUs, %s; load average %s after\n", r.Machine.CPU, r.Machine.CPUs, r.Machine.Memory, r.Machine.LoadAfter)
 	w("- Ladder: %s, %s rungs, radix %d, %d levels of %s ms (%d rungs), as `rungs apply` declares it by default, %d messages in flight; median of %d runs\n",
-		l.Layout, l.QueueType, l.Radix, l.Levels, formatMS(l.UnitMS), l.Rungs, r.InFlight, r.Runs)
-	w("- Run took %s\n\n", fmtSeconds(r.Seconds))
+		l.Layout, l.QueueType, l.Radix, l.Levels, bench.FormatMS(l.UnitMS), l.Rungs, r.InFlight, r.Runs)
+	w("- Run took %s\n\n", bench.FormatSeconds(r.Seconds))
 	w("| other queues | `status --ladder` ms | ratio to alone | requests | response bytes | peak RSS | observer first read ms / bytes | observer refresh ms / requests / bytes | load average |\n")
 	w("|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, row := range r.Rows {
@@ -376,10 +377,10 @@ func (r BesideReport) Markdown() string {
 		if row.Others > 0 && row.Ratio > 0 {
 			ratio = fmt.Sprintf("**%.2f×**", row.Ratio)
 		}
-		w("| %s | %.0f | %s | %d | %s | %s | %.0f / %s | %.0f / %d / %s | %s |\n", formatRate(float64(row.Others)), s.MS, ratio, s.Requests, formatBytes(s.Bytes), formatBytes(s.RSS),
-			row.First.MS, formatBytes(row.First.Bytes), row.Refresh.MS, row.Refresh.Requests, formatBytes(row.Refresh.Bytes), row.Load)
+		w("| %s | %.0f | %s | %d | %s | %s | %.0f / %s | %.0f / %d / %s | %s |\n", topology.FormatCount(int64(row.Others)), s.MS, ratio, s.Requests, topology.FormatBytes(s.Bytes), topology.FormatBytes(s.RSS),
+			row.First.MS, topology.FormatBytes(row.First.Bytes), row.Refresh.MS, row.Refresh.Requests, topology.FormatBytes(row.Refresh.Bytes), row.Load)
 	}
 	w("\n")
-	writeProblems(&b, r.Problems, "The observer counted every message in flight in every vhost.")
+	bench.WriteProblems(&b, r.Problems, "The observer counted every message in flight in every vhost.")
 	return b.String()
 }

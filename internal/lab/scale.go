@@ -1,8 +1,7 @@
-package bench
+package lab
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rungs-dev/rungs/bench"
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
@@ -48,7 +48,7 @@ func DefaultScaleOptions() ScaleOptions {
 
 // ScaleReport is what the scale phase measured.
 type ScaleReport struct {
-	RunInfo
+	bench.RunInfo
 	N         int         `json:"n"`
 	Ladder    ScaleLadder `json:"ladder"`
 	MinDelayS float64     `json:"min_delay_s"`
@@ -66,12 +66,12 @@ type ScaleReport struct {
 	Memory ScaleMemory `json:"broker_memory"`
 	// Arrival checks: every confirmed message once, none before its due
 	// time (publish + delay); lateness is arrival − due.
-	Confirmed  int    `json:"confirmed"`
-	Delivered  int    `json:"delivered"`
-	Duplicates int    `json:"duplicates"`
-	Early      int    `json:"early"`
-	Lost       int    `json:"lost"`
-	Lateness   DistMS `json:"lateness"`
+	Confirmed  int          `json:"confirmed"`
+	Delivered  int          `json:"delivered"`
+	Duplicates int          `json:"duplicates"`
+	Early      int          `json:"early"`
+	Lost       int          `json:"lost"`
+	Lateness   bench.DistMS `json:"lateness"`
 	// DrainS is from the first publish to the last arrival; LastDueS from
 	// the first publish to the last message's due time.
 	DrainS   float64 `json:"drain_s"`
@@ -99,7 +99,7 @@ type ScaleLadder struct {
 
 // scaleLadder is how a report names the ladder it measured.
 func scaleLadder(l topology.Ladder) ScaleLadder {
-	return ScaleLadder{Name: l.Name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, UnitMS: msf(l.Unit), QueueType: string(l.QueueType), Rungs: len(l.Rungs())}
+	return ScaleLadder{Name: l.Name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, UnitMS: bench.Millis(l.Unit), QueueType: string(l.QueueType), Rungs: len(l.Rungs())}
 }
 
 // ScaleMemory is the broker's memory at the phase's edges, in bytes.
@@ -133,7 +133,7 @@ type CommandCost struct {
 
 // scaleHdrDue is a scale message's due time: ns since the phase began
 // (the same monotonic clock the consumer reads) plus its delay.
-const scaleHdrDue = "x-rungs-bench-due-ns"
+const scaleHdrDue = "x-rungs-lab-due-ns"
 
 // Scale parameters that are not options.
 const (
@@ -152,44 +152,37 @@ const (
 // RunScale runs the scale phase against the broker cfg addresses, in a
 // vhost of its own that it removes afterwards. Correctness failures are in
 // ScaleReport.Problems; the error is for a run that could not be carried out.
-func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o ScaleOptions) (ScaleReport, error) {
+func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o ScaleOptions) (rep ScaleReport, err error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	l := o.Ladder
-	rep := ScaleReport{
-		RunInfo: startRun(), N: o.N, Size: o.Size,
+	rep = ScaleReport{
+		RunInfo: bench.StartRun(), N: o.N, Size: o.Size,
 		MinDelayS: o.MinDelay.Seconds(), MaxDelayS: o.MaxDelay.Seconds(), Problems: []string{},
 		Ladder: scaleLadder(l),
 	}
 	switch {
 	case o.N < 1:
-		return rep, fmt.Errorf("%w: scale of %d messages (want at least 1)", ErrOptions, o.N)
+		return rep, fmt.Errorf("%w: scale of %d messages (want at least 1)", bench.ErrOptions, o.N)
 	case o.MinDelay < l.Unit || o.MaxDelay < o.MinDelay:
-		return rep, fmt.Errorf("%w: delays %s to %s (want at least the ladder's unit, %s, and min ≤ max)", ErrOptions, o.MinDelay, o.MaxDelay, l.Unit)
+		return rep, fmt.Errorf("%w: delays %s to %s (want at least the ladder's unit, %s, and min ≤ max)", bench.ErrOptions, o.MinDelay, o.MaxDelay, l.Unit)
 	case o.MaxDelay > l.MaxDelay():
-		return rep, fmt.Errorf("%w: delay %s is beyond the ladder's %s", ErrOptions, o.MaxDelay, l.MaxDelay())
+		return rep, fmt.Errorf("%w: delay %s is beyond the ladder's %s", bench.ErrOptions, o.MaxDelay, l.MaxDelay())
 	case o.Size < 0 || o.Size > 16<<20:
-		return rep, fmt.Errorf("%w: message size %d (want 0 to 16 MiB)", ErrOptions, o.Size)
+		return rep, fmt.Errorf("%w: message size %d (want 0 to 16 MiB)", bench.ErrOptions, o.Size)
 	}
 	began := time.Now()
-	if _, err := rep.meetBroker(ctx, mgmt); err != nil {
+	if _, err := rep.MeetBroker(ctx, mgmt); err != nil {
 		return rep, err
 	}
-	vhost := "rungs-bench-scale-" + randomHex(4)
-	if err := mgmt.CreateVhost(ctx, vhost); err != nil {
-		return rep, fmt.Errorf("create vhost %s: %w", vhost, err)
+	vh, err := bench.NewVhost(ctx, mgmt, cfg, "rungs-lab-scale-")
+	if err != nil {
+		return rep, err
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-		defer cancel()
-		if err := mgmt.DeleteVhost(dctx, vhost); err != nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("delete vhost %s: %v", vhost, err))
-		}
-	}()
-	vcfg := cfg
-	vcfg.Vhost = vhost
-	l.Vhost = vhost
+	defer vh.Remove(ctx, 5*time.Minute, &rep.Problems)
+	vcfg := vh.Config
+	l.Vhost = vcfg.Vhost
 	pub, err := broker.Dial(ctx, vcfg)
 	if err != nil {
 		return rep, err
@@ -213,7 +206,7 @@ func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 			return rep, fmt.Errorf("replay: %w", err)
 		}
 	}
-	rep.finish(began)
+	rep.Finish(began)
 	return rep, nil
 }
 
@@ -239,48 +232,6 @@ func (s *scaleRun) problem(format string, a ...any) {
 	s.rep.Problems = append(s.rep.Problems, fmt.Sprintf(format, a...))
 }
 
-// publishN sends n messages that build makes (i from 0) with
-// scalePublishers concurrent Publish calls of scaleBatch messages, and
-// returns how many were confirmed and how long it took.
-func publishN(ctx context.Context, c *broker.Conn, n int, build func(i int) broker.Message, stamp func(msgs []broker.Message)) (int, time.Duration, error) {
-	var next, confirmed atomic.Int64
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	start := time.Now()
-	for p := 0; p < scalePublishers; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st := c.Stream()
-			defer st.Close()
-			for ctx.Err() == nil {
-				first := int(next.Add(scaleBatch)) - scaleBatch
-				if first >= n {
-					return
-				}
-				msgs := make([]broker.Message, min(scaleBatch, n-first))
-				for i := range msgs {
-					msgs[i] = build(first + i)
-				}
-				if stamp != nil {
-					stamp(msgs)
-				}
-				res, err := st.Publish(ctx, msgs)
-				confirmed.Add(int64(res.Confirmed))
-				if err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return int(confirmed.Load()), time.Since(start), errors.Join(errs...)
-}
-
 // limit measures the publishers into one plain queue of the ladder's type.
 func (s *scaleRun) limit(ctx context.Context) error {
 	n := min(s.o.N, scaleLimitN)
@@ -299,7 +250,7 @@ func (s *scaleRun) limit(ctx context.Context) error {
 		return fmt.Errorf("limit: %w", err)
 	}
 	s.rep.LimitN, s.rep.LimitPerS = got, float64(got)/took.Seconds()
-	s.logf("limit: %d persistent messages into one %s queue at %s msg/s", got, s.l.QueueType, formatRate(s.rep.LimitPerS))
+	s.logf("limit: %d persistent messages into one %s queue at %s msg/s", got, s.l.QueueType, topology.FormatRate(s.rep.LimitPerS))
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	return s.pub.Teardown(tctx, plan)
@@ -326,7 +277,7 @@ func (s *scaleRun) fill(ctx context.Context) error {
 		return err
 	}
 	defer sub.Close()
-	deliveries, err := sub.Consume(context.WithoutCancel(ctx), done.Target, prefetch)
+	deliveries, err := sub.Consume(context.WithoutCancel(ctx), done.Target, bench.Prefetch)
 	if err != nil {
 		return err
 	}
@@ -341,7 +292,7 @@ func (s *scaleRun) fill(ctx context.Context) error {
 			// loaded machine) comes back by itself: consume again.
 			for deliveries = nil; deliveries == nil && !finished.Load() && ctx.Err() == nil; {
 				time.Sleep(time.Second)
-				deliveries, _ = sub.Consume(context.WithoutCancel(ctx), done.Target, prefetch)
+				deliveries, _ = sub.Consume(context.WithoutCancel(ctx), done.Target, bench.Prefetch)
 			}
 			if deliveries == nil {
 				return
@@ -402,7 +353,7 @@ func (s *scaleRun) fill(ctx context.Context) error {
 	s.rep.LastDueS = time.Duration(lastDue.Load()).Seconds()
 	s.rep.Memory.InFlight = mem.read(ctx)
 	s.logf("published %d in %.1fs (%s msg/s, %.2f of the limit); broker memory %s → %s",
-		confirmed, took.Seconds(), formatRate(s.rep.Publish), s.rep.Ratio, formatBytes(s.rep.Memory.Before), formatBytes(s.rep.Memory.InFlight))
+		confirmed, took.Seconds(), topology.FormatRate(s.rep.Publish), s.rep.Ratio, topology.FormatBytes(s.rep.Memory.Before), topology.FormatBytes(s.rep.Memory.InFlight))
 
 	// Reads while it drains: one with every message in flight, one when
 	// about half have arrived.
@@ -424,7 +375,7 @@ func (s *scaleRun) fill(ctx context.Context) error {
 
 	s.rep.Delivered, s.rep.Duplicates, s.rep.Early = chk.n, chk.dups, chk.early
 	s.rep.Lost = max(0, confirmed-chk.n)
-	s.rep.Lateness = distMS(newDist(chk.late))
+	s.rep.Lateness = bench.DistMSOf(bench.NewDist(chk.late))
 	s.rep.DrainS = chk.last.Seconds()
 	switch {
 	case chk.bad > 0:
@@ -445,7 +396,7 @@ func (s *scaleRun) fill(ctx context.Context) error {
 		s.problem("%d messages arrived before their due time (earliest %s early)", chk.early, -chk.earliest)
 	}
 	s.logf("delivered %d of %d (%d duplicates, %d early); lateness p50 %s p99 %s max %s; last arrival %.1fs after the first publish, last due %.1fs",
-		chk.n, confirmed, chk.dups, chk.early, ms(newDist(chk.late).P50), ms(newDist(chk.late).P99), ms(newDist(chk.late).Max), s.rep.DrainS, s.rep.LastDueS)
+		chk.n, confirmed, chk.dups, chk.early, ms(bench.NewDist(chk.late).P50), ms(bench.NewDist(chk.late).P99), ms(bench.NewDist(chk.late).Max), s.rep.DrainS, s.rep.LastDueS)
 	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer tcancel()
 	if err := s.pub.Teardown(tctx, s.l.Plan()); err != nil {
@@ -468,7 +419,7 @@ func (s *scaleRun) measureReads(ctx context.Context, inFlight int64) {
 	s.console, err = consoleRefresh(ctx, s.mgmt, s.console)
 	qs := s.console.Snapshot().Queues
 	r1, b1 := s.mgmt.Cost()
-	rc := CommandCost{InFlight: inFlight, MS: msf(time.Since(t0)), Requests: r1 - r0, Bytes: b1 - b0}
+	rc := CommandCost{InFlight: inFlight, MS: bench.Millis(time.Since(t0)), Requests: r1 - r0, Bytes: b1 - b0}
 	rungs := map[string]bool{}
 	for _, r := range s.l.Rungs() {
 		rungs[r.Queue] = true
@@ -486,9 +437,9 @@ func (s *scaleRun) measureReads(ctx context.Context, inFlight int64) {
 		sc := runMeasured(ctx, s.o.Binary, s.cfg, s.mgmt, "status", "--ladder", s.l.Name, "--json")
 		sc.InFlight = inFlight
 		s.rep.Status = append(s.rep.Status, sc)
-		s.logf("status with %d in flight: %.0f ms, %d requests, %s, %s RSS%s", inFlight, sc.MS, sc.Requests, formatBytes(sc.Bytes), formatBytes(sc.RSS), errSuffix(sc.Err))
+		s.logf("status with %d in flight: %.0f ms, %d requests, %s, %s RSS%s", inFlight, sc.MS, sc.Requests, topology.FormatBytes(sc.Bytes), topology.FormatBytes(sc.RSS), errSuffix(sc.Err))
 	}
-	s.logf("console refresh with %d in flight: %.0f ms, %d requests, %s; %d expired in the rungs awaiting dead-lettering%s", inFlight, rc.MS, rc.Requests, formatBytes(rc.Bytes), rc.DLXBacklog, errSuffix(rc.Err))
+	s.logf("console refresh with %d in flight: %.0f ms, %d requests, %s; %d expired in the rungs awaiting dead-lettering%s", inFlight, rc.MS, rc.Requests, topology.FormatBytes(rc.Bytes), rc.DLXBacklog, errSuffix(rc.Err))
 }
 
 func errSuffix(e string) string {
@@ -534,8 +485,8 @@ func (c *scaleCheck) consume(deliveries <-chan broker.Delivery) {
 		if err := d.Ack(); err != nil && c.ackErr == nil {
 			c.ackErr = err
 		}
-		seq, ok1 := intHeader(d.Headers, hdrSeq)
-		due, ok2 := intHeader(d.Headers, scaleHdrDue)
+		seq, ok1 := bench.IntHeader(d.Headers, hdrSeq)
+		due, ok2 := bench.IntHeader(d.Headers, scaleHdrDue)
 		if !ok1 || !ok2 || seq < 0 || seq >= int64(len(c.seen)) {
 			c.bad++
 			continue

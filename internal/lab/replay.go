@@ -1,25 +1,14 @@
-package bench
+package lab
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
-	"os"
-	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/rungs-dev/rungs/bench"
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -119,7 +108,7 @@ func (s *scaleRun) replay(ctx context.Context) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	killed.wait()
-	rc.AfterKillSource, rc.AfterKillTarget = s.settle(ctx)
+	rc.AfterKillSource, rc.AfterKillTarget = s.settle(ctx, n)
 	if rc.AfterKillSource+rc.AfterKillTarget < n {
 		s.problem("replay: after the kill -9, %d on the source and %d at the target: %d lost", rc.AfterKillSource, rc.AfterKillTarget, n-rc.AfterKillSource-rc.AfterKillTarget)
 	}
@@ -155,7 +144,7 @@ func (s *scaleRun) replay(ctx context.Context) error {
 		s.problem("replay: %d left on %s (%v)", left, replayDLQ, err)
 	}
 	s.logf("replayed %d in %.1fs (%s msg/s); RSS by quarter %s, max %s; Go heap max %s over %d GCs; %d at the target once, %d duplicates from the kill, %d lost",
-		rc.Moved, rc.Seconds, formatRate(rc.PerS), quarterText(rc.RSSQuarters), formatBytes(rc.MaxRSS), formatBytes(rc.MaxHeap), rc.GCs, rc.Delivered, rc.Duplicates, rc.Lost)
+		rc.Moved, rc.Seconds, topology.FormatRate(rc.PerS), quarterText(rc.RSSQuarters), topology.FormatBytes(rc.MaxRSS), topology.FormatBytes(rc.MaxHeap), rc.GCs, rc.Delivered, rc.Duplicates, rc.Lost)
 	return nil
 }
 
@@ -170,7 +159,7 @@ func typed(name string, qt topology.QueueType) topology.Queue {
 func quarterText(q [4]int64) string {
 	parts := make([]string, len(q))
 	for i, v := range q {
-		parts[i] = formatBytes(v)
+		parts[i] = topology.FormatBytes(v)
 	}
 	return strings.Join(parts, " / ")
 }
@@ -213,10 +202,15 @@ func (s *scaleRun) depth(ctx context.Context, queue string) (int, error) {
 
 // settle waits until the source and the target have stopped changing (the
 // broker returns a killed consumer's messages in a moment) and returns
-// their depths.
-func (s *scaleRun) settle(ctx context.Context) (source, target int) {
+// their depths. Until they hold n between them it waits longer for them
+// to stop: a loaded broker can take seconds to notice the killed
+// connection, and a count taken before then reads as a loss.
+func (s *scaleRun) settle(ctx context.Context, n int) (source, target int) {
 	stable := 0
-	for stable < 5 && ctx.Err() == nil {
+	for ctx.Err() == nil {
+		if stable >= 50 || stable >= 5 && source+target >= n {
+			break
+		}
 		time.Sleep(200 * time.Millisecond)
 		a, err1 := s.depth(ctx, replayDLQ)
 		b, err2 := s.depth(ctx, replayTarget)
@@ -255,7 +249,7 @@ func (s *scaleRun) drainQueue(ctx context.Context, queue string, chk *scaleCheck
 			}
 			total++
 			_ = d.Ack()
-			seq, ok := intHeader(d.Headers, hdrSeq)
+			seq, ok := bench.IntHeader(d.Headers, hdrSeq)
 			switch {
 			case !ok || seq < 0 || seq >= int64(len(chk.seen)):
 				chk.bad++
@@ -272,255 +266,4 @@ func (s *scaleRun) drainQueue(ctx context.Context, queue string, chk *scaleCheck
 			return ctx.Err()
 		}
 	}
-}
-
-// measured is a rungs subprocess whose management requests go through a
-// counting proxy and whose memory is sampled.
-type measured struct {
-	cmd   *exec.Cmd
-	proxy *countingProxy
-	// Read only once the process has exited.
-	stdout, stderr bytes.Buffer
-	start          time.Time
-	took           time.Duration
-	err            error
-	exited         chan struct{}
-	once           sync.Once
-
-	mu  sync.Mutex
-	rss []rssSample
-	// hwm is the largest VmHWM sampled: the peak resident set since the
-	// exec. (getrusage's ru_maxrss is no use here: Linux carries the
-	// forking parent's peak over into the child's.)
-	hwm int64
-}
-
-type rssSample struct {
-	at  time.Duration
-	rss int64
-}
-
-// startMeasured starts binary with args against cfg's broker (vhost
-// included), its management API behind a counting proxy, and the Go
-// runtime tracing its collections on stderr.
-func startMeasured(ctx context.Context, binary string, cfg broker.Config, m *broker.Management, args ...string) (*measured, error) {
-	p, err := newCountingProxy(m.URL())
-	if err != nil {
-		return nil, err
-	}
-	mgmtURL := p.url
-	if u, err := url.Parse(cfg.MgmtURL); err == nil && u.User != nil {
-		pu, _ := url.Parse(p.url)
-		pu.User = u.User
-		mgmtURL = pu.String()
-	}
-	amqpURL := cfg.URL
-	if amqpURL == "" {
-		amqpURL = broker.DefaultURL
-	}
-	for _, f := range []struct{ flag, v string }{{"--ca-cert", cfg.CACert}, {"--cert", cfg.ClientCert}, {"--key", cfg.ClientKey}} {
-		if f.v != "" {
-			args = append(args, f.flag, f.v)
-		}
-	}
-	x := &measured{proxy: p, exited: make(chan struct{})}
-	x.cmd = exec.CommandContext(ctx, binary, args...)
-	// Credentials travel in the environment, never on a command line that
-	// ps shows; the environment wins over a config file's context. The
-	// benchmark itself refused a read-only context, so the child may write.
-	args = append(args, "--read-only=false")
-	env := []string{"RUNGS_URL=" + amqpURL, "RUNGS_MGMT_URL=" + mgmtURL, "RUNGS_VHOST=" + cfg.Vhost, "GODEBUG=gctrace=1"}
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if k != "RUNGS_URL" && k != "RUNGS_MGMT_URL" && k != "RUNGS_VHOST" && k != "GODEBUG" {
-			env = append(env, kv)
-		}
-	}
-	x.cmd.Env = env
-	x.cmd.Stdout, x.cmd.Stderr = &x.stdout, &x.stderr
-	x.start = time.Now()
-	if err := x.cmd.Start(); err != nil {
-		p.close()
-		return nil, fmt.Errorf("start %s: %w", binary, err)
-	}
-	go x.sample()
-	go func() {
-		x.err = x.cmd.Wait()
-		x.took = time.Since(x.start)
-		p.close()
-		close(x.exited)
-	}()
-	return x, nil
-}
-
-// runMeasured runs a rungs command to its end and reports its cost.
-func runMeasured(ctx context.Context, binary string, cfg broker.Config, m *broker.Management, args ...string) CommandCost {
-	x, err := startMeasured(ctx, binary, cfg, m, args...)
-	if err != nil {
-		return CommandCost{Err: err.Error()}
-	}
-	x.wait()
-	c := CommandCost{MS: msf(x.took), RSS: x.maxRSS()}
-	c.Requests, c.Bytes = x.proxy.cost()
-	if x.err != nil {
-		c.Err = fmt.Sprintf("%v: %s", x.err, x.stderrLine())
-	}
-	return c
-}
-
-func (x *measured) wait() { <-x.exited }
-
-func (x *measured) exitedEarly() bool {
-	select {
-	case <-x.exited:
-		return true
-	default:
-		return false
-	}
-}
-
-// kill sends SIGKILL (os.Process.Kill is kill -9 on Unix).
-func (x *measured) kill() { _ = x.cmd.Process.Kill() }
-
-// sample reads the process's resident memory every 50 ms.
-func (x *measured) sample() {
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-x.exited:
-			return
-		case <-t.C:
-			if rss, hwm := procRSS(x.cmd.Process.Pid); rss > 0 {
-				x.mu.Lock()
-				x.rss = append(x.rss, rssSample{time.Since(x.start), rss})
-				x.hwm = max(x.hwm, hwm)
-				x.mu.Unlock()
-			}
-		}
-	}
-}
-
-func (x *measured) maxRSS() int64 {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	m := x.hwm
-	for _, s := range x.rss {
-		m = max(m, s.rss)
-	}
-	return m
-}
-
-// quarters is the largest sample in each quarter of the run.
-func (x *measured) quarters() [4]int64 {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	var q [4]int64
-	if x.took <= 0 {
-		return q
-	}
-	for _, s := range x.rss {
-		i := min(3, int(4*s.at/x.took))
-		q[i] = max(q[i], s.rss)
-	}
-	return q
-}
-
-var gcLine = regexp.MustCompile(`^gc \d+ .* (\d+)->(\d+)->(\d+) MB`)
-
-// heap reads the gctrace lines: the largest heap at a collection's start,
-// and the number of collections.
-func (x *measured) heap() (int64, int) {
-	var most int64
-	n := 0
-	sc := bufio.NewScanner(strings.NewReader(x.stderr.String()))
-	for sc.Scan() {
-		m := gcLine.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		n++
-		v, _ := strconv.ParseInt(m[1], 10, 64)
-		most = max(most, v<<20)
-	}
-	return most, n
-}
-
-// stderrLine is the child's last stderr line that is not a gctrace line.
-func (x *measured) stderrLine() string {
-	last := ""
-	for _, l := range strings.Split(x.stderr.String(), "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "gc ") {
-			last = l
-		}
-	}
-	return last
-}
-
-// procRSS is a process's resident set and its peak so far, in bytes,
-// from /proc (0 elsewhere).
-func procRSS(pid int) (rss, hwm int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	kb := func(v string) int64 {
-		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		return n << 10
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			rss = kb(v)
-		} else if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			hwm = kb(v)
-		}
-	}
-	return rss, hwm
-}
-
-// countingProxy forwards to the management API and counts the requests
-// and response body bytes that pass, what a command costs the broker.
-type countingProxy struct {
-	url      string
-	srv      *http.Server
-	requests atomic.Int64
-	bytes    atomic.Int64
-}
-
-func newCountingProxy(target string) (*countingProxy, error) {
-	u, err := url.Parse(target)
-	if err != nil {
-		return nil, fmt.Errorf("management URL: %w", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	p := &countingProxy{url: "http://" + ln.Addr().String()}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.ModifyResponse = func(r *http.Response) error {
-		r.Body = &countedBody{ReadCloser: r.Body, n: &p.bytes}
-		return nil
-	}
-	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.requests.Add(1)
-		rp.ServeHTTP(w, r)
-	}), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = p.srv.Serve(ln) }()
-	return p, nil
-}
-
-func (p *countingProxy) cost() (int64, int64) { return p.requests.Load(), p.bytes.Load() }
-
-func (p *countingProxy) close() { _ = p.srv.Close() }
-
-type countedBody struct {
-	io.ReadCloser
-	n *atomic.Int64
-}
-
-func (b *countedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.n.Add(int64(n))
-	return n, err
 }
