@@ -91,6 +91,16 @@ func (lf *ladderFlags) named() string {
 	return ""
 }
 
+// query asks for the ladder --ladder names, of the layout --layout names
+// when it is given: a name alone may be several layouts' ladders.
+func (lf *ladderFlags) query() ops.LadderQuery {
+	q := ops.LadderQuery{Name: lf.name}
+	if lf.set.Lookup("layout").Changed {
+		q.Layout = lf.layout
+	}
+	return q
+}
+
 // fromFlags builds and validates the ladder the flags describe
 // (ops.LadderSpec.Ladder), over the ladder of that name found on the
 // broker when there is one.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -87,28 +86,11 @@ typed, or --yes.`,
 	f.StringVar(&mf.margin, "margin", "1s", "allowance for lag between a recorded time and a message entering its rung, and for clock differences")
 	f.IntVar(&mf.window, "window", broker.DefaultMoveWindow, "copies awaiting their confirm at once")
 	f.BoolVar(&mf.dryRun, "dry-run", false, "peek at the first messages of each rung and say where each would go; move nothing")
-	f.BoolVar(&mf.force, "force", false, "with --dry-run, peek at quorum rungs too (raises their messages' x-delivery-count)")
+	f.BoolVar(&mf.force, "force", false, "with --dry-run, peek also at rungs where a peek can move messages on early, as rungs peek --force does (quorum rungs before RabbitMQ 4.3, or with delayed retry)")
 	f.BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
 	_ = cmd.MarkFlagRequired("from")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
-}
-
-// migratePlan is a migration worked out: the two ladders, the rungs to
-// drain and how many messages they held.
-type migratePlan struct {
-	g     topology.Migration
-	park  string
-	opts  broker.MoveOptions // shared by every rung's Move (see broker.MigrateRung)
-	rungs []migrateRung
-	ready int64
-}
-
-type migrateRung struct {
-	rung    topology.Rung
-	qtype   topology.QueueType
-	ready   int64
-	missing bool // the queue does not exist on the broker
 }
 
 func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
@@ -128,11 +110,11 @@ func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
 		return e.dryRunMigrate(ctx, mf, mp)
 	}
 	what := fmt.Sprintf("migrate about %d message(s) in flight from %s\n  into %s;\n  messages it cannot take go to %s",
-		mp.ready, describe(mp.g.From), describe(mp.g.To), mp.park)
+		mp.Ready, describe(mp.Migration.From), describe(mp.Migration.To), mp.Park)
 	if mf.limit > 0 {
 		what += fmt.Sprintf(" (at most %d messages)", mf.limit)
 	}
-	if err := e.confirm(what, mp.g.From.Name); err != nil {
+	if err := e.confirm(what, mp.Migration.From.Name); err != nil {
 		return err
 	}
 	conn, err := e.amqp(ctx)
@@ -143,11 +125,11 @@ func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
 	e.reportMigrate(mp, res)
 	switch {
 	case ctx.Err() != nil:
-		return &exitError{130, fmt.Errorf("migrate interrupted after %d message(s); the rest stay in %s", res.moved+res.parked, mp.g.From.Name)}
+		return &exitError{130, fmt.Errorf("migrate interrupted after %d message(s); the rest stay in %s", res.moved+res.parked, mp.Migration.From.Name)}
 	case err != nil:
 		return err
 	case res.stayed > 0:
-		return fmt.Errorf("%d message(s) stayed in the rungs of %s (reasons above)", res.stayed, mp.g.From.Name)
+		return fmt.Errorf("%d message(s) stayed in the rungs of %s (reasons above)", res.stayed, mp.Migration.From.Name)
 	}
 	return nil
 }
@@ -180,102 +162,19 @@ func (mf migrateFlags) check() error {
 	return nil
 }
 
-// findMigrateLadder picks the ladder a --from or --to names.
-func findMigrateLadder(snap topology.Snapshot, flag, name, layout string) (topology.Ladder, error) {
-	f, err := ops.FindLadder(topology.Discover(snap), ops.LadderQuery{Name: name, Layout: layout})
-	if errors.Is(err, ops.ErrNoLadder) {
-		in := ""
-		if layout != "" {
-			in = " " + layout
-		}
-		return topology.Ladder{}, fmt.Errorf("no%s ladder %q in vhost %s (rungs discover lists them); nothing was migrated", in, name, snap.Vhost)
-	}
-	if err != nil {
-		return topology.Ladder{}, usageErr("%v: add %s-layout", err, flag)
-	}
-	return f.Ladder, nil
-}
-
-// planMigrate finds both ladders and checks that the source's rungs are
-// what its plan says and that the target routes what it claims to.
-func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (migratePlan, error) {
-	var mp migratePlan
+// planMigrate reads the vhost and lets ops.PlanMigrate find both ladders
+// and check them.
+func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (ops.MigratePlan, error) {
 	snap, err := e.snapshot(ctx)
 	if err != nil {
-		return mp, fmt.Errorf("migrate needs the management API to discover both ladders: %w", err)
+		return ops.MigratePlan{}, fmt.Errorf("migrate needs the management API to discover both ladders: %w", err)
 	}
-	from, err := findMigrateLadder(snap, "--from", mf.from, mf.fromLayout)
-	if err != nil {
-		return mp, err
-	}
-	to, err := findMigrateLadder(snap, "--to", mf.to, mf.toLayout)
-	if err != nil {
-		return mp, err
-	}
-	if ops.SameLadder(from, to) {
-		return mp, usageErr("--from and --to are the same ladder (%s)", from)
-	}
-	margin, _ := topology.ParseDelay(mf.margin)
-	mp.g = topology.Migration{From: from, To: to, Dest: mf.dest, Margin: margin}
-	mp.park = mf.park
-	if mp.park == "" {
-		mp.park = from.Name + ".migrate.parked"
-	}
-	for _, l := range []topology.Ladder{from, to} {
-		if role, _, ok := l.QueueRole(mp.park); ok {
-			return mp, usageErr("--park %s is the %s queue of ladder %s", mp.park, role, l.Name)
-		}
-	}
-	// Where messages without a destination go must exist in the target.
-	if _, err := to.Place(to.Unit, mf.dest); err != nil {
-		if mf.dest == "" {
-			// nsb and celery have no default; such messages are parked.
-			if !errors.Is(err, topology.ErrBadDest) {
-				return mp, usageErr("%v", err)
-			}
-		} else {
-			return mp, usageErr("--dest: %v", err)
-		}
-	}
-	g := topology.NewGraph(snap)
-	for _, dest := range append([]string{mf.dest}, to.Targets...) {
-		tr, err := to.Place(to.MaxDelay(), dest)
-		if err != nil {
-			continue
-		}
-		if c := ops.CheckRoute(tr, g, nil); c.Err != nil {
-			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, c.Err, to.Name)
-		}
-	}
-	for _, r := range from.Rungs() {
-		mr := migrateRung{rung: r}
-		q, ok := snap.Queue(r.Queue)
-		if !ok {
-			mr.missing = true
-			mp.rungs = append(mp.rungs, mr)
-			continue
-		}
-		// The estimate assumes the plan's TTL: a rung that holds messages
-		// longer would make them early.
-		if ttl, ok := q.TTL(); !ok || ttl != r.TTL {
-			return mp, fmt.Errorf("nothing migrated: rung %s of %s has a TTL of %s on the broker, its plan %s (see rungs plan --ladder %s)", r.Queue, from.Name, ttlText(ttl, ok), topology.FormatDelay(r.TTL), from.Name)
-		}
-		mr.qtype, mr.ready = q.QueueType(), q.Stats.Ready
-		mp.ready += mr.ready
-		mp.rungs = append(mp.rungs, mr)
-	}
-	mp.opts = broker.MoveOptions{Park: mp.park, ParkType: from.QueueType, Window: mf.window}
+	req := ops.MigrateRequest{From: mf.from, FromLayout: mf.fromLayout, To: mf.to, ToLayout: mf.toLayout, Dest: mf.dest, Park: mf.park, Window: mf.window}
+	req.Margin, _ = topology.ParseDelay(mf.margin)
 	if mf.rate != "" {
-		mp.opts.Rate, _ = topology.ParseRate(mf.rate)
+		req.Rate, _ = topology.ParseRate(mf.rate)
 	}
-	return mp, nil
-}
-
-func ttlText(ttl time.Duration, ok bool) string {
-	if !ok {
-		return "none"
-	}
-	return topology.FormatDelay(ttl)
+	return ops.PlanMigrate(snap, req)
 }
 
 // migrateResult is what a migration did, per rung and in all.
@@ -296,16 +195,16 @@ type rungResult struct {
 }
 
 // migrate drains the rungs of the source, longest first, one Move each.
-func (e *env) migrate(ctx context.Context, conn *broker.Conn, mf migrateFlags, mp migratePlan) (migrateResult, error) {
+func (e *env) migrate(ctx context.Context, conn *broker.Conn, mf migrateFlags, mp ops.MigratePlan) (migrateResult, error) {
 	res := migrateResult{reasons: map[string]int{}, stopped: broker.StopEmpty}
 	start := time.Now()
 	bar := e.migrateBar(mp)
-	for i, mr := range mp.rungs {
-		if mr.missing {
-			res.rungs = append(res.rungs, rungResult{queue: mr.rung.Queue, left: -1, stopped: "the queue does not exist"})
+	for i, mr := range mp.Rungs {
+		if mr.Missing {
+			res.rungs = append(res.rungs, rungResult{queue: mr.Rung.Queue, left: -1, stopped: "the queue does not exist"})
 			continue
 		}
-		o := broker.MigrateRung(mp.opts, mp.g, mr.rung.Queue)
+		o := broker.MigrateRung(mp.Opts, mp.Migration, mr.Rung.Queue)
 		if mf.limit > 0 {
 			o.Limit = mf.limit - res.moved - res.parked - res.unknown
 			if o.Limit <= 0 {
@@ -314,10 +213,10 @@ func (e *env) migrate(ctx context.Context, conn *broker.Conn, mf migrateFlags, m
 			}
 		}
 		if bar != nil {
-			o.Progress = func(p broker.MoveProgress) { bar(i, mr.rung.Queue, res, p) }
+			o.Progress = func(p broker.MoveProgress) { bar(i, mr.Rung.Queue, res, p) }
 		}
 		p, err := conn.Move(ctx, o)
-		rr := rungResult{queue: mr.rung.Queue, moved: p.Moved, parked: p.Parked, stayed: p.Kept + p.Skipped,
+		rr := rungResult{queue: mr.Rung.Queue, moved: p.Moved, parked: p.Parked, stayed: p.Kept + p.Skipped,
 			unknown: p.Unknown, left: p.SourceReady, stopped: p.Stopped}
 		res.rungs = append(res.rungs, rr)
 		res.moved += rr.moved
@@ -346,15 +245,15 @@ func (e *env) migrate(ctx context.Context, conn *broker.Conn, mf migrateFlags, m
 
 // migrateBar draws a progress bar on stderr, rewriting one line, when a
 // person is watching.
-func (e *env) migrateBar(mp migratePlan) func(i int, queue string, done migrateResult, p broker.MoveProgress) {
+func (e *env) migrateBar(mp ops.MigratePlan) func(i int, queue string, done migrateResult, p broker.MoveProgress) {
 	if !e.Interactive || e.opts.json {
 		return nil
 	}
-	total := int(mp.ready)
+	total := int(mp.Ready)
 	return func(i int, queue string, done migrateResult, p broker.MoveProgress) {
 		n := done.moved + done.parked + p.Moved + p.Parked
 		line := fmt.Sprintf("migrate %s %d/%d  rung %d/%d %s  moved %d · parked %d · %s/s",
-			textBar(n, total, 24), n, total, i+1, len(mp.rungs), queue,
+			textBar(n, total, 24), n, total, i+1, len(mp.Rungs), queue,
 			done.moved+p.Moved, done.parked+p.Parked, ui.Rate(p.Rate()))
 		if w := e.width(); len(line) > w-1 {
 			line = line[:w-1]
@@ -373,7 +272,7 @@ func textBar(n, total, w int) string {
 	return "[" + strings.Repeat("#", fill) + strings.Repeat("-", w-fill) + "]"
 }
 
-func (e *env) reportMigrate(mp migratePlan, res migrateResult) {
+func (e *env) reportMigrate(mp ops.MigratePlan, res migrateResult) {
 	if e.opts.json {
 		type jsonRung struct {
 			Queue   string `json:"queue"`
@@ -389,7 +288,7 @@ func (e *env) reportMigrate(mp migratePlan, res migrateResult) {
 			rungs = append(rungs, jsonRung{r.queue, r.moved, r.parked, r.stayed, r.unknown, r.left, r.stopped})
 		}
 		_ = writeJSON(e.Out, map[string]any{
-			"from": toJSONLadder(mp.g.From), "to": toJSONLadder(mp.g.To), "park": mp.park,
+			"from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park,
 			"moved": res.moved, "parked": res.parked, "stayed": res.stayed, "unknown": res.unknown,
 			"reconnects": res.reconnects, "reasons": res.reasons, "rungs": rungs,
 			"stopped": res.stopped, "seconds": res.elapsed.Seconds(),
@@ -401,7 +300,7 @@ func (e *env) reportMigrate(mp migratePlan, res migrateResult) {
 		rate = float64(res.moved+res.parked) / s
 	}
 	fmt.Fprintf(e.Out, "migrated %d message(s) from %s %q into %s %q in %s (%.0f/s); stopped: %s\n",
-		res.moved, mp.g.From.Layout, mp.g.From.Name, mp.g.To.Layout, mp.g.To.Name, res.elapsed.Round(time.Millisecond), rate, res.stopped)
+		res.moved, mp.Migration.From.Layout, mp.Migration.From.Name, mp.Migration.To.Layout, mp.Migration.To.Name, res.elapsed.Round(time.Millisecond), rate, res.stopped)
 	w := table(e.Out)
 	fmt.Fprintln(w, "  rung\tmoved\tparked\tstayed\tleft")
 	for _, r := range res.rungs {
@@ -418,7 +317,7 @@ func (e *env) reportMigrate(mp migratePlan, res migrateResult) {
 	fmt.Fprintf(w, "  total\t%d\t%d\t%d\n", res.moved, res.parked, res.stayed)
 	_ = w.Flush()
 	if res.parked > 0 {
-		fmt.Fprintf(e.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.parked, mp.park)
+		fmt.Fprintf(e.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.parked, mp.Park)
 	}
 	if res.unknown > 0 || res.reconnects > 0 {
 		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.unknown, topology.Counted(res.reconnects, "time", "times"))
@@ -455,22 +354,24 @@ type migrateRungPreview struct {
 
 // dryRunMigrate peeks at the head of each rung and says where each message
 // would go.
-func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp migratePlan) error {
+func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.MigratePlan) error {
 	n := defaultMigratePreview
 	if mf.limit > 0 {
 		n = min(mf.limit, broker.MaxPeek)
 	}
 	var conn *broker.Conn
 	var out []migrateRungPreview
-	for _, mr := range mp.rungs {
-		rp := migrateRungPreview{Queue: mr.rung.Queue, TTLMS: mr.rung.TTL.Milliseconds(), Ready: int(mr.ready), Messages: []migratePreview{}}
-		switch {
-		case mr.missing:
-			rp.Skipped = "the queue does not exist"
-		case mr.qtype == topology.Quorum && !mf.force:
-			rp.Skipped = "quorum rung: a peek counts as a delivery (add --force to preview it)"
-		case mr.qtype == topology.Quorum && e.config().ReadOnly:
-			rp.Skipped = "quorum rung: a peek counts as a delivery, which --read-only refuses"
+	for _, mr := range mp.Rungs {
+		rp := migrateRungPreview{Queue: mr.Rung.Queue, TTLMS: mr.Rung.TTL.Milliseconds(), Ready: int(mr.Ready), Messages: []migratePreview{}}
+		facts := broker.PeekFacts{}
+		if !mr.Missing {
+			// A failure leaves the limit unknown, which the gate weighs.
+			facts, _ = e.mgmt.PeekFacts(ctx, e.vhost(), mr.Queue)
+		}
+		skipped, note := mp.GatePreview(mr, facts, mf.force, e.config().ReadOnly)
+		rp.Skipped = skipped
+		if note != "" {
+			fmt.Fprintf(e.Err, "rungs: note: %s\n", note)
 		}
 		if rp.Skipped != "" {
 			out = append(out, rp)
@@ -483,14 +384,14 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp migratePlan
 			}
 			conn = c
 		}
-		o := broker.MigrateRung(mp.opts, mp.g, mr.rung.Queue)
+		o := broker.MigrateRung(mp.Opts, mp.Migration, mr.Rung.Queue)
 		previews, res, err := conn.PreviewMove(ctx, o, n)
 		if err != nil {
 			return err
 		}
 		rp.Ready = res.Ready
 		for _, pv := range previews {
-			p, _ := broker.MigrateRoute(mp.g, mr.rung.Queue, pv.Message.Delivery)
+			p, _ := broker.MigrateRoute(mp.Migration, mr.Rung.Queue, pv.Message.Delivery)
 			m := migratePreview{
 				Position: pv.Message.Position, MessageID: pv.Message.MessageID, Park: p.Park,
 				DelayMS: p.Estimate.Total.Milliseconds(), SpentMS: p.Estimate.Spent.Milliseconds(),
@@ -506,9 +407,9 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp migratePlan
 		out = append(out, rp)
 	}
 	if e.opts.json {
-		return writeJSON(e.Out, map[string]any{"dry_run": true, "from": toJSONLadder(mp.g.From), "to": toJSONLadder(mp.g.To), "park": mp.park, "rungs": out})
+		return writeJSON(e.Out, map[string]any{"dry_run": true, "from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park, "rungs": out})
 	}
-	fmt.Fprintf(e.Out, "dry run: nothing was moved\n  from %s\n  into %s\n", describe(mp.g.From), describe(mp.g.To))
+	fmt.Fprintf(e.Out, "dry run: nothing was moved\n  from %s\n  into %s\n", describe(mp.Migration.From), describe(mp.Migration.To))
 	for _, rp := range out {
 		head := fmt.Sprintf("%s (%s): %d ready", rp.Queue, topology.FormatDelay(time.Duration(rp.TTLMS)*time.Millisecond), rp.Ready)
 		switch {
