@@ -121,15 +121,19 @@ func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.migrate(ctx, conn, mf, mp)
+	bar := e.migrateBar(mp)
+	res, err := mp.Run(ctx, conn, mf.limit, bar)
+	if bar != nil {
+		fmt.Fprintln(e.Err)
+	}
 	e.reportMigrate(mp, res)
 	switch {
 	case ctx.Err() != nil:
-		return &exitError{130, fmt.Errorf("migrate interrupted after %d message(s); the rest stay in %s", res.moved+res.parked, mp.Migration.From.Name)}
+		return &exitError{130, fmt.Errorf("migrate interrupted after %d message(s); the rest stay in %s", res.Moved+res.Parked, mp.Migration.From.Name)}
 	case err != nil:
 		return err
-	case res.stayed > 0:
-		return fmt.Errorf("%d message(s) stayed in the rungs of %s (reasons above)", res.stayed, mp.Migration.From.Name)
+	case res.Stayed > 0:
+		return fmt.Errorf("%d message(s) stayed in the rungs of %s (reasons above)", res.Stayed, mp.Migration.From.Name)
 	}
 	return nil
 }
@@ -177,84 +181,18 @@ func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (ops.MigratePlan
 	return ops.PlanMigrate(snap, req)
 }
 
-// migrateResult is what a migration did, per rung and in all.
-type migrateResult struct {
-	rungs                          []rungResult
-	moved, parked, stayed, unknown int
-	reconnects                     int
-	reasons                        map[string]int
-	elapsed                        time.Duration
-	stopped                        string
-}
-
-type rungResult struct {
-	queue                          string
-	moved, parked, stayed, unknown int
-	left                           int // ready when its Move ended; -1 unknown
-	stopped                        string
-}
-
-// migrate drains the rungs of the source, longest first, one Move each.
-func (e *env) migrate(ctx context.Context, conn *broker.Conn, mf migrateFlags, mp ops.MigratePlan) (migrateResult, error) {
-	res := migrateResult{reasons: map[string]int{}, stopped: broker.StopEmpty}
-	start := time.Now()
-	bar := e.migrateBar(mp)
-	for i, mr := range mp.Rungs {
-		if mr.Missing {
-			res.rungs = append(res.rungs, rungResult{queue: mr.Rung.Queue, left: -1, stopped: "the queue does not exist"})
-			continue
-		}
-		o := broker.MigrateRung(mp.Opts, mp.Migration, mr.Rung.Queue)
-		if mf.limit > 0 {
-			o.Limit = mf.limit - res.moved - res.parked - res.unknown
-			if o.Limit <= 0 {
-				res.stopped = broker.StopLimit
-				break
-			}
-		}
-		if bar != nil {
-			o.Progress = func(p broker.MoveProgress) { bar(i, mr.Rung.Queue, res, p) }
-		}
-		p, err := conn.Move(ctx, o)
-		rr := rungResult{queue: mr.Rung.Queue, moved: p.Moved, parked: p.Parked, stayed: p.Kept + p.Skipped,
-			unknown: p.Unknown, left: p.SourceReady, stopped: p.Stopped}
-		res.rungs = append(res.rungs, rr)
-		res.moved += rr.moved
-		res.parked += rr.parked
-		res.stayed += rr.stayed
-		res.unknown += rr.unknown
-		res.reconnects += p.Reconnects
-		for k, v := range p.Reasons {
-			res.reasons[k] += v
-		}
-		if err != nil || p.Stopped != broker.StopEmpty {
-			res.stopped = p.Stopped
-			if bar != nil {
-				fmt.Fprintln(e.Err)
-			}
-			res.elapsed = time.Since(start)
-			return res, err
-		}
-	}
-	if bar != nil {
-		fmt.Fprintln(e.Err)
-	}
-	res.elapsed = time.Since(start)
-	return res, nil
-}
-
 // migrateBar draws a progress bar on stderr, rewriting one line, when a
 // person is watching.
-func (e *env) migrateBar(mp ops.MigratePlan) func(i int, queue string, done migrateResult, p broker.MoveProgress) {
+func (e *env) migrateBar(mp ops.MigratePlan) func(i int, queue string, done ops.MigrateResult, p broker.MoveProgress) {
 	if !e.Interactive || e.opts.json {
 		return nil
 	}
 	total := int(mp.Ready)
-	return func(i int, queue string, done migrateResult, p broker.MoveProgress) {
-		n := done.moved + done.parked + p.Moved + p.Parked
+	return func(i int, queue string, done ops.MigrateResult, p broker.MoveProgress) {
+		n := done.Moved + done.Parked + p.Moved + p.Parked
 		line := fmt.Sprintf("migrate %s %d/%d  rung %d/%d %s  moved %d · parked %d · %s/s",
 			textBar(n, total, 24), n, total, i+1, len(mp.Rungs), queue,
-			done.moved+p.Moved, done.parked+p.Parked, ui.Rate(p.Rate()))
+			done.Moved+p.Moved, done.Parked+p.Parked, ui.Rate(p.Rate()))
 		if w := e.width(); len(line) > w-1 {
 			line = line[:w-1]
 		}
@@ -272,7 +210,7 @@ func textBar(n, total, w int) string {
 	return "[" + strings.Repeat("#", fill) + strings.Repeat("-", w-fill) + "]"
 }
 
-func (e *env) reportMigrate(mp ops.MigratePlan, res migrateResult) {
+func (e *env) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
 	if e.opts.json {
 		type jsonRung struct {
 			Queue   string `json:"queue"`
@@ -283,46 +221,46 @@ func (e *env) reportMigrate(mp ops.MigratePlan, res migrateResult) {
 			Left    int    `json:"left"`
 			Stopped string `json:"stopped"`
 		}
-		rungs := make([]jsonRung, 0, len(res.rungs))
-		for _, r := range res.rungs {
-			rungs = append(rungs, jsonRung{r.queue, r.moved, r.parked, r.stayed, r.unknown, r.left, r.stopped})
+		rungs := make([]jsonRung, 0, len(res.Rungs))
+		for _, r := range res.Rungs {
+			rungs = append(rungs, jsonRung{r.Queue, r.Moved, r.Parked, r.Stayed, r.Unknown, r.Left, r.Stopped})
 		}
 		_ = writeJSON(e.Out, map[string]any{
 			"from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park,
-			"moved": res.moved, "parked": res.parked, "stayed": res.stayed, "unknown": res.unknown,
-			"reconnects": res.reconnects, "reasons": res.reasons, "rungs": rungs,
-			"stopped": res.stopped, "seconds": res.elapsed.Seconds(),
+			"moved": res.Moved, "parked": res.Parked, "stayed": res.Stayed, "unknown": res.Unknown,
+			"reconnects": res.Reconnects, "reasons": res.Reasons, "rungs": rungs,
+			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(),
 		})
 		return
 	}
 	rate := 0.0
-	if s := res.elapsed.Seconds(); s > 0 {
-		rate = float64(res.moved+res.parked) / s
+	if s := res.Elapsed.Seconds(); s > 0 {
+		rate = float64(res.Moved+res.Parked) / s
 	}
 	fmt.Fprintf(e.Out, "migrated %d message(s) from %s %q into %s %q in %s (%.0f/s); stopped: %s\n",
-		res.moved, mp.Migration.From.Layout, mp.Migration.From.Name, mp.Migration.To.Layout, mp.Migration.To.Name, res.elapsed.Round(time.Millisecond), rate, res.stopped)
+		res.Moved, mp.Migration.From.Layout, mp.Migration.From.Name, mp.Migration.To.Layout, mp.Migration.To.Name, res.Elapsed.Round(time.Millisecond), rate, res.Stopped)
 	w := table(e.Out)
 	fmt.Fprintln(w, "  rung\tmoved\tparked\tstayed\tleft")
-	for _, r := range res.rungs {
+	for _, r := range res.Rungs {
 		left := "?"
-		if r.left >= 0 {
-			left = fmt.Sprint(r.left)
+		if r.Left >= 0 {
+			left = fmt.Sprint(r.Left)
 		}
 		note := ""
-		if r.stopped != "" && r.stopped != broker.StopEmpty {
-			note = "\tstopped: " + r.stopped
+		if r.Stopped != "" && r.Stopped != broker.StopEmpty {
+			note = "\tstopped: " + r.Stopped
 		}
-		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%s%s\n", r.queue, r.moved, r.parked, r.stayed, left, note)
+		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%s%s\n", r.Queue, r.Moved, r.Parked, r.Stayed, left, note)
 	}
-	fmt.Fprintf(w, "  total\t%d\t%d\t%d\n", res.moved, res.parked, res.stayed)
+	fmt.Fprintf(w, "  total\t%d\t%d\t%d\n", res.Moved, res.Parked, res.Stayed)
 	_ = w.Flush()
-	if res.parked > 0 {
-		fmt.Fprintf(e.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.parked, mp.Park)
+	if res.Parked > 0 {
+		fmt.Fprintf(e.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.Parked, mp.Park)
 	}
-	if res.unknown > 0 || res.reconnects > 0 {
-		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.unknown, topology.Counted(res.reconnects, "time", "times"))
+	if res.Unknown > 0 || res.Reconnects > 0 {
+		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.Unknown, topology.Counted(res.Reconnects, "time", "times"))
 	}
-	for _, l := range ui.ReasonLines(res.reasons) {
+	for _, l := range ui.ReasonLines(res.Reasons) {
 		fmt.Fprintln(e.Out, l)
 	}
 }

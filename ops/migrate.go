@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -156,4 +157,72 @@ func (mp MigratePlan) GatePreview(mr MigrateRung, facts broker.PeekFacts, force,
 		return g.Why + " (add --force to preview it)", ""
 	}
 	return "", g.Note
+}
+
+// Mover moves messages from one queue on (broker.Conn).
+type Mover interface {
+	Move(ctx context.Context, o broker.MoveOptions) (broker.MoveProgress, error)
+}
+
+// MigrateResult is what a migration did, per rung and in all.
+type MigrateResult struct {
+	Rungs                          []RungResult
+	Moved, Parked, Stayed, Unknown int
+	Reconnects                     int
+	Reasons                        map[string]int
+	Elapsed                        time.Duration
+	Stopped                        string
+}
+
+// RungResult is what a migration did to one rung.
+type RungResult struct {
+	Queue                          string
+	Moved, Parked, Stayed, Unknown int
+	Left                           int // ready when its Move ended; -1 unknown
+	Stopped                        string
+}
+
+// Run drains the source's rungs, longest first, one Move each, until
+// limit messages (0: every one) have moved or been parked, or a Move
+// stops before its rung is empty. progress, when set, hears each Move's
+// progress with the rung's index and what the earlier rungs did.
+func (mp MigratePlan) Run(ctx context.Context, m Mover, limit int, progress func(i int, queue string, done MigrateResult, p broker.MoveProgress)) (MigrateResult, error) {
+	res := MigrateResult{Reasons: map[string]int{}, Stopped: broker.StopEmpty}
+	start := time.Now()
+	for i, mr := range mp.Rungs {
+		if mr.Missing {
+			res.Rungs = append(res.Rungs, RungResult{Queue: mr.Rung.Queue, Left: -1, Stopped: "the queue does not exist"})
+			continue
+		}
+		o := broker.MigrateRung(mp.Opts, mp.Migration, mr.Rung.Queue)
+		if limit > 0 {
+			o.Limit = limit - res.Moved - res.Parked - res.Unknown
+			if o.Limit <= 0 {
+				res.Stopped = broker.StopLimit
+				break
+			}
+		}
+		if progress != nil {
+			o.Progress = func(p broker.MoveProgress) { progress(i, mr.Rung.Queue, res, p) }
+		}
+		p, err := m.Move(ctx, o)
+		rr := RungResult{Queue: mr.Rung.Queue, Moved: p.Moved, Parked: p.Parked, Stayed: p.Kept + p.Skipped,
+			Unknown: p.Unknown, Left: p.SourceReady, Stopped: p.Stopped}
+		res.Rungs = append(res.Rungs, rr)
+		res.Moved += rr.Moved
+		res.Parked += rr.Parked
+		res.Stayed += rr.Stayed
+		res.Unknown += rr.Unknown
+		res.Reconnects += p.Reconnects
+		for k, v := range p.Reasons {
+			res.Reasons[k] += v
+		}
+		if err != nil || p.Stopped != broker.StopEmpty {
+			res.Stopped = p.Stopped
+			res.Elapsed = time.Since(start)
+			return res, err
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
 }
