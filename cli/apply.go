@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -43,43 +44,24 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	l := r.ladder
-	// Two shapes of one ladder share its entry and level exchanges, whose
-	// bindings would then overlap and deliver a message twice.
-	if r.discovered && !sameShape(r.existing, l) {
-		return fmt.Errorf("apply %s: %s ladder %s already exists in vhost %s as %s; the flags describe %s, and two shapes would share its exchanges and deliver messages twice; nothing was declared (apply the new shape under another name and move messages with rungs migrate, or rungs teardown %s first)",
-			l.Name, r.existing.Layout, l.Name, l.Vhost, shape(r.existing), shape(l), l.Name)
+	req := ops.ApplyRequest{Ladder: l, Snap: r.snap, SnapErr: r.mgmtErr, Version: func() (topology.Version, error) { return e.brokerVersion(ctx) }}
+	if r.discovered {
+		req.Existing = &r.existing
 	}
-	versionWarning, err := e.refuseBrokenBCC(ctx, l)
+	ap, err := ops.PlanApply(req)
 	if err != nil {
 		return err
 	}
-	plan := l.Plan()
-	// Refuse a conflict before declaring anything: declaring stops at the
-	// first object the broker refuses, after creating those before it.
-	if r.snap != nil {
-		plan = plan.KeepingLegacyArgs(*r.snap)
-		if c := conflicts(plan, *r.snap); len(c) > 0 {
-			return fmt.Errorf("apply %s: %s %s exists with other arguments: %s (rungs never deletes it for you); nothing was declared%s",
-				l.Name, c[0].Object, c[0].Name, c[0].Detail, more(len(c)-1, "conflict"))
-		}
-	}
+	plan := ap.Plan
 	conn, err := e.amqp(ctx)
 	if err != nil {
 		return err
 	}
 	// Said only once the broker answers: when neither API does, the
 	// connection error is the one line to print.
-	if versionWarning != "" {
-		fmt.Fprintln(e.Err, versionWarning)
-	}
 	e.printLayoutNote(r)
-	if r.layoutNote == "" && l.RoutesByBCC() && l.QueueType == topology.Quorum {
-		if v, err := e.brokerVersion(ctx); err == nil && v.LosesBCCOnDeadLetterRetry() {
-			fmt.Fprintf(e.Err, "rungs: warning: %s (rungs doctor watches for it; --layout prefix avoids it)\n", bccRetryText(v, l.Name))
-		}
-	}
-	if r.snap == nil {
-		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("cannot read the vhost through the management API (%v), so apply cannot check for conflicting objects or a ladder of another shape under this name", r.mgmtErr))))
+	for _, w := range ap.Warnings {
+		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(w)))
 	}
 	for _, t := range l.Targets {
 		created, err := conn.EnsureQueue(ctx, t, l.QueueType)
@@ -130,64 +112,4 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return &exitError{ExitDrift, nil}
 	}
 	return nil
-}
-
-// brokerChecked are the x-arguments RabbitMQ compares when an existing
-// queue or exchange is declared again; any other argument may differ.
-var brokerChecked = map[string]bool{
-	"alternate-exchange": true, "x-dead-letter-exchange": true, "x-dead-letter-routing-key": true,
-	"x-dead-letter-strategy": true, "x-delivery-limit": true, "x-expires": true, "x-max-length": true,
-	"x-max-length-bytes": true, "x-max-priority": true, "x-message-ttl": true, "x-overflow": true,
-	"x-queue-mode": true, "x-queue-type": true, "x-quorum-initial-group-size": true,
-	"x-single-active-consumer": true,
-}
-
-// conflicts lists the plan's queues and exchanges that exist on the broker
-// declared in a way it would refuse to declare again.
-func conflicts(plan topology.Plan, snap topology.Snapshot) []topology.Drift {
-	checked := func(a topology.Args) topology.Args {
-		out := topology.Args{}
-		for k, v := range a {
-			if brokerChecked[k] {
-				out[k] = v
-			}
-		}
-		return out
-	}
-	var out []topology.Drift
-	add := func(object, name string, diffs []string) {
-		for _, d := range diffs {
-			out = append(out, topology.Drift{Kind: topology.Different, Object: object, Name: name, Detail: d})
-		}
-	}
-	for _, want := range plan.Exchanges {
-		if got, ok := snap.Exchange(want.Name); ok {
-			var ds []string
-			if got.Type != want.Type {
-				ds = append(ds, fmt.Sprintf("type is %s, plan has %s", got.Type, want.Type))
-			}
-			if got.Durable != want.Durable || got.AutoDelete != want.AutoDelete {
-				ds = append(ds, fmt.Sprintf("durable/auto-delete is %v/%v, plan has %v/%v", got.Durable, got.AutoDelete, want.Durable, want.AutoDelete))
-			}
-			add("exchange", want.Name, append(ds, topology.ArgsDiff(checked(want.Args), checked(got.Args))...))
-		}
-	}
-	for _, want := range plan.Queues {
-		if got, ok := snap.Queue(want.Name); ok {
-			var ds []string
-			if got.Durable != want.Durable || got.AutoDelete != want.AutoDelete {
-				ds = append(ds, fmt.Sprintf("durable/auto-delete is %v/%v, plan has %v/%v", got.Durable, got.AutoDelete, want.Durable, want.AutoDelete))
-			}
-			add("queue", want.Name, append(ds, topology.ArgsDiff(checked(want.Args), checked(got.Args))...))
-		}
-	}
-	return out
-}
-
-// more says how many more there are, if any.
-func more(n int, what string) string {
-	if n <= 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (and %d more %s)", n, map[bool]string{true: what, false: what + "s"}[n == 1])
 }

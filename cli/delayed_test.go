@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -13,9 +11,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
-	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // A quorum rung with delayed retry set by its arguments holds a message a
@@ -103,31 +99,4 @@ func containsAll(s string, parts []string) bool {
 		}
 	}
 	return true
-}
-
-// doctor names rungs that one source configures alike together, warns
-// where the broker honours delayed retry and notes it where it does not
-// (a cluster mid-upgrade follows its oldest node), and says when it could
-// not read the policies.
-func TestCheckDelayedRetry(t *testing.T) {
-	snap := fixture.DelayedRetry()
-	lr := health.NewReport(topology.Discover(snap), snap, health.Watch{}).Ladders[0]
-	ps := broker.Policies{Policies: []broker.Policy{{Name: "slow", Pattern: `^tasks\.rung\.0[01]`, ApplyTo: "quorum_queues", Definition: map[string]any{"delayed-retry-type": "all", "delayed-retry-min": 3000.0}}}}
-	checks := func(v topology.Version, err error) []check {
-		var out []check
-		checkDelayedRetry(lr, snap, ps, err, v, func(area, status, format string, a ...any) {
-			out = append(out, check{area, status, fmt.Sprintf(format, a...)})
-		})
-		return out
-	}
-	want := "delayed retry on tasks.rung.01.3, tasks.rung.01.2, tasks.rung.01.1 and 3 more, set by the policy slow (type all, 3s)"
-	for v, status := range map[topology.Version]string{{Major: 4, Minor: 3, Patch: 6}: checkWarn, topology.Oldest(topology.Version{Major: 4, Minor: 3, Patch: 6}, topology.Version{Major: 4, Minor: 0, Patch: 5}): checkInfo} {
-		got := checks(v, nil)
-		if len(got) != 1 || got[0].Status != status || !strings.HasPrefix(got[0].Text, want) || got[0].Area != "ladder tasks" {
-			t.Errorf("%v: %+v, want one %s %q", v, got, status, want)
-		}
-	}
-	if got := checks(topology.Version{Major: 4, Minor: 3}, errors.New("403")); len(got) != 2 || !strings.Contains(got[0].Text, "cannot read the policies") || got[0].Status != checkInfo {
-		t.Errorf("unreadable policies: %+v", got)
-	}
 }

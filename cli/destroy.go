@@ -112,12 +112,6 @@ func short(names []string, n int) []string {
 	return append(append([]string(nil), names[:n]...), fmt.Sprintf("and %d more", len(names)-n))
 }
 
-// findLadder finds a discovered ladder by its exact name.
-func findLadder(snap topology.Snapshot, name string) (topology.Ladder, bool) {
-	f, err := ops.FindLadder(topology.Discover(snap), ops.LadderQuery{Name: name})
-	return f.Ladder, err == nil
-}
-
 func (e *env) teardownCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "teardown",

@@ -182,13 +182,6 @@ func TestDoctorNamesQuorumPrerequisites(t *testing.T) {
 	}
 }
 
-func TestDoctorVersionMinimums(t *testing.T) {
-	v3913 := topology.Version{Major: 3, Minor: 9, Patch: 13}
-	if !v3913.Less(minAtLeastOnce) || (topology.Version{Major: 3, Minor: 10}).Less(minAtLeastOnce) {
-		t.Error("3.9.13 predates at-least-once dead-lettering, 3.10.0 has it")
-	}
-}
-
 // Right after a node boots, the management API can list it with no
 // applications yet (seen on 4.0.5): doctor must not call that a missing
 // management plugin, and the node answering the API runs it by definition.

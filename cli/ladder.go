@@ -91,67 +91,45 @@ func (lf *ladderFlags) named() string {
 	return ""
 }
 
-// fromFlags builds and validates the ladder the flags describe. With a base
-// (the ladder of that name found on the broker), the shape flags not given
-// are the base's rather than the defaults: `--max-delay 7d` on an existing
-// binary ladder means 7 days in binary, not a radix-16 ladder laid over it.
+// query asks for the ladder --ladder names, of the layout --layout names
+// when it is given: a name alone may be several layouts' ladders.
+func (lf *ladderFlags) query() ops.LadderQuery {
+	q := ops.LadderQuery{Name: lf.name}
+	if lf.set.Lookup("layout").Changed {
+		q.Layout = lf.layout
+	}
+	return q
+}
+
+// fromFlags builds and validates the ladder the flags describe
+// (ops.LadderSpec.Ladder), over the ladder of that name found on the
+// broker when there is one.
 func (lf *ladderFlags) fromFlags(vhost string, base *topology.Ladder) (topology.Ladder, error) {
-	unit, maxDelay, err := lf.delays()
+	spec, err := lf.spec()
 	if err != nil {
 		return topology.Ladder{}, err
 	}
-	l := topology.Ladder{
-		Name: lf.name, Vhost: vhost, Layout: lf.layout, Unit: unit,
-		Levels: lf.levels, Radix: lf.radix, QueueType: topology.QueueType(lf.queueType),
-		Targets: lf.targets,
-	}
-	given := func(name string) bool { return lf.set.Lookup(name).Changed }
-	if !given("queue-type") {
-		// Normalize picks it: the default, or the one a layout fixes
-		// (nsb1 is classic whatever the default).
-		l.QueueType = ""
-	}
-	if l.Layout == "nsb" && !given("unit") {
-		l.Unit = time.Second
-	}
-	if base != nil {
-		if !given("layout") {
-			l.Layout = base.Layout
-		}
-		if !given("unit") {
-			l.Unit = base.Unit
-		}
-		if !given("radix") {
-			l.Radix = base.Radix
-		}
-		if !given("levels") && !given("max-delay") {
-			// Levels count digits of the base's radix: in another radix,
-			// keep its range instead.
-			l.Levels = base.Levels
-			if l.Radix != base.Radix {
-				if n, err := topology.LevelsFor(base.MaxDelay(), base.Unit, l.Radix); err == nil {
-					l.Levels = n
-				}
-			}
-		}
-		if !given("queue-type") {
-			l.QueueType = base.QueueType
-		}
-	}
-	if lf.maxDelay != "" {
-		radix := l.Radix
-		if radix == 0 {
-			radix = topology.DefaultRadixFor(l.Layout)
-		}
-		if l.Levels, err = topology.LevelsFor(maxDelay, l.Unit, radix); err != nil {
-			return l, usageErr("--max-delay: %v", err)
-		}
-	}
-	n, err := l.Normalize()
+	l, err := spec.Ladder(vhost, base)
 	if err != nil {
 		return l, usageErr("%v", err)
 	}
-	return n, nil
+	return l, nil
+}
+
+// spec is the flags as an ops.LadderSpec.
+func (lf *ladderFlags) spec() (ops.LadderSpec, error) {
+	unit, maxDelay, err := lf.delays()
+	if err != nil {
+		return ops.LadderSpec{}, err
+	}
+	given := map[string]bool{}
+	for _, n := range shapeFlags {
+		given[n] = lf.set.Lookup(n).Changed
+	}
+	return ops.LadderSpec{
+		Name: lf.name, Layout: lf.layout, Unit: unit, MaxDelay: maxDelay, HasMaxDelay: lf.maxDelay != "",
+		Levels: lf.levels, Radix: lf.radix, QueueType: topology.QueueType(lf.queueType), Targets: lf.targets, Given: given,
+	}, nil
 }
 
 // resolved is a ladder plus where its parameters came from and, when the
@@ -214,34 +192,20 @@ func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) 
 	return r, nil
 }
 
-// newLadderLayout gives a new ladder the layout its broker's version calls
-// for (topology.Version.NewLadderLayout) unless --layout asks for one: the
-// prefix layout where the direct layout would lose BCC keys (on 3.13.0 to
-// 3.13.2 at every dead-lettering; before 3.13 when a quorum rung retries
-// one, as after a node restart, leaving those messages in the ladder's
-// unroutable queue). The prefix layout routes by the routing key alone and
-// is the best that is safe there. It returns the note to print, or "".
+// newLadderLayout gives a new ladder the layout its broker's release
+// calls for unless --layout asks for one (ops.LadderSpec.NewLadder). It
+// returns the note to print, or "".
 func (e *env) newLadderLayout(ctx context.Context, l *topology.Ladder) (string, error) {
-	lf := &e.opts.ladder
-	if lf.set.Lookup("layout").Changed || !l.RoutesByBCC() {
-		return "", nil
-	}
-	v, err := e.brokerVersion(ctx)
-	if err != nil || v.NewLadderLayout(l.QueueType) == l.Layout {
-		return "", nil
-	}
-	why, hint := bccRetryText(v, l.Name), "--layout direct to choose it anyway; --queue-type classic ladders are direct"
-	if v.LosesBCCOnDeadLetter() {
-		why, hint = bccBrokenText(v.String()), "upgrade to 3.13.3 or later for the direct layout"
-	}
-	alt := *lf
-	alt.layout = v.NewLadderLayout(l.QueueType)
-	pl, err := alt.fromFlags(e.vhost(), nil)
+	spec, err := e.opts.ladder.spec()
 	if err != nil {
 		return "", err
 	}
-	*l = pl
-	return fmt.Sprintf("a new %s ladder is %s, not direct: %s (%s)", l.QueueType, l.Layout, why, hint), nil
+	nl, note, err := spec.NewLadder(e.vhost(), *l, func() (topology.Version, error) { return e.brokerVersion(ctx) })
+	if err != nil {
+		return "", usageErr("%v", err)
+	}
+	*l = nl
+	return note, nil
 }
 
 // printLayoutNote says why a new ladder is not of the default layout.
@@ -274,26 +238,8 @@ func (e *env) snapshot(ctx context.Context) (topology.Snapshot, error) {
 	return m.Snapshot(ctx, e.vhost())
 }
 
-// sameShape reports whether two ladders of one name lay out the same
-// objects and keys.
-func sameShape(a, b topology.Ladder) bool {
-	return a.Layout == b.Layout && a.Unit == b.Unit && a.Radix == b.Radix && a.Levels == b.Levels && a.QueueType == b.QueueType
-}
-
-// shape is a ladder's shape in a few words: 20 levels of 1s, radix 2, classic.
-func shape(l topology.Ladder) string {
-	return fmt.Sprintf("%d levels of %s, radix %d, %s", l.Levels, topology.FormatDelay(l.Unit), l.Radix, l.QueueType)
-}
-
 // describe is the one-line summary of a ladder's shape.
-func describe(l topology.Ladder) string {
-	radix := ""
-	if l.Radix != 2 {
-		radix = fmt.Sprintf(", radix %d", l.Radix)
-	}
-	return fmt.Sprintf("%s ladder %q in vhost %s: %d levels of %s%s, max delay %s, %s queues",
-		l.Layout, l.Name, l.Vhost, l.Levels, topology.FormatDelay(l.Unit), radix, topology.FormatDelay(l.MaxDelay()), l.QueueType)
-}
+func describe(l topology.Ladder) string { return l.Describe() }
 
 // noLadder says that r's ladder is not on the broker, naming its layout
 // only when --layout asked for one: a ladder of another layout under the

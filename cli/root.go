@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -113,7 +114,7 @@ func Run(ctx context.Context, args []string, io IO) int {
 	var xe *exitError
 	if errors.As(err, &xe) {
 		code = xe.code
-	} else if isFlagError(err) {
+	} else if isFlagError(err) || ops.IsInputError(err) {
 		code = ExitUsage
 	}
 	if xe == nil || xe.err != nil {

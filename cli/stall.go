@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -111,22 +110,4 @@ func (e *env) watchStalls(ctx context.Context, insp ops.Inspector, o ops.Observe
 				topology.Counted(w.Rungs, "rung", "rungs"), topology.FormatSpan(w.Window))
 		}
 	})
-}
-
-// unstallHint is the command that cures the named stalled rungs on this
-// release (see topology.Version.StallRemedy): from 4.3 a policy does not,
-// so unstall moves the leaders of a cluster's rungs, and a single node's
-// need a Ra member restart through rabbitmqctl.
-func unstallHint(l topology.Ladder, queues []string, v topology.Version) string {
-	cmd := "rungs unstall --ladder " + l.Name
-	if l.Vhost != "" && l.Vhost != "/" {
-		cmd += " --vhost " + l.Vhost
-	}
-	rungs := strings.Join(queues, ", ")
-	if v.PolicyNudgeRevivesDeadLettering() {
-		return fmt.Sprintf("%s (restarts the dead-letter worker of %s; nothing is purged)", cmd, rungs)
-	}
-	return fmt.Sprintf("%s (on RabbitMQ %s a policy does not revive a stalled rung: in a cluster it moves the leader of %s to another member; "+
-		"on a single node add --rabbitmqctl PREFIX, which restarts the Ra member through rabbitmqctl on the node; nothing is purged)",
-		cmd, v, rungs)
 }

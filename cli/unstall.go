@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -71,12 +72,6 @@ on the node. --read-only refuses it.`,
 	return cmd
 }
 
-// stalledRung is a rung unstall acts on, with its count before.
-type stalledRung struct {
-	queue  topology.Queue
-	before int64
-}
-
 func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	if err := e.refuseReadOnly("unstall"); err != nil {
 		return err
@@ -85,48 +80,28 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	if err != nil {
 		return err
 	}
-	l, ok := findLadder(snap, e.opts.ladder.name)
-	if !ok {
+	f, err := ops.FindLadder(topology.Discover(snap), e.opts.ladder.query())
+	switch {
+	case errors.Is(err, ops.ErrNoLadder):
 		return fmt.Errorf("no ladder %q in vhost %s; nothing was changed", e.opts.ladder.name, e.vhost())
+	case err != nil:
+		return usageErr("%v: add --layout; nothing was changed", err)
 	}
-	if l.QueueType != topology.Quorum {
-		return fmt.Errorf("ladder %s has %s rungs: only quorum rungs dead-letter at least once and can stall; nothing was changed", l.Name, l.QueueType)
+	l := f.Ladder
+	if err := ops.CheckUnstall(l); err != nil {
+		return err
 	}
-	rungs := map[string]bool{}
-	for _, r := range l.Rungs() {
-		rungs[r.Queue] = true
-	}
-	var targets []stalledRung
+	var targets []ops.StalledRung
 	if len(args) > 0 {
-		for _, name := range args {
-			q, present := snap.Queue(name)
-			switch {
-			case !rungs[name]:
-				return fmt.Errorf("%s is not a rung of ladder %s; nothing was changed", name, l.Name)
-			case !present:
-				return fmt.Errorf("rung %s is missing on the broker; nothing was changed", name)
-			case q.Stats.Expired == 0:
-				return fmt.Errorf("rung %s has no expired messages waiting to be dead-lettered; nothing was changed", name)
-			}
-			targets = append(targets, stalledRung{q, q.Stats.Expired})
+		if targets, err = ops.NamedStalledRungs(l, snap, args); err != nil {
+			return err
 		}
 	} else {
 		rep, err := e.observe(ctx, ops.Scope{Vhost: e.vhost(), Ladders: []string{l.Name}}, nil)
 		if err != nil {
 			return err
 		}
-		for _, lr := range rep.Ladders {
-			if lr.Found.Ladder.Layout != l.Layout {
-				continue
-			}
-			for _, r := range lr.Rows {
-				if r.Stalled {
-					q, _ := rep.Snapshot.Queue(r.Queue)
-					targets = append(targets, stalledRung{q, q.Stats.Expired})
-				}
-			}
-		}
-		if len(targets) == 0 {
+		if targets = ops.StalledRungs(rep, l); len(targets) == 0 {
 			fmt.Fprintf(e.Out, "no stalled rung in ladder %s\n", l.Name)
 			return nil
 		}
@@ -134,20 +109,17 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	var names []string
 	var total int64
 	for _, t := range targets {
-		names = append(names, t.queue.Name)
-		total += t.before
+		names = append(names, t.Queue.Name)
+		total += t.Before
 	}
 	remedy := topology.RemedyRaRestart
-	how := "restart each queue's Ra member with " + ctl
 	if ctl == "" {
-		if remedy, err = e.stallRemedy(ctx, targets); err != nil {
+		ver, _ := e.mgmt.Version(ctx) // unread: the policy, as before 4.3
+		if remedy, err = ops.ChooseRemedy(ver, targets, e.quorumMembers(ctx)); err != nil {
 			return err
 		}
-		how = "declare a no-op policy on each (deleted again afterwards)"
-		if remedy == topology.RemedyLeaderMove {
-			how = "move each rung's leader to another member (remove the leading member, then add it back)"
-		}
 	}
+	how := ops.RemedyHow(remedy, ctl)
 	what := fmt.Sprintf("unstall %s in vhost %s (%s waiting to be dead-lettered): %s",
 		strings.Join(short(names, 4), ", "), e.vhost(), topology.Counted(total, "expired message", "expired messages"), how)
 	if ctl != "" {
@@ -173,48 +145,35 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	return e.unstallRaft(ctx, targets, ctl)
 }
 
-// stallRemedy is the remedy without node access for every target on this
-// broker (topology.Version.StallRemedy), or an error naming --rabbitmqctl
-// where a target has none.
-func (e *env) stallRemedy(ctx context.Context, targets []stalledRung) (topology.StallRemedy, error) {
-	ver, err := e.mgmt.Version(ctx)
-	if err != nil || ver.PolicyNudgeRevivesDeadLettering() {
-		return topology.RemedyPolicy, nil
-	}
-	for _, t := range targets {
+// quorumMembers counts a quorum queue's members, each read bounded by
+// --timeout.
+func (e *env) quorumMembers(ctx context.Context) func(queue string) (int, error) {
+	return func(queue string) (int, error) {
 		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		_, members, err := e.mgmt.QuorumMembers(cctx, e.vhost(), t.queue.Name)
-		cancel()
-		if err != nil {
-			return 0, fmt.Errorf("%w; nothing was changed", err)
-		}
-		if ver.StallRemedy(len(members)) != topology.RemedyLeaderMove {
-			return 0, fmt.Errorf("on RabbitMQ %s a policy does not get a stalled rung's dead-letter worker going (measured on 4.3.6), "+
-				"and %s has %s, so no other can take over: run unstall with --rabbitmqctl PREFIX to restart its Ra member; nothing was changed",
-				ver, t.queue.Name, topology.Counted(int64(len(members)), "member", "members"))
-		}
+		defer cancel()
+		_, members, err := e.mgmt.QuorumMembers(cctx, e.vhost(), queue)
+		return len(members), err
 	}
-	return topology.RemedyLeaderMove, nil
 }
 
 // unstallLeaderMove moves every target's leader to another member, then
 // waits for each waiting count to fall.
-func (e *env) unstallLeaderMove(ctx context.Context, targets []stalledRung) error {
+func (e *env) unstallLeaderMove(ctx context.Context, targets []ops.StalledRung) error {
 	for _, t := range targets {
 		cctx, cancel := context.WithTimeout(ctx, max(e.opts.timeout, 30*time.Second))
-		from, to, err := e.mgmt.MoveLeader(cctx, e.vhost(), t.queue.Name)
+		from, to, err := e.mgmt.MoveLeader(cctx, e.vhost(), t.Queue.Name)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("%s: %w", t.queue.Name, err)
+			return fmt.Errorf("%s: %w", t.Queue.Name, err)
 		}
-		fmt.Fprintf(e.Out, "%s: moved its leader from %s to %s (%s is a follower again)\n", t.queue.Name, from, to, from)
+		fmt.Fprintf(e.Out, "%s: moved its leader from %s to %s (%s is a follower again)\n", t.Queue.Name, from, to, from)
 	}
 	return e.reportDrain(ctx, targets, "the leader move")
 }
 
 // unstallPolicy nudges every target with a policy, waits for each waiting
 // count to fall, and deletes the policies whatever happened.
-func (e *env) unstallPolicy(ctx context.Context, targets []stalledRung) error {
+func (e *env) unstallPolicy(ctx context.Context, targets []ops.StalledRung) error {
 	m := e.mgmt
 	var undos []func(context.Context) error
 	defer func() {
@@ -229,13 +188,13 @@ func (e *env) unstallPolicy(ctx context.Context, targets []stalledRung) error {
 	}()
 	for _, t := range targets {
 		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		name, undo, err := m.NudgeDeadLettering(cctx, e.vhost(), t.queue)
+		name, undo, err := m.NudgeDeadLettering(cctx, e.vhost(), t.Queue)
 		cancel()
 		if err != nil {
 			return err
 		}
 		undos = append(undos, undo)
-		fmt.Fprintf(e.Out, "%s: declared policy %s\n", t.queue.Name, name)
+		fmt.Fprintf(e.Out, "%s: declared policy %s\n", t.Queue.Name, name)
 	}
 	stuck, err := e.verifyDrain(ctx, targets)
 	if err != nil {
@@ -246,27 +205,27 @@ func (e *env) unstallPolicy(ctx context.Context, targets []stalledRung) error {
 	}
 	fmt.Fprintf(e.Err, "the policy did not get %s moving; on the node, run:\n", strings.Join(stalledNames(stuck), ", "))
 	for _, t := range stuck {
-		fmt.Fprintf(e.Err, "  rabbitmqctl eval '%s'\n", broker.RaftRestartExpr(e.vhost(), t.queue.Name))
+		fmt.Fprintf(e.Err, "  rabbitmqctl eval '%s'\n", broker.RaftRestartExpr(e.vhost(), t.Queue.Name))
 	}
 	fmt.Fprintln(e.Err, "or run unstall again with --rabbitmqctl PREFIX")
 	return &exitError{ExitError, nil}
 }
 
 // unstallRaft restarts every target's Ra member through rabbitmqctl.
-func (e *env) unstallRaft(ctx context.Context, targets []stalledRung, prefix string) error {
+func (e *env) unstallRaft(ctx context.Context, targets []ops.StalledRung, prefix string) error {
 	for _, t := range targets {
-		out, err := e.rabbitmqctlEval(ctx, prefix, broker.RaftRestartExpr(e.vhost(), t.queue.Name))
+		out, err := e.rabbitmqctlEval(ctx, prefix, broker.RaftRestartExpr(e.vhost(), t.Queue.Name))
 		if err != nil {
-			return fmt.Errorf("%s: rabbitmqctl eval failed (%v): %s", t.queue.Name, err, firstLine(out))
+			return fmt.Errorf("%s: rabbitmqctl eval failed (%v): %s", t.Queue.Name, err, firstLine(out))
 		}
-		fmt.Fprintf(e.Out, "%s: restarted Ra member %s\n", t.queue.Name, lastLine(out))
+		fmt.Fprintf(e.Out, "%s: restarted Ra member %s\n", t.Queue.Name, lastLine(out))
 	}
 	return e.reportDrain(ctx, targets, "the Ra member restart")
 }
 
 // reportDrain verifies that every target drains after a remedy, and fails
 // naming those that do not.
-func (e *env) reportDrain(ctx context.Context, targets []stalledRung, remedy string) error {
+func (e *env) reportDrain(ctx context.Context, targets []ops.StalledRung, remedy string) error {
 	stuck, err := e.verifyDrain(ctx, targets)
 	if err != nil {
 		return err
@@ -290,8 +249,8 @@ func (e *env) rabbitmqctlEval(ctx context.Context, prefix, expr string) (string,
 // verifyDrain re-reads the statistics until every target's waiting count
 // has fallen below what it was, or unstallVerify passes; it reports each
 // rung's figures and returns the targets that did not move.
-func (e *env) verifyDrain(ctx context.Context, targets []stalledRung) ([]stalledRung, error) {
-	pending := append([]stalledRung(nil), targets...)
+func (e *env) verifyDrain(ctx context.Context, targets []ops.StalledRung) ([]ops.StalledRung, error) {
+	pending := append([]ops.StalledRung(nil), targets...)
 	deadline := time.Now().Add(unstallVerify)
 	for len(pending) > 0 && time.Now().Before(deadline) {
 		if err := ops.Sleep(ctx, ops.StallSampleEvery); err != nil {
@@ -304,12 +263,12 @@ func (e *env) verifyDrain(ctx context.Context, targets []stalledRung) ([]stalled
 			return pending, err
 		}
 		now := topology.Snapshot{Queues: qs}
-		var still []stalledRung
+		var still []ops.StalledRung
 		for _, t := range pending {
-			q, _ := now.Queue(t.queue.Name)
-			if q.Stats.Expired < t.before {
-				fmt.Fprintf(e.Out, "%s: draining, %s waiting to be dead-lettered (was %s)\n", t.queue.Name,
-					topology.FormatCount(q.Stats.Expired), topology.FormatCount(t.before))
+			q, _ := now.Queue(t.Queue.Name)
+			if q.Stats.Expired < t.Before {
+				fmt.Fprintf(e.Out, "%s: draining, %s waiting to be dead-lettered (was %s)\n", t.Queue.Name,
+					topology.FormatCount(q.Stats.Expired), topology.FormatCount(t.Before))
 				continue
 			}
 			still = append(still, t)
@@ -319,10 +278,10 @@ func (e *env) verifyDrain(ctx context.Context, targets []stalledRung) ([]stalled
 	return pending, nil
 }
 
-func stalledNames(ts []stalledRung) []string {
+func stalledNames(ts []ops.StalledRung) []string {
 	var out []string
 	for _, t := range ts {
-		out = append(out, t.queue.Name)
+		out = append(out, t.Queue.Name)
 	}
 	return out
 }

@@ -15,6 +15,26 @@
 //   - publish: Delayed.Check for the message properties, Delayed.Messages
 //     to build them.
 //
+// Commands that only the CLI has keep their decisions here too, where a
+// test reaches them without cobra and the console can show them:
+//
+//   - doctor: Doctor judges DoctorFacts (what doctor read, failed reads
+//     included) into Findings; a new source of findings is a function
+//     and one entry in doctorChecks (the broker) or ladderChecks (each
+//     ladder);
+//   - apply: PlanApply (another shape under the name, layout safety,
+//     conflicting objects) and CheckLayout, by topology.Ladder.RiskOn;
+//   - the ladder defaults: LadderSpec.Ladder fills what the operator did
+//     not give from the ladder found, LadderSpec.NewLadder picks a new
+//     ladder's layout for the release;
+//   - unstall: CheckUnstall, NamedStalledRungs or StalledRungs for the
+//     targets, ChooseRemedy by topology.Version.StallRemedy, and
+//     UnstallHint, the remedy doctor names;
+//   - migrate: PlanMigrate, MigratePlan.GatePreview (GatePeek for a dry
+//     run) and MigratePlan.Run.
+//
+// An InputError is a refusal for what the operator asked: the CLI exits 2.
+//
 // ops decides and builds; it does not print or draw. Pure rules it needs
 // live in topology (route checks, header syntax, a message's story) and
 // health (ladder health); ops adds what needs broker types.

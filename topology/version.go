@@ -94,7 +94,7 @@ func (v Version) LosesBCCOnDeadLetterRetry() bool {
 // message than prefix on every measured release, which outweighs the BCC
 // header it costs producers. An unknown version gets DefaultLayout.
 func (v Version) NewLadderLayout(q QueueType) string {
-	if v.LosesBCCOnDeadLetter() || q == Quorum && v.LosesBCCOnDeadLetterRetry() {
+	if (Ladder{Layout: DefaultLayout, QueueType: q}).RiskOn(v) != LayoutSafe {
 		return "prefix"
 	}
 	return DefaultLayout

@@ -1,0 +1,92 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// ApplyRequest is what apply knows before it declares anything.
+type ApplyRequest struct {
+	// Ladder is the ladder to declare; Existing the ladder of its name
+	// found on the broker, nil when there is none or nothing was read.
+	Ladder   topology.Ladder
+	Existing *topology.Ladder
+	// Snap is the vhost as read, nil when the management API did not
+	// answer (SnapErr says why).
+	Snap    *topology.Snapshot
+	SnapErr error
+	// Version reads the broker's release. PlanApply calls it only for a
+	// ladder whose safety depends on it.
+	Version func() (topology.Version, error)
+}
+
+// ApplyPlan is what apply declares, and the warnings to give first.
+type ApplyPlan struct {
+	Plan     topology.Plan
+	Warnings []string
+}
+
+// PlanApply decides whether apply may declare req.Ladder, and what. It
+// refuses, before anything is declared, another shape under the ladder's
+// name (two shapes share its entry and level exchanges, whose bindings
+// would deliver a message twice), a layout the release cannot route
+// (topology.LayoutBroken), and an object the broker would refuse to
+// declare again (topology.Plan.Conflicts). When the version cannot be
+// read, apply goes ahead with a warning: refusing every broker without a
+// management API would make the direct layout unusable there.
+func PlanApply(req ApplyRequest) (ApplyPlan, error) {
+	l := req.Ladder
+	if ex := req.Existing; ex != nil && !ex.SameShape(l) {
+		return ApplyPlan{}, fmt.Errorf("apply %s: %s ladder %s already exists in vhost %s as %s; the flags describe %s, and two shapes would share its exchanges and deliver messages twice; nothing was declared (apply the new shape under another name and move messages with rungs migrate, or rungs teardown %s first)",
+			l.Name, ex.Layout, l.Name, l.Vhost, ex.Shape(), l.Shape(), l.Name)
+	}
+	var out ApplyPlan
+	w, err := CheckLayout(l, req.Version)
+	if err != nil {
+		return ApplyPlan{}, err
+	}
+	if w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
+	out.Plan = l.Plan()
+	if req.Snap == nil {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("cannot read the vhost through the management API (%v), so apply cannot check for conflicting objects or a ladder of another shape under this name", req.SnapErr))
+		return out, nil
+	}
+	out.Plan = out.Plan.KeepingLegacyArgs(*req.Snap)
+	if c := out.Plan.Conflicts(*req.Snap); len(c) > 0 {
+		return ApplyPlan{}, fmt.Errorf("apply %s: %s %s exists with other arguments: %s (rungs never deletes it for you); nothing was declared%s",
+			l.Name, c[0].Object, c[0].Name, c[0].Detail, more(len(c)-1, "conflict"))
+	}
+	return out, nil
+}
+
+// more says how many more there are, if any.
+func more(n int, what string) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (and %d more %s)", n, map[bool]string{true: what, false: what + "s"}[n == 1])
+}
+
+// CheckLayout refuses a ladder whose layout the broker's release cannot
+// route (topology.LayoutBroken), and warns of one it routes until a
+// dead-lettering retries, or when the release cannot be read. version is
+// read only for a ladder routed by BCC, the only layouts at risk.
+func CheckLayout(l topology.Ladder, version func() (topology.Version, error)) (warning string, err error) {
+	if !l.RoutesByBCC() {
+		return "", nil
+	}
+	v, err := version()
+	if err != nil {
+		return fmt.Sprintf("the broker's version was not checked (%v); the direct layout needs a RabbitMQ that keeps BCC keys when dead-lettering (not 3.13.0 to 3.13.2)", err), nil
+	}
+	switch l.RiskOn(v) {
+	case topology.LayoutBroken:
+		return "", fmt.Errorf("apply %s: %s; nothing was declared (upgrade to 3.13.3 or later, or use --layout prefix)", l.Name, topology.BCCBrokenWhy(v.String()))
+	case topology.LayoutLosesOnRetry:
+		return topology.BCCRetryWhy(v, l.Name) + " (rungs doctor watches for it; --layout prefix avoids it)", nil
+	}
+	return "", nil
+}

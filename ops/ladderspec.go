@@ -1,0 +1,111 @@
+package ops
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// LadderSpec is a ladder as an operator describes it (the CLI's ladder
+// flags, parsed). Shape fields not given come from the ladder of that name
+// found on the broker, else from the defaults, so that `rungs publish
+// --ladder jobs` needs no repetition of how jobs was built.
+type LadderSpec struct {
+	Name, Layout string
+	Unit         time.Duration
+	// MaxDelay is the longest delay to hold, when HasMaxDelay.
+	MaxDelay    time.Duration
+	HasMaxDelay bool
+	Levels      int
+	Radix       int
+	QueueType   topology.QueueType
+	Targets     []string
+	// Given holds the shape fields set explicitly, by flag name: layout,
+	// unit, max-delay, levels, radix, queue-type.
+	Given map[string]bool
+}
+
+// Ladder builds and validates the ladder the spec describes in vhost.
+// With a base (the ladder of that name found on the broker), the shape
+// fields not given are the base's rather than the defaults: a max delay
+// of 7d on an existing binary ladder means 7 days in binary, not a
+// radix-16 ladder laid over it.
+func (s LadderSpec) Ladder(vhost string, base *topology.Ladder) (topology.Ladder, error) {
+	l := topology.Ladder{
+		Name: s.Name, Vhost: vhost, Layout: s.Layout, Unit: s.Unit,
+		Levels: s.Levels, Radix: s.Radix, QueueType: s.QueueType, Targets: s.Targets,
+	}
+	given := func(name string) bool { return s.Given[name] }
+	if !given("queue-type") {
+		// Normalize picks it: the default, or the one a layout fixes
+		// (nsb1 is classic whatever the default).
+		l.QueueType = ""
+	}
+	if l.Layout == "nsb" && !given("unit") {
+		l.Unit = time.Second
+	}
+	if base != nil {
+		if !given("layout") {
+			l.Layout = base.Layout
+		}
+		if !given("unit") {
+			l.Unit = base.Unit
+		}
+		if !given("radix") {
+			l.Radix = base.Radix
+		}
+		if !given("levels") && !given("max-delay") {
+			// Levels count digits of the base's radix: in another radix,
+			// keep its range instead.
+			l.Levels = base.Levels
+			if l.Radix != base.Radix {
+				if n, err := topology.LevelsFor(base.MaxDelay(), base.Unit, l.Radix); err == nil {
+					l.Levels = n
+				}
+			}
+		}
+		if !given("queue-type") {
+			l.QueueType = base.QueueType
+		}
+	}
+	if s.HasMaxDelay {
+		radix := l.Radix
+		if radix == 0 {
+			radix = topology.DefaultRadixFor(l.Layout)
+		}
+		var err error
+		if l.Levels, err = topology.LevelsFor(s.MaxDelay, l.Unit, radix); err != nil {
+			return l, fmt.Errorf("--max-delay: %w", err)
+		}
+	}
+	return l.Normalize()
+}
+
+// NewLadder gives a new ladder l, built from the spec, the layout its
+// broker's release calls for (topology.Version.NewLadderLayout) unless the
+// spec names one: the prefix layout where the direct layout would lose
+// BCC keys (topology.Ladder.RiskOn), the best that is safe there, routed
+// by the routing key alone. version is read only for a ladder routed by
+// BCC; unread, the ladder stays. It returns the ladder and the note that
+// says why it is not direct, or "".
+func (s LadderSpec) NewLadder(vhost string, l topology.Ladder, version func() (topology.Version, error)) (topology.Ladder, string, error) {
+	if s.Given["layout"] || !l.RoutesByBCC() {
+		return l, "", nil
+	}
+	v, err := version()
+	if err != nil || v.NewLadderLayout(l.QueueType) == l.Layout {
+		return l, "", nil
+	}
+	why, hint := topology.BCCRetryWhy(v, l.Name), "--layout direct to choose it anyway; --queue-type classic ladders are direct"
+	if l.RiskOn(v) == topology.LayoutBroken {
+		why, hint = topology.BCCBrokenWhy(v.String()), "upgrade to 3.13.3 or later for the direct layout"
+	}
+	alt := s
+	alt.Layout = v.NewLadderLayout(l.QueueType)
+	pl, err := alt.Ladder(vhost, nil)
+	if err != nil {
+		return l, "", err
+	}
+	return pl, fmt.Sprintf("a new %s ladder is %s, not direct: %s (%s)", pl.QueueType, pl.Layout, why, hint), nil
+}

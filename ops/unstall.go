@@ -1,0 +1,130 @@
+package ops
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// StalledRung is a rung unstall acts on, with its waiting count before.
+type StalledRung struct {
+	Queue  topology.Queue
+	Before int64
+}
+
+// CheckUnstall refuses a ladder whose rungs cannot stall: only quorum
+// rungs dead-letter at least once.
+func CheckUnstall(l topology.Ladder) error {
+	if l.QueueType != topology.Quorum {
+		return fmt.Errorf("ladder %s has %s rungs: only quorum rungs dead-letter at least once and can stall; nothing was changed", l.Name, l.QueueType)
+	}
+	return nil
+}
+
+// NamedStalledRungs checks the rungs an operator named: each must be a
+// rung of l, present in snap, with expired messages waiting.
+func NamedStalledRungs(l topology.Ladder, snap topology.Snapshot, names []string) ([]StalledRung, error) {
+	rungs := map[string]bool{}
+	for _, r := range l.Rungs() {
+		rungs[r.Queue] = true
+	}
+	var out []StalledRung
+	for _, name := range names {
+		q, present := snap.Queue(name)
+		switch {
+		case !rungs[name]:
+			return nil, fmt.Errorf("%s is not a rung of ladder %s; nothing was changed", name, l.Name)
+		case !present:
+			return nil, fmt.Errorf("rung %s is missing on the broker; nothing was changed", name)
+		case q.Stats.Expired == 0:
+			return nil, fmt.Errorf("rung %s has no expired messages waiting to be dead-lettered; nothing was changed", name)
+		}
+		out = append(out, StalledRung{q, q.Stats.Expired})
+	}
+	return out, nil
+}
+
+// StalledRungs are the rungs of l that rep judged stalled. A scope
+// watches ladders by name, so the report may hold another layout's ladder
+// of that name: SameLadder picks l's.
+func StalledRungs(rep health.Report, l topology.Ladder) []StalledRung {
+	var out []StalledRung
+	for _, lr := range rep.Ladders {
+		if !SameLadder(lr.Found.Ladder, l) {
+			continue
+		}
+		for _, r := range lr.Rows {
+			if r.Stalled {
+				q, _ := rep.Snapshot.Queue(r.Queue)
+				out = append(out, StalledRung{q, q.Stats.Expired})
+			}
+		}
+	}
+	return out
+}
+
+// ChooseRemedy picks the remedy that needs no node access for every
+// target on release v (zero when unread), by Version.StallRemedy. Where
+// the remedy depends on a rung's members, members reads how many it has;
+// a rung that no other member can take over is an error naming
+// --rabbitmqctl.
+func ChooseRemedy(v topology.Version, targets []StalledRung, members func(queue string) (int, error)) (topology.StallRemedy, error) {
+	if v.PolicyNudgeRevivesDeadLettering() {
+		return topology.RemedyPolicy, nil // whatever the members
+	}
+	for _, t := range targets {
+		n, err := members(t.Queue.Name)
+		if err != nil {
+			return 0, fmt.Errorf("%w; nothing was changed", err)
+		}
+		if v.StallRemedy(n) != topology.RemedyLeaderMove {
+			return 0, fmt.Errorf("on RabbitMQ %s a policy does not get a stalled rung's dead-letter worker going (measured on 4.3.6), "+
+				"and %s has %s, so no other can take over: run unstall with --rabbitmqctl PREFIX to restart its Ra member; nothing was changed",
+				v, t.Queue.Name, topology.Counted(int64(n), "member", "members"))
+		}
+	}
+	return topology.RemedyLeaderMove, nil
+}
+
+// RemedyHow says what unstall will do to each rung, for its confirmation.
+// ctl is the --rabbitmqctl prefix a Ra member restart runs.
+func RemedyHow(r topology.StallRemedy, ctl string) string {
+	switch r {
+	case topology.RemedyPolicy:
+		return "declare a no-op policy on each (deleted again afterwards)"
+	case topology.RemedyLeaderMove:
+		return "move each rung's leader to another member (remove the leading member, then add it back)"
+	}
+	return "restart each queue's Ra member with " + ctl
+}
+
+// UnstallHint is the command doctor names for the stalled rungs of l on
+// release v, and what it does there (Version.StallRemedy). Doctor does not
+// read the rungs' members, so where the remedy depends on them it names
+// the cluster's and the single node's.
+func UnstallHint(l topology.Ladder, queues []string, v topology.Version) string {
+	cmd := "rungs unstall --ladder " + l.Name
+	if l.Vhost != "" && l.Vhost != "/" {
+		cmd += " --vhost " + l.Vhost
+	}
+	rungs := strings.Join(queues, ", ")
+	cluster, single := v.StallRemedy(2), v.StallRemedy(1)
+	if cluster == single {
+		return fmt.Sprintf("%s (%s; nothing is purged)", cmd, remedyDoes(cluster, rungs))
+	}
+	return fmt.Sprintf("%s (on RabbitMQ %s a policy does not revive a stalled rung: in a cluster %s; on a single node %s; nothing is purged)",
+		cmd, v, remedyDoes(cluster, rungs), remedyDoes(single, rungs))
+}
+
+// remedyDoes is what a remedy does to the named rungs, in doctor's words.
+func remedyDoes(r topology.StallRemedy, rungs string) string {
+	switch r {
+	case topology.RemedyPolicy:
+		return "restarts the dead-letter worker of " + rungs
+	case topology.RemedyLeaderMove:
+		return "it moves the leader of " + rungs + " to another member"
+	}
+	return "add --rabbitmqctl PREFIX, which restarts the Ra member through rabbitmqctl on the node"
+}
