@@ -293,20 +293,18 @@ func hasShape(designs []topology.Ladder, l topology.Ladder) bool {
 }
 
 // unsafeOn says what is wrong with a design on a broker of version v, by
-// the rules apply and doctor follow (topology.Version), and whether it can
+// the verdict apply and doctor follow (Ladder.RiskOn), and whether it can
 // still be measured: a direct ladder on a release that drops BCC keys on
 // every dead-lettering delivers nothing, so it is not measured; a direct
 // quorum ladder on a release whose dead-letter retries drop them runs as
 // well as any until a retry happens (a node restart, a confirm timeout),
 // which a benchmark does not cause, so it is measured and labelled.
 func unsafeOn(l topology.Ladder, v topology.Version) (why string, measure bool) {
-	switch {
-	case !l.RoutesByBCC():
-		return "", true
-	case v.LosesBCCOnDeadLetter():
-		return fmt.Sprintf("not measured: RabbitMQ %s drops BCC keys when it dead-letters a message (3.13.0 to 3.13.2), so every message would end in the unroutable queue", v), false
-	case l.QueueType == topology.Quorum && v.LosesBCCOnDeadLetterRetry():
-		return fmt.Sprintf("unsafe on RabbitMQ %s: a quorum rung that retries a dead-lettering (after a node restart or a confirm timeout) drops the BCC keys, and those messages end in the unroutable queue", v), true
+	switch l.RiskOn(v) {
+	case topology.LayoutBroken:
+		return "not measured: " + topology.BCCBrokenWhy(v.String()), false
+	case topology.LayoutLosesOnRetry:
+		return "unsafe: " + topology.BCCRetryWhy(v, l.Name), true
 	}
 	return "", true
 }
