@@ -143,6 +143,24 @@ func (f Flows) Rung(queue string, ttl, interval time.Duration) RungFlow {
 	return rf
 }
 
+// Rates are the messages a second the readings show entering and leaving
+// the queue over their whole span: what left (depth falls, Rung's Left)
+// and what arrived (what left plus what the depth gained). Both are lower
+// bounds; 0 without two readings.
+func (f Flows) Rates(queue string) (in, out float64) {
+	n := len(f.samples)
+	if n < 2 {
+		return 0, 0
+	}
+	span := f.samples[n-1].at.Sub(f.samples[0].at).Seconds()
+	if span <= 0 {
+		return 0, 0
+	}
+	left := f.Rung(queue, 0, DefaultInterval).Left
+	gained := f.samples[n-1].q[queue].messages - f.samples[0].q[queue].messages
+	return max(float64(left+gained), 0) / span, float64(left) / span
+}
+
 // MovedSince reports whether the readings show messages leaving the
 // queue after t.
 func (f Flows) MovedSince(queue string, ttl, interval time.Duration, t time.Time) bool {
@@ -202,8 +220,13 @@ func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
 	for quiet > first && !publishing(f.samples[quiet-1]) && !publishing(f.samples[quiet]) {
 		quiet--
 	}
-	if quiet < n-1 && last.at.Sub(f.samples[quiet].at) >= 2*DefaultInterval {
+	switch {
+	case quiet < n-1 && last.at.Sub(f.samples[quiet].at) >= 2*DefaultInterval:
 		first = quiet
+	case quiet > first || last.at.Sub(f.samples[first].at) < RateSpan:
+		// Publishing in the span: only a whole RateSpan averages out the
+		// rates' lag behind a burst's start and end.
+		return d
 	}
 	d.Span = last.at.Sub(f.samples[first].at)
 	if d.Span <= 0 {

@@ -80,6 +80,11 @@ type Row struct {
 	// a refresh to be dead-lettered while messages do leave it: a storm
 	// the ladder is draining, never a stall (see drain.go).
 	Backlogged bool
+	// InRate and OutRate are messages a second into and out of the queue:
+	// what the readings showed over their span (Flows.Rates: dead-lettered
+	// messages included, which the management API's rates leave out), or
+	// the management API's rates where those are higher.
+	InRate, OutRate float64
 	// Hop is where the active trace waits in this rung; End marks the
 	// queue the traced message ends in.
 	Hop *topology.Hop
@@ -161,6 +166,8 @@ func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 			}
 		}
 		r.Drift = drift[r.Queue]
+		in, out := w.Flows.Rates(r.Queue)
+		r.InRate, r.OutRate = max(in, r.Stats.PublishRate), max(out, r.Stats.OutRate())
 		judge(&r, facts{maxAge: ages[r.Level], watch: w, drain: drain})
 		rows = append(rows, r)
 	}
