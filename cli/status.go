@@ -80,7 +80,7 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		if lr.Forecast.Messages > 0 {
 			fmt.Fprint(e.Out, "\n", ui.ForecastText(lr.Forecast, e.width()))
 		}
-		if d := ui.DrainText(lr.Totals, lr.Drain); d != "" {
+		if d := ui.DrainText(lr.Totals, lr.Drain, e.width()); d != "" {
 			fmt.Fprint(e.Out, "\n", d)
 		}
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rungs-dev/rungs/health"
@@ -22,12 +23,12 @@ func BacklogShort(t health.Totals, d health.Drain) string {
 }
 
 // DrainText is a backlogged ladder's drain as `rungs status` prints it
-// under the forecast; "" without a backlog.
-func DrainText(t health.Totals, d health.Drain) string {
+// under the forecast, wrapped to w; "" without a backlog.
+func DrainText(t health.Totals, d health.Drain, w int) string {
 	if t.Backlogged == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("Backlog: %s expired %s wait to be dead-lettered in %d %s; messages leave, nothing is stalled.",
+	s := fmt.Sprintf("Backlog: %s expired %s wait to be dead-lettered in %d %s; messages leave: busy, not broken.",
 		topology.FormatCount(t.Backlog), topology.Plural(t.Backlog, "message", "messages"), t.Backlogged, topology.Plural(int64(t.Backlogged), "rung", "rungs"))
 	if d.Capacity > 0 {
 		s += fmt.Sprintf(" The ladder drains %s hops/s (measured over %s)", topology.FormatCount(int64(d.Capacity+0.5)), topology.FormatSpan(d.Span.Round(time.Second)))
@@ -41,5 +42,8 @@ func DrainText(t health.Totals, d health.Drain) string {
 	} else {
 		s += " Its drain rate is not measured yet."
 	}
-	return s + "\n"
+	if w <= 0 {
+		w = 100
+	}
+	return strings.Join(wrap(s, w, ""), "\n") + "\n"
 }
