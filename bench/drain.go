@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -283,4 +284,23 @@ func drainLimit(ctx context.Context, conn *broker.Conn, qt topology.QueueType, n
 		}
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// Markdown is the drain report as BENCHMARKS.md shows it.
+func (r DrainReport) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Drain: %d messages of %s, %s %s ladder, radix %d (RabbitMQ %s, %d CPUs)\n\n",
+		r.N, topology.FormatSpan(time.Duration(r.DelayS*float64(time.Second))), r.Ladder.Layout, r.Ladder.QueueType, r.Ladder.Radix, r.Broker.RabbitMQ, r.Machine.CPUs)
+	b.WriteString("| figure | value |\n|---|---|\n")
+	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, v) }
+	row("broker limit (one plain queue, publish+consume)", fmt.Sprintf("%.0f/s", r.LimitPerS))
+	row("published in", fmt.Sprintf("%.1fs", r.PublishS))
+	row("drain (arrivals after the first was due)", fmt.Sprintf("%.0f/s = %.2f × limit", r.DrainPerS, r.Ratio))
+	row("ladder capacity while backlogged (median)", fmt.Sprintf("%.0f hops/s", r.HopsPerS))
+	row("peak backlog", fmt.Sprintf("%d expired at %.0fs", r.PeakExpired, r.PeakAtS))
+	row("predicted finish at the peak", fmt.Sprintf("%.0fs", r.PredictedFinishS))
+	row("actual finish (last arrival)", fmt.Sprintf("%.0fs (last due %.0fs)", r.FinishS, r.LastDueS))
+	row("prediction error", fmt.Sprintf("%+.0f%% of the finish, %+.0f%% of the time left", r.ErrorPct, r.LeftErrorPct))
+	row("rung readings judged stalled", fmt.Sprintf("%d", r.Stalled))
+	return b.String()
 }

@@ -34,6 +34,7 @@ type benchFlags struct {
 	scale                  int
 	scaleDelays            string
 	beside                 []int
+	drain                  int
 }
 
 func (e *env) benchCommand() *cobra.Command {
@@ -110,6 +111,7 @@ response bytes and peak RSS, and what the console's observer reads.`,
 	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
 	sd := bench.DefaultScaleOptions()
 	f.IntVar(&bf.scale, "scale", 0, "run the scale phase with N messages in the default ladder instead (see above)")
+	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/storms.md)")
 	f.IntSliceVar(&bf.beside, "beside", nil, "run the beside phase instead: status of the default ladder alone and beside each N other queues (e.g. 10000,50000)")
 	f.StringVar(&bf.scaleDelays, "scale-delays", topology.FormatDelay(sd.MinDelay)+".."+topology.FormatDelay(sd.MaxDelay), "the scale phase's delays, MIN..MAX, drawn uniformly in whole units of the ladder")
 	return cmd
@@ -220,6 +222,9 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	}
 	if cmd.Flags().Changed("beside") {
 		return e.runBeside(cmd, bf)
+	}
+	if cmd.Flags().Changed("drain") {
+		return e.runDrain(cmd, bf)
 	}
 	o, err := bf.options(cmd)
 	if err != nil {
