@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // Recorded sequences (health/testdata, written by the bench's drain
@@ -134,4 +136,63 @@ func TestRecordedStallIsStalled(t *testing.T) {
 	if fc := last.Forecast; fc.Unknown != fc.Messages || fc.Messages == 0 {
 		t.Errorf("forecast: %d of %d unknown, want all", fc.Unknown, fc.Messages)
 	}
+}
+
+// The rule on its own: a rung whose expired count rises for longer than
+// its window while its depth falls is backlogged; the same rung with its
+// depth frozen is stalled; without readings the old rule judges.
+func TestLeavingDecidesStalledOrBacklogged(t *testing.T) {
+	l, err := RecordedLadder{Name: "s", Layout: "direct", Radix: 16, Levels: 2, UnitMS: 1000, QueueType: "quorum"}.Ladder("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rung := l.Name + ".rung.01.1"
+	judge := func(depth func(i int) (ready, expired int64), flows bool) Row {
+		rec := Recording{Ladder: RecordedLadderOf(l)}
+		for i := 0; i <= 20; i++ {
+			r, e := depth(i)
+			rec.Samples = append(rec.Samples, RecordedSample{MS: int64(i) * 1000, Queues: map[string][5]int64{rung: {r, 0, e, 0, 0}}})
+		}
+		var last LadderReport
+		if err := rec.Replay(DefaultInterval, func(_ time.Duration, lr LadderReport) { last = lr }); err != nil {
+			t.Fatal(err)
+		}
+		if !flows {
+			f, snap := last.Found, snapshotOf(l, rec.Samples[len(rec.Samples)-1])
+			at := time.Unix(20, 0)
+			var w Waits
+			for _, s := range rec.Samples {
+				w = w.Observe(s.Read([]string{rung}), time.Unix(s.MS/1000, 0))
+			}
+			last.Rows = LadderRows(f, snap, Watch{Interval: DefaultInterval, Waited: func(q string) time.Duration { return w.Waited(q, at) }})
+		}
+		for _, r := range last.Rows {
+			if r.Queue == rung {
+				return r
+			}
+		}
+		t.Fatal("no row for the rung")
+		return Row{}
+	}
+	draining := func(i int) (int64, int64) { return 10000 - 600*int64(i), 1000 + 100*int64(i) }
+	frozen := func(i int) (int64, int64) { return 10000 - 600*int64(i), 1000 + 600*int64(i) }
+	if r := judge(draining, true); r.Stalled || !r.Backlogged {
+		t.Errorf("draining: stalled %v, backlogged %v (%s); want backlogged", r.Stalled, r.Backlogged, r.Status)
+	}
+	if r := judge(frozen, true); !r.Stalled || r.Backlogged {
+		t.Errorf("frozen: stalled %v, backlogged %v (%s); want stalled", r.Stalled, r.Backlogged, r.Status)
+	}
+	if r := judge(draining, false); !r.Stalled {
+		t.Errorf("draining without readings: %s; the count alone calls it stalled", r.Status)
+	}
+}
+
+// snapshotOf is the ladder's plan with one recorded sample's statistics.
+func snapshotOf(l topology.Ladder, s RecordedSample) topology.Snapshot {
+	p := l.Plan()
+	var names []string
+	for _, q := range p.Queues {
+		names = append(names, q.Name)
+	}
+	return topology.Snapshot{Vhost: "/", Queues: p.Queues, Exchanges: p.Exchanges, Bindings: p.Bindings}.WithStats(topology.StatsByName(s.Read(names)))
 }
