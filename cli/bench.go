@@ -30,6 +30,7 @@ type benchFlags struct {
 	markdown               string
 	seed                   uint64
 	phases                 []string
+	drain                  int
 }
 
 func (e *env) benchCommand() *cobra.Command {
@@ -94,6 +95,7 @@ the lab, which does not ship: in the source tree, go run ./cmd/rungs-lab.`,
 	f.StringVar(&bf.markdown, "markdown", "", "also write the Markdown report to FILE")
 	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
 	f.StringSliceVar(&bf.phases, "phases", bench.PhaseNames(), "phases to run, of "+strings.Join(bench.PhaseNames(), ", "))
+	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/storms.md)")
 	return cmd
 }
 
@@ -198,6 +200,9 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 }
 
 func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
+	if cmd.Flags().Changed("drain") {
+		return e.runDrain(cmd, bf)
+	}
 	o, err := bf.options(cmd)
 	if err != nil {
 		return err

@@ -80,6 +80,9 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		if lr.Forecast.Messages > 0 {
 			fmt.Fprint(e.Out, "\n", ui.ForecastText(lr.Forecast, e.width()))
 		}
+		if d := ui.DrainText(lr.Totals, lr.Drain, e.width()); d != "" {
+			fmt.Fprint(e.Out, "\n", d)
+		}
 	}
 	return nil
 }
@@ -106,6 +109,10 @@ type jsonQueue struct {
 	Consumers int64   `json:"consumers"`
 	InRate    float64 `json:"in_rate"`
 	OutRate   float64 `json:"out_rate"`
+
+	// Backlogged: expired messages wait while messages leave (a storm
+	// draining, health.Row.Backlogged); never also Stalled.
+	Backlogged bool `json:"backlogged,omitempty"`
 }
 
 func toJSONStatus(ls []health.LadderReport) any {
@@ -123,7 +130,7 @@ func toJSONStatus(ls []health.LadderReport) any {
 			rungs = append(rungs, jsonQueue{
 				Role: "rung", Level: &level, Digit: &digit, Queue: r.Queue, TTLMS: &ttl, Present: !r.Missing,
 				Ready: s.Ready, Unacked: s.Unacked, Expired: s.Expired, ExpiredBytes: s.ExpiredBytes, Delayed: s.Delayed, Stalled: r.Stalled, Stuck: r.Stuck,
-				Consumers: s.Consumers, InRate: s.PublishRate, OutRate: s.DeliverRate,
+				Consumers: s.Consumers, InRate: r.InRate, OutRate: r.OutRate, Backlogged: r.Backlogged,
 			})
 		}
 		ts := l.Terminals()
@@ -139,7 +146,8 @@ func toJSONStatus(ls []health.LadderReport) any {
 		out = append(out, map[string]any{
 			"ladder": toJSONLadder(l), "in_flight": tt.InFlight, "delayed": tt.Delayed, "unroutable": tt.Unroutable, "stalled": tt.Stalled, "stuck": tt.Stuck,
 			"drift": toJSONDrift(lr.Found.Drift), "rungs": rungs, "terminals": terms,
-			"forecast": toJSONForecast(lr.Forecast),
+			"forecast":   toJSONForecast(lr.Forecast),
+			"backlogged": tt.Backlogged, "backlog": tt.Backlog, "drain": toJSONDrain(lr.Drain),
 		})
 	}
 	return out
@@ -231,6 +239,13 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 			topology.FormatDelay(l.MaxDelay()), l.QueueType, tt.InFlight, tt.Unroutable, tt.Stalled, tt.Drift, strings.Join(l.Targets, ","))
 	}
 	return w.Flush()
+}
+
+// toJSONDrain is the ladder's measured drain: hops a second over the span
+// read, hops left, and when backlogged the predicted finish and lateness
+// (ms from the moment of the statistics; 0 when unknown).
+func toJSONDrain(d health.Drain) map[string]any {
+	return map[string]any{"hops_per_s": d.Capacity, "span_ms": ms(d.Span), "hops_left": d.Hops, "finish_ms": ms(d.Finish), "late_ms": ms(d.Late)}
 }
 
 type jsonDue struct {

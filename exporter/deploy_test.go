@@ -59,7 +59,7 @@ func TestAlertRulesCheckAndUseExportedMetrics(t *testing.T) {
 	if bad := unknown(string(text), exported(t)); len(bad) > 0 {
 		t.Errorf("the rules use metrics the exporter does not export: %v", bad)
 	}
-	for _, alert := range []string{"RungsRungStalled", "RungsUnroutableGrowing", "RungsLadderDrift"} {
+	for _, alert := range []string{"RungsRungStalled", "RungsLadderBacklogged", "RungsUnroutableGrowing", "RungsLadderDrift"} {
 		if !strings.Contains(string(text), "alert: "+alert+"\n") {
 			t.Errorf("no %s alert", alert)
 		}

@@ -102,10 +102,19 @@ var (
 	descRequests = desc("scrape_snapshot", "1 when the scrape re-read the vhost's whole snapshot, 0 when one statistics request sufficed.", []string{"vhost"})
 )
 
+// The backlog's metrics (docs/storms.md): a storm draining, apart from stalls.
+var (
+	descBacklogged = desc("rung_backlogged", "1 when the rung is backlogged: its expired messages wait to be dead-lettered while messages do leave it (a storm draining at the broker's pace, not a stall; never a reason for rungs unstall).", rungLabels)
+	descBacklog    = desc("ladder_backlog_messages", "Expired messages waiting in the ladder's backlogged rungs.", ladderLabels)
+	descCapacity   = desc("ladder_drain_hops_per_second", "Dead-letter hops a second the ladder made over the last half minute of readings (a message forwarded from one rung to the next or to its destination is one hop); 0 until two readings.", ladderLabels)
+	descDrainS     = desc("ladder_backlog_drain_seconds", "When the ladder is backlogged, how long until its last message has left the rungs at the measured drain rate (or its TTLs, if longer); 0 without a backlog.", ladderLabels)
+	descLateS      = desc("ladder_backlog_late_seconds", "When the ladder is backlogged, how much later than its TTLs allow its last message arrives; 0 without a backlog.", ladderLabels)
+)
+
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descDelayed, descHeadAge, descTTL, descStalled, descStuck,
-		descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
+		descBacklogged, descBacklog, descCapacity, descDrainS, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
 		descUp, descVhostUp, descDuration, descRequests} {
 		ch <- d
 	}
@@ -200,7 +209,13 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 			ch <- gauge(descTTL, r.TTL.Seconds(), rv...)
 			ch <- gauge(descStalled, b2f(r.Stalled), rv...)
 			ch <- gauge(descStuck, b2f(r.Stuck), rv...)
+			ch <- gauge(descBacklogged, b2f(r.Backlogged), rv...)
 		}
+		d := lr.Drain
+		ch <- gauge(descBacklog, float64(lr.Totals.Backlog), lv...)
+		ch <- gauge(descCapacity, d.Capacity, lv...)
+		ch <- gauge(descDrainS, d.Finish.Seconds(), lv...)
+		ch <- gauge(descLateS, d.Late.Seconds(), lv...)
 		t := lr.Totals
 		ch <- gauge(descInFlight, float64(t.InFlight), lv...)
 		ch <- gauge(descUnroute, float64(t.Unroutable), lv...)

@@ -124,6 +124,8 @@ func TestRealPrometheusScrapesExporter(t *testing.T) {
 				`rungs_ladder_forecast_due_messages{` + sel + `,within="1h",bound="min"}`: "3",
 				`rungs_rung_stalled{` + sel + `,queue="` + rung + `"}`:                    "0",
 				`rungs_ladder_messages_in_flight{` + sel + `}`:                            "3",
+				`rungs_rung_backlogged{` + sel + `,queue="` + rung + `"}`:                 "0",
+				`rungs_ladder_backlog_drain_seconds{` + sel + `}`:                         "0",
 			} {
 				if v, raw, err := promQuery(promAddr, q); v != want {
 					t.Errorf("%s = %q, want %s (%s %v)", q, v, want, raw, err)

@@ -13,6 +13,31 @@ import (
 // impossible, as in Stuck. The console, status and the exporter all
 // forecast through it.
 func Forecast(l topology.Ladder, rows []Row, interval time.Duration) topology.Forecast {
+	return forecast(l, rows, interval, 0)
+}
+
+// DrainForecast is Forecast for a ladder that may be backlogged: d is its
+// measured capacity and hops (Flows). When rungs are backlogged and the
+// capacity is known, the backlog's finish is the longer of the hops left
+// at that capacity and the TTLs' bound, and no message is forecast to
+// arrive sooner than its rung's turn allows: every rung holding messages
+// has at least that finish as its latest. It returns d with the backlog,
+// finish and lateness filled in.
+func DrainForecast(l topology.Ladder, rows []Row, d Drain, t Totals, interval time.Duration) (topology.Forecast, Drain) {
+	fc := forecast(l, rows, interval, 0)
+	d.Backlog = t.Backlog
+	if t.Backlogged == 0 || d.Capacity <= 0 || d.Hops == 0 {
+		return fc, d
+	}
+	hops := time.Duration(float64(d.Hops) / d.Capacity * float64(time.Second))
+	d.Finish = max(hops, fc.Latest)
+	if fc.Latest > 0 {
+		d.Late = max(hops-fc.Latest, 0)
+	}
+	return forecast(l, rows, interval, d.Finish), d
+}
+
+func forecast(l topology.Ladder, rows []Row, interval, drained time.Duration) topology.Forecast {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
@@ -25,7 +50,8 @@ func Forecast(l topology.Ladder, rows []Row, interval time.Duration) topology.Fo
 		}
 	}
 	return l.Forecast(stats, topology.ForecastOptions{
-		Margin: 2 * interval,
-		Stuck:  func(q string) bool { return stuck[q] },
+		Margin:  2 * interval,
+		Stuck:   func(q string) bool { return stuck[q] },
+		Drained: drained,
 	})
 }

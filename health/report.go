@@ -31,6 +31,11 @@ type Totals struct {
 	HasUnroutable bool
 	Stuck         int
 	Stalled       int
+	// Backlogged counts rungs whose expired messages wait while messages
+	// leave (Row.Backlogged): busy, not broken; Backlog their expired
+	// messages.
+	Backlogged int
+	Backlog    int64
 	// Missing counts planned queues the broker lacks; Problems the other
 	// rows at Warning or worse that are neither stuck nor stalled.
 	Missing  int
@@ -61,6 +66,10 @@ func Total(f topology.Found, rows []Row) Totals {
 			t.HasUnroutable = true
 			t.Unroutable += r.Stats.Messages()
 		}
+		if r.Backlogged {
+			t.Backlogged++
+			t.Backlog += r.Stats.Expired
+		}
 		switch {
 		case r.Stalled:
 			t.Stalled++
@@ -89,6 +98,8 @@ func Sum(ls []LadderReport) Totals {
 		t.HasUnroutable = t.HasUnroutable || o.HasUnroutable
 		t.Stuck += o.Stuck
 		t.Stalled += o.Stalled
+		t.Backlogged += o.Backlogged
+		t.Backlog += o.Backlog
 		t.Missing += o.Missing
 		t.Problems += o.Problems
 		t.Drift += o.Drift
@@ -104,6 +115,9 @@ type LadderReport struct {
 	Rows     []Row
 	Totals   Totals
 	Forecast topology.Forecast
+	// Drain is the ladder's measured drain: its capacity always, when
+	// backlogged its backlog and predicted finish.
+	Drain Drain
 }
 
 // Report is everything one observation of a vhost judged: every ladder
@@ -129,7 +143,9 @@ func NewReport(found []topology.Found, snap topology.Snapshot, w Watch) Report {
 	r := Report{Vhost: snap.Vhost, Interval: w.Interval, Snapshot: snap, Ladders: make([]LadderReport, 0, len(found))}
 	for _, f := range found {
 		rows := LadderRows(f, snap, w)
-		r.Ladders = append(r.Ladders, LadderReport{Found: f, Rows: rows, Totals: Total(f, rows), Forecast: Forecast(f.Ladder, rows, w.Interval)})
+		t := Total(f, rows)
+		fc, d := DrainForecast(f.Ladder, rows, w.Flows.ladderDrain(f.Ladder, rows), t, w.Interval)
+		r.Ladders = append(r.Ladders, LadderReport{Found: f, Rows: rows, Totals: t, Forecast: fc, Drain: d})
 	}
 	r.Totals = Sum(r.Ladders)
 	return r

@@ -76,6 +76,15 @@ type Row struct {
 	// Stuck means not draining for another reason.
 	Stalled bool
 	Waited  time.Duration
+	// Backlogged is set when the rung's expired messages wait longer than
+	// a refresh to be dead-lettered while messages do leave it: a storm
+	// the ladder is draining, never a stall (see drain.go).
+	Backlogged bool
+	// InRate and OutRate are messages a second into and out of the queue:
+	// what the readings showed over their span (Flows.Rates: dead-lettered
+	// messages included, which the management API's rates leave out), or
+	// the management API's rates where those are higher.
+	InRate, OutRate float64
 	// Hop is where the active trace waits in this rung; End marks the
 	// queue the traced message ends in.
 	Hop *topology.Hop
@@ -106,6 +115,11 @@ type Watch struct {
 	// dead-lettered without their count falling (Waits.Waited); nil means
 	// unknown, and then no rung reads as stalled.
 	Waited func(queue string) time.Duration
+	// Flows are the depths read over time and Now the moment judged: with
+	// them a rung whose messages leave is never stalled, however its
+	// expired count grows. The zero Flows knows no history.
+	Flows Flows
+	Now   time.Time
 }
 
 func (w Watch) still(q string) time.Duration {
@@ -136,6 +150,7 @@ func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 	}
 	listed := map[string]bool{}
 	ages := MaxAge(l)
+	drain := w.Flows.ladderDrain(l, nil)
 	var rows []Row
 	add := func(r Row) {
 		if listed[r.Queue] {
@@ -151,7 +166,9 @@ func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 			}
 		}
 		r.Drift = drift[r.Queue]
-		judge(&r, facts{maxAge: ages[r.Level], watch: w})
+		in, out := w.Flows.Rates(r.Queue)
+		r.InRate, r.OutRate = max(in, r.Stats.PublishRate), max(out, r.Stats.OutRate())
+		judge(&r, facts{maxAge: ages[r.Level], watch: w, drain: drain})
 		rows = append(rows, r)
 	}
 	for _, r := range l.Rungs() {
@@ -189,6 +206,8 @@ type facts struct {
 	// maxAge is MaxAge for the row's level.
 	maxAge time.Duration
 	watch  Watch
+	// drain is the ladder's measured capacity (no hops or backlog yet).
+	drain Drain
 }
 
 // A rule looks at one row and raises what it finds (r.raise). Every rule
@@ -200,6 +219,7 @@ var rules = []func(r *Row, f facts){
 	notInPlan,
 	drifted,
 	stalledRung,
+	backloggedRung,
 	expiredWaiting,
 	stuckRung,
 	consumedRung,
@@ -241,7 +261,7 @@ func stalledRung(r *Row, f facts) {
 		return
 	}
 	waited := f.watch.waited(r.Queue)
-	if s := Stalled(r.Stats, r.TTL, waited, f.watch.Interval); s != "" {
+	if s := Stalled(r.Stats, r.TTL, waited, f.watch.Interval); s != "" && !f.leaving(r, waited) {
 		r.Stalled, r.Waited = true, waited
 		r.raise(Problem, "stalled "+topology.FormatCount(r.Stats.Expired), s)
 	}
@@ -251,7 +271,7 @@ func stalledRung(r *Row, f facts) {
 // while it is too soon to call the rung stalled: a busy healthy quorum
 // rung shows a few now and then.
 func expiredWaiting(r *Row, _ facts) {
-	if r.Kind == RungRow && !r.Stalled && r.Stats.Expired > 0 {
+	if r.Kind == RungRow && !r.Stalled && !r.Backlogged && r.Stats.Expired > 0 {
 		n := r.Stats.Expired
 		r.raise(Notice, topology.FormatCount(n)+" expired", fmt.Sprintf("%s expired %s waiting to be dead-lettered", topology.FormatCount(n), topology.Plural(n, "message", "messages")))
 	}

@@ -98,6 +98,13 @@ func (w Waits) MovedSince(t time.Time) bool {
 	return true
 }
 
+// Fell reports whether the queue's waiting count fell (or it started
+// waiting) after t, or it waits no more.
+func (w Waits) Fell(queue string, t time.Time) bool {
+	x, ok := w[queue]
+	return !ok || x.since.After(t)
+}
+
 // Waited is how long a queue's waiting count has stayed above zero without
 // falling, as of now; 0 when it has nothing waiting.
 func (w Waits) Waited(queue string, now time.Time) time.Duration {

@@ -25,6 +25,7 @@ type ladderView struct {
 	rows     []health.Row // all rows, untraced and unfiltered
 	totals   health.Totals
 	fc       topology.Forecast
+	drain    health.Drain
 	gone     bool
 	filter   string
 	trace    *ui.TraceState
@@ -134,7 +135,7 @@ func (v *ladderView) TraceMessage(mt *ui.MessageTrace, queue string) {
 func (v *ladderView) SetRows(lr health.LadderReport, gone bool) {
 	cur, ok := v.Selected()
 	v.found, v.rows, v.gone = lr.Found, lr.Rows, gone
-	v.totals, v.fc = lr.Totals, lr.Forecast
+	v.totals, v.fc, v.drain = lr.Totals, lr.Forecast, lr.Drain
 	if v.trace != nil {
 		mt := v.traced
 		v.SetTrace(v.trace.Input)
@@ -267,7 +268,7 @@ func (v ladderView) state() ui.LadderState {
 	}
 	rows, folded := v.visible()
 	return ui.LadderState{
-		Found: v.found, Rows: rows, Folded: folded, Totals: v.totals, Forecast: v.fc,
+		Found: v.found, Rows: rows, Folded: folded, Totals: v.totals, Forecast: v.fc, Drain: v.drain,
 		Selected: v.sel, Offset: v.offset, Filter: v.filter,
 		Trace: trace, ShowDrift: v.showDrift, ShowCost: v.showCost && !v.showDrift, Gone: v.gone,
 		ShowForecast: v.showForecast && !v.showDrift && !v.showCost,

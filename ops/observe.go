@@ -138,6 +138,7 @@ type Observer struct {
 	found  []topology.Found  // its ladders in scope
 	moves  topology.Movements
 	waits  health.Waits
+	flows  health.Flows
 	at     time.Time
 	// since counts reads since the last snapshot; due asks for a
 	// snapshot next, whatever the count.
@@ -363,6 +364,7 @@ func (o Observer) Observe(r Reading) (next Observer, again bool) {
 	}
 	o.moves = o.moves.Observe(r.Queues, r.At)
 	o.waits = o.waits.Observe(r.Queues, r.At)
+	o.flows = o.flows.Observe(o.snap.Queues, r.At)
 	o.at = r.At
 	return o, again
 }
@@ -396,6 +398,8 @@ func (o Observer) Report(now time.Time) health.Report {
 		Interval: o.Interval(),
 		Still:    func(q string) time.Duration { return moves.Still(q, now) },
 		Waited:   func(q string) time.Duration { return waits.Waited(q, now) },
+		Flows:    o.flows,
+		Now:      now,
 	}
 	r := health.NewReport(o.found, o.snap, w)
 	r.At = o.at
@@ -460,11 +464,30 @@ func (o Observer) WatchStalls(ctx context.Context, insp Inspector, now func() ti
 			return o, fmt.Errorf("%s: %w", r.Read.Op(), r.Err)
 		}
 		o, _ = o.Observe(r)
-		if o.waits.MovedSince(begin) {
+		if o.settled(begin) {
 			break
 		}
 	}
 	return o, nil
+}
+
+// settled reports whether every rung seen waiting since begin has shown
+// messages leaving it since: its waiting count fell, or its depth did (a
+// storm's rungs forward thousands a second while their count grows). None
+// of them can then be judged stalled.
+func (o Observer) settled(begin time.Time) bool {
+	if o.waits.MovedSince(begin) {
+		return true
+	}
+	live := topology.StatsByName(o.snap.Queues)
+	for _, f := range o.found {
+		for _, r := range f.Ladder.Rungs() {
+			if live[r.Queue].Expired > 0 && !o.flows.MovedSince(r.Queue, r.TTL, o.Interval(), begin) && !o.waits.Fell(r.Queue, begin) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Sleep waits d or until ctx is done: WatchStalls' sleep in real time.

@@ -20,6 +20,11 @@ type ForecastOptions struct {
 	// instant cannot show (the depth has not moved for longer than the
 	// TTL). Their messages are forecast as due at an unknown time.
 	Stuck func(queue string) bool
+	// Drained, when positive, is when a backlogged ladder will have
+	// forwarded every message at its measured drain rate: the rungs share
+	// one dead-letter path, so no rung holding messages is done sooner,
+	// whatever its TTL says.
+	Drained time.Duration
 }
 
 // RungForecast is when the messages now in one rung reach their
@@ -123,6 +128,9 @@ func (l Ladder) Forecast(stats map[string]QueueStats, opt ForecastOptions) Forec
 		}
 		if rf.Messages > 0 && (s.HeadAge > above[r.Level]+r.TTL+max(opt.Margin, 0) || opt.Stuck != nil && opt.Stuck(r.Queue)) {
 			rf.Unknown, rf.Earliest, rf.Latest = true, 0, 0
+		}
+		if rf.Messages > 0 && !rf.Unknown {
+			rf.Latest = max(rf.Latest, opt.Drained)
 		}
 		f.Rungs = append(f.Rungs, rf)
 	}

@@ -20,6 +20,8 @@ type LadderState struct {
 	// has them: the summary and the forecast draw them as they are.
 	Totals   health.Totals
 	Forecast topology.Forecast
+	// Drain is the ladder's measured drain (a backlog's rate and finish).
+	Drain health.Drain
 	// Selected indexes Rows; Offset is the first visible table line.
 	Selected int
 	Offset   int
@@ -204,6 +206,9 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 		// Held by a delayed retry: in flight, in none of READY, UNACK or
 		// EXPIRED, and late.
 		verdict = append(verdict, st.Warn.Render(topology.FormatCount(t.Delayed)+" delayed"))
+	}
+	if t.Backlogged > 0 {
+		verdict = append(verdict, st.Warn.Render(BacklogShort(t, s.Drain)))
 	}
 	if stuck > 0 {
 		verdict = append(verdict, st.Danger.Render(fmt.Sprintf("✗ %d stuck", stuck)))
@@ -453,9 +458,9 @@ func queueLine(b *strings.Builder, t table, r health.Row, selected bool, maxDept
 			fill, track := barText(r.Stats.Messages(), maxDepth, w)
 			return cell{text: fill, track: track, ink: ink, bar: true}
 		case "in":
-			return rate(r.Stats.PublishRate)
+			return rate(r.InRate)
 		case "out":
-			return rate(r.Stats.OutRate())
+			return rate(r.OutRate)
 		case "cons":
 			return count(r.Stats.Consumers)
 		case "arrive":
@@ -559,7 +564,7 @@ func LadderText(lr health.LadderReport, rows []health.Row, folded, width int) st
 	}
 	var st Styles
 	f := lr.Found
-	s := LadderState{Found: f, Rows: rows, Selected: -1, Folded: folded, Totals: lr.Totals, Forecast: lr.Forecast}
+	s := LadderState{Found: f, Rows: rows, Selected: -1, Folded: folded, Totals: lr.Totals, Forecast: lr.Forecast, Drain: lr.Drain}
 	out := []string{ladderSummary(s, st, width, "", false)}
 	out = append(out, "")
 	for _, l := range tableText(ladderLayout(s, width), s, tableLines(rows), st, width) {

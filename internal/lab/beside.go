@@ -47,9 +47,9 @@ func DefaultBesideOptions() BesideOptions {
 // BesideReport is what the beside phase measured.
 type BesideReport struct {
 	bench.RunInfo
-	Ladder   ScaleLadder `json:"ladder"`
-	InFlight int         `json:"in_flight"`
-	Runs     int         `json:"runs"`
+	Ladder   bench.LadderShape `json:"ladder"`
+	InFlight int               `json:"in_flight"`
+	Runs     int               `json:"runs"`
 	// Rows are the ladder alone (Others 0) first, then beside each
 	// number of other queues.
 	Rows     []BesideRow `json:"rows"`
@@ -89,7 +89,7 @@ func RunBeside(ctx context.Context, cfg broker.Config, mgmt *broker.Management, 
 	}
 	l := o.Ladder
 	rep := BesideReport{
-		RunInfo: bench.StartRun(), InFlight: o.InFlight, Runs: o.Runs, Problems: []string{}, Ladder: scaleLadder(l),
+		RunInfo: bench.StartRun(), InFlight: o.InFlight, Runs: o.Runs, Problems: []string{}, Ladder: bench.ShapeOf(l),
 	}
 	if o.Runs < 1 || o.InFlight < 0 {
 		return rep, fmt.Errorf("%w: beside with %d runs and %d messages in flight (want at least 1 run)", bench.ErrOptions, o.Runs, o.InFlight)
@@ -228,7 +228,7 @@ func publishInFlight(ctx context.Context, conn *broker.Conn, l topology.Ladder, 
 			return err
 		}
 	}
-	got, _, err := publishN(ctx, conn, n, func(i int) broker.Message {
+	got, _, err := bench.PublishN(ctx, conn, n, func(i int) broker.Message {
 		tr := traces[i]
 		return broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Persistent: true, Headers: map[string]any{hdrSeq: int64(i)}}
 	}, nil)

@@ -72,7 +72,7 @@ func (s *scaleRun) replay(ctx context.Context) error {
 		defer cancel()
 		_ = s.pub.Teardown(tctx, plan)
 	}()
-	got, _, err := publishN(ctx, s.pub, n, func(i int) broker.Message {
+	got, _, err := bench.PublishN(ctx, s.pub, n, func(i int) broker.Message {
 		return broker.Message{RoutingKey: replayExpire, MessageID: strconv.Itoa(i), Body: s.body, Persistent: true, Headers: map[string]any{hdrSeq: int64(i)}}
 	}, nil)
 	if err != nil || got != n {

@@ -49,11 +49,11 @@ func DefaultScaleOptions() ScaleOptions {
 // ScaleReport is what the scale phase measured.
 type ScaleReport struct {
 	bench.RunInfo
-	N         int         `json:"n"`
-	Ladder    ScaleLadder `json:"ladder"`
-	MinDelayS float64     `json:"min_delay_s"`
-	MaxDelayS float64     `json:"max_delay_s"`
-	Size      int         `json:"size"`
+	N         int               `json:"n"`
+	Ladder    bench.LadderShape `json:"ladder"`
+	MinDelayS float64           `json:"min_delay_s"`
+	MaxDelayS float64           `json:"max_delay_s"`
+	Size      int               `json:"size"`
 	// Limit is the same publishers' rate into one plain queue of the
 	// ladder's queue type (LimitN messages, persistent, no consumer);
 	// Publish is theirs into the ladder; Ratio is Publish ÷ Limit.
@@ -84,22 +84,6 @@ type ScaleReport struct {
 	// SIGKILL a third of the way and then to the end.
 	Replay   *ReplayCost `json:"replay,omitempty"`
 	Problems []string    `json:"problems"`
-}
-
-// ScaleLadder is the ladder's shape as the report states it.
-type ScaleLadder struct {
-	Name      string  `json:"name"`
-	Layout    string  `json:"layout"`
-	Radix     int     `json:"radix"`
-	Levels    int     `json:"levels"`
-	UnitMS    float64 `json:"unit_ms"`
-	QueueType string  `json:"queue_type"`
-	Rungs     int     `json:"rungs"`
-}
-
-// scaleLadder is how a report names the ladder it measured.
-func scaleLadder(l topology.Ladder) ScaleLadder {
-	return ScaleLadder{Name: l.Name, Layout: l.Layout, Radix: l.Radix, Levels: l.Levels, UnitMS: bench.Millis(l.Unit), QueueType: string(l.QueueType), Rungs: len(l.Rungs())}
 }
 
 // ScaleMemory is the broker's memory at the phase's edges, in bytes.
@@ -137,14 +121,6 @@ const scaleHdrDue = "x-rungs-lab-due-ns"
 
 // Scale parameters that are not options.
 const (
-	// scalePublishers publish concurrently, each scaleBatch messages per
-	// call, so that one call's wait for its last confirms overlaps the
-	// others' sending.
-	scalePublishers = 4
-	scaleBatch      = 1000
-	// scaleLimitN caps the limit phase: it measures a rate, and a million
-	// more messages would only double the broker's memory.
-	scaleLimitN = 100_000
 	// memoryEvery is the broker memory sampling interval.
 	memoryEvery = time.Second
 )
@@ -160,7 +136,7 @@ func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	rep = ScaleReport{
 		RunInfo: bench.StartRun(), N: o.N, Size: o.Size,
 		MinDelayS: o.MinDelay.Seconds(), MaxDelayS: o.MaxDelay.Seconds(), Problems: []string{},
-		Ladder: scaleLadder(l),
+		Ladder: bench.ShapeOf(l),
 	}
 	switch {
 	case o.N < 1:
@@ -234,7 +210,7 @@ func (s *scaleRun) problem(format string, a ...any) {
 
 // limit measures the publishers into one plain queue of the ladder's type.
 func (s *scaleRun) limit(ctx context.Context) error {
-	n := min(s.o.N, scaleLimitN)
+	n := min(s.o.N, bench.LimitN)
 	q := topology.Queue{Name: "bench.scale.limit", Durable: true}
 	if s.l.QueueType == topology.Quorum {
 		q.Args = topology.Args{"x-queue-type": "quorum"}
@@ -243,7 +219,7 @@ func (s *scaleRun) limit(ctx context.Context) error {
 	if _, err := s.pub.Apply(ctx, plan); err != nil {
 		return fmt.Errorf("limit queue: %w", err)
 	}
-	got, took, err := publishN(ctx, s.pub, n, func(int) broker.Message {
+	got, took, err := bench.PublishN(ctx, s.pub, n, func(int) broker.Message {
 		return broker.Message{RoutingKey: q.Name, Body: s.body, Persistent: true}
 	}, nil)
 	if err != nil {
@@ -325,7 +301,7 @@ func (s *scaleRun) fill(ctx context.Context) error {
 	}
 	s.logf("publishing %d persistent messages into %s (%s, %s, radix %d, %d rungs), delays %s to %s",
 		s.o.N, s.l.Name, s.l.Layout, s.l.QueueType, s.l.Radix, len(s.l.Rungs()), s.o.MinDelay, s.o.MaxDelay)
-	confirmed, took, err := publishN(ctx, s.pub, s.o.N, func(i int) broker.Message {
+	confirmed, took, err := bench.PublishN(ctx, s.pub, s.o.N, func(i int) broker.Message {
 		tr := traces[delays[i]]
 		return broker.Message{
 			Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Body: s.body, Persistent: true,

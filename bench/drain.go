@@ -1,0 +1,299 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// The drain phase is a retry storm on purpose: N persistent messages with
+// one delay, published as fast as the broker confirms, so that they all
+// expire together and the ladder's dead-lettering, not the TTLs, decides
+// when they arrive. It watches the ladder through the observer every
+// front end uses and counts how often a rung was judged stalled (a
+// storm is a backlog, never a stall), and it compares the finish the
+// forecast predicted at the peak of the backlog with the real one.
+
+// DrainOptions configure the drain phase.
+type DrainOptions struct {
+	N int
+	// Delay is every message's delay: one delay makes the worst storm,
+	// every message expiring in the same rungs within the publish time.
+	Delay time.Duration
+	// Ladder is the ladder to fill (its Vhost is ignored).
+	Ladder topology.Ladder
+	Size   int
+	// Every is how often the statistics are read.
+	Every time.Duration
+	// Record, when set, receives every reading as a health.Recording
+	// (JSON): the recorded sequences health's tests judge.
+	Record io.Writer
+	Log    io.Writer
+}
+
+// DefaultDrainOptions is 200,000 messages of 20 s through the default
+// ladder: a storm a 2-core broker needs longer to drain than to publish.
+func DefaultDrainOptions() DrainOptions {
+	return DrainOptions{N: 200_000, Delay: 20 * time.Second, Size: 64, Every: time.Second}
+}
+
+// DrainReport is what the drain phase measured.
+type DrainReport struct {
+	RunInfo
+	N      int         `json:"n"`
+	DelayS float64     `json:"delay_s"`
+	Ladder LadderShape `json:"ladder"`
+	// LimitPerS is the broker's own limit measured in the same run: the
+	// rate one plain queue of the ladder's type takes persistent messages
+	// in (publish, confirms) and gives them to a consumer (acks).
+	LimitPerS float64 `json:"limit_per_s"`
+	PublishS  float64 `json:"publish_s"`
+	// DrainPerS is how fast messages reached the target while a backlog
+	// waited (arrivals ÷ time, from the first due to the last arrival);
+	// HopsPerS the dead-letter forwards per second the ladder sustained
+	// (health's measured capacity, median while backlogged). Ratio is
+	// DrainPerS ÷ LimitPerS.
+	DrainPerS float64 `json:"drain_per_s"`
+	HopsPerS  float64 `json:"hops_per_s"`
+	Ratio     float64 `json:"ratio"`
+	// The peak is the reading with the most expired messages waiting; at
+	// it the forecast predicted the finish (from the first publish).
+	PeakExpired      int64   `json:"peak_expired"`
+	PeakAtS          float64 `json:"peak_at_s"`
+	PredictedFinishS float64 `json:"predicted_finish_s"`
+	// FinishS is from the first publish until the target held every
+	// message; LastDueS until the last was due. ErrorPct is the
+	// predicted finish's error as a share of FinishS (the issue's
+	// measure: within 20%), LeftErrorPct as a share of the time that was
+	// left at the peak (the harder one).
+	FinishS      float64 `json:"finish_s"`
+	LastDueS     float64 `json:"last_due_s"`
+	ErrorPct     float64 `json:"error_pct"`
+	LeftErrorPct float64 `json:"left_error_pct"`
+	// Stalled counts readings × rungs judged stalled (it must be 0);
+	// Backlogged the most rungs judged backlogged in one reading.
+	Stalled    int      `json:"stalled"`
+	Backlogged int      `json:"backlogged"`
+	Readings   int      `json:"readings"`
+	Problems   []string `json:"problems"`
+}
+
+// RunDrain runs the drain phase in a vhost of its own, removed afterwards.
+func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o DrainOptions) (rep DrainReport, err error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Every <= 0 {
+		o.Every = time.Second
+	}
+	l := o.Ladder
+	rep = DrainReport{RunInfo: StartRun(), N: o.N, DelayS: o.Delay.Seconds(), Ladder: ShapeOf(l), Problems: []string{}}
+	switch {
+	case o.N < 1:
+		return rep, fmt.Errorf("%w: drain of %d messages (want at least 1)", ErrOptions, o.N)
+	case o.Delay < l.Unit || o.Delay > l.MaxDelay():
+		return rep, fmt.Errorf("%w: delay %s (want the ladder's unit %s to its longest %s)", ErrOptions, o.Delay, l.Unit, l.MaxDelay())
+	}
+	began := time.Now()
+	if _, err := rep.MeetBroker(ctx, mgmt); err != nil {
+		return rep, err
+	}
+	vh, err := NewVhost(ctx, mgmt, cfg, "rungs-bench-drain-")
+	if err != nil {
+		return rep, err
+	}
+	defer vh.Remove(ctx, 5*time.Minute, &rep.Problems)
+	vcfg := vh.Config
+	l.Vhost = vcfg.Vhost
+	conn, err := broker.Dial(ctx, vcfg)
+	if err != nil {
+		return rep, err
+	}
+	defer conn.Close()
+	logf := func(format string, a ...any) { fmt.Fprintf(o.Log, "drain: "+format+"\n", a...) }
+	body := make([]byte, o.Size)
+	if rep.LimitPerS, err = drainLimit(ctx, conn, l.QueueType, min(o.N, LimitN), body); err != nil {
+		return rep, fmt.Errorf("limit: %w", err)
+	}
+	logf("limit: %.0f/s through one %s queue", rep.LimitPerS, l.QueueType)
+	if _, err := conn.Apply(ctx, l.Plan()); err != nil {
+		return rep, fmt.Errorf("apply %s: %w", l.Name, err)
+	}
+	tr, err := l.Trace(o.Delay, "")
+	if err != nil {
+		return rep, err
+	}
+	rec := health.Recording{Version: rep.Broker.RabbitMQ, Ladder: health.RecordedLadderOf(l), N: o.N, DelayMS: o.Delay.Milliseconds(), Target: tr.Target}
+	obs := ops.NewObserver(ops.Scope{Vhost: vcfg.Vhost, Ladders: []string{l.Name}}).WithIntervals(o.Every, 0)
+	if obs, _, err = obs.Refresh(ctx, mgmt, time.Now); err != nil {
+		return rep, err
+	}
+
+	start := time.Now()
+	published := make(chan error, 1)
+	go func() {
+		got, took, err := PublishN(ctx, conn, o.N, func(int) broker.Message {
+			return broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Persistent: true, Body: body}
+		}, nil)
+		rep.PublishS = took.Seconds()
+		if err == nil && got != o.N {
+			err = fmt.Errorf("%d of %d confirmed", got, o.N)
+		}
+		published <- err
+	}()
+	lastDue := time.Duration(0)
+	var pubDone bool
+	var hops []float64
+	timeout := 4*o.Delay + time.Duration(o.N/500)*time.Second + 2*time.Minute
+	for {
+		if err := ops.Sleep(ctx, o.Every); err != nil {
+			return rep, err
+		}
+		if !pubDone {
+			select {
+			case err := <-published:
+				if err != nil {
+					return rep, fmt.Errorf("publish: %w", err)
+				}
+				pubDone, lastDue = true, time.Since(start)+o.Delay
+				logf("published %d in %.1fs", o.N, rep.PublishS)
+			default:
+			}
+		}
+		if obs, _, err = obs.Refresh(ctx, mgmt, time.Now); err != nil {
+			return rep, err
+		}
+		at := time.Since(start)
+		rec.Add(at, obs.Snapshot().Queues)
+		r := obs.Report(obs.At())
+		rep.Readings++
+		var arrived int64
+		if q, ok := obs.Snapshot().Queue(tr.Target); ok {
+			arrived = q.Stats.Messages()
+		}
+		if len(r.Ladders) == 1 {
+			lr := r.Ladders[0]
+			rep.Stalled += lr.Totals.Stalled
+			rep.Backlogged = max(rep.Backlogged, lr.Totals.Backlogged)
+			if lr.Totals.Stalled > 0 {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%.0fs: %d rungs judged stalled during the drain", at.Seconds(), lr.Totals.Stalled))
+			}
+			d := lr.Drain
+			if lr.Totals.Backlogged > 0 && d.Capacity > 0 {
+				hops = append(hops, d.Capacity)
+			}
+			if pubDone && lr.Totals.Expired > rep.PeakExpired && d.Finish > 0 {
+				rep.PeakExpired, rep.PeakAtS = lr.Totals.Expired, at.Seconds()
+				rep.PredictedFinishS = (at + d.Finish).Seconds()
+			}
+			logf("%4.0fs in ladder %d, expired %d, arrived %d, backlogged %d, stalled %d, capacity %.0f hops/s, finish in %s",
+				at.Seconds(), lr.Totals.InFlight, lr.Totals.Expired, arrived, lr.Totals.Backlogged, lr.Totals.Stalled, d.Capacity, d.Finish.Round(time.Second))
+		}
+		if pubDone && arrived >= int64(o.N) {
+			rep.FinishS = at.Seconds()
+			break
+		}
+		if at > timeout {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("only %d of %d arrived in %s", arrived, o.N, at.Round(time.Second)))
+			break
+		}
+	}
+	rep.LastDueS = lastDue.Seconds()
+	if first := o.Delay.Seconds(); rep.FinishS > first {
+		rep.DrainPerS = float64(o.N) / (rep.FinishS - first)
+	}
+	if rep.LimitPerS > 0 {
+		rep.Ratio = rep.DrainPerS / rep.LimitPerS
+	}
+	rep.HopsPerS = median(hops)
+	if left := rep.FinishS - rep.PeakAtS; rep.PredictedFinishS > 0 && left > 0 {
+		rep.ErrorPct = 100 * (rep.PredictedFinishS - rep.FinishS) / rep.FinishS
+		rep.LeftErrorPct = 100 * (rep.PredictedFinishS - rep.FinishS) / left
+	}
+	if o.Record != nil {
+		enc := json.NewEncoder(o.Record)
+		enc.SetIndent("", " ")
+		if err := enc.Encode(rec); err != nil {
+			return rep, fmt.Errorf("record: %w", err)
+		}
+	}
+	rep.Finish(began)
+	return rep, nil
+}
+
+// drainLimit measures the broker's own limit for one hop: n persistent
+// messages published (with confirms) into one plain queue of the ladder's
+// type and consumed from it (acks), at the same time, as a dead-letter
+// hop both writes and reads a queue. The rate is n ÷ the time until the
+// last was consumed.
+func drainLimit(ctx context.Context, conn *broker.Conn, qt topology.QueueType, n int, body []byte) (float64, error) {
+	q := "bench.drain.limit"
+	p := topology.Plan{Queues: []topology.Queue{{Name: q, Durable: true, Args: map[string]any{"x-queue-type": string(qt)}}}}
+	if _, err := conn.Apply(ctx, p); err != nil {
+		return 0, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ds, err := conn.Consume(cctx, q, 1000)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	published := make(chan error, 1)
+	go func() {
+		got, _, err := PublishN(ctx, conn, n, func(int) broker.Message {
+			return broker.Message{RoutingKey: q, Persistent: true, Body: body}
+		}, nil)
+		if err == nil && got != n {
+			err = fmt.Errorf("%d of %d confirmed", got, n)
+		}
+		published <- err
+	}()
+	for got := 0; got < n; {
+		select {
+		case d, ok := <-ds:
+			if !ok {
+				return 0, errors.New("consumer closed")
+			}
+			if err := d.Ack(); err != nil {
+				return 0, err
+			}
+			got++
+		case err := <-published:
+			if err != nil {
+				return 0, err
+			}
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// Markdown is the drain report as BENCHMARKS.md shows it.
+func (r DrainReport) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Drain: %d messages of %s, %s %s ladder, radix %d (RabbitMQ %s, %d CPUs)\n\n",
+		r.N, topology.FormatSpan(time.Duration(r.DelayS*float64(time.Second))), r.Ladder.Layout, r.Ladder.QueueType, r.Ladder.Radix, r.Broker.RabbitMQ, r.Machine.CPUs)
+	b.WriteString("| figure | value |\n|---|---|\n")
+	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, v) }
+	row("broker limit (one plain queue, publish+consume)", fmt.Sprintf("%.0f/s", r.LimitPerS))
+	row("published in", fmt.Sprintf("%.1fs", r.PublishS))
+	row("drain (arrivals after the first was due)", fmt.Sprintf("%.0f/s = %.2f × limit", r.DrainPerS, r.Ratio))
+	row("ladder capacity while backlogged (median)", fmt.Sprintf("%.0f hops/s", r.HopsPerS))
+	row("peak backlog", fmt.Sprintf("%d expired at %.0fs", r.PeakExpired, r.PeakAtS))
+	row("predicted finish at the peak", fmt.Sprintf("%.0fs", r.PredictedFinishS))
+	row("actual finish (last arrival)", fmt.Sprintf("%.0fs (last due %.0fs)", r.FinishS, r.LastDueS))
+	row("prediction error", fmt.Sprintf("%+.0f%% of the finish, %+.0f%% of the time left", r.ErrorPct, r.LeftErrorPct))
+	row("rung readings judged stalled", fmt.Sprintf("%d", r.Stalled))
+	return b.String()
+}

@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/bench"
+)
+
+// runDrain runs the drain phase (--drain) and prints its report.
+func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
+	if bf.drain < 1 {
+		return usageErr("--drain %d: want at least 1 message", bf.drain)
+	}
+	m, err := e.benchBroker()
+	if err != nil {
+		return err
+	}
+	l, err := e.defaultLadder(cmd.Context())
+	if err != nil {
+		return err
+	}
+	o := bench.DefaultDrainOptions()
+	o.N, o.Ladder, o.Log = bf.drain, l, e.Err
+	rep, err := bench.RunDrain(cmd.Context(), e.config(), m, o)
+	if err != nil {
+		if errorsIsOptions(err) {
+			return usageErr("%v", err)
+		}
+		return err
+	}
+	return e.printBench(bf, rep.Markdown(), rep, rep.Problems)
+}

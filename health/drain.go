@@ -1,0 +1,326 @@
+package health
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// A retry storm is not a stall. When a million messages expire at once, a
+// quorum rung's expired count (messages_dlx) rises for minutes while its
+// dead-letter worker forwards thousands a second: the node's quorum write
+// path, not the worker, is the bound. The count alone cannot tell that from
+// a worker that stopped, so a rung is judged by whether messages leave it.
+// The management API reports no dead-lettered counter per queue, so
+// leaving is shown from the depths the observer samples:
+//
+//   - the depth fell between two readings: only leaving removes messages
+//     from a rung (a consumer on a rung is a finding of its own);
+//   - the expired count fell (the old rule's evidence);
+//   - for a rung whose depth rose (fed from above faster than it drains):
+//     every message ready at one reading has expired by a reading its TTL
+//     and two statistics intervals later, so if that reading counts fewer
+//     expired messages than the first counted ready and expired together,
+//     the difference left.
+//
+// A stalled worker shows none of these: its rung's depth stands still (or
+// only rises), its expired count never falls.
+//
+// Capacity is measured for the whole ladder, from the same depths. Cut the
+// ladder below level k: every message above the cut crosses it exactly
+// once, so the crossings in a span are what was published above it less
+// what the depth above it gained. Summed over the levels, that is the
+// hops the ladder made, and a message in a level-k rung still has k+1
+// crossings to make. Remaining crossings over crossings per second is when
+// the backlog is done.
+
+// FlowHorizon is how much history Flows keeps: enough for the TTL bound
+// of rungs up to a minute and a half, and for a rate over many statistics
+// intervals.
+const FlowHorizon = 2 * time.Minute
+
+// RateSpan is the span the ladder's drain rate is measured over: six
+// statistics intervals, so that the broker's five-second staleness moves
+// the rate by a sixth at most.
+const RateSpan = 30 * time.Second
+
+// Flows keeps the depths of the queues the observer read, for FlowHorizon.
+// It is replaced, never mutated.
+type Flows struct {
+	samples []flowSample
+}
+
+type flowSample struct {
+	at time.Time
+	q  map[string]depth
+}
+
+type depth struct {
+	messages, ready, expired int64
+	// pub is the rate of publishes into the queue (the management API's
+	// publish rate counts what clients published, not what a dead-letter
+	// worker delivered).
+	pub float64
+}
+
+// Observe records a reading of qs taken at at.
+func (f Flows) Observe(qs []topology.Queue, at time.Time) Flows {
+	s := flowSample{at: at, q: make(map[string]depth, len(qs))}
+	for _, q := range qs {
+		st := q.Stats
+		s.q[q.Name] = depth{messages: st.Messages(), ready: st.Ready, expired: st.Expired, pub: st.PublishRate}
+	}
+	keep := 0
+	for keep < len(f.samples) && at.Sub(f.samples[keep].at) > FlowHorizon {
+		keep++
+	}
+	out := make([]flowSample, 0, len(f.samples)-keep+1)
+	out = append(out, f.samples[keep:]...)
+	return Flows{samples: append(out, s)}
+}
+
+// Len is how many readings Flows holds.
+func (f Flows) Len() int { return len(f.samples) }
+
+// RungFlow is what the readings show of messages leaving one rung.
+type RungFlow struct {
+	// Left is how many messages are known to have left in the readings
+	// held (a lower bound); MovedAt the last reading that showed any
+	// leave (zero: none did).
+	Left    int64
+	MovedAt time.Time
+	// Rose is the last reading at which the depth was higher than at the
+	// one before: messages arrive, and a count that does not fall may
+	// hide messages leaving.
+	Rose time.Time
+}
+
+// Rung follows one rung of TTL ttl through the readings.
+func (f Flows) Rung(queue string, ttl, interval time.Duration) RungFlow {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	var rf RungFlow
+	moved := func(at time.Time, n int64) {
+		if n > 0 {
+			rf.Left += n
+			rf.MovedAt = maxTime(rf.MovedAt, at)
+		}
+	}
+	for i := 1; i < len(f.samples); i++ {
+		a, b := f.samples[i-1].q[queue], f.samples[i].q[queue]
+		at := f.samples[i].at
+		switch {
+		case b.messages < a.messages:
+			moved(at, a.messages-b.messages)
+		case b.expired < a.expired:
+			moved(at, a.expired-b.expired)
+		}
+		if b.messages > a.messages {
+			rf.Rose = at
+		}
+	}
+	// The TTL bound, for a depth that rose: the earliest reading at least
+	// TTL and two intervals before each later one.
+	span := ttl + 2*interval
+	i := 0
+	for j := 1; j < len(f.samples); j++ {
+		for i+1 < j && f.samples[j].at.Sub(f.samples[i+1].at) >= span {
+			i++
+		}
+		if f.samples[j].at.Sub(f.samples[i].at) < span {
+			continue
+		}
+		a, b := f.samples[i].q[queue], f.samples[j].q[queue]
+		if b.messages > a.messages {
+			// The readings between already counted any fall.
+			if n := a.ready + a.expired - b.expired; n > 0 {
+				rf.MovedAt = maxTime(rf.MovedAt, f.samples[j].at)
+			}
+		}
+	}
+	return rf
+}
+
+// Rates are the messages a second the readings show entering and leaving
+// the queue over their whole span: what left (depth falls, Rung's Left)
+// and what arrived (what left plus what the depth gained). Both are lower
+// bounds; 0 without two readings.
+func (f Flows) Rates(queue string) (in, out float64) {
+	n := len(f.samples)
+	if n < 2 {
+		return 0, 0
+	}
+	span := f.samples[n-1].at.Sub(f.samples[0].at).Seconds()
+	if span <= 0 {
+		return 0, 0
+	}
+	left := f.Rung(queue, 0, DefaultInterval).Left
+	gained := f.samples[n-1].q[queue].messages - f.samples[0].q[queue].messages
+	return max(float64(left+gained), 0) / span, float64(left) / span
+}
+
+// MovedSince reports whether the readings show messages leaving the
+// queue after t.
+func (f Flows) MovedSince(queue string, ttl, interval time.Duration, t time.Time) bool {
+	return f.Rung(queue, ttl, interval).MovedAt.After(t)
+}
+
+// Drain is a ladder's backlog as the readings show it: how fast the ladder
+// forwards, and when what it holds will have left.
+type Drain struct {
+	// Capacity is the hops a second the ladder made over Span (each
+	// message forwarded from one rung to the next, or to its
+	// destination, is one); 0 when the readings span too little.
+	Capacity float64
+	Span     time.Duration
+	// Hops are the hops the messages in the rungs still have to make.
+	Hops int64
+	// Backlog counts the expired messages waiting in backlogged rungs.
+	Backlog int64
+	// Finish is how long until the last message has left the rungs: the
+	// longer of the hops at Capacity and the forecast's TTL bound; 0
+	// when unknown (nothing measured, or nothing in flight).
+	Finish time.Duration
+	// Late is how much later than the TTLs allow the tail arrives.
+	Late time.Duration
+}
+
+// Backlogged says whether the ladder has a backlog to show.
+func (d Drain) Backlogged() bool { return d.Backlog > 0 }
+
+// ladderDrain measures a ladder's capacity over the last RateSpan of
+// readings and the hops its rungs still need.
+func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
+	var d Drain
+	level := map[string]int{}
+	for _, r := range l.Rungs() {
+		level[r.Queue] = r.Level
+	}
+	for _, r := range rows {
+		if r.Kind == RungRow {
+			d.Hops += max(r.Stats.Messages(), 0) * int64(r.Level+1)
+		}
+	}
+	n := len(f.samples)
+	if n < 2 {
+		return d
+	}
+	last := f.samples[n-1]
+	first := 0
+	for first < n-2 && last.at.Sub(f.samples[first+1].at) >= RateSpan {
+		first++
+	}
+	// The publish rates are the broker's averages over its last interval,
+	// too coarse to integrate over a burst: where the readings since some
+	// point show no publishing, measure from there on depths alone, if
+	// that spans two intervals.
+	quiet := n - 1
+	for quiet > first && !publishing(f.samples[quiet-1]) && !publishing(f.samples[quiet]) {
+		quiet--
+	}
+	switch {
+	case quiet < n-1 && last.at.Sub(f.samples[quiet].at) >= 2*DefaultInterval:
+		first = quiet
+	case quiet > first || last.at.Sub(f.samples[first].at) < RateSpan:
+		// Publishing in the span: only a whole RateSpan averages out the
+		// rates' lag behind a burst's start and end.
+		return d
+	}
+	d.Span = last.at.Sub(f.samples[first].at)
+	if d.Span <= 0 {
+		return d
+	}
+	// Crossings of each cut: published above it, less what the depth
+	// above it gained. Publishes are rates: average each step's two.
+	crossed := 0.0
+	for k := 0; k < l.Levels; k++ {
+		var gained, published float64
+		for q, lv := range level {
+			if lv < k {
+				continue
+			}
+			gained += float64(last.q[q].messages - f.samples[first].q[q].messages)
+			for i := first + 1; i < n; i++ {
+				dt := f.samples[i].at.Sub(f.samples[i-1].at).Seconds()
+				published += dt * (f.samples[i].q[q].pub + f.samples[i-1].q[q].pub) / 2
+			}
+		}
+		crossed += max(published-gained, 0)
+	}
+	d.Capacity = crossed / d.Span.Seconds()
+	return d
+}
+
+// BackloggedStatus is a backlogged rung's status line.
+func BackloggedStatus(expired int64, d Drain) string {
+	s := fmt.Sprintf("backlogged: %s expired waiting to be dead-lettered, messages leave", topology.FormatCount(expired))
+	if d.Capacity > 0 {
+		s += fmt.Sprintf("; ladder drains %s hops/s", topology.FormatCount(int64(d.Capacity+0.5)))
+	}
+	if d.Finish > 0 {
+		s += ", done in ~" + topology.FormatSpan(d.Finish.Round(time.Second))
+	}
+	return s
+}
+
+// publishing reports whether a reading shows any queue being published to.
+func publishing(s flowSample) bool {
+	for _, d := range s.q {
+		if d.pub > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// leaving reports whether the readings show messages leaving the rung
+// within its stall window, or cannot yet rule it out: a rung fed while
+// it waited may forward fewer than arrive, which only the TTL bound, a TTL
+// and two intervals on, can show. Without readings it reports false, so
+// the waiting count alone judges, as before.
+func (f facts) leaving(r *Row, waited time.Duration) bool {
+	fl := f.watch.Flows
+	if fl.Len() < 2 || f.watch.Now.IsZero() {
+		return false
+	}
+	iv := f.watch.Interval
+	if iv <= 0 {
+		iv = DefaultInterval
+	}
+	rf := fl.Rung(r.Queue, r.TTL, iv)
+	now := f.watch.Now
+	if rf.MovedAt.After(now.Add(-StallWindow(r.TTL, iv))) {
+		return true
+	}
+	fed := r.TTL + 2*iv
+	return rf.Rose.After(now.Add(-fed)) && waited < fed
+}
+
+// backloggedRung: expired messages wait while messages leave. It shows
+// the backlog and the ladder's measured drain, never a remedy: restarting
+// a worker that is working would only slow the drain.
+func backloggedRung(r *Row, f facts) {
+	if r.Kind != RungRow || r.Stalled || r.Stats.Expired <= 0 {
+		return
+	}
+	iv := f.watch.Interval
+	if iv <= 0 {
+		iv = DefaultInterval
+	}
+	waited := f.watch.waited(r.Queue)
+	slow := f.drain.Capacity > 0 && float64(r.Stats.Expired) > f.drain.Capacity*iv.Seconds()
+	if waited < StallWindow(r.TTL, iv) && !slow {
+		return
+	}
+	r.Backlogged, r.Waited = true, waited
+	r.raise(Notice, "backlogged "+topology.FormatCount(r.Stats.Expired), BackloggedStatus(r.Stats.Expired, f.drain))
+}

@@ -1,0 +1,198 @@
+package health
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// Recorded sequences (health/testdata, written by the bench's drain
+// phase from the management API, one reading a second or as fast as a
+// loaded 2-core machine allowed):
+//
+//   - storm-drain-4.0.json: 30,000 persistent messages of 20s into the
+//     default ladder on RabbitMQ 4.0.5; rung 01.1's expired count rose
+//     to 26,663 while it forwarded 100 to 470 messages a second, and all
+//     arrived 229s after the first publish;
+//   - storm-stopped-4.3.json: 50,000 likewise on RabbitMQ 4.3.6, whose
+//     dead-letter supervisor (rabbit_fifo_dlx_sup) had died: 1,181
+//     messages left rung 01.1, then nothing left either rung again.
+func loadRecording(t *testing.T, name string) Recording {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Recording
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A saturated drain: the expired count rises while messages leave. It is
+// backlogged, never stalled, and its forecast follows the measured drain.
+func TestRecordedStormIsBackloggedNotStalled(t *testing.T) {
+	r := loadRecording(t, "storm-drain-4.0.json")
+	var backlogged, rising int
+	var peak LadderReport
+	var peakAt time.Duration
+	var lastExpired int64
+	finish := time.Duration(r.Samples[len(r.Samples)-1].MS) * time.Millisecond
+	err := r.Replay(DefaultInterval, func(at time.Duration, lr LadderReport) {
+		for _, row := range lr.Rows {
+			if row.Stalled {
+				t.Errorf("%s: %s judged stalled: %s", at, row.Queue, row.Status)
+			}
+		}
+		if lr.Totals.Backlogged > 0 {
+			backlogged++
+			if lr.Totals.Expired > lastExpired {
+				rising++
+			}
+		}
+		lastExpired = lr.Totals.Expired
+		if lr.Drain.Finish > 0 && lr.Totals.Expired > peak.Totals.Expired {
+			peak, peakAt = lr, at
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if backlogged == 0 || rising == 0 {
+		t.Fatalf("%d readings backlogged, %d of them with the expired count rising: want some", backlogged, rising)
+	}
+	d, fc := peak.Drain, peak.Forecast
+	t.Logf("peak at %s: %d expired, %.0f hops/s over %s, %d hops left, finish in %s (at %s; actual %s), %s late",
+		peakAt, peak.Totals.Expired, d.Capacity, d.Span, d.Hops, d.Finish, peakAt+d.Finish, finish, d.Late)
+	switch {
+	case d.Capacity <= 0 || d.Finish <= 0:
+		t.Fatalf("peak at %s: no drain measured: %+v", peakAt, d)
+	case fc.Unknown != 0:
+		t.Errorf("peak: %d messages forecast as never arriving; all did", fc.Unknown)
+	case fc.Latest < d.Finish:
+		t.Errorf("peak: forecast's latest %s is before the drain's finish %s", fc.Latest, d.Finish)
+	case d.Late <= 0:
+		t.Errorf("peak: the tail is not late, but the messages arrived %s after the first was due", finish-time.Duration(r.DelayMS)*time.Millisecond)
+	}
+	// The drain sped up after the peak on the shared machine (100 to 470
+	// a second): the prediction is of the right size, not exact.
+	if got := peakAt + d.Finish; got < finish/2 || got > 2*finish {
+		t.Errorf("predicted finish %s, actual %s: not within a factor of two", got, finish)
+	}
+}
+
+// A true stall: nothing leaves after a point. Both rungs are judged
+// stalled within a stall window of the last move (the TTL bound's span for
+// a rung still fed then), their messages are forecast as unknown, and the
+// rungs are no longer backlogged.
+func TestRecordedStallIsStalled(t *testing.T) {
+	r := loadRecording(t, "storm-stopped-4.3.json")
+	// The last reading at which anything left: a rung's depth fell or
+	// the target gained.
+	var lastMove time.Duration
+	prev := map[string]int64{}
+	for _, s := range r.Samples {
+		for q, v := range s.Queues {
+			depth := v[0] + v[1] + v[2] + v[3]
+			if q == r.Target && depth > prev[q] || q != r.Target && depth < prev[q] {
+				lastMove = time.Duration(s.MS) * time.Millisecond
+			}
+			prev[q] = depth
+		}
+	}
+	var last LadderReport
+	stalledAt := map[string]time.Duration{}
+	err := r.Replay(DefaultInterval, func(at time.Duration, lr LadderReport) {
+		last = lr
+		for _, row := range lr.Rows {
+			if row.Stalled {
+				if at <= lastMove {
+					t.Errorf("%s judged stalled at %s, while messages still left (last at %s)", row.Queue, at, lastMove)
+				}
+				if _, ok := stalledAt[row.Queue]; !ok {
+					stalledAt[row.Queue] = at
+				}
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stalledAt) != 2 || last.Totals.Stalled != 2 || last.Totals.Backlogged != 0 {
+		t.Fatalf("stalled %v, at the end %d stalled and %d backlogged; want both rungs stalled", stalledAt, last.Totals.Stalled, last.Totals.Backlogged)
+	}
+	// 16s is rung 01.1's TTL; a fed rung waits for the TTL bound.
+	within := 16*time.Second + 3*DefaultInterval
+	for q, at := range stalledAt {
+		t.Logf("%s stalled at %s, %s after the last move", q, at, at-lastMove)
+		if at-lastMove > within {
+			t.Errorf("%s judged stalled %s after the last move, want within %s", q, at-lastMove, within)
+		}
+	}
+	if fc := last.Forecast; fc.Unknown != fc.Messages || fc.Messages == 0 {
+		t.Errorf("forecast: %d of %d unknown, want all", fc.Unknown, fc.Messages)
+	}
+}
+
+// The rule on its own: a rung whose expired count rises for longer than
+// its window while its depth falls is backlogged; the same rung with its
+// depth frozen is stalled; without readings the old rule judges.
+func TestLeavingDecidesStalledOrBacklogged(t *testing.T) {
+	l, err := RecordedLadder{Name: "s", Layout: "direct", Radix: 16, Levels: 2, UnitMS: 1000, QueueType: "quorum"}.Ladder("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rung := l.Name + ".rung.01.1"
+	judge := func(depth func(i int) (ready, expired int64), flows bool) Row {
+		rec := Recording{Ladder: RecordedLadderOf(l)}
+		for i := 0; i <= 20; i++ {
+			r, e := depth(i)
+			rec.Samples = append(rec.Samples, RecordedSample{MS: int64(i) * 1000, Queues: map[string][5]int64{rung: {r, 0, e, 0, 0}}})
+		}
+		var last LadderReport
+		if err := rec.Replay(DefaultInterval, func(_ time.Duration, lr LadderReport) { last = lr }); err != nil {
+			t.Fatal(err)
+		}
+		if !flows {
+			f, snap := last.Found, snapshotOf(l, rec.Samples[len(rec.Samples)-1])
+			at := time.Unix(20, 0)
+			var w Waits
+			for _, s := range rec.Samples {
+				w = w.Observe(s.Read([]string{rung}), time.Unix(s.MS/1000, 0))
+			}
+			last.Rows = LadderRows(f, snap, Watch{Interval: DefaultInterval, Waited: func(q string) time.Duration { return w.Waited(q, at) }})
+		}
+		for _, r := range last.Rows {
+			if r.Queue == rung {
+				return r
+			}
+		}
+		t.Fatal("no row for the rung")
+		return Row{}
+	}
+	draining := func(i int) (int64, int64) { return 10000 - 600*int64(i), 1000 + 100*int64(i) }
+	frozen := func(i int) (int64, int64) { return 10000 - 600*int64(i), 1000 + 600*int64(i) }
+	if r := judge(draining, true); r.Stalled || !r.Backlogged {
+		t.Errorf("draining: stalled %v, backlogged %v (%s); want backlogged", r.Stalled, r.Backlogged, r.Status)
+	}
+	if r := judge(frozen, true); !r.Stalled || r.Backlogged {
+		t.Errorf("frozen: stalled %v, backlogged %v (%s); want stalled", r.Stalled, r.Backlogged, r.Status)
+	}
+	if r := judge(draining, false); !r.Stalled {
+		t.Errorf("draining without readings: %s; the count alone calls it stalled", r.Status)
+	}
+}
+
+// snapshotOf is the ladder's plan with one recorded sample's statistics.
+func snapshotOf(l topology.Ladder, s RecordedSample) topology.Snapshot {
+	p := l.Plan()
+	var names []string
+	for _, q := range p.Queues {
+		names = append(names, q.Name)
+	}
+	return topology.Snapshot{Vhost: "/", Queues: p.Queues, Exchanges: p.Exchanges, Bindings: p.Bindings}.WithStats(topology.StatsByName(s.Read(names)))
+}
