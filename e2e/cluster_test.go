@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -50,7 +51,8 @@ func startCluster(t *testing.T, size int) *cluster {
 		return strings.Join(s, " ")
 	}
 	c.env = []string{
-		"RUNGS_CLUSTER_DIR=" + dir, "RUNGS_CLUSTER_NODE=" + fmt.Sprintf("rungs-t%d-", os.Getpid()),
+		// Node names of this cluster's own: cluster tests run side by side.
+		"RUNGS_CLUSTER_DIR=" + dir, "RUNGS_CLUSTER_NODE=" + uniqueName("rungs-t") + "-",
 		"RUNGS_CLUSTER_AMQP_PORTS=" + join(c.amqp), "RUNGS_CLUSTER_MGMT_PORTS=" + join(c.mgmt),
 		"RUNGS_CLUSTER_DIST_PORTS=" + join(c.dist),
 	}
@@ -117,12 +119,14 @@ func (c *cluster) leaders(n int) map[string]string {
 }
 
 func TestClusterQuorumLadderSurvivesNodeLoss(t *testing.T) {
+	t.Parallel()
 	clusterNodeLoss(t, "--levels", "8", "--radix", "2")
 }
 
 // The same for a direct ladder: its BCC keys must survive the leader's
 // loss with each message, in every rung.
 func TestClusterDirectLadderSurvivesNodeLoss(t *testing.T) {
+	t.Parallel()
 	clusterNodeLoss(t, "--layout", "direct", "--levels", "2", "--radix", "16")
 }
 
@@ -224,22 +228,22 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 		len(delays)*each, published.Round(time.Millisecond), n1, stopAt.Sub(pubStart).Round(time.Millisecond),
 		arrived, time.Since(stopAt).Round(time.Millisecond))
 	// Every queue elects a leader on a surviving node.
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+	if err := (testutil.Poll{Within: 60 * time.Second, Every: 500 * time.Millisecond}).Until(t, func() error {
 		stale := []string{}
 		for q, l := range c.leaders(2) {
 			if l == n1 || l == "" {
 				stale = append(stale, q)
 			}
 		}
-		if len(stale) == 0 {
-			t.Logf("%d rungs were led by %s; every queue had a new leader %s after the crash",
-				onNode1, n1, time.Since(stopAt).Round(100*time.Millisecond))
-			break
+		if len(stale) > 0 {
+			return fmt.Errorf("still led by the crashed node: %v", stale)
 		}
-		if time.Now().After(deadline) {
-			t.Errorf("still led by the crashed node after 60s: %v", stale)
-			break
-		}
+		return nil
+	}); err != nil {
+		t.Error(err)
+	} else {
+		t.Logf("%d rungs were led by %s; every queue had a new leader %s after the crash",
+			onNode1, n1, time.Since(stopAt).Round(100*time.Millisecond))
 	}
 
 	<-consumed
@@ -277,8 +281,7 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var left []string
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Second) {
+	if err := (testutil.Poll{Within: 20 * time.Second, Every: time.Second}).Until(t, func() error {
 		// Each reading has a deadline of its own; one for the whole wait
 		// ran out before the wait did.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -287,18 +290,18 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		left = left[:0]
+		var left []string
 		for _, q := range st {
 			if n := q.Stats.Messages(); n > 0 {
 				left = append(left, fmt.Sprintf("%s: %d", q.Name, n))
 			}
 		}
-		if len(left) == 0 || time.Now().After(deadline) {
-			break
+		if len(left) > 0 {
+			return fmt.Errorf("%v", left)
 		}
-	}
-	if len(left) > 0 {
-		t.Errorf("messages left in the ladder: %v", left)
+		return nil
+	}); err != nil {
+		t.Errorf("messages left in the ladder: %v", err)
 	}
 }
 
@@ -310,6 +313,7 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 // management API; what that leaves, with the rabbitmqctl fallback unstall
 // names. Every confirmed message must arrive, none early.
 func TestClusterStallCures(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 3)
 	_, cfg1 := c.node(1)
 	s := applyStallLadders(t, cfg1, func(until time.Time) {

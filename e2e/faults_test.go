@@ -30,44 +30,9 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
-// TestMain removes the binary rungsBinary builds once for every test.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// rungsBinary builds rungs once per test binary.
-func rungsBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "rungs-e2e-bin-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "rungs")
-		out, err := exec.Command("go", "build", "-o", binPath, "..").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
 
 // result is one finished rungs invocation.
 type result struct {
@@ -116,7 +81,7 @@ type node struct {
 	lastOutput       string
 }
 
-// startNode starts a node named rungs-ROLE-PID@localhost and stops it (and
+// startNode starts a node named rungs-ROLE-PID-N@localhost and stops it (and
 // removes its state) when the test ends. extra, if not nil, adds broker.sh
 // parameters (e.g. RUNGS_TLS_CERT_DIR) given extraPorts more free ports.
 func startNode(t *testing.T, role string, extraPorts int, extra func(ports []int) []string) *node {
@@ -127,7 +92,7 @@ func startNode(t *testing.T, role string, extraPorts int, extra func(ports []int
 	}
 	ports := freePorts(t, 3+extraPorts)
 	n := &node{
-		t: t, dir: dir, name: fmt.Sprintf("rungs-%s-%d@localhost", role, os.Getpid()),
+		t: t, dir: dir, name: uniqueName("rungs-"+role) + "@localhost",
 		amqp: ports[0], mgmt: ports[1], dist: ports[2], extraPorts: ports[3:],
 	}
 	n.env = []string{
@@ -149,24 +114,39 @@ func startNode(t *testing.T, role string, extraPorts int, extra func(ports []int
 	return n
 }
 
-// freePorts returns n loopback ports nothing listens on right now.
+// freePorts returns n loopback ports nothing listens on right now, none
+// of which it returned before to this test binary: tests that start nodes
+// side by side must not be handed the same port between one test closing
+// its probe and its node binding the port.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
 	var ports []int
-	for i := 0; i < n; i++ {
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
+		if p := l.Addr().(*net.TCPAddr).Port; !portsGiven[p] {
+			portsGiven[p] = true
+			ports = append(ports, p)
+		}
 	}
 	return ports
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 // brokerScript runs scripts/broker.sh for this node.
 func (n *node) brokerScript(args ...string) error {
@@ -576,6 +556,7 @@ type replayReport struct {
 // so a classic ladder can lose messages that are between two rungs when a
 // node stops.
 func TestFaultBrokerRestart(t *testing.T) {
+	t.Parallel()
 	n := startNode(t, "fault", 0, nil)
 	env := n.rungsEnv()
 	const (
@@ -620,13 +601,16 @@ func TestFaultBrokerRestart(t *testing.T) {
 	countdown := regexp.MustCompile(`reconnecting (in \d+s|now)( \(attempt \d+\))?`)
 	s := m.waitFor("the reconnect countdown", countdown, 30*time.Second)
 	countdowns := map[string]bool{countdown.FindString(s): true}
-	for end := time.Now().Add(6 * time.Second); time.Now().Before(end) && len(countdowns) < 2; time.Sleep(200 * time.Millisecond) {
+	if err := (testutil.Poll{Within: 10 * time.Second, Every: 200 * time.Millisecond}).Until(t, func() error {
 		if c := countdown.FindString(m.screen()); c != "" {
 			countdowns[c] = true
 		}
-	}
-	if len(countdowns) < 2 {
-		t.Errorf("the countdown did not move in 6s: %v", countdowns)
+		if len(countdowns) < 2 {
+			return fmt.Errorf("only %v", countdowns)
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("the countdown did not move: %v", err)
 	}
 	m.waitFor("the stale-data marker", text("stale since"), 15*time.Second)
 
@@ -726,6 +710,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 // hangs, then refuses connections: the console keeps the last data, marks
 // it stale with the reason, keeps answering keys, and recovers by itself.
 func TestFaultManagementDown(t *testing.T) {
+	t.Parallel()
 	cfg := brokertest.NewVhost(t)
 	p := newProxy(t, hostPort(t, cfg.MgmtURL))
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=http://" + p.addr, "RUNGS_VHOST=" + cfg.Vhost}
@@ -772,6 +757,7 @@ func TestFaultManagementDown(t *testing.T) {
 // console shows the reconnect countdown, keeps refreshing depths, takes a
 // publish that waits for the connection, and reconnects by itself.
 func TestFaultAMQPDown(t *testing.T) {
+	t.Parallel()
 	cfg := brokertest.NewVhost(t)
 	p := newProxy(t, hostPort(t, cfg.URL))
 	direct := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
@@ -818,6 +804,7 @@ func TestFaultAMQPDown(t *testing.T) {
 // whose TTL was raised by hand, so that messages sit far longer than the
 // ladder says they can.
 func TestFaultStuckRung(t *testing.T) {
+	t.Parallel()
 	cfg := brokertest.NewVhost(t)
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
 	mustRungs(t, env, "apply", "--ladder", "st", "--unit", "1s", "--levels", "4", "--radix", "2", "--queue-type", "classic")
@@ -874,14 +861,13 @@ func TestFaultStuckRung(t *testing.T) {
 	flagged := func(out string) bool {
 		return strings.Contains(out, "st.rung.01: stuck: oldest message is") && strings.Contains(out, "st.rung.03: stuck: oldest message is")
 	}
-	var out string
-	for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(time.Second) {
-		if out = mustRungs(t, env, "status", "--ladder", "st"); flagged(out) || time.Now().After(deadline) {
-			break
+	if err := (testutil.Poll{Within: 40 * time.Second, Every: time.Second}).Until(t, func() error {
+		if out := mustRungs(t, env, "status", "--ladder", "st"); !flagged(out) {
+			return errors.New(out)
 		}
-	}
-	if !flagged(out) {
-		t.Errorf("rungs status does not flag st.rung.01 and st.rung.03:\n%s", out)
+		return nil
+	}); err != nil {
+		t.Errorf("rungs status does not flag st.rung.01 and st.rung.03:\n%v", err)
 	}
 }
 
