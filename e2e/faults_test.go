@@ -228,17 +228,16 @@ func (p *proxy) set(mode string) {
 		p.ln.Close()
 		p.ln = nil
 	case mode != proxyRefuse && p.ln == nil:
-		var err error
-		for i := 0; i < 50; i++ {
-			var ln net.Listener
-			if ln, err = net.Listen("tcp", p.addr); err == nil {
-				p.ln = ln
-				go p.serve(ln)
-				return
+		// The port may linger a moment after the close.
+		testutil.Eventually(p.t, 5*time.Second, "the proxy to listen again on "+p.addr, func() error {
+			ln, err := net.Listen("tcp", p.addr)
+			if err != nil {
+				return err
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		p.t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
+			p.ln = ln
+			go p.serve(ln)
+			return nil
+		})
 	}
 }
 
