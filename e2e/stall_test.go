@@ -450,7 +450,7 @@ func (s *stallRun) deliverAll(t *testing.T, waited int64) {
 	}
 	foreign := 0
 	for _, l := range s.ladders {
-		consumeUntil(t, s.cfg, l+".done", 3*time.Minute, 30*time.Second,
+		consumeUntil(t, s.cfg, l+".done", 5*time.Minute, 30*time.Second,
 			func(d broker.Delivery) {
 				i := strings.LastIndexByte(d.MessageID, '-')
 				if i < 0 || got[d.MessageID[:i+1]] == nil {
