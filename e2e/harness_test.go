@@ -15,16 +15,19 @@
 //     name, state directory and ports) for tests that stop or restart one.
 //   - testutil.Eventually / Until for any other wait.
 //
-// Every test calls t.Parallel: the tests wait on brokers and clocks far
-// more than they compute, so they overlap well even on two cores. A test
-// that must not overlap another says why and leaves it out.
+// Every test calls t.Parallel, and all of them run at once (TestMain sets
+// -parallel): the tests wait on brokers and clocks far more than they
+// compute, so they overlap well even on two cores. A test that must not
+// overlap another says why and leaves t.Parallel out.
 package e2e
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,9 +45,22 @@ var (
 	termSeq    atomic.Int64
 )
 
-// TestMain removes what the tests share once they have all ended: the
-// binary rungsBinary linked and the tmux server.
+// parallelDefault is how many e2e tests run at once unless -parallel says
+// otherwise: all of them. Go's default is GOMAXPROCS, which on a two-core
+// machine would run them two by two, though they spend their time waiting
+// on brokers, restarts and delays, not computing.
+const parallelDefault = 16
+
+// TestMain runs every test side by side (parallelDefault) and removes what
+// the tests share once they have all ended: the binary rungsBinary linked
+// and the tmux server.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallelDefault))
+	}
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
