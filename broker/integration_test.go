@@ -19,8 +19,8 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
-	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/internal/testutil"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // env is one test's broker: a fresh vhost, an AMQP connection and a

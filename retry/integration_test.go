@@ -14,9 +14,9 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/retry"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/internal/testutil"
 )
 
 type env struct {
