@@ -549,7 +549,11 @@ type replayReport struct {
 // message must arrive, none early, and every replayed message must be at
 // the ladder's end or still on its source, never neither.
 //
-// The published messages rest in one long rung while the broker is down.
+// The published messages rest in one long rung (102.4s) while the broker
+// stops and is down: long enough to cover a stop that takes over a minute
+// on a loaded machine (measured: 52 s and 70 s at load 30-70 with the
+// other e2e tests beside it; with a 25.6 s rung, messages published first
+// expired during such a stop and 129 of 17,006 were lost between rungs).
 // The replayed ones are moving from rung to rung, which only a quorum
 // ladder survives: RabbitMQ dead-letters from classic queues at most once,
 // so a classic ladder can lose messages that are between two rungs when a
@@ -560,7 +564,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 	env := n.rungsEnv()
 	const (
 		ladder  = "fault" // classic
-		count   = 100000  // published with 25.7s: 25.6s in rung 08, then 100ms
+		count   = 100000  // published with 102.5s: 102.4s in rung 10, then 100ms
 		prefix  = "r-"
 		qladder = "faultq" // quorum
 		parked  = "fault.parked"
@@ -568,7 +572,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 		pprefix = "p-"
 		rdelay  = 3 * time.Second
 	)
-	mustRungs(t, env, "apply", "--ladder", ladder, "--unit", "100ms", "--levels", "10", "--radix", "2", "--queue-type", "classic")
+	mustRungs(t, env, "apply", "--ladder", ladder, "--unit", "100ms", "--levels", "11", "--radix", "2", "--queue-type", "classic")
 	mustRungs(t, env, "apply", "--ladder", qladder, "--unit", "100ms", "--levels", "10", "--radix", "2", "--queue-type", "quorum")
 	fillQueue(t, n.config(), parked, pprefix, replays)
 
@@ -578,7 +582,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 
 	// Paced so that the broker goes down in the middle of both however
 	// fast this machine is: at least 10 s of work each, the outage after 1 s.
-	pub := startRungs(t, env, "publish", "--ladder", ladder, "--delay", "25.7s",
+	pub := startRungs(t, env, "publish", "--ladder", ladder, "--delay", "102.5s",
 		"--count", strconv.Itoa(count), "--id-prefix", prefix, "--rate", strconv.Itoa(count/10)+"/s", "--json")
 	rp := startRungs(t, env, "replay", "--from", parked, "--to-ladder", qladder, "--delay", "3s",
 		"--rate", strconv.Itoa(replays/10)+"/s", "--yes", "--json")
@@ -664,7 +668,9 @@ func TestFaultBrokerRestart(t *testing.T) {
 	consumeUntil(t, n.config(), qladder+".done", 5*time.Minute, time.Minute,
 		func(d broker.Delivery) { replayed.recordReplayed(d, pprefix, replays, rp.startedAt, rdelay) },
 		func() bool { return len(replayed.seen)+len(left) >= replays })
-	consumeUntil(t, n.config(), ladder+".done", 5*time.Minute, time.Minute,
+	// The first published messages arrive 102.5 s after the publish began,
+	// perhaps long after this consumer starts: a quiet of two minutes.
+	consumeUntil(t, n.config(), ladder+".done", 5*time.Minute, 2*time.Minute,
 		func(d broker.Delivery) { got.record(d, prefix, count, t0) },
 		func() bool { return len(got.seen) >= rep.Confirmed+rep.Failed })
 	t.Logf("published, arrived: %d deliveries, %d distinct, %d duplicates, %d early, %d foreign",
