@@ -19,6 +19,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -351,25 +352,23 @@ func TestDirectUnroutable(t *testing.T) {
 		t.Fatalf("Publish() = %+v, %v", res, err)
 	}
 	got := map[string]bool{}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(got) < 2 && time.Now().Before(deadline) {
+	testutil.Eventually(t, 10*time.Second, "both messages in d.unroutable", func() error {
 		d, ok, err := e.conn.Get(ctx, "d.unroutable", true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !ok {
-			time.Sleep(20 * time.Millisecond)
-			continue
+		if ok {
+			_, dead := d.Headers["x-death"]
+			if d.MessageID == "unbound" != dead {
+				t.Errorf("%s: x-death %v", d.MessageID, d.Headers["x-death"])
+			}
+			got[d.MessageID] = true
 		}
-		_, dead := d.Headers["x-death"]
-		if d.MessageID == "unbound" != dead {
-			t.Errorf("%s: x-death %v", d.MessageID, d.Headers["x-death"])
+		if !got["no-bcc"] || !got["unbound"] {
+			return fmt.Errorf("unroutable got %v", got)
 		}
-		got[d.MessageID] = true
-	}
-	if !got["no-bcc"] || !got["unbound"] {
-		t.Fatalf("unroutable got %v", got)
-	}
+		return nil
+	})
 }
 
 func TestUnroutable(t *testing.T) {
@@ -421,25 +420,22 @@ func TestUnroutable(t *testing.T) {
 		if err != nil || res.Confirmed != 1 {
 			t.Fatalf("Publish() = %+v, %v", res, err)
 		}
-		for {
+		testutil.Eventually(t, delay+5*time.Second, "the message in p.unroutable", func() error {
 			d, ok, err := e.conn.Get(ctx, "p.unroutable", true)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ok {
-				if took := time.Since(start); took < delay || d.MessageID != "lost" || d.RoutingKey != key {
-					t.Errorf("got %q with key %q after %s, want %q with key %q after %s", d.MessageID, d.RoutingKey, took, "lost", key, delay)
-				}
-				if _, dead := d.Headers["x-death"]; !dead {
-					t.Errorf("headers %v lack x-death: it should have come through the ladder", d.Headers)
-				}
-				return
+			if !ok {
+				return errors.New("p.unroutable is empty")
 			}
-			if time.Since(start) > delay+5*time.Second {
-				t.Fatal("the message never reached p.unroutable")
+			if took := time.Since(start); took < delay || d.MessageID != "lost" || d.RoutingKey != key {
+				t.Errorf("got %q with key %q after %s, want %q with key %q after %s", d.MessageID, d.RoutingKey, took, "lost", key, delay)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			if _, dead := d.Headers["x-death"]; !dead {
+				t.Errorf("headers %v lack x-death: it should have come through the ladder", d.Headers)
+			}
+			return nil
+		})
 	})
 }
 
@@ -701,8 +697,8 @@ func TestStats(t *testing.T) {
 	// Figures refresh with the broker's statistics interval (5 s), and
 	// the depth and the head's timestamp need not arrive in the same
 	// refresh: wait for both, generously, for a busy broker.
-	deadline := time.Now().Add(25 * time.Second)
-	for {
+	var c, qq topology.Queue
+	testutil.Poll{Within: 25 * time.Second, Every: 500 * time.Millisecond}.Eventually(t, "the figures to catch up", func() error {
 		reqs0, _ := e.mgmt.Cost()
 		qs, err := e.mgmt.Stats(ctx, e.vhost)
 		if err != nil {
@@ -714,25 +710,21 @@ func TestStats(t *testing.T) {
 		if len(qs) != 2 {
 			t.Fatalf("Stats() = %+v", qs)
 		}
-		c, qq := qs[0], qs[1]
-		if c.Stats.Ready == 3 && qq.Stats.Ready == 1 && c.Stats.HeadAge > 0 {
-			if c.Stats.Type != "classic" || qq.Stats.Type != "quorum" || c.Stats.State != "running" {
-				t.Errorf("types/states: %+v / %+v", c.Stats, qq.Stats)
-			}
-			if age := c.Stats.HeadAge; age < time.Hour || age > time.Hour+time.Minute {
-				t.Errorf("HeadAge = %s, want about 1h", age)
-			}
-			if ttl, _ := c.TTL(); ttl != time.Minute {
-				t.Errorf("TTL = %s", ttl)
-			}
-			t.Logf("classic %+v, quorum %+v", c.Stats, qq.Stats)
-			return
+		if c, qq = qs[0], qs[1]; c.Stats.Ready != 3 || qq.Stats.Ready != 1 || c.Stats.HeadAge <= 0 {
+			return fmt.Errorf("%+v / %+v", c.Stats, qq.Stats)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("figures never caught up: %+v / %+v", c.Stats, qq.Stats)
-		}
-		time.Sleep(500 * time.Millisecond)
+		return nil
+	})
+	if c.Stats.Type != "classic" || qq.Stats.Type != "quorum" || c.Stats.State != "running" {
+		t.Errorf("types/states: %+v / %+v", c.Stats, qq.Stats)
 	}
+	if age := c.Stats.HeadAge; age < time.Hour || age > time.Hour+time.Minute {
+		t.Errorf("HeadAge = %s, want about 1h", age)
+	}
+	if ttl, _ := c.TTL(); ttl != time.Minute {
+		t.Errorf("TTL = %s", ttl)
+	}
+	t.Logf("classic %+v, quorum %+v", c.Stats, qq.Stats)
 }
 
 func TestManagementOnRealBroker(t *testing.T) {

@@ -3,6 +3,7 @@ package broker_test
 // Integration tests of Peek and Move against the real broker.
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -244,7 +246,7 @@ func TestPeekOnQuorum(t *testing.T) {
 	// on 4.3) from the broker's next statistics emission, every 5 s; older
 	// releases never report the limit, which one emission shows.
 	q := topology.Queue{Name: "limited", Args: plan.Queues[1].Args}
-	for deadline := time.Now().Add(7 * time.Second); !q.Stats.DeliveryLimitReported && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	_ = testutil.Poll{Within: 7 * time.Second, Every: 200 * time.Millisecond}.Until(t, func() error {
 		stats, err := e.mgmt.Stats(ctx, e.vhost)
 		if err != nil {
 			t.Fatal(err)
@@ -254,7 +256,11 @@ func TestPeekOnQuorum(t *testing.T) {
 				q = s
 			}
 		}
-	}
+		if !q.Stats.DeliveryLimitReported {
+			return errors.New("no delivery limit reported")
+		}
+		return nil
+	})
 	// 4.3.6 reports the limit in force; 4.0.5 did too in one run of the
 	// suite and not in others within the same wait, so only its value is
 	// checked there.
@@ -371,19 +377,18 @@ func TestQuorumDeliveryRulesMatchBroker(t *testing.T) {
 
 func waitOne(t *testing.T, e env, queue string, within time.Duration) broker.Delivery {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		d, ok, err := e.conn.Get(ctxFor(t, 5*time.Second), queue, true)
-		if err != nil {
+	var d broker.Delivery
+	testutil.Eventually(t, within, "a message in "+queue, func() error {
+		var ok bool
+		var err error
+		if d, ok, err = e.conn.Get(ctxFor(t, 5*time.Second), queue, true); err != nil {
 			t.Fatal(err)
+		} else if !ok {
+			return errors.New(queue + " is empty")
 		}
-		if ok {
-			return d
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("nothing reached %s within %s", queue, within)
-	return broker.Delivery{}
+		return nil
+	})
+	return d
 }
 
 func deathReasons(d broker.Delivery) []string {
@@ -582,18 +587,22 @@ func nackOne(t *testing.T, e env, queue string) error {
 	t.Helper()
 	ch := brokertest.RawChannel(t, e.cfg)
 	defer ch.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var nacked error
+	if err := testutil.Until(t, 10*time.Second, func() error {
 		d, ok, err := ch.Get(queue, false)
-		if err != nil {
-			return err
+		switch {
+		case err != nil:
+			nacked = err
+		case ok:
+			nacked = d.Nack(false, false)
+		default:
+			return fmt.Errorf("nothing to reject in %s", queue)
 		}
-		if ok {
-			return d.Nack(false, false)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	}); err != nil {
+		return err
 	}
-	return fmt.Errorf("nothing to reject in %s", queue)
+	return nacked
 }
 
 // TestMoveAcrossConnectionDrop cuts the connection in the middle of a large
@@ -758,24 +767,20 @@ func TestMoveLimitTouchesOnlyWhatItMoves(t *testing.T) {
 	}
 }
 
-// settledDepth polls a queue's depth until it reads want several times in a
-// row, or until it stops changing; it returns the last reading.
+// settledDepth polls a queue's depth until it has read want for 100ms, or
+// 5s have passed; it returns the last reading.
 func settledDepth(t *testing.T, e env, queue string, want int) int {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	same, last := 0, -1
-	for time.Now().Before(deadline) {
-		n := depth(t, e, queue)
-		if n == last {
-			same++
-		} else {
-			same, last = 0, n
+	last, changed := -1, time.Now()
+	_ = testutil.Poll{Within: 5 * time.Second, Every: 20 * time.Millisecond}.Until(t, func() error {
+		if n := depth(t, e, queue); n != last {
+			last, changed = n, time.Now()
 		}
-		if n == want && same >= 5 {
-			break
+		if last == want && time.Since(changed) >= 100*time.Millisecond {
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("%s holds %d", queue, last)
+	})
 	return last
 }
 

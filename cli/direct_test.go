@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -176,20 +178,22 @@ func TestReplayToOriginIntoADirectLadder(t *testing.T) {
 	publishDelayed(t, env, "d", "job-", 250*time.Millisecond, 3, "w")
 	// Reject every job once it arrives.
 	rejected := 0
-	for deadline := time.Now().Add(10 * time.Second); rejected < 3 && time.Now().Before(deadline); {
-		d, ok, err := ch.Get("w", false)
-		if err != nil {
-			t.Fatal(err)
+	_ = testutil.Until(t, 10*time.Second, func() error {
+		for rejected < 3 {
+			d, ok, err := ch.Get("w", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				return fmt.Errorf("%d of 3 rejected", rejected)
+			}
+			if err := d.Reject(false); err != nil {
+				t.Fatal(err)
+			}
+			rejected++
 		}
-		if !ok {
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		if err := d.Reject(false); err != nil {
-			t.Fatal(err)
-		}
-		rejected++
-	}
+		return nil
+	})
 	waitDepth(t, c, "w.dlq", 3)
 	out := mustRun(t, env, "replay", "--from", "w.dlq", "--to-origin", "--yes")
 	if !strings.Contains(out, "replayed 3 message(s)") {
@@ -212,10 +216,10 @@ func TestReplayToOriginIntoADirectLadder(t *testing.T) {
 // waitDepth waits until a queue holds n messages, without taking them.
 func waitDepth(t *testing.T, c *broker.Conn, queue string, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if queueDepth(t, c, queue) >= n {
-			return
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("%d messages in %s", n, queue), func() error {
+		if got := queueDepth(t, c, queue); got < n {
+			return fmt.Errorf("%s holds %d", queue, got)
 		}
-	}
-	t.Fatalf("%s never held %d messages", queue, n)
+		return nil
+	})
 }

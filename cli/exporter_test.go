@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rungs-dev/rungs/internal/testutil"
 )
 
 // lockedBuffer is a bytes.Buffer safe to read while a command writes.
@@ -50,16 +52,16 @@ func TestExporterCommandNoPassword(t *testing.T) {
 		})
 	}()
 	var body string
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	_ = testutil.Poll{Within: 20 * time.Second, Every: 100 * time.Millisecond}.Until(t, func() error {
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
-			continue
+			return err
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		body = string(b)
-		break
-	}
+		return nil
+	})
 	cancel()
 	if code := <-done; code != ExitOK {
 		t.Errorf("exit %d: %s", code, errb.String())

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rungs-dev/rungs/internal/testutil"
 )
 
 // TestStatusForecast parks messages in a rung and reads the forecast from
@@ -31,17 +34,18 @@ func TestStatusForecast(t *testing.T) {
 	var fc forecast
 	// The management API's statistics lag by up to its interval, and the
 	// head's timestamp may show up a round after the depth.
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+	_ = testutil.Poll{Within: 30 * time.Second, Every: 500 * time.Millisecond}.Until(t, func() error {
 		var st []struct {
 			Forecast forecast `json:"forecast"`
 		}
 		if err := json.Unmarshal([]byte(mustRun(t, env, "status", "--ladder", "fc", "--json")), &st); err != nil {
 			t.Fatal(err)
 		}
-		if fc = st[0].Forecast; fc.Messages == 3 && fc.EarliestMS > 0 {
-			break
+		if fc = st[0].Forecast; fc.Messages != 3 || fc.EarliestMS <= 0 {
+			return errors.New("not yet")
 		}
-	}
+		return nil
+	})
 	if fc.Messages != 3 || fc.Dest != "fc.done" || fc.LatestMS == nil || *fc.LatestMS != 255_000 {
 		t.Fatalf("forecast %+v", fc)
 	}

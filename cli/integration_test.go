@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -45,20 +47,21 @@ func dial(t *testing.T, cfg broker.Config) *broker.Conn {
 func drain(t *testing.T, c *broker.Conn, queue string, n int, within time.Duration) []broker.Delivery {
 	t.Helper()
 	var got []broker.Delivery
-	deadline := time.Now().Add(within)
-	for len(got) < n && time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		d, ok, err := c.Get(ctx, queue, true)
-		cancel()
-		if err != nil {
-			t.Fatalf("get %s: %v", queue, err)
+	_ = testutil.Until(t, within, func() error {
+		for len(got) < n {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			d, ok, err := c.Get(ctx, queue, true)
+			cancel()
+			if err != nil {
+				t.Fatalf("get %s: %v", queue, err)
+			}
+			if !ok {
+				return errors.New(queue + " is empty")
+			}
+			got = append(got, d)
 		}
-		if !ok {
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		got = append(got, d)
-	}
+		return nil
+	})
 	return got
 }
 

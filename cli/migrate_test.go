@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -44,19 +45,20 @@ func watch(t *testing.T, c *broker.Conn, queues ...string) *arrivals {
 // wait returns what reached queue once n messages have, or fails.
 func (a *arrivals) wait(t *testing.T, queue string, n int, within time.Duration) []broker.Delivery {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	var got []broker.Delivery
+	testutil.Eventually(t, within, fmt.Sprintf("%d messages in %s", n, queue), func() error {
 		a.mu.Lock()
-		got := append([]broker.Delivery(nil), a.got[queue]...)
+		got = append([]broker.Delivery(nil), a.got[queue]...)
 		a.mu.Unlock()
-		if len(got) >= n || time.Now().After(deadline) {
-			if len(got) != n {
-				t.Fatalf("%d of %d messages reached %s", len(got), n, queue)
-			}
-			return got
+		if len(got) < n {
+			return fmt.Errorf("%d of %d messages reached %s", len(got), n, queue)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	if len(got) != n {
+		t.Fatalf("%d of %d messages reached %s", len(got), n, queue)
 	}
+	return got
 }
 
 // published is a batch of messages published into a ladder with one delay.

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -58,24 +61,22 @@ func TestDeadLetterCommandsRefuseBadInput(t *testing.T) {
 func rejectAll(t *testing.T, cfg broker.Config, queue string, n int) {
 	t.Helper()
 	ch := brokertest.RawChannel(t, cfg)
-	deadline := time.Now().Add(15 * time.Second)
-	for n > 0 && time.Now().Before(deadline) {
-		d, ok, err := ch.Get(queue, false)
-		if err != nil {
-			t.Fatal(err)
+	testutil.Eventually(t, 15*time.Second, fmt.Sprintf("%d messages to reject in %s", n, queue), func() error {
+		for n > 0 {
+			d, ok, err := ch.Get(queue, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				return fmt.Errorf("%d still to come", n)
+			}
+			if err := d.Nack(false, false); err != nil {
+				t.Fatal(err)
+			}
+			n--
 		}
-		if !ok {
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		if err := d.Nack(false, false); err != nil {
-			t.Fatal(err)
-		}
-		n--
-	}
-	if n > 0 {
-		t.Fatalf("%d messages never reached %s", n, queue)
-	}
+		return nil
+	})
 }
 
 func TestPeekDrawsTheHopsOfADeadLetter(t *testing.T) {
@@ -175,22 +176,23 @@ func TestPeekOfAQuorumRungByRelease(t *testing.T) {
 	}
 	c := dial(t, cfg)
 	got := 0
-	for deadline := time.Now().Add(delay + 30*time.Second); got < 2 && time.Now().Before(deadline); {
-		d, ok, err := c.Get(context.Background(), "q.done", true)
-		if err != nil {
-			t.Fatal(err)
+	if err := testutil.Until(t, delay+30*time.Second, func() error {
+		for got < 2 {
+			d, ok, err := c.Get(context.Background(), "q.done", true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				return fmt.Errorf("%d of 2 peeked messages arrived", got)
+			}
+			got++
+			if early := before.Add(delay).Sub(d.Received); early > 0 {
+				t.Errorf("%v: a message peeked 25 times arrived %s early", ver, early)
+			}
 		}
-		if !ok {
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		got++
-		if early := before.Add(delay).Sub(d.Received); early > 0 {
-			t.Errorf("%v: a message peeked 25 times arrived %s early", ver, early)
-		}
-	}
-	if got != 2 {
-		t.Errorf("%v: %d of 2 peeked messages arrived", ver, got)
+		return nil
+	}); err != nil {
+		t.Errorf("%v: %v", ver, err)
 	}
 }
 
@@ -214,12 +216,15 @@ func TestPeekJSONCarriesTheSavedDeath(t *testing.T) {
 	var out struct {
 		Messages []map[string]json.RawMessage `json:"messages"`
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for len(out.Messages) == 0 && time.Now().Before(deadline) {
+	_ = testutil.Until(t, 15*time.Second, func() error {
 		if err := json.Unmarshal([]byte(mustRun(t, env, "peek", "held", "--json")), &out); err != nil {
 			t.Fatal(err)
 		}
-	}
+		if len(out.Messages) == 0 {
+			return errors.New("held is empty")
+		}
+		return nil
+	})
 	if len(out.Messages) != 1 {
 		t.Fatalf("peek --json: %+v", out)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -193,17 +194,18 @@ func settle(t *testing.T, cfg broker.Config, source string, queues ...string) {
 	}
 	last, consumers := depths()
 	t.Logf("right after the kill: %d messages, %d consumers on %s", last, consumers, source)
-	stable := 0
-	for deadline := time.Now().Add(30 * time.Second); (consumers > 0 || stable < 5) && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
+	// Settled: no consumer, and the depth unchanged for half a second.
+	changed := time.Now()
+	_ = testutil.Poll{Within: 30 * time.Second, Every: 100 * time.Millisecond}.Until(t, func() error {
 		var n int
-		n, consumers = depths()
-		if n == last {
-			stable++
-		} else {
-			last, stable = n, 0
+		if n, consumers = depths(); n != last {
+			last, changed = n, time.Now()
 		}
-	}
+		if consumers > 0 || time.Since(changed) < 500*time.Millisecond {
+			return fmt.Errorf("%d messages, %d consumers", n, consumers)
+		}
+		return nil
+	})
 	t.Logf("settled: %d messages, %d consumers", last, consumers)
 }
 

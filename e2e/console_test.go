@@ -1,31 +1,19 @@
-// Package e2e drives the built rungs binary in a real terminal (tmux)
-// against the real broker, the way an operator uses it.
 package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 )
-
-// build compiles rungs once per test binary.
-func build(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rungs")
-	cmd := exec.Command("go", "build", "-o", bin, "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // term is one tmux session running a command.
 type term struct {
@@ -38,21 +26,21 @@ func newTerm(t *testing.T, w, h int, env []string, command string) *term {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is needed for the console test (scripts/test.sh installs it): %v", err)
 	}
-	name := fmt.Sprintf("rungs-e2e-%d", time.Now().UnixNano())
+	name := uniqueName("rungs-e2e")
 	args := []string{"new-session", "-d", "-s", name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h)}
 	for _, e := range env {
 		args = append(args, "-e", e)
 	}
 	args = append(args, command)
-	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+	if out, err := tmux(args...).CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", name).Run() })
+	t.Cleanup(func() { _ = tmux("kill-session", "-t", name).Run() })
 	return &term{t, name}
 }
 
 func (m *term) screen() string {
-	out, err := exec.Command("tmux", "capture-pane", "-p", "-t", m.name).Output()
+	out, err := tmux("capture-pane", "-p", "-t", m.name).Output()
 	if err != nil {
 		m.t.Fatalf("capture-pane: %v", err)
 	}
@@ -61,7 +49,7 @@ func (m *term) screen() string {
 
 func (m *term) keys(keys ...string) {
 	m.t.Helper()
-	if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", m.name}, keys...)...).CombinedOutput(); err != nil {
+	if out, err := tmux(append([]string{"send-keys", "-t", m.name}, keys...)...).CombinedOutput(); err != nil {
 		m.t.Fatalf("send-keys %v: %v\n%s", keys, err, out)
 	}
 }
@@ -69,46 +57,44 @@ func (m *term) keys(keys ...string) {
 // typeText sends literal text, one key at a time as a person types.
 func (m *term) typeText(s string) {
 	m.t.Helper()
-	if out, err := exec.Command("tmux", "send-keys", "-t", m.name, "-l", s).CombinedOutput(); err != nil {
+	if out, err := tmux("send-keys", "-t", m.name, "-l", s).CombinedOutput(); err != nil {
 		m.t.Fatalf("send-keys -l %q: %v\n%s", s, err, out)
 	}
 }
 
+// screenPoll is how often a wait looks at the screen: a capture is cheap.
+const screenPoll = 100 * time.Millisecond
+
 // waitFor polls the screen until re matches, failing with the last screen.
 func (m *term) waitFor(what string, re *regexp.Regexp, within time.Duration) string {
 	m.t.Helper()
-	deadline := time.Now().Add(within)
 	var s string
-	for time.Now().Before(deadline) {
-		s = m.screen()
-		if re.MatchString(s) {
-			return s
+	testutil.Poll{Within: within, Every: screenPoll}.Eventually(m.t, what, func() error {
+		if s = m.screen(); re.MatchString(s) {
+			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	m.t.Fatalf("waited %s for %s; the screen shows:\n%s", within, what, s)
-	return ""
+		return errors.New("the screen shows:\n" + s)
+	})
+	return s
 }
 
 // waitGone polls the screen until re no longer matches.
 func (m *term) waitGone(what string, re *regexp.Regexp, within time.Duration) {
 	m.t.Helper()
-	deadline := time.Now().Add(within)
-	var s string
-	for time.Now().Before(deadline) {
-		if s = m.screen(); !re.MatchString(s) {
-			return
+	testutil.Poll{Within: within, Every: screenPoll}.Eventually(m.t, what+" to go", func() error {
+		if s := m.screen(); re.MatchString(s) {
+			return errors.New("the screen shows:\n" + s)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	m.t.Fatalf("waited %s for %s to go; the screen shows:\n%s", within, what, s)
+		return nil
+	})
 }
 
 func text(s string) *regexp.Regexp { return regexp.MustCompile(regexp.QuoteMeta(s)) }
 
 func TestConsoleEndToEnd(t *testing.T) {
+	t.Parallel()
 	cfg := brokertest.NewVhost(t)
-	bin := build(t)
+	bin := rungsBinary(t)
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
 	apply := exec.Command(bin, "apply", "--ladder", "e2e", "--unit", "1s", "--levels", "8", "--radix", "2")
 	apply.Env = append(os.Environ(), env...)
@@ -159,26 +145,22 @@ func TestConsoleEndToEnd(t *testing.T) {
 
 	// And the broker agrees, once its statistics catch up (every 5s).
 	mgmt := brokertest.Require(t).Mgmt
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testutil.Poll{Within: 15 * time.Second, Every: 500 * time.Millisecond}.Eventually(t, "e2e.rung.05 to report 0 ready after the purge", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		st, err := mgmt.Stats(ctx, cfg.Vhost)
-		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ready := int64(-1)
 		for _, q := range st {
-			if q.Name == "e2e.rung.05" {
-				ready = q.Stats.Ready
+			if q.Name != "e2e.rung.05" {
+				continue
 			}
+			if q.Stats.Ready > 0 {
+				return fmt.Errorf("e2e.rung.05 reports %d ready", q.Stats.Ready)
+			}
+			return nil
 		}
-		if ready == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("e2e.rung.05 still reports %d ready 15s after the purge", ready)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return errors.New("no e2e.rung.05")
+	})
 }

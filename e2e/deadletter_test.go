@@ -12,6 +12,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -21,8 +22,9 @@ import (
 // their hops), traces one on the ladder, and replays them to another queue
 // while the count is watched.
 func TestConsoleDeadLetters(t *testing.T) {
+	t.Parallel()
 	cfg := brokertest.NewVhost(t)
-	bin := build(t)
+	bin := rungsBinary(t)
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
 	cli := func(args ...string) {
 		t.Helper()
@@ -76,11 +78,12 @@ func TestConsoleDeadLetters(t *testing.T) {
 		}
 		return res.Ready
 	}
-	for deadline := time.Now().Add(20 * time.Second); depth("parked") < 3; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("parked holds %d messages, want 3", depth("parked"))
+	testutil.Eventually(t, 20*time.Second, "3 messages in parked", func() error {
+		if n := depth("parked"); n < 3 {
+			return fmt.Errorf("parked holds %d", n)
 		}
-	}
+		return nil
+	})
 
 	m := newTerm(t, 120, 40, env, fmt.Sprintf("%s --ladder dl --refresh 1s; echo rungs-exit=$?; sleep 60", bin))
 	m.waitFor("the ladder view", text("ladders › dl"), 20*time.Second)

@@ -21,6 +21,7 @@ import (
 // at-least-once dead-lettering must carry across. Every message must
 // arrive, none early, none in an unroutable queue.
 func TestDirectLadderSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	n := startNode(t, "direct", 0, nil)
 	env := n.rungsEnv()
 	const (

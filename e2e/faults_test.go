@@ -30,44 +30,9 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
-// TestMain removes the binary rungsBinary builds once for every test.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// rungsBinary builds rungs once per test binary.
-func rungsBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "rungs-e2e-bin-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "rungs")
-		out, err := exec.Command("go", "build", "-o", binPath, "..").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
 
 // result is one finished rungs invocation.
 type result struct {
@@ -116,7 +81,7 @@ type node struct {
 	lastOutput       string
 }
 
-// startNode starts a node named rungs-ROLE-PID@localhost and stops it (and
+// startNode starts a node named rungs-ROLE-PID-N@localhost and stops it (and
 // removes its state) when the test ends. extra, if not nil, adds broker.sh
 // parameters (e.g. RUNGS_TLS_CERT_DIR) given extraPorts more free ports.
 func startNode(t *testing.T, role string, extraPorts int, extra func(ports []int) []string) *node {
@@ -127,7 +92,7 @@ func startNode(t *testing.T, role string, extraPorts int, extra func(ports []int
 	}
 	ports := freePorts(t, 3+extraPorts)
 	n := &node{
-		t: t, dir: dir, name: fmt.Sprintf("rungs-%s-%d@localhost", role, os.Getpid()),
+		t: t, dir: dir, name: uniqueName("rungs-"+role) + "@localhost",
 		amqp: ports[0], mgmt: ports[1], dist: ports[2], extraPorts: ports[3:],
 	}
 	n.env = []string{
@@ -149,24 +114,39 @@ func startNode(t *testing.T, role string, extraPorts int, extra func(ports []int
 	return n
 }
 
-// freePorts returns n loopback ports nothing listens on right now.
+// freePorts returns n loopback ports nothing listens on right now, none
+// of which it returned before to this test binary: tests that start nodes
+// side by side must not be handed the same port between one test closing
+// its probe and its node binding the port.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
 	var ports []int
-	for i := 0; i < n; i++ {
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
+		if p := l.Addr().(*net.TCPAddr).Port; !portsGiven[p] {
+			portsGiven[p] = true
+			ports = append(ports, p)
+		}
 	}
 	return ports
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 // brokerScript runs scripts/broker.sh for this node.
 func (n *node) brokerScript(args ...string) error {
@@ -248,17 +228,16 @@ func (p *proxy) set(mode string) {
 		p.ln.Close()
 		p.ln = nil
 	case mode != proxyRefuse && p.ln == nil:
-		var err error
-		for i := 0; i < 50; i++ {
-			var ln net.Listener
-			if ln, err = net.Listen("tcp", p.addr); err == nil {
-				p.ln = ln
-				go p.serve(ln)
-				return
+		// The port may linger a moment after the close.
+		testutil.Eventually(p.t, 5*time.Second, "the proxy to listen again on "+p.addr, func() error {
+			ln, err := net.Listen("tcp", p.addr)
+			if err != nil {
+				return err
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		p.t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
+			p.ln = ln
+			go p.serve(ln)
+			return nil
+		})
 	}
 }
 
@@ -570,17 +549,22 @@ type replayReport struct {
 // message must arrive, none early, and every replayed message must be at
 // the ladder's end or still on its source, never neither.
 //
-// The published messages rest in one long rung while the broker is down.
+// The published messages rest in one long rung (102.4s) while the broker
+// stops and is down: long enough to cover a stop that takes over a minute
+// on a loaded machine (measured: 52 s and 70 s at load 30-70 with the
+// other e2e tests beside it; with a 25.6 s rung, messages published first
+// expired during such a stop and 129 of 17,006 were lost between rungs).
 // The replayed ones are moving from rung to rung, which only a quorum
 // ladder survives: RabbitMQ dead-letters from classic queues at most once,
 // so a classic ladder can lose messages that are between two rungs when a
 // node stops.
 func TestFaultBrokerRestart(t *testing.T) {
+	t.Parallel()
 	n := startNode(t, "fault", 0, nil)
 	env := n.rungsEnv()
 	const (
 		ladder  = "fault" // classic
-		count   = 100000  // published with 25.7s: 25.6s in rung 08, then 100ms
+		count   = 100000  // published with 102.5s: 102.4s in rung 10, then 100ms
 		prefix  = "r-"
 		qladder = "faultq" // quorum
 		parked  = "fault.parked"
@@ -588,7 +572,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 		pprefix = "p-"
 		rdelay  = 3 * time.Second
 	)
-	mustRungs(t, env, "apply", "--ladder", ladder, "--unit", "100ms", "--levels", "10", "--radix", "2", "--queue-type", "classic")
+	mustRungs(t, env, "apply", "--ladder", ladder, "--unit", "100ms", "--levels", "11", "--radix", "2", "--queue-type", "classic")
 	mustRungs(t, env, "apply", "--ladder", qladder, "--unit", "100ms", "--levels", "10", "--radix", "2", "--queue-type", "quorum")
 	fillQueue(t, n.config(), parked, pprefix, replays)
 
@@ -598,7 +582,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 
 	// Paced so that the broker goes down in the middle of both however
 	// fast this machine is: at least 10 s of work each, the outage after 1 s.
-	pub := startRungs(t, env, "publish", "--ladder", ladder, "--delay", "25.7s",
+	pub := startRungs(t, env, "publish", "--ladder", ladder, "--delay", "102.5s",
 		"--count", strconv.Itoa(count), "--id-prefix", prefix, "--rate", strconv.Itoa(count/10)+"/s", "--json")
 	rp := startRungs(t, env, "replay", "--from", parked, "--to-ladder", qladder, "--delay", "3s",
 		"--rate", strconv.Itoa(replays/10)+"/s", "--yes", "--json")
@@ -620,13 +604,16 @@ func TestFaultBrokerRestart(t *testing.T) {
 	countdown := regexp.MustCompile(`reconnecting (in \d+s|now)( \(attempt \d+\))?`)
 	s := m.waitFor("the reconnect countdown", countdown, 30*time.Second)
 	countdowns := map[string]bool{countdown.FindString(s): true}
-	for end := time.Now().Add(6 * time.Second); time.Now().Before(end) && len(countdowns) < 2; time.Sleep(200 * time.Millisecond) {
+	if err := (testutil.Poll{Within: 10 * time.Second, Every: 200 * time.Millisecond}).Until(t, func() error {
 		if c := countdown.FindString(m.screen()); c != "" {
 			countdowns[c] = true
 		}
-	}
-	if len(countdowns) < 2 {
-		t.Errorf("the countdown did not move in 6s: %v", countdowns)
+		if len(countdowns) < 2 {
+			return fmt.Errorf("only %v", countdowns)
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("the countdown did not move: %v", err)
 	}
 	m.waitFor("the stale-data marker", text("stale since"), 15*time.Second)
 
@@ -675,10 +662,15 @@ func TestFaultBrokerRestart(t *testing.T) {
 	// Every confirmed message arrives, none early; duplicates are allowed
 	// and counted. Messages of unknown outcome (failed) may or may not.
 	got, replayed := newArrivals(), newArrivals()
-	consumeUntil(t, n.config(), qladder+".done", 2*time.Minute, 20*time.Second,
+	// Generous bounds: a loaded machine (or the other tests beside this
+	// one) slows the ladder's dead-lettering, and a message that arrives
+	// late still arrives; a pass ends as soon as every message is in.
+	consumeUntil(t, n.config(), qladder+".done", 5*time.Minute, time.Minute,
 		func(d broker.Delivery) { replayed.recordReplayed(d, pprefix, replays, rp.startedAt, rdelay) },
 		func() bool { return len(replayed.seen)+len(left) >= replays })
-	consumeUntil(t, n.config(), ladder+".done", 3*time.Minute, 20*time.Second,
+	// The first published messages arrive 102.5 s after the publish began,
+	// perhaps long after this consumer starts: a quiet of two minutes.
+	consumeUntil(t, n.config(), ladder+".done", 5*time.Minute, 2*time.Minute,
 		func(d broker.Delivery) { got.record(d, prefix, count, t0) },
 		func() bool { return len(got.seen) >= rep.Confirmed+rep.Failed })
 	t.Logf("published, arrived: %d deliveries, %d distinct, %d duplicates, %d early, %d foreign",
@@ -726,6 +718,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 // hangs, then refuses connections: the console keeps the last data, marks
 // it stale with the reason, keeps answering keys, and recovers by itself.
 func TestFaultManagementDown(t *testing.T) {
+	t.Parallel()
 	cfg := brokertest.NewVhost(t)
 	p := newProxy(t, hostPort(t, cfg.MgmtURL))
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=http://" + p.addr, "RUNGS_VHOST=" + cfg.Vhost}
@@ -772,6 +765,7 @@ func TestFaultManagementDown(t *testing.T) {
 // console shows the reconnect countdown, keeps refreshing depths, takes a
 // publish that waits for the connection, and reconnects by itself.
 func TestFaultAMQPDown(t *testing.T) {
+	t.Parallel()
 	cfg := brokertest.NewVhost(t)
 	p := newProxy(t, hostPort(t, cfg.URL))
 	direct := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
@@ -818,6 +812,7 @@ func TestFaultAMQPDown(t *testing.T) {
 // whose TTL was raised by hand, so that messages sit far longer than the
 // ladder says they can.
 func TestFaultStuckRung(t *testing.T) {
+	t.Parallel()
 	cfg := brokertest.NewVhost(t)
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
 	mustRungs(t, env, "apply", "--ladder", "st", "--unit", "1s", "--levels", "4", "--radix", "2", "--queue-type", "classic")
@@ -874,14 +869,13 @@ func TestFaultStuckRung(t *testing.T) {
 	flagged := func(out string) bool {
 		return strings.Contains(out, "st.rung.01: stuck: oldest message is") && strings.Contains(out, "st.rung.03: stuck: oldest message is")
 	}
-	var out string
-	for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(time.Second) {
-		if out = mustRungs(t, env, "status", "--ladder", "st"); flagged(out) || time.Now().After(deadline) {
-			break
+	if err := (testutil.Poll{Within: 40 * time.Second, Every: time.Second}).Until(t, func() error {
+		if out := mustRungs(t, env, "status", "--ladder", "st"); !flagged(out) {
+			return errors.New(out)
 		}
-	}
-	if !flagged(out) {
-		t.Errorf("rungs status does not flag st.rung.01 and st.rung.03:\n%s", out)
+		return nil
+	}); err != nil {
+		t.Errorf("rungs status does not flag st.rung.01 and st.rung.03:\n%v", err)
 	}
 }
 

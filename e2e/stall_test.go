@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -27,6 +29,7 @@ import (
 // rabbitmqctl); every confirmed message must arrive, none early,
 // duplicates counted.
 func TestFaultStalledQuorumLadder(t *testing.T) {
+	t.Parallel()
 	s := newStallRun(t, "stall", "stall", "stallb")
 	n, env, mgmt, found := s.n, s.env, s.mgmt, s.found
 	m := newTerm(t, 120, 40, env, rungsBinary(t)+" --refresh 1s; echo rungs-exit=$?; sleep 600")
@@ -230,11 +233,11 @@ func expiredNow(t *testing.T, m *broker.Management, found []topology.Found) map[
 func waitForExpired(t *testing.T, m *broker.Management, found []topology.Found) map[string]int64 {
 	t.Helper()
 	start := time.Now()
-	for time.Since(start) < 90*time.Second {
-		time.Sleep(time.Second)
+	var stalled map[string]int64
+	_ = testutil.Poll{Within: 90 * time.Second, Every: time.Second}.Until(t, func() error {
 		qs, err := m.Stats(context.Background(), "/")
 		if err != nil {
-			continue
+			return err // the node may be starting
 		}
 		var inFlight int64
 		snap := topology.Snapshot{Queues: qs}
@@ -248,8 +251,8 @@ func waitForExpired(t *testing.T, m *broker.Management, found []topology.Found) 
 		// count drains between them.
 		if e := expiredNow(t, m, found); len(e) > 0 {
 			time.Sleep(6 * time.Second)
-			if again := expiredNow(t, m, found); len(again) > 0 {
-				return again
+			if stalled = expiredNow(t, m, found); len(stalled) > 0 {
+				return nil
 			}
 		}
 		// A restarted quorum queue reports no figures for a statistics
@@ -257,8 +260,9 @@ func waitForExpired(t *testing.T, m *broker.Management, found []topology.Found) 
 		if inFlight == 0 && time.Since(start) > 30*time.Second {
 			return nil
 		}
-	}
-	return nil
+		return fmt.Errorf("%d messages in flight, none waiting expired", inFlight)
+	})
+	return stalled
 }
 
 func sortedKeys(m map[string]int64) []string {
@@ -382,27 +386,28 @@ func (s *stallRun) stall(t *testing.T) {
 // and a bit (6 s), or nil if none did or the rungs emptied.
 func (s *stallRun) stillStalled(t *testing.T, window time.Duration) map[string]int64 {
 	t.Helper()
-	for deadline := time.Now().Add(window); time.Now().Before(deadline); {
+	var stuck map[string]int64
+	_ = testutil.Poll{Within: window, Every: 2 * time.Second}.Until(t, func() error {
 		before := expiredNow(t, s.mgmt, s.found)
 		if len(before) == 0 {
 			if s.rungsEmpty() {
 				return nil
 			}
-			time.Sleep(2 * time.Second)
-			continue
+			return errors.New("messages in flight")
 		}
 		time.Sleep(6 * time.Second)
-		stuck := map[string]int64{}
+		stuck = map[string]int64{}
 		for q, n := range expiredNow(t, s.mgmt, s.found) {
 			if was, ok := before[q]; ok && n >= was {
 				stuck[q] = n
 			}
 		}
 		if len(stuck) > 0 {
-			return stuck
+			return nil
 		}
-	}
-	return nil
+		return fmt.Errorf("expired messages falling: %v", before)
+	})
+	return stuck
 }
 
 // rungsEmpty reports whether the ladders' rungs hold no message at all,
@@ -445,7 +450,7 @@ func (s *stallRun) deliverAll(t *testing.T, waited int64) {
 	}
 	foreign := 0
 	for _, l := range s.ladders {
-		consumeUntil(t, s.cfg, l+".done", 3*time.Minute, 30*time.Second,
+		consumeUntil(t, s.cfg, l+".done", 5*time.Minute, 30*time.Second,
 			func(d broker.Delivery) {
 				i := strings.LastIndexByte(d.MessageID, '-')
 				if i < 0 || got[d.MessageID[:i+1]] == nil {

@@ -75,6 +75,7 @@ func makeCerts(t *testing.T) tlsFiles {
 }
 
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	certs := makeCerts(t)
 	n := startNode(t, "tls", 2, func(p []int) []string {
 		return []string{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -107,38 +108,36 @@ func TestRealPrometheusScrapesExporter(t *testing.T) {
 	// Wait (a deadline for waiting, not a measurement) until Prometheus has
 	// scraped the exporter and the broker's statistics show the messages.
 	query := fmt.Sprintf(`rungs_rung_messages_ready{vhost=%q,ladder="prom",queue=%q}`, cfg.Vhost, rung)
-	deadline := time.Now().Add(90 * time.Second)
-	var last string
-	for time.Now().Before(deadline) {
+	if err := (testutil.Poll{Within: 90 * time.Second, Every: time.Second}).Until(t, func() error {
 		v, raw, err := promQuery(promAddr, query)
-		last = raw
-		if err == nil && v == "3" {
-			up, _, _ := promQuery(promAddr, `up{job="rungs"}`)
-			if up != "1" {
-				t.Errorf("Prometheus' up for the exporter is %q", up)
-			}
-			// The messages wait 128s in their first rung and entered it
-			// just now: none can arrive within a minute, all within an hour.
-			sel := fmt.Sprintf(`vhost=%q,ladder="prom"`, cfg.Vhost)
-			for q, want := range map[string]string{
-				`rungs_ladder_forecast_due_messages{` + sel + `,within="1h",bound="min"}`: "3",
-				`rungs_rung_stalled{` + sel + `,queue="` + rung + `"}`:                    "0",
-				`rungs_ladder_messages_in_flight{` + sel + `}`:                            "3",
-				`rungs_rung_backlogged{` + sel + `,queue="` + rung + `"}`:                 "0",
-				`rungs_ladder_backlog_drain_seconds{` + sel + `}`:                         "0",
-			} {
-				if v, raw, err := promQuery(promAddr, q); v != want {
-					t.Errorf("%s = %q, want %s (%s %v)", q, v, want, raw, err)
-				}
-			}
-			return
-		}
 		if err != nil {
-			last = err.Error()
+			return err
 		}
-		time.Sleep(time.Second)
+		if v != "3" {
+			return fmt.Errorf("answer %s", raw)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("Prometheus never reported %s = 3; last: %v\nprometheus log:\n%s", query, err, tail(promLog.String(), 2000))
 	}
-	t.Fatalf("Prometheus never reported %s = 3; last answer: %s\nprometheus log:\n%s", query, last, tail(promLog.String(), 2000))
+	up, _, _ := promQuery(promAddr, `up{job="rungs"}`)
+	if up != "1" {
+		t.Errorf("Prometheus' up for the exporter is %q", up)
+	}
+	// The messages wait 128s in their first rung and entered it
+	// just now: none can arrive within a minute, all within an hour.
+	sel := fmt.Sprintf(`vhost=%q,ladder="prom"`, cfg.Vhost)
+	for q, want := range map[string]string{
+		`rungs_ladder_forecast_due_messages{` + sel + `,within="1h",bound="min"}`: "3",
+		`rungs_rung_stalled{` + sel + `,queue="` + rung + `"}`:                    "0",
+		`rungs_ladder_messages_in_flight{` + sel + `}`:                            "3",
+		`rungs_rung_backlogged{` + sel + `,queue="` + rung + `"}`:                 "0",
+		`rungs_ladder_backlog_drain_seconds{` + sel + `}`:                         "0",
+	} {
+		if v, raw, err := promQuery(promAddr, q); v != want {
+			t.Errorf("%s = %q, want %s (%s %v)", q, v, want, raw, err)
+		}
+	}
 }
 
 // promQuery runs an instant query and returns the first sample's value.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/retry"
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -309,16 +310,15 @@ func naiveRetryIsDropped(t *testing.T, e env) <-chan error {
 	}
 	go func() {
 		defer cancel()
-		get := func(within time.Duration) (broker.Delivery, bool) {
-			deadline := time.Now().Add(within)
-			for time.Now().Before(deadline) {
-				d, ok, err := e.conn.Get(ctx, "naive", true)
-				if err != nil || ok {
-					return d, ok
+		get := func(within time.Duration) (d broker.Delivery, ok bool) {
+			_ = testutil.Until(t, within, func() error {
+				var err error
+				if d, ok, err = e.conn.Get(ctx, "naive", true); err != nil || ok {
+					return nil
 				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			return broker.Delivery{}, false
+				return errors.New("nothing yet")
+			})
+			return d, ok
 		}
 		first, ok := get(5 * time.Second)
 		if !ok {

@@ -20,6 +20,9 @@ for v in "${versions[@]}"; do
 	# The cluster is made of scripts/broker.sh nodes: make sure this version
 	# is installed (this also brings up its local broker if none answers).
 	RUNGS_RABBITMQ=$v bash scripts/broker.sh up
+	# Three clusters one after another, each booted and stopped by its
+	# test: 15m leaves room for a slow machine (e2e/cluster_test.go says
+	# why they do not run side by side).
 	RUNGS_RABBITMQ=$v go test -count=1 -timeout 15m -tags cluster -run '^TestCluster' ./e2e "$@"
 done
 

@@ -12,6 +12,13 @@
 # RUNGS_REQUIRE_BROKER=1 makes the integration tests fail instead of skipping
 # when the broker is unreachable.
 #
+# Each `go test` run has RUNGS_TEST_TIMEOUT (default 15m) as its -timeout,
+# instead of Go's 10m: e2e, the slowest package, took 312-430 s a pass on a
+# quiet machine when its tests ran one after another; on RabbitMQ 4.0 on the
+# two-core machine at load 20-30, 1051 s one after another and 367 s side by
+# side, as they now run. A hang still fails with every goroutine's stack,
+# well before a CI job's own limit.
+#
 # Then every fuzz target runs for RUNGS_FUZZTIME (default 20000x, an
 # execution count; a duration such as 10s works too) each; 0 skips.
 set -euo pipefail
@@ -20,6 +27,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$*"; }
 
 export RUNGS_REQUIRE_BROKER=1
+timeout=${RUNGS_TEST_TIMEOUT:-15m}
 versions=()
 if [[ -n ${RUNGS_URL:-} && -n ${RUNGS_MGMT_URL:-} ]]; then
 	step "broker"
@@ -79,12 +87,12 @@ for v in "${versions[@]}"; do
 		export RUNGS_RABBITMQ=$v RUNGS_URL RUNGS_MGMT_URL
 	fi
 	step "go test -count=1 ./... $* (RabbitMQ ${RUNGS_RABBITMQ:-at $RUNGS_MGMT_URL})"
-	go test -count=1 ./... "$@"
+	go test -count=1 -timeout "$timeout" ./... "$@"
 	# The scale tests (10,000 other queues in a vhost, 100 vhosts of
 	# ladders) load the broker enough to slow other tests' management
 	# requests past their timeouts, so they run alone, one at a time.
 	step "go test -tags scale ./broker ./model (RabbitMQ ${RUNGS_RABBITMQ:-at $RUNGS_MGMT_URL})"
-	go test -count=1 -p 1 -tags scale -run 'BesideTenThousand|TwoHundredLadders' ./broker ./model "$@"
+	go test -count=1 -timeout "$timeout" -p 1 -tags scale -run 'BesideTenThousand|TwoHundredLadders' ./broker ./model "$@"
 done
 
 step "goreleaser check and snapshot (into dist/)"

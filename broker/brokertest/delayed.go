@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -76,22 +77,19 @@ func Nack(t testing.TB, cfg broker.Config, queue string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	testutil.Eventually(t, 10*time.Second, "a message in "+queue+" to hand back", func() error {
 		d, ok, err := ch.Get(queue, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok {
-			if err := d.Nack(false, true); err != nil {
-				t.Fatal(err)
-			}
-			break
+		if !ok {
+			return fmt.Errorf("%s is empty", queue)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no message in %s to hand back", queue)
+		if err := d.Nack(false, true); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	// Closing the channel waits for the broker's answer, so the nack has
 	// arrived before the caller reads statistics.
 	if err := ch.Close(); err != nil {
@@ -109,7 +107,7 @@ func AwaitStats(t testing.TB, cfg broker.Config, queue string, ok func(topology.
 		t.Fatal(err)
 	}
 	var last topology.QueueStats
-	for deadline := time.Now().Add(16 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+	_ = testutil.Until(t, 16*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		qs, err := m.Stats(ctx, cfg.Vhost)
 		cancel()
@@ -121,10 +119,11 @@ func AwaitStats(t testing.TB, cfg broker.Config, queue string, ok func(topology.
 				last = q.Stats
 			}
 		}
-		if ok(last) {
-			break
+		if !ok(last) {
+			return fmt.Errorf("%s: %+v", queue, last)
 		}
-	}
+		return nil
+	})
 	return last
 }
 
