@@ -200,7 +200,11 @@ func findMigrateLadder(snap topology.Snapshot, flag, name, layout string) (topol
 // what its plan says and that the target routes what it claims to.
 func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (migratePlan, error) {
 	var mp migratePlan
-	snap, err := e.snapshot(ctx)
+	insp, err := e.reader()
+	var snap topology.Snapshot
+	if err == nil {
+		snap, err = ops.ReadLadder(ctx, insp, e.vhost(), mf.from, mf.to)
+	}
 	if err != nil {
 		return mp, fmt.Errorf("migrate needs the management API to discover both ladders: %w", err)
 	}
@@ -243,8 +247,8 @@ func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (migratePlan, er
 		if err != nil {
 			continue
 		}
-		if c := ops.CheckRoute(tr, g, nil); c.Err != nil {
-			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, c.Err, to.Name)
+		if err := ops.RouteErr(tr, g); err != nil {
+			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, errors.Unwrap(err), to.Name)
 		}
 	}
 	for _, r := range from.Rungs() {
