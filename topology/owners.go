@@ -5,53 +5,57 @@ import (
 	"sync"
 )
 
-// ownerPatterns match a name any layout's ladder may own, capturing the
-// ladder's name where the layout spells it into its objects' names.
+// ownerPattern tells, for one layout, which ladder names may own a name.
+type ownerPattern struct {
+	// rest matches what the layout appends to a ladder's name; any, the
+	// names its ladders may have.
+	rest, any *regexp.Regexp
+	// whole and fixed: a layout whose objects have fixed names (NServiceBus)
+	// names its one ladder fixed.
+	whole *regexp.Regexp
+	fixed string
+}
+
 var ownerPatterns = sync.OnceValue(func() []ownerPattern {
 	var out []ownerPattern
 	for _, lay := range Layouts() {
-		p := lay.namePattern("(" + lay.anyName() + ")")
-		if p == "" {
+		if nl, ok := lay.(nsbLayout); ok {
+			out = append(out, ownerPattern{whole: regexp.MustCompile("^(?:" + nl.namePattern("") + ")$"), fixed: nl.base()})
 			continue
 		}
-		re := regexp.MustCompile("^(?:" + p + ")$")
-		op := ownerPattern{re: re}
-		if nl, ok := lay.(nsbLayout); ok && re.NumSubexp() == 0 {
-			// NServiceBus' objects have fixed names: the ladder is named
-			// after them, as its Discover names it.
-			op.fixed = nl.base()
+		if lay.namePattern("") == "" {
+			continue
 		}
-		out = append(out, op)
+		out = append(out, ownerPattern{
+			rest: regexp.MustCompile("^(?:" + lay.namePattern("") + ")$"),
+			any:  regexp.MustCompile("^(?:" + lay.anyName() + ")$"),
+		})
 	}
 	return out
 })
-
-type ownerPattern struct {
-	re    *regexp.Regexp
-	fixed string
-}
 
 // LadderNamesOwning lists the names of the ladders, of any layout, that
 // may own one of names (a queue or an exchange), sorted and without
 // duplicates: what an operation that names a queue reads, by name, to
 // know whether the queue is a rung and of which ladder, instead of
-// discovering every ladder of the vhost. A name no ladder may own adds
-// nothing.
+// discovering every ladder of the vhost. A name can have several (the
+// suffix layout's jobs.delay.1.done is ladder jobs' or ladder
+// jobs.delay.1's); a name no ladder may own adds none.
 func LadderNamesOwning(names ...string) []string {
 	var out []string
 	for _, n := range names {
 		for _, op := range ownerPatterns() {
-			m := op.re.FindStringSubmatch(n)
-			switch {
-			case m == nil:
-			case op.fixed != "":
-				out = append(out, op.fixed)
-			default:
-				for _, g := range m[1:] {
-					if g != "" {
-						out = append(out, g)
-						break
-					}
+			if op.whole != nil {
+				if op.whole.MatchString(n) {
+					out = append(out, op.fixed)
+				}
+				continue
+			}
+			// Every split of n into a ladder's name and what the layout
+			// appends to it.
+			for i := 1; i < len(n); i++ {
+				if op.rest.MatchString(n[i:]) && op.any.MatchString(n[:i]) {
+					out = append(out, n[:i])
 				}
 			}
 		}
