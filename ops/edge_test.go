@@ -40,7 +40,7 @@ func TestEdgeBesideOthers(t *testing.T) {
 		return out.String(), err
 	}
 	must := func(args ...string) string {
-		out, err := run(paths[0], args...)
+		out, err := run(paths[0], append(args, "--timeout", "2m")...)
 		if err != nil {
 			t.Fatalf("rungs %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -65,6 +65,9 @@ func TestEdgeBesideOthers(t *testing.T) {
 		{"unstall", "--ladder", "edge", "--yes"},
 		{"publish", "--ladder", "edge", "--delay", "1h"},
 		{"plan", "--ladder", "edge"},
+	}
+	if os.Getenv("RUNGS_EDGE_SHORT") != "" {
+		cmds = cmds[:4] // the four issue 22 names
 	}
 	median := func(bin string, args []string) time.Duration {
 		var ds []time.Duration
