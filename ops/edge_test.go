@@ -46,7 +46,11 @@ func TestEdgeBesideOthers(t *testing.T) {
 		}
 		return out
 	}
-	must("apply", "--ladder", "edge")
+	apply := []string{"apply", "--ladder", "edge"}
+	if qt := os.Getenv("RUNGS_EDGE_QUEUE_TYPE"); qt != "" {
+		apply = append(apply, "--queue-type", qt) // a loaded 3.10 nacks into fresh quorum rungs
+	}
+	must(apply...)
 	must("publish", "--ladder", "edge", "--delay", "1h", "--count", "3")
 	var tr struct {
 		Hops []struct {
