@@ -203,7 +203,12 @@ func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (migratePlan, er
 	insp, err := e.reader()
 	var snap topology.Snapshot
 	if err == nil {
-		snap, err = ops.ReadLadder(ctx, insp, e.vhost(), mf.from, mf.to)
+		// Listed, not read by name (Inbound): a ladder of another layout
+		// under one of the names, damaged or not, must be seen to ask
+		// for --from-layout or --to-layout.
+		var o ops.Observer
+		o, err = ops.ReadLadders(ctx, insp, ops.Scope{Vhost: e.vhost(), Ladders: []string{mf.from, mf.to}, Inbound: true})
+		snap = o.Snapshot()
 	}
 	if err != nil {
 		return mp, fmt.Errorf("migrate needs the management API to discover both ladders: %w", err)

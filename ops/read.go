@@ -72,19 +72,16 @@ func uniq(in []string) []string {
 }
 
 // ReadPurge reads what a purge of one queue, or with queue "" of the
-// ladder called ladder, plans from (see PlanPurge): the queue and the
-// ladder that may own it, or the ladder's objects. found are the ladders
-// read.
+// ladder called ladder, plans from (see PlanPurge): the queue alone, one
+// request, or the ladder's objects. found are the ladders read: none for
+// a queue, whose role in a ladder only the console shows, from the
+// ladders it watches.
 func ReadPurge(ctx context.Context, insp Inspector, vhost, queue, ladder string) (topology.Snapshot, []topology.Found, error) {
-	var (
-		snap topology.Snapshot
-		err  error
-	)
 	if queue != "" {
-		snap, err = ReadQueues(ctx, insp, vhost, []string{queue})
-	} else {
-		snap, err = ReadLadder(ctx, insp, vhost, ladder)
+		qs, err := LookupQueues(ctx, insp, vhost, []string{queue})
+		return topology.Snapshot{Vhost: vhost, Queues: qs}, nil, err
 	}
+	snap, err := ReadLadder(ctx, insp, vhost, ladder)
 	return snap, topology.Discover(snap), err
 }
 

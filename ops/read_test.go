@@ -89,7 +89,7 @@ func TestOperationsReadByName(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := PlanPurge(snap, found, topology.Version{}, PurgeRequest{Queue: rung})
-	if err != nil || len(p.Queues) != 1 || p.Queues[0].Role != topology.RoleRung {
+	if err != nil || len(p.Queues) != 1 || p.Queues[0].Queue != rung {
 		t.Errorf("purge of %s: %+v, %v", rung, p, err)
 	}
 	snap, found, err = ReadPurge(ctx, insp, e.vhost, "", "rn")
