@@ -104,7 +104,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", l.Name, err)
 	}
-	snap, serr := e.ladderSnapshot(ctx)
+	snap, serr := e.checkSnapshot(ctx)
 	var drift []topology.Drift
 	if serr == nil {
 		drift = topology.Diff(plan, snap)

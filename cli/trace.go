@@ -91,6 +91,16 @@ func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
 	return ops.ReadLadder(ctx, insp, e.vhost(), names...)
 }
 
+// checkSnapshot is ladderSnapshot for a drift check (ops.ReadCheck):
+// left-over rungs and stray bindings included.
+func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
+	insp, err := e.reader()
+	if err != nil {
+		return topology.Snapshot{}, err
+	}
+	return ops.ReadCheck(ctx, insp, e.vhost(), e.opts.ladder.name)
+}
+
 // reader is the management API as an operation reads it through ops,
 // each request bounded by --timeout.
 func (e *env) reader() (ops.Inspector, error) {

@@ -40,6 +40,15 @@ func ReadLadder(ctx context.Context, insp Inspector, vhost string, names ...stri
 	return o.Snapshot(), err
 }
 
+// ReadCheck is the snapshot a drift check of the ladders called names
+// reads (plan, apply's verification): what the names own, listed with
+// filters, and every binding into their queues, so that a left-over rung
+// or a stray binding shows as drift. A read by name sees neither.
+func ReadCheck(ctx context.Context, insp Inspector, vhost string, names ...string) (topology.Snapshot, error) {
+	o, err := ReadLadders(ctx, insp, Scope{Vhost: vhost, Ladders: names, Inbound: true})
+	return o.Snapshot(), err
+}
+
 // ReadQueues reads the named queues and, by name, the ladders that may own
 // them (topology.LadderNamesOwning): a peek or a purge of one queue
 // learns whether it is a rung, and of which ladder, without
