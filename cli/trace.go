@@ -84,11 +84,7 @@ func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
 	if err != nil {
 		return topology.Snapshot{}, err
 	}
-	var names []string
-	if n := e.opts.ladder.name; n != "" {
-		names = []string{n}
-	}
-	return ops.ReadLadder(ctx, insp, e.vhost(), names...)
+	return ops.ReadLadder(ctx, insp, e.vhost(), e.ladderNames()...)
 }
 
 // checkSnapshot is ladderSnapshot for a drift check (ops.ReadCheck):
@@ -98,7 +94,16 @@ func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
 	if err != nil {
 		return topology.Snapshot{}, err
 	}
-	return ops.ReadCheck(ctx, insp, e.vhost(), e.opts.ladder.name)
+	return ops.ReadCheck(ctx, insp, e.vhost(), e.ladderNames()...)
+}
+
+// ladderNames is --ladder's name as a scope names it: none (every ladder)
+// when it is empty.
+func (e *env) ladderNames() []string {
+	if n := e.opts.ladder.name; n != "" {
+		return []string{n}
+	}
+	return nil
 }
 
 // reader is the management API as an operation reads it through ops,
