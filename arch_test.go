@@ -37,7 +37,7 @@ var allowedImports = map[string][]string{
 	"retry":             {"broker", "topology"},
 	"ops":               {"broker", "health", "topology"},
 	"ui":                {"broker", "health", "topology"},
-	"ui/fixture":        {"broker", "topology"},
+	"internal/fixture":  {"broker", "topology"},
 	"model":             {"broker", "health", "ops", "topology", "ui"},
 	"bench":             {"broker", "topology"},
 	"internal/lab":      {"bench", "broker", "health", "ops", "topology", "ui"},
@@ -80,7 +80,7 @@ func packageDirs(t *testing.T) []string {
 
 func TestImportDirection(t *testing.T) {
 	dirs := packageDirs(t)
-	for _, must := range []string{".", "ui/fixture", "broker/brokertest", "ops"} {
+	for _, must := range []string{".", "internal/fixture", "broker/brokertest", "ops"} {
 		if !slices.Contains(dirs, must) {
 			t.Fatalf("the walk missed %s: it found %v", must, dirs)
 		}

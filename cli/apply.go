@@ -86,7 +86,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", l.Name, err)
 	}
-	snap, serr := e.snapshot(ctx)
+	snap, serr := e.checkSnapshot(ctx)
 	var drift []topology.Drift
 	if serr == nil {
 		drift = topology.Diff(plan, snap)

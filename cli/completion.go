@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -44,7 +45,9 @@ func (e *env) completeLadders(cmd *cobra.Command, _ []string, prefix string) ([]
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
-	snap, err := m.Snapshot(ctx, e.vhost())
+	// Every ladder of the vhost, as discover reads them: filtered
+	// listings, not the other queues.
+	snap, err := ops.ReadLadder(ctx, m, e.vhost())
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -62,11 +62,18 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if err := e.refuseReadOnly("purge"); err != nil {
 		return err
 	}
-	snap, err := e.snapshot(ctx)
+	insp, err := e.reader()
 	if err != nil {
 		return err
 	}
-	found := topology.Discover(snap)
+	queue := ""
+	if len(args) == 1 {
+		queue = args[0]
+	}
+	snap, found, err := ops.ReadPurge(ctx, insp, e.vhost(), queue, e.opts.ladder.name)
+	if err != nil {
+		return err
+	}
 	req, word := ops.PurgeRequest{}, ""
 	if len(args) == 1 {
 		req.Queue, word = args[0], args[0]

@@ -148,7 +148,7 @@ type resolved struct {
 // resolveLadder combines flags and discovery: a ladder found on the broker
 // under the flag's name supplies every shape flag not given explicitly.
 func (e *env) resolveLadder(ctx context.Context) (resolved, error) {
-	return e.resolveLadderFrom(ctx, e.snapshot)
+	return e.resolveLadderFrom(ctx, e.ladderSnapshot)
 }
 
 // resolveLadderFrom is resolveLadder over the snapshot read returns.
@@ -225,17 +225,6 @@ func mergeTargets(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-// snapshot reads the vhost through the management API.
-func (e *env) snapshot(ctx context.Context) (topology.Snapshot, error) {
-	m, err := e.management()
-	if err != nil {
-		return topology.Snapshot{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-	defer cancel()
-	return m.Snapshot(ctx, e.vhost())
 }
 
 // describe is the one-line summary of a ladder's shape.

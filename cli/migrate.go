@@ -166,10 +166,19 @@ func (mf migrateFlags) check() error {
 	return nil
 }
 
-// planMigrate reads the vhost and lets ops.PlanMigrate find both ladders
+// planMigrate reads both ladders by name and lets ops.PlanMigrate find
 // and check them.
 func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (ops.MigratePlan, error) {
-	snap, err := e.snapshot(ctx)
+	insp, err := e.reader()
+	var snap topology.Snapshot
+	if err == nil {
+		// Listed, not read by name (Inbound): a ladder of another layout
+		// under one of the names, damaged or not, must be seen to ask
+		// for --from-layout or --to-layout.
+		var o ops.Observer
+		o, err = ops.ReadLadders(ctx, insp, ops.Scope{Vhost: e.vhost(), Ladders: []string{mf.from, mf.to}, Inbound: true})
+		snap = o.Snapshot()
+	}
 	if err != nil {
 		return ops.MigratePlan{}, fmt.Errorf("migrate needs the management API to discover both ladders: %w", err)
 	}

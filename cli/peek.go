@@ -35,18 +35,27 @@ Peeking takes the messages with basic.get and hands them back, so:
   - their TTLs are not restarted (a message held by the peek cannot expire
     meanwhile, and is dead-lettered right after if its time passed: late by
     milliseconds, never early);
-  - a quorum queue counts the peek as a delivery (x-delivery-count + 1). With
-    a delivery limit (x-delivery-limit, a delivery-limit policy, RabbitMQ 4's
-    default of 20) a message peeked once too often is dead-lettered; from a
-    rung of a quorum ladder that pushes it into the next rung early. peek
-    refuses quorum rungs and quorum queues with a delivery limit unless
-    --force, and --read-only refuses quorum queues altogether.
+  - what a quorum queue counts depends on the release (measured on 3.10.8,
+    4.0.5 and 4.3.6):
+    - before RabbitMQ 4.3 it counts the peek as a delivery
+      (x-delivery-count + 1). With a delivery limit (x-delivery-limit, a
+      delivery-limit policy, RabbitMQ 4's default of 20) a message peeked
+      once too often is dead-lettered; from a rung of a quorum ladder that
+      pushes it into the next rung early. peek refuses quorum rungs and
+      quorum queues with a delivery limit unless --force, and --read-only
+      refuses quorum queues altogether;
+    - from RabbitMQ 4.3 the hand-back is a return: x-delivery-count stays
+      (0 for a message never delivered) and x-acquired-count rises, so no
+      delivery limit acts and peek needs no --force. Only a delayed retry
+      on the queue (4.3's delayed-retry arguments or policy) holds each
+      peeked message back: peek refuses such a rung unless --force, and
+      --read-only refuses such a queue.
 
 --read-only allows peeking classic queues: nothing is removed or changed but
 the redelivered flag.`,
 		Example: `  rungs peek jobs.parked
   rungs peek orders.dlq -n 50 --json
-  rungs peek jobs.rung.03 --force     # a quorum rung: see above`,
+  rungs peek jobs.rung.03 --force     # a quorum rung before RabbitMQ 4.3: see above`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return e.runPeek(cmd.Context(), args[0], n, maxBody, force)
@@ -55,7 +64,7 @@ the redelivered flag.`,
 	f := cmd.Flags()
 	f.IntVarP(&n, "count", "n", 10, fmt.Sprintf("number of messages to show (1 to %d)", broker.MaxPeek))
 	f.IntVar(&maxBody, "max-body", defaultPeekBody, "bytes of each body to print (0: all)")
-	f.BoolVar(&force, "force", false, "peek a quorum queue where peeking can dead-letter messages early")
+	f.BoolVar(&force, "force", false, "peek a quorum queue where peeking can dead-letter messages early (before RabbitMQ 4.3) or hold them back (a 4.3 delayed retry)")
 	return cmd
 }
 
@@ -63,6 +72,7 @@ the redelivered flag.`,
 type peekPlan struct {
 	gate    ops.PeekGate
 	ladders []topology.Ladder
+	insp    ops.Inspector // nil without the management API
 }
 
 func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force bool) error {
@@ -85,7 +95,11 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 		return err
 	}
 	res = res.WithQueueType(pp.gate.Risk.Type)
-	stories := ops.PeekStories(res, pp.ladders)
+	ladders := pp.ladders
+	if pp.insp != nil {
+		ladders = ops.ReadStoryLadders(ctx, pp.insp, e.vhost(), res, ladders)
+	}
+	stories := ops.PeekStories(res, ladders)
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONPeek(res, stories, pp.gate))
 	}
@@ -93,36 +107,30 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 	return nil
 }
 
-// assessPeek looks the queue up and decides whether peeking may go ahead.
+// assessPeek reads what ops.ReadPeek reads of the queue, by name, and
+// decides whether peeking may go ahead.
 func (e *env) assessPeek(ctx context.Context, queue string, force bool) (peekPlan, error) {
-	snap, err := e.snapshot(ctx)
-	return e.assessPeekIn(ctx, snap, err, queue, force)
+	m, err := e.management()
+	if err != nil {
+		return e.gatePeek(ops.PeekRequest{Queue: topology.Queue{Name: queue}, Unchecked: err}, force)
+	}
+	insp := timed{m, e.opts.timeout}
+	req, err := ops.ReadPeek(ctx, insp, m, e.vhost(), queue)
+	if err != nil {
+		return peekPlan{}, err
+	}
+	pp, err := e.gatePeek(req, force)
+	if req.Unchecked == nil {
+		pp.insp = insp
+	}
+	return pp, err
 }
 
-// assessPeekIn is assessPeek with the vhost's snapshot (or why there is
-// none) already read: it gathers what ops.GatePeek weighs and words its
-// verdict.
-func (e *env) assessPeekIn(ctx context.Context, snap topology.Snapshot, snapErr error, queue string, force bool) (peekPlan, error) {
-	var pp peekPlan
-	req := ops.PeekRequest{Queue: topology.Queue{Name: queue}, Unchecked: snapErr, Force: force, ReadOnly: e.opts.readOnly}
-	if snapErr == nil {
-		q, ok := snap.Queue(queue)
-		if !ok {
-			return pp, fmt.Errorf("no queue %q in vhost %s", queue, e.vhost())
-		}
-		found := topology.Discover(snap)
-		req.Queue, pp.ladders = q, ops.Ladders(found)
-		req.Ladders = pp.ladders
-		if q.QueueType() == topology.Quorum {
-			m, err := e.management()
-			if err != nil {
-				return pp, err
-			}
-			// A failure leaves the limit unknown, which the gate weighs.
-			f, _ := m.PeekFacts(ctx, e.vhost(), q)
-			req.Version, req.Limit, req.LimitKnown, req.DelayedRetries = f.Version, f.Limit, f.LimitKnown, f.DelayedRetries
-		}
-	}
+// gatePeek words ops.GatePeek's verdict on req.
+func (e *env) gatePeek(req ops.PeekRequest, force bool) (peekPlan, error) {
+	req.Force, req.ReadOnly = force, e.opts.readOnly
+	pp := peekPlan{ladders: req.Ladders}
+	queue := req.Queue.Name
 	pp.gate = ops.GatePeek(req)
 	switch g := pp.gate; {
 	case g.Verdict == ops.PeekReadOnly:

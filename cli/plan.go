@@ -23,7 +23,7 @@ ones, so --unit 2s shows the same ladder at 2s.`,
   rungs plan --ladder jobs --json | jq .drift`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := e.resolveLadder(cmd.Context())
+			r, err := e.resolveLadderFrom(cmd.Context(), e.checkSnapshot)
 			if err != nil {
 				return err
 			}

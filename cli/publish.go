@@ -62,31 +62,9 @@ every message was confirmed.`,
 }
 
 func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
-	d, err := topology.ParseDelay(pf.delay)
-	if err != nil {
-		return usageErr("--delay: %v", err)
-	}
-	var rate float64
-	if pf.rate != "" {
-		if rate, err = topology.ParseRate(pf.rate); err != nil {
-			return usageErr("--rate: %v", err)
-		}
-	}
-	headers, err := topology.ParseHeaders(pf.headers)
-	if err != nil {
-		return usageErr("--header: %v", err)
-	}
-	body, err := readBody(pf.body)
+	req, err := pf.request()
 	if err != nil {
 		return err
-	}
-	msg := ops.Delayed{Body: body, ContentType: pf.contentType, Headers: headers, Persistent: pf.persistent, IDPrefix: pf.idPrefix}
-	if err := msg.Check(pf.count); err != nil {
-		var fe *ops.FieldError
-		if errors.As(err, &fe) {
-			return usageErr("--%s %v", fe.Field, fe.Err)
-		}
-		return usageErr("%v", err)
 	}
 	if err := e.refuseReadOnly("publish"); err != nil {
 		return err
@@ -95,18 +73,22 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	if err != nil {
 		return err
 	}
-	tr, err := r.ladder.Trace(d, pf.to)
-	if err != nil {
+	req.Ladder = r.ladder
+	g := r.graph()
+	if !r.discovered {
+		g = nil // a ladder not there is said below, once its trace is known good
+	}
+	msg, err := req.Plan(g)
+	var re *ops.RouteError
+	switch {
+	case errors.As(err, &re):
+		return fmt.Errorf("nothing published: a message for %s would not reach %s: %v", topology.FormatDelay(re.Trace.Delay), re.Trace.Target, re.Err)
+	case err != nil:
 		return usageErr("%v", err)
+	case r.snap != nil && !r.discovered:
+		return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.noLadder(r))
 	}
-	if r.snap != nil {
-		if !r.discovered {
-			return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.noLadder(r))
-		}
-		if c := ops.CheckRoute(tr, r.graph(), nil); c.Err != nil {
-			return fmt.Errorf("nothing published: a message for %s would not reach %s: %v", topology.FormatDelay(tr.Delay), tr.Target, c.Err)
-		}
-	}
+	tr := msg.Trace
 	conn, err := e.amqp(ctx)
 	if err != nil {
 		return err
@@ -115,10 +97,9 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		// Warned only once AMQP is up: if it is not, its error is the one to read.
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("route not checked (management API: %v); relying on mandatory returns", r.mgmtErr))))
 	}
-	msg.Trace = tr
 	var total broker.PublishResult
 	start := time.Now()
-	batch := publishBatch
+	batch, rate := publishBatch, req.Rate
 	if rate > 0 {
 		// A twentieth of a second's worth at a time keeps the pace even
 		// without a timer per message.
@@ -147,6 +128,38 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	}
 	e.reportPublish(tr, total, pf.count, time.Since(start))
 	return nil
+}
+
+// request reads the flags into a publish request and checks what needs no
+// broker (ops.PublishRequest.Check): the ladder is resolved later.
+func (pf publishFlags) request() (ops.PublishRequest, error) {
+	req := ops.PublishRequest{Dest: pf.to, Count: pf.count}
+	var err error
+	if req.Delay, err = topology.ParseDelay(pf.delay); err != nil {
+		return req, usageErr("--delay: %v", err)
+	}
+	if pf.rate != "" {
+		if req.Rate, err = topology.ParseRate(pf.rate); err != nil {
+			return req, usageErr("--rate: %v", err)
+		}
+	}
+	headers, err := topology.ParseHeaders(pf.headers)
+	if err != nil {
+		return req, usageErr("--header: %v", err)
+	}
+	body, err := readBody(pf.body)
+	if err != nil {
+		return req, err
+	}
+	req.Message = ops.Delayed{Body: body, ContentType: pf.contentType, Headers: headers, Persistent: pf.persistent, IDPrefix: pf.idPrefix}
+	if err := req.Check(); err != nil {
+		var fe *ops.FieldError
+		if errors.As(err, &fe) {
+			return req, usageErr("--%s %v", fe.Field, fe.Err)
+		}
+		return req, usageErr("%v", err)
+	}
+	return req, nil
 }
 
 // paceWait is how long to hold back before the next batch so that sent

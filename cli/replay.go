@@ -146,7 +146,7 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 
 // replayFlagOf is the flag behind each field ops.ReplayRequest checks.
 var replayFlagOf = map[string]string{
-	"from": "--from", "queue": "--to-queue", "park": "--park", "limit": "--limit", "rate": "--rate", "where": "--where",
+	"from": "--from", "queue": "--to-queue", "delay": "--delay", "park": "--park", "limit": "--limit", "rate": "--rate", "where": "--where",
 }
 
 // replayUsage words a request ops refused as a usage error naming the flag.
@@ -173,17 +173,15 @@ func (rf replayFlags) request() (ops.ReplayRequest, error) {
 		return req, usageErr("replay needs exactly one of --to-origin, --to-ladder NAME or --to-queue QUEUE")
 	case rf.toLadder == "" && (rf.delay != "" || rf.to != ""):
 		return req, usageErr("--delay and --to go with --to-ladder")
-	case rf.toLadder != "" && rf.delay == "":
-		return req, usageErr("--to-ladder needs --delay")
 	case rf.window < 1:
 		return req, usageErr("--window must be at least 1")
 	case rf.maxHeld < 0:
 		return req, usageErr("--max-held cannot be negative")
 	}
 	if rf.toLadder != "" {
-		d, err := topology.ParseDelay(rf.delay)
+		d, err := ops.LadderDelay(rf.delay)
 		if err != nil {
-			return req, usageErr("--delay: %v", err)
+			return req, replayUsage(err)
 		}
 		req.To.Delay, req.To.Dest = d, rf.to
 	}
@@ -206,16 +204,23 @@ func (rf replayFlags) request() (ops.ReplayRequest, error) {
 // answers.
 func (e *env) planReplay(ctx context.Context, rf replayFlags, req ops.ReplayRequest) (replayJob, error) {
 	var rp replayJob
-	snap, err := e.snapshot(ctx)
+	insp, err := e.reader()
+	if err == nil {
+		rp.scope, err = ops.ReadReplay(ctx, insp, e.vhost(), req, rf.toLadder)
+	}
 	if err != nil {
 		rp.snapErr = err
 		fmt.Fprintf(e.Err, "rungs: warning: routes not checked (management API: %v); relying on mandatory returns\n", err)
-	} else {
-		rp.scope = ops.NewBrokerView(snap)
 	}
 	if rf.toLadder != "" {
 		e.opts.ladder.name = rf.toLadder
-		r, err := e.resolveLadder(ctx)
+		// The ladder was read with the replay's queues.
+		r, err := e.resolveLadderFrom(ctx, func(context.Context) (topology.Snapshot, error) {
+			if rp.scope == nil {
+				return topology.Snapshot{}, rp.snapErr
+			}
+			return rp.scope.Snap, nil
+		})
 		if err != nil {
 			return rp, err
 		}
@@ -280,11 +285,17 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) er
 	if rf.limit > 0 {
 		n = min(rf.limit, broker.MaxPeek)
 	}
-	snap := topology.Snapshot{}
+	req := ops.PeekRequest{Queue: topology.Queue{Name: rf.from}, Unchecked: rp.snapErr}
 	if rp.scope != nil {
-		snap = rp.scope.Snap
+		m, err := e.management()
+		if err != nil {
+			return err
+		}
+		if req, err = ops.PeekIn(ctx, m, rp.scope.Snap, rf.from); err != nil {
+			return err
+		}
 	}
-	if _, err := e.assessPeekIn(ctx, snap, rp.snapErr, rf.from, false); err != nil {
+	if _, err := e.gatePeek(req, false); err != nil {
 		return err
 	}
 	conn, err := e.amqp(ctx)

@@ -91,14 +91,7 @@ func (e *env) observe(ctx context.Context, scope ops.Scope, found func([]topolog
 // once more for their objects alone: their targets and the queues those
 // dead-letter to are read only then.
 func observeLadders(ctx context.Context, insp ops.Inspector, scope ops.Scope) (ops.Observer, error) {
-	o, _, err := ops.NewObserver(scope).Refresh(ctx, insp, time.Now)
-	// A first read can ask for another snapshot at once: to narrow to the
-	// named ladders, or to list what their names own when a read by name
-	// found drift (then narrow). Two more at most.
-	for i := 0; err == nil && i < 2 && o.Next().Snapshot; i++ {
-		o, _, err = o.Refresh(ctx, insp, time.Now)
-	}
-	return o, err
+	return ops.ReadLadders(ctx, insp, scope)
 }
 
 // watchStalls runs the observer's stall watch in real time, saying on

@@ -75,21 +75,45 @@ resting in a rung no longer shows them).`,
 	return cmd
 }
 
-// ladderSnapshot reads the objects of the --ladder ladder only (of every
-// ladder without --ladder), as status does: beside 10,000 other queues,
-// the vhost's definitions and bindings are megabytes where the ladder's
-// are kilobytes.
+// ladderSnapshot reads the objects of the --ladder ladder only, by name
+// (ops.ReadLadder): beside 10,000 other queues, the vhost's definitions
+// and bindings are megabytes where the ladder's are kilobytes, and a
+// listing makes the broker walk every queue.
 func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
-	m, err := e.management()
+	insp, err := e.reader()
 	if err != nil {
 		return topology.Snapshot{}, err
 	}
-	scope := ops.Scope{Vhost: e.vhost()}
-	if name := e.opts.ladder.named(); name != "" {
-		scope.Ladders = []string{name}
+	return ops.ReadLadder(ctx, insp, e.vhost(), e.ladderNames()...)
+}
+
+// checkSnapshot is ladderSnapshot for a drift check (ops.ReadCheck):
+// left-over rungs and stray bindings included.
+func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
+	insp, err := e.reader()
+	if err != nil {
+		return topology.Snapshot{}, err
 	}
-	o, err := observeLadders(ctx, timed{m, e.opts.timeout}, scope)
-	return o.Snapshot(), err
+	return ops.ReadCheck(ctx, insp, e.vhost(), e.ladderNames()...)
+}
+
+// ladderNames is --ladder's name as a scope names it: none (every ladder)
+// when it is empty.
+func (e *env) ladderNames() []string {
+	if n := e.opts.ladder.name; n != "" {
+		return []string{n}
+	}
+	return nil
+}
+
+// reader is the management API as an operation reads it through ops,
+// each request bounded by --timeout.
+func (e *env) reader() (ops.Inspector, error) {
+	m, err := e.management()
+	if err != nil {
+		return nil, err
+	}
+	return timed{m, e.opts.timeout}, nil
 }
 
 // graph is the ladder's bindings, nil without the management API.

@@ -76,7 +76,7 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	if err := e.refuseReadOnly("unstall"); err != nil {
 		return err
 	}
-	snap, err := e.snapshot(ctx)
+	snap, err := e.ladderSnapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func (e *env) verifyDrain(ctx context.Context, targets []ops.StalledRung) ([]ops
 			return pending, err
 		}
 		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		qs, err := e.mgmt.Stats(cctx, e.vhost())
+		qs, err := ops.LookupQueues(cctx, e.mgmt, e.vhost(), stalledNames(pending))
 		cancel()
 		if err != nil {
 			return pending, err

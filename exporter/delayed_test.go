@@ -8,8 +8,8 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // Messages a delayed retry holds are exported per rung beside the ones

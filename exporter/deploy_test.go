@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rungs-dev/rungs/ui/fixture"
+	"github.com/rungs-dev/rungs/internal/fixture"
 )
 
 const (

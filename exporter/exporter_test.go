@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // fakeInspector serves a snapshot and counts the requests a scrape makes.

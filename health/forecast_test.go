@@ -3,8 +3,8 @@ package health
 import (
 	"testing"
 
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // A rung the rows judge stuck gets no upper bound in the forecast; the

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 func TestStuck(t *testing.T) {

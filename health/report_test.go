@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // TestTotalsOneMeaning: a stalled rung counts as stalled only, a stuck

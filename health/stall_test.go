@@ -7,8 +7,8 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 func TestStallWindow(t *testing.T) {

@@ -471,7 +471,7 @@ func (a *App) openPublish(l topology.Ladder, delay, dest string, count int) tea.
 		a.result = ui.Result{Kind: ui.ResultWarn, Text: "read-only: publishing is switched off (--read-only)"}
 		return nil
 	}
-	f := newPublishForm(l, a.styles, delay, dest, count, routeCheck(a.merged()))
+	f := newPublishForm(l, a.styles, delay, dest, count, topology.NewGraph(a.merged()))
 	init := f.Init()
 	return a.open(f, init)
 }

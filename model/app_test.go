@@ -10,10 +10,10 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 func TestOpenLadderAndBack(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/ui"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // publishThroughForm publishes count messages of 90s to orders.work.

@@ -8,7 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/rungs-dev/rungs/ui/fixture"
+	"github.com/rungs-dev/rungs/internal/fixture"
 )
 
 // waitFor waits until the program has drawn s.

@@ -35,6 +35,9 @@ type ladderView struct {
 	bindings  *topology.Graph
 	showDrift bool
 	showCost  bool // the radix cost pane instead of the table
+	// costs are what the cost pane shows, worked out when the ladder
+	// changes rather than on every frame.
+	costs []topology.RadixCost
 	// showForecast: the forecast of arrivals instead of the table.
 	showForecast bool
 	// unfold shows every rung of a radix > 2 ladder; by default its idle
@@ -53,7 +56,7 @@ type ladderView struct {
 }
 
 func newLadderView(f topology.Found, st ui.Styles, keys navKeys, drift, fold, cost, forecast key.Binding) ladderView {
-	return ladderView{keys: keys, drift: drift, fold: fold, cost: cost, forecast: forecast, st: st, found: f}
+	return ladderView{keys: keys, drift: drift, fold: fold, cost: cost, forecast: forecast, st: st, found: f, costs: f.Ladder.RadixCosts()}
 }
 
 // SetSize gives the view its body size.
@@ -134,6 +137,9 @@ func (v *ladderView) TraceMessage(mt *ui.MessageTrace, queue string) {
 // refresh, keeping the cursor on the same queue.
 func (v *ladderView) SetRows(lr health.LadderReport, gone bool) {
 	cur, ok := v.Selected()
+	if !sameShape(v.found.Ladder, lr.Found.Ladder) {
+		v.costs = lr.Found.Ladder.RadixCosts()
+	}
 	v.found, v.rows, v.gone = lr.Found, lr.Rows, gone
 	v.totals, v.fc, v.drain = lr.Totals, lr.Forecast, lr.Drain
 	if v.trace != nil {
@@ -270,7 +276,7 @@ func (v ladderView) state() ui.LadderState {
 	return ui.LadderState{
 		Found: v.found, Rows: rows, Folded: folded, Totals: v.totals, Forecast: v.fc, Drain: v.drain,
 		Selected: v.sel, Offset: v.offset, Filter: v.filter,
-		Trace: trace, ShowDrift: v.showDrift, ShowCost: v.showCost && !v.showDrift, Gone: v.gone,
+		Trace: trace, ShowDrift: v.showDrift, ShowCost: v.showCost && !v.showDrift, Costs: v.costs, Gone: v.gone,
 		ShowForecast: v.showForecast && !v.showDrift && !v.showCost,
 	}
 }
@@ -349,4 +355,10 @@ func (v ladderView) Update(msg tea.Msg) (ladderView, tea.Cmd) {
 // View renders the ladder view.
 func (v ladderView) View() string {
 	return ui.LadderView(v.state(), v.st, v.w, v.h)
+}
+
+// sameShape reports whether two ladders have the same range in the same
+// radix and layout: what their radix costs follow.
+func sameShape(a, b topology.Ladder) bool {
+	return a.Layout == b.Layout && a.Unit == b.Unit && a.Radix == b.Radix && a.Levels == b.Levels
 }

@@ -33,12 +33,9 @@ type Peeker interface {
 	Peek(ctx context.Context, queue string, n int) (broker.PeekResult, error)
 }
 
-// PeekFacter reads what the peek rules weigh about a quorum queue: the
-// release, its delivery limit and its delayed retry (broker.Management
-// does).
-type PeekFacter interface {
-	PeekFacts(ctx context.Context, vhost string, q topology.Queue) (broker.PeekFacts, error)
-}
+// PeekFacter reads what the peek rules weigh about a quorum queue
+// (broker.Management does).
+type PeekFacter = ops.PeekFacter
 
 // peekFactsMsg carries a quorum queue's peek facts, read before peeking.
 type peekFactsMsg struct {
@@ -47,17 +44,13 @@ type peekFactsMsg struct {
 	facts broker.PeekFacts
 }
 
-// fetchPeekFacts reads a quorum queue's peek facts. A failure leaves the
-// limit unknown, as rungs peek does: AssessPeek then says so.
+// fetchPeekFacts reads a quorum queue's peek facts off the UI goroutine,
+// as rungs peek does (ops.ReadPeekFacts).
 func fetchPeekFacts(pf PeekFacter, vhost string, q topology.Queue, n int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
 		defer cancel()
-		f, err := pf.PeekFacts(ctx, vhost, q)
-		if err != nil {
-			f.LimitKnown = false
-		}
-		return peekFactsMsg{q: q, n: n, facts: f}
+		return peekFactsMsg{q: q, n: n, facts: ops.ReadPeekFacts(ctx, pf, vhost, q, topology.Version{})}
 	}
 }
 
@@ -107,14 +100,14 @@ func (a App) openPeek(queue string, n int) (App, tea.Cmd) {
 
 // peekQueue weighs the risk of peeking q and peeks.
 func (a App) peekQueue(q topology.Queue, n int) (App, tea.Cmd) {
-	if q.QueueType() == topology.Quorum && a.limits != nil {
+	if ops.PeekReadsFacts(q) && a.limits != nil {
 		a.busy = "reading the delivery limit of " + q.Name
 		return a, fetchPeekFacts(a.limits, a.vhost, q, n)
 	}
 	// A quorum queue's facts are unknown without a management client to
 	// read them; the release is the header's.
 	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
-	return a.assessPeek(q, n, broker.PeekFacts{Version: v})
+	return a.assessPeek(q, n, ops.ReadPeekFacts(context.Background(), nil, a.vhost, q, v))
 }
 
 // assessPeek refuses, asks for force, or peeks, as ops.GatePeek says.
@@ -165,16 +158,18 @@ func (a *App) showPeek(m peekedMsg) {
 	if back == screenPeek {
 		back = a.peek.Back()
 	}
-	a.peek = newPeekView(m, a.ladders(), a.styles, a.keys.peek, back)
+	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
+	a.peek = newPeekView(m, a.ladders(), v, a.styles, a.keys.peek, back)
 	a.screen = screenPeek
 	a.resize()
 }
 
-// peekEffect says in one line what the peek did to the messages.
-func peekEffect(risk broker.PeekRisk, forced bool) (string, bool) {
+// peekEffect says in one line what the peek did to the messages on
+// release v: which count a quorum queue raised depends on it.
+func peekEffect(risk broker.PeekRisk, forced bool, v topology.Version) (string, bool) {
 	text := "peeking left them in the queue, in order, marked redelivered"
 	if risk.Type == topology.Quorum {
-		text = "peeking left them in order, marked redelivered, and raised x-delivery-count by 1"
+		text = "peeking left them in order, marked redelivered, and " + v.QuorumPeekCounts()
 	}
 	if forced {
 		return "forced: " + text, true
@@ -195,6 +190,7 @@ type peekView struct {
 	stories []topology.Story // one per message, read once
 	risk    broker.PeekRisk
 	forced  bool
+	version topology.Version // the broker's, for what a peek counted
 	at      time.Time
 	stale   string
 	// back is the screen esc returns to.
@@ -203,10 +199,10 @@ type peekView struct {
 	w, h                int
 }
 
-func newPeekView(m peekedMsg, ladders []topology.Ladder, st ui.Styles, keys peekKeys, back screen) peekView {
+func newPeekView(m peekedMsg, ladders []topology.Ladder, ver topology.Version, st ui.Styles, keys peekKeys, back screen) peekView {
 	v := peekView{
 		keys: keys, st: st, queue: m.queue, qtype: string(m.risk.Type), ready: m.res.Ready, n: m.n,
-		risk: m.risk, forced: m.forced, at: m.at, back: back,
+		risk: m.risk, forced: m.forced, at: m.at, back: back, version: ver,
 		stories: ops.PeekStories(m.res, ladders),
 	}
 	for _, pm := range m.res.Messages {
@@ -250,7 +246,7 @@ func (v peekView) Selected() (broker.PeekedMessage, topology.Story, bool) {
 }
 
 func (v peekView) state(now time.Time) ui.PeekState {
-	effect, warn := peekEffect(v.risk, v.forced)
+	effect, warn := peekEffect(v.risk, v.forced, v.version)
 	return ui.PeekState{
 		Queue: v.queue, QueueType: v.qtype, Ready: v.ready, Messages: v.msgs, Stories: v.stories,
 		Selected: v.sel, Offset: v.offset, Scroll: v.scroll,
@@ -484,7 +480,7 @@ func (a App) forceAnswered(o forceAnswered) (App, tea.Cmd) {
 	if !o.forced {
 		kind, text := ui.ResultWarn, "not peeked: "+r.Queue+" is a quorum queue where peeking can move messages early"
 		if o.readOnly {
-			text = "read-only: peeking quorum queue " + r.Queue + " is refused (it raises delivery counts)"
+			text = "read-only: peeking quorum queue " + r.Queue + " is refused: " + r.Why
 		}
 		a.result = ui.Result{Kind: kind, Text: text}
 		return a, nil

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // parkedFake is the busy fixture whose parking queue holds Parked's

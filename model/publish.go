@@ -18,10 +18,6 @@ import (
 	"github.com/rungs-dev/rungs/ui"
 )
 
-// maxPublish bounds one publish from the form: enough to watch a ladder
-// work, not enough to flood a broker by a slipped key.
-const maxPublish = 10000
-
 // publishTimeout bounds a publish, confirms included.
 const publishTimeout = 30 * time.Second
 
@@ -43,9 +39,11 @@ type publishForm struct {
 	ladder     topology.Ladder
 	inputs     [fieldPersistent]textinput.Model
 	persistent bool
-	// check refuses a trace the broker's bindings would not deliver; nil
-	// checks nothing.
-	check func(topology.Trace) error
+	// graph is the broker's bindings a trace is checked against, as rungs
+	// publish checks it (TTLs included), so that the form refuses a
+	// message that would not reach its destination instead of publishing
+	// it into the unroutable queue; nil checks nothing.
+	graph *topology.Graph
 	focus int
 	err   string
 }
@@ -65,8 +63,8 @@ type publishRequest struct {
 	persist bool
 }
 
-func newPublishForm(l topology.Ladder, st ui.Styles, delay, dest string, count int, check func(topology.Trace) error) publishForm {
-	f := publishForm{keys: defaultFormKeys(), ladder: l, persistent: true, check: check}
+func newPublishForm(l topology.Ladder, st ui.Styles, delay, dest string, count int, g *topology.Graph) publishForm {
+	f := publishForm{keys: defaultFormKeys(), ladder: l, persistent: true, graph: g}
 	placeholders := [fieldPersistent]string{
 		fieldDelay:   "90s, 1500ms, 1h30m",
 		fieldDest:    destPlaceholder(l),
@@ -199,15 +197,6 @@ func (f publishForm) request(now time.Time) (publishRequest, error) {
 	if err != nil {
 		return publishRequest{}, fmt.Errorf("delay: %w", err)
 	}
-	tr, err := f.ladder.Trace(d, strings.TrimSpace(f.inputs[fieldDest].Value()))
-	if err != nil {
-		return publishRequest{}, err
-	}
-	if f.check != nil {
-		if err := f.check(tr); err != nil {
-			return publishRequest{}, err
-		}
-	}
 	headers, err := topology.ParseHeaders(topology.SplitHeaders(f.inputs[fieldHeaders].Value()))
 	if err != nil {
 		return publishRequest{}, fmt.Errorf("headers: %w", err)
@@ -215,30 +204,20 @@ func (f publishForm) request(now time.Time) (publishRequest, error) {
 	count := 1
 	if c := strings.TrimSpace(f.inputs[fieldCount].Value()); c != "" {
 		count, err = strconv.Atoi(c)
-		if err != nil || count < 1 || count > maxPublish {
-			return publishRequest{}, fmt.Errorf("count: %q is not a number from 1 to %d", c, maxPublish)
+		// The form has no rate: ops' count rule caps it at MaxUnpaced.
+		if err != nil || ops.CheckCount(count, 0) != nil {
+			return publishRequest{}, fmt.Errorf("count: %q is not a number from 1 to %d", c, ops.MaxUnpaced)
 		}
 	}
-	// The same message rungs publish sends: the delay header stamped, the
-	// content type picked from the body.
-	msg := ops.Delayed{Trace: tr, Body: []byte(f.inputs[fieldBody].Value()), Headers: headers, Persistent: f.persistent}
-	if err := msg.Check(count); err != nil {
+	// The same request rungs publish makes: the delay header stamped, the
+	// content type picked from the body, the route checked.
+	req := ops.PublishRequest{Ladder: f.ladder, Delay: d, Dest: strings.TrimSpace(f.inputs[fieldDest].Value()), Count: count,
+		Message: ops.Delayed{Body: []byte(f.inputs[fieldBody].Value()), Headers: headers, Persistent: f.persistent}}
+	msg, err := req.Plan(f.graph)
+	if err != nil {
 		return publishRequest{}, err
 	}
-	return publishRequest{trace: tr, msgs: msg.Messages(1, count, now), count: count, persist: f.persistent}, nil
-}
-
-// routeCheck checks a trace against the broker's bindings, as rungs publish
-// does (TTLs included), so that a form refuses a message that would not
-// reach its destination instead of publishing it into the unroutable queue.
-func routeCheck(snap topology.Snapshot) func(topology.Trace) error {
-	g := topology.NewGraph(snap)
-	return func(tr topology.Trace) error {
-		if c := ops.CheckRoute(tr, g, nil); c.Err != nil {
-			return &ops.RouteError{Trace: tr, Err: c.Err}
-		}
-		return nil
-	}
+	return publishRequest{trace: msg.Trace, msgs: msg.Messages(1, count, now), count: count, persist: f.persistent}, nil
 }
 
 // View renders the form as a dialog.

@@ -372,13 +372,9 @@ func (d replayDialog) makePlan() (ops.ReplayPlan, error) {
 			return ops.ReplayPlan{}, fmt.Errorf("queue: looking up %s …", name)
 		}
 	case toLadder:
-		s := d.value(rfDelay)
-		if s == "" {
-			return ops.ReplayPlan{}, errors.New("delay: type one, e.g. 5m")
-		}
-		delay, err := topology.ParseDelay(s)
+		delay, err := ops.LadderDelay(d.value(rfDelay))
 		if err != nil {
-			return ops.ReplayPlan{}, fmt.Errorf("delay: %w", err)
+			return ops.ReplayPlan{}, err
 		}
 		req.To.Ladder, req.To.Delay, req.To.Dest = d.ladder, delay, d.value(rfDest)
 	}

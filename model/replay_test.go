@@ -10,9 +10,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/ui"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // replayParked opens the replay form on Orders' parking queue.

@@ -10,8 +10,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/ops"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 var sizes = []struct{ w, h int }{{80, 24}, {120, 40}}

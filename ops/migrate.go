@@ -89,8 +89,8 @@ func PlanMigrate(snap topology.Snapshot, req MigrateRequest) (MigratePlan, error
 		if err != nil {
 			continue
 		}
-		if c := CheckRoute(tr, g, nil); c.Err != nil {
-			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, c.Err, to.Name)
+		if err := RouteErr(tr, g); err != nil {
+			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, errors.Unwrap(err), to.Name)
 		}
 	}
 	for _, r := range from.Rungs() {

@@ -92,3 +92,65 @@ func textual(ct string) bool {
 	return strings.HasPrefix(mt, "text/") || mt == "application/json" || strings.HasSuffix(mt, "+json") ||
 		strings.Contains(strings.ReplaceAll(ct, " ", ""), "charset=utf-8")
 }
+
+// MaxUnpaced is the most messages one publish sends without a rate:
+// enough to watch a ladder work or load it for a test, not enough to
+// flood a broker by a slipped key. A paced publish (a rate) may send any
+// number: the rate bounds what reaches the broker. The console's form has
+// no rate, so this is its cap.
+const MaxUnpaced = 10000
+
+// PublishRequest is a publish as an operator asks for it, from rungs
+// publish or the console's form: Count messages delayed by Delay through
+// Ladder to Dest ("" for the ladder's default), at most Rate a second (0:
+// as fast as confirms allow). Message's Trace is Plan's to set.
+type PublishRequest struct {
+	Ladder  topology.Ladder
+	Delay   time.Duration
+	Dest    string
+	Message Delayed
+	Count   int
+	Rate    float64
+}
+
+// Check refuses what is wrong in the request itself, before the broker is
+// read: the one count rule (at least 1; more than MaxUnpaced only with a
+// rate) and what Delayed.Check refuses. It returns a *FieldError.
+func (r PublishRequest) Check() error {
+	if r.Rate < 0 {
+		return fieldErr("rate", "cannot be negative")
+	}
+	if err := CheckCount(r.Count, r.Rate); err != nil {
+		return err
+	}
+	return r.Message.Check(r.Count)
+}
+
+// CheckCount is the one count rule of a publish of count messages at rate
+// a second (0: unpaced): at least 1, and more than MaxUnpaced only paced.
+func CheckCount(count int, rate float64) error {
+	switch {
+	case count < 1:
+		return fieldErr("count", "must be at least 1, got %d", count)
+	case count > MaxUnpaced && rate == 0:
+		return fieldErr("count", "of %d needs a rate: more than %d messages at once could flood the broker", count, MaxUnpaced)
+	}
+	return nil
+}
+
+// Plan checks the request, traces the delay through the ladder and checks
+// the route over g, the broker's bindings (nil: not checked; the
+// mandatory flag catches the rest): the messages to send, or why none may
+// be sent (a *RouteError when the bindings would not deliver them).
+func (r PublishRequest) Plan(g *topology.Graph) (Delayed, error) {
+	if err := r.Check(); err != nil {
+		return Delayed{}, err
+	}
+	tr, err := Route(r.Ladder, r.Delay, r.Dest, g)
+	if err != nil {
+		return Delayed{}, err
+	}
+	d := r.Message
+	d.Trace = tr
+	return d, nil
+}

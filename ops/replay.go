@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -69,17 +71,16 @@ func PlanReplay(source string, to ReplayTo, found []topology.Found, g *topology.
 	case to.Ladder == nil:
 		return ReplayRoute{}, fmt.Errorf("no ladder to replay into")
 	}
-	tr, err := to.Ladder.Trace(to.Delay, to.Dest)
-	if err != nil {
+	tr, err := Route(*to.Ladder, to.Delay, to.Dest, g)
+	var re *RouteError
+	if err != nil && !errors.As(err, &re) {
 		return ReplayRoute{}, err
 	}
 	if tr.Target == source {
 		return ReplayRoute{}, fmt.Errorf("the ladder delivers to %s, the source queue: replay would never end", source)
 	}
-	if g != nil {
-		if err := g.CheckRoute(tr); err != nil {
-			return ReplayRoute{}, &RouteError{Trace: tr, Err: err}
-		}
+	if re != nil {
+		return ReplayRoute{}, re
 	}
 	r, err := broker.ToLadder(*to.Ladder, to.Delay, to.Dest)
 	if err != nil {
@@ -179,4 +180,19 @@ func (r ReplayRequest) Plan(scope *BrokerView) (ReplayPlan, error) {
 	o.Route = route.Router
 	p.Options, p.Describe = o, route.Describe
 	return p, nil
+}
+
+// LadderDelay reads the delay of a replay into a ladder, which needs one
+// (a replay to a queue or back to the origin has none): as typed in the
+// console's form or given as --delay. It returns a *FieldError naming
+// "delay".
+func LadderDelay(s string) (time.Duration, error) {
+	if strings.TrimSpace(s) == "" {
+		return 0, fieldErr("delay", "a replay into a ladder needs one, e.g. 5m")
+	}
+	d, err := topology.ParseDelay(s)
+	if err != nil {
+		return 0, &FieldError{Field: "delay", Err: err}
+	}
+	return d, nil
 }

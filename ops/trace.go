@@ -86,3 +86,26 @@ func CheckRoute(tr topology.Trace, g *topology.Graph, why error) RouteCheck {
 	}
 	return RouteCheck{Checked: true}
 }
+
+// Route traces delay d through l to dest and checks the route over g, the
+// broker's bindings (nil: not checked): the one "trace, then check the
+// route" of every operation that sends into a ladder (publish, replay,
+// migrate), which refuses a route rather than report it as Trace does. A
+// request the ladder cannot trace is that error; a route the bindings
+// would not deliver, a *RouteError.
+func Route(l topology.Ladder, d time.Duration, dest string, g *topology.Graph) (topology.Trace, error) {
+	tr, err := l.Trace(d, dest)
+	if err != nil {
+		return tr, err
+	}
+	return tr, RouteErr(tr, g)
+}
+
+// RouteErr is a *RouteError when g, the broker's bindings, would not
+// deliver tr as traced; nil when they would or g is nil.
+func RouteErr(tr topology.Trace, g *topology.Graph) error {
+	if c := CheckRoute(tr, g, nil); c.Err != nil {
+		return &RouteError{Trace: tr, Err: c.Err}
+	}
+	return nil
+}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui/fixture"
+	"github.com/rungs-dev/rungs/internal/fixture"
 )
 
 // unstall acts on the stalled rungs of its own ladder: another layout's

@@ -12,7 +12,7 @@ import (
 // It is the console's side of `rungs plan`'s radix table: the numbers come
 // from the plan, and the one measured fact that decides between them (broker
 // CPU per message) is in BENCHMARKS.md, summarised in the footnote.
-func costList(l topology.Ladder, st Styles, w, h int, keys bool) string {
+func costList(l topology.Ladder, costs []topology.RadixCost, st Styles, w, h int, keys bool) string {
 	head := st.TableHeader.Render(fmt.Sprintf("COST  the range up to %s at %s, in each radix", MaxDelay(l.MaxDelay()), topology.FormatSpan(l.Unit)))
 	hint := ""
 	if keys {
@@ -36,7 +36,6 @@ func costList(l topology.Ladder, st Styles, w, h int, keys bool) string {
 	var b strings.Builder
 	t.header(&b, p)
 	out = append(out, b.String())
-	costs := l.RadixCosts()
 	for _, c := range costs {
 		mark, base := "", &p.text
 		if c.Radix == l.Radix {

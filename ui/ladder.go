@@ -32,6 +32,10 @@ type LadderState struct {
 	// what the ladder's range costs in each radix.
 	ShowDrift bool
 	ShowCost  bool
+	// Costs are what the cost pane shows: the ladder's range in each
+	// radix (topology.Ladder.RadixCosts), worked out by the model once a
+	// ladder, not on every frame.
+	Costs []topology.RadixCost
 	// ShowForecast replaces it with when the messages in flight arrive.
 	ShowForecast bool
 	// Gone is set when the latest snapshot no longer holds the ladder.
@@ -135,7 +139,7 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 	case s.ShowDrift:
 		parts.block(driftList(s.Found, s.Offset, st, w, tableH+1, true), tableH+1)
 	case s.ShowCost:
-		parts.block(costList(s.Found.Ladder, st, w, tableH+1, true), tableH+1)
+		parts.block(costList(s.Found.Ladder, s.Costs, st, w, tableH+1, true), tableH+1)
 	case s.ShowForecast:
 		parts.block(forecastList(s.Forecast, st, w, tableH+1, true), tableH+1)
 	default:

@@ -220,25 +220,22 @@ func JSONSafe(v any) any {
 // Body shows a body as pretty JSON, text or a hex dump, cut at max bytes
 // (0: all). kind says which, and how much was cut.
 func Body(body []byte, contentType string, max int) (kind string, lines []string) {
-	if len(body) == 0 {
-		return "empty", nil
-	}
 	cut := func(b []byte) ([]byte, string) {
 		if max > 0 && len(b) > max {
 			return b[:max], fmt.Sprintf(", first %d shown", max)
 		}
 		return b, ""
 	}
-	trimmed := bytes.TrimSpace(body)
-	looksJSON := strings.Contains(contentType, "json") || len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
-	if looksJSON && json.Valid(body) {
+	switch BodyKind(body, contentType) {
+	case "empty":
+		return "empty", nil
+	case "JSON":
 		var pretty bytes.Buffer
-		if json.Indent(&pretty, trimmed, "", "  ") == nil {
+		if json.Indent(&pretty, bytes.TrimSpace(body), "", "  ") == nil {
 			shown, note := cut(pretty.Bytes())
 			return "JSON" + note, splitLines(string(shown))
 		}
-	}
-	if utf8.Valid(body) && printable(string(body)) {
+	case "text":
 		shown, note := cut(body)
 		for !utf8.Valid(shown) && len(shown) > 0 {
 			shown = shown[:len(shown)-1]
@@ -249,11 +246,31 @@ func Body(body []byte, contentType string, max int) (kind string, lines []string
 	return "binary, hex" + note, splitLines(hex.Dump(shown))
 }
 
-func printable(s string) bool {
-	for _, r := range s {
+// BodyKind names how Body shows a body: "empty", "JSON", "text" or
+// "binary". It formats nothing, so a list can name every visible body's
+// kind each frame without pretty-printing it.
+func BodyKind(body []byte, contentType string) string {
+	if len(body) == 0 {
+		return "empty"
+	}
+	trimmed := bytes.TrimSpace(body)
+	looksJSON := strings.Contains(contentType, "json") || len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
+	switch {
+	case looksJSON && json.Valid(body):
+		return "JSON"
+	case utf8.Valid(body) && printable(body):
+		return "text"
+	}
+	return "binary"
+}
+
+func printable(b []byte) bool {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
 		if !unicode.IsPrint(r) && !unicode.IsSpace(r) {
 			return false
 		}
+		b = b[n:]
 	}
 	return true
 }

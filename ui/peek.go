@@ -160,8 +160,7 @@ func peekRow(b *strings.Builder, t table, s PeekState, i int, selected bool, p *
 	if selected {
 		mark = "▸"
 	}
-	kind, _ := Body(m.Body, m.ContentType, 1)
-	kind, _, _ = strings.Cut(kind, ",")
+	kind := BodyKind(m.Body, m.ContentType)
 	if kind == "binary" {
 		kind = "hex"
 	}

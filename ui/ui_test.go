@@ -10,8 +10,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // sizes are the terminal sizes every view is checked at: the smallest that
@@ -92,11 +92,11 @@ func TestLadderViewGolden(t *testing.T) {
 		},
 		"retry4-cost": func() LadderState {
 			f := found(t, busy, "retry4")
-			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowCost: true}
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowCost: true, Costs: f.Ladder.RadixCosts()}
 		},
 		"billing-cost": func() LadderState {
 			f := found(t, busy, "billing")
-			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowCost: true}
+			return LadderState{Found: f, Rows: health.LadderRows(f, busy, watch), ShowCost: true, Costs: f.Ladder.RadixCosts()}
 		},
 		"orders-forecast": func() LadderState {
 			f := found(t, busy, "orders")
