@@ -8,8 +8,8 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
-	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/internal/fixture"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // healthyFacts are what doctor reads from a single 4.3.6 node that holds

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/health"
-	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/internal/fixture"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // unstall acts on the stalled rungs of its own ladder: another layout's
