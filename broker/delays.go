@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -60,8 +61,30 @@ func (m *Management) DelaySnapshot(ctx context.Context, vhost string) (snap topo
 			sources = append(sources, ex)
 		}
 	}
+	// A Celery ladder's delivery exchange and the worker exchanges it
+	// binds: doctor checks that a due message reaches a queue (kombu
+	// #2252), and the ladder's own snapshot does not hold the workers'
+	// exchanges' bindings.
+	for _, x := range snap.Exchanges {
+		if strings.HasSuffix(x.Name, "_delayed_delivery") && !seen[x.Name] {
+			seen[x.Name] = true
+			sources = append(sources, x.Name)
+		}
+	}
 	sort.Strings(sources)
 	bs, err := m.bindingsBySource(ctx, vhost, sources)
+	if err == nil {
+		var next []string
+		for _, b := range bs {
+			if b.DestinationType == topology.ToExchange && !seen[b.Destination] {
+				seen[b.Destination] = true
+				next = append(next, b.Destination)
+			}
+		}
+		var more []apiBinding
+		more, err = m.bindingsBySource(ctx, vhost, next)
+		bs = append(bs, more...)
+	}
 	if err != nil {
 		return snap, nil, fmt.Errorf("read the bindings of vhost %q: %w", vhost, err)
 	}
