@@ -205,19 +205,19 @@ func celeryFindings(l topology.Ladder, snap topology.Snapshot, g *topology.Graph
 		keys = append(keys, b.RoutingKey)
 		if b.RoutingKey == "#" || strings.HasPrefix(b.RoutingKey, "#.") && strings.Contains(strings.TrimPrefix(b.RoutingKey, "#."), "*") || b.RoutingKey == "#.#" {
 			out = append(out, DelayFinding{
-				Object:   obj,
-				Risk:     fmt.Sprintf("binding %q to %s matches every delayed message's key, so it gets a copy of every delayed retry of every task", b.RoutingKey, b.Destination),
-				Fix:      fmt.Sprintf("unbind it and bind %s with \"#.<its routing key>\" (a task routed with a \"*\" key made it)", b.Destination),
-				Today:    true, Severity: Problem,
+				Object: obj,
+				Risk:   fmt.Sprintf("binding %q to %s matches every delayed message's key, so it gets a copy of every delayed retry of every task", b.RoutingKey, b.Destination),
+				Fix:    fmt.Sprintf("unbind it and bind %s with \"#.<its routing key>\" (a task routed with a \"*\" key made it)", b.Destination),
+				Today:  true, Severity: Problem,
 			})
 		}
 	}
 	if len(keys) == 0 {
 		out = append(out, DelayFinding{
-			Object:   obj,
-			Risk:     "the delivery exchange binds nothing: every delayed message leaves level 0 for nowhere (a quorum level 0 keeps it, expired, forever; kombu #2252)",
-			Fix:      "bind each worker's exchange to " + delivery + " with \"#.<routing key>\" (kombu 5.5's native delayed delivery does it when a worker starts), then rungs unstall or replay what waits",
-			Today:    true, Severity: Problem,
+			Object: obj,
+			Risk:   "the delivery exchange binds nothing: every delayed message leaves level 0 for nowhere (a quorum level 0 keeps it, expired, forever; kombu #2252)",
+			Fix:    "bind each worker's exchange to " + delivery + " with \"#.<routing key>\" (kombu 5.5's native delayed delivery does it when a worker starts), then rungs unstall or replay what waits",
+			Today:  true, Severity: Problem,
 		})
 	}
 	for _, t := range l.Targets {
@@ -229,10 +229,10 @@ func celeryFindings(l topology.Ladder, snap topology.Snapshot, g *topology.Graph
 			continue
 		}
 		out = append(out, DelayFinding{
-			Object:   obj,
-			Risk:     fmt.Sprintf("a message delayed for %s reaches no queue when it is due: %s's queue is not bound with \"#.%s\" (kombu #2252)", t, t, t),
-			Fix:      fmt.Sprintf("bind the queue to exchange %s with \"#.%s\"", t, t),
-			Today:    true, Severity: Problem,
+			Object: obj,
+			Risk:   fmt.Sprintf("a message delayed for %s reaches no queue when it is due: %s's queue is not bound with \"#.%s\" (kombu #2252)", t, t, t),
+			Fix:    fmt.Sprintf("bind the queue to exchange %s with \"#.%s\"", t, t),
+			Today:  true, Severity: Problem,
 		})
 	}
 	return out
