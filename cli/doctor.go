@@ -42,6 +42,7 @@ var (
 
 func (e *env) doctorCommand() *cobra.Command {
 	var allVhosts bool
+	var target, definitions string
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the broker and the ladders: version, feature flags, plugins, integrity",
@@ -71,14 +72,23 @@ reads only: nothing on the broker changes. It exits 0 when nothing is wrong
   rungs doctor --all-vhosts --json | jq '.checks[] | select(.status == "problem")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.runDoctor(cmd.Context(), e.opts.ladder.named(), allVhosts)
+			t, err := parseTarget(target)
+			if err != nil {
+				return err
+			}
+			if definitions != "" {
+				return e.doctorDefinitions(definitions, t)
+			}
+			return e.runDoctor(cmd.Context(), e.opts.ladder.named(), allVhosts, t)
 		},
 	}
 	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "check the ladders of every vhost")
+	cmd.Flags().StringVar(&target, "target", "", "also check the delays against the release an upgrade goes to, e.g. 4.3 (see docs/delays.md)")
+	cmd.Flags().StringVar(&definitions, "definitions", "", "check the delays of an exported definitions file instead of a broker (with --target)")
 	return cmd
 }
 
-func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error {
+func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool, target topology.Version) error {
 	var checks []check
 	add := func(area, status, format string, a ...any) {
 		checks = append(checks, check{area, status, fmt.Sprintf(format, a...)})
@@ -255,6 +265,9 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error 
 			checkLadder(lr, version, add)
 			checkDelayedRetry(lr, rep.Snapshot, ps, psErr, rules, add)
 		}
+	}
+	if only == "" {
+		e.checkDelays(ctx, m, vhosts, found, observers, rules, target, add)
 	}
 	return report()
 }
