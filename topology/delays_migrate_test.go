@@ -41,12 +41,12 @@ func TestEstimateDelayBases(t *testing.T) {
 		basis Basis
 		spent time.Duration
 	}{
-		"rejected once into the tier": {DelayMessage{Queue: q, Key: "work", Headers: map[string]any{HeaderDeath: []any{death("work", "rejected", 1, rejected)}}}, BasisDeath, 20*time.Second - time.Second - time.Second},
-		"rejected again: time is the first": {DelayMessage{Queue: q, Key: "work", Headers: map[string]any{HeaderDeath: []any{death("work", "rejected", 3, rejected)}}}, BasisNone, 0},
+		"rejected once into the tier":                 {DelayMessage{Queue: q, Key: "work", Headers: map[string]any{HeaderDeath: []any{death("work", "rejected", 1, rejected)}}}, BasisDeath, 20*time.Second - time.Second - time.Second},
+		"rejected again: time is the first":           {DelayMessage{Queue: q, Key: "work", Headers: map[string]any{HeaderDeath: []any{death("work", "rejected", 3, rejected)}}}, BasisNone, 0},
 		"died out of a queue that does not lead here": {DelayMessage{Queue: q, Key: "work", Headers: map[string]any{HeaderDeath: []any{death("other", "rejected", 1, rejected)}}}, BasisNone, 0},
-		"published straight in":                      {DelayMessage{Queue: q, Key: "work", Timestamp: rejected}, BasisNone, 0},
-		"expiration and timestamp":                   {DelayMessage{Queue: q, Key: "work", Timestamp: rejected, Expiration: "30000"}, BasisExpiration, 18 * time.Second},
-		"republished after its death":                {DelayMessage{Queue: q, Key: "work", Timestamp: now.Add(-5 * time.Second), Headers: map[string]any{HeaderDeath: []any{death("work", "rejected", 1, rejected)}}}, BasisNone, 0},
+		"published straight in":                       {DelayMessage{Queue: q, Key: "work", Timestamp: rejected}, BasisNone, 0},
+		"expiration and timestamp":                    {DelayMessage{Queue: q, Key: "work", Timestamp: rejected, Expiration: "30000"}, BasisExpiration, 18 * time.Second},
+		"republished after its death":                 {DelayMessage{Queue: q, Key: "work", Timestamp: now.Add(-5 * time.Second), Headers: map[string]any{HeaderDeath: []any{death("work", "rejected", 1, rejected)}}}, BasisNone, 0},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -105,7 +105,6 @@ func TestEstimateDelayNeverEarly(t *testing.T) {
 		}
 	})
 }
-
 
 func TestPlaceDelay(t *testing.T) {
 	snap, q := retryTier()
