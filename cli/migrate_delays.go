@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// delayMigration is a move of one delay group's messages into a ladder,
+// worked out.
+type delayMigration struct {
+	group topology.DelayGroup
+	g     topology.DelayMove
+	route func(exchange, key string) []string
+	park  string
+	opts  broker.MoveOptions
+	ready int64
+}
+
+// runMigrateDelays moves the messages of a delay group (rungs discover
+// --delays lists them) into the --to ladder: each to the queue its
+// dead-lettering leads to, with the delay it has left (never less), the
+// same Move as a ladder's migration (confirms, acknowledged only after the
+// copy is confirmed, parked rather than dropped).
+func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
+	switch {
+	case mf.from != "" || mf.fromLayout != "":
+		return usageErr("--from-delays takes the place of --from and --from-layout")
+	case mf.to == "":
+		return usageErr("--to is required: the ladder to move the delays into")
+	case mf.dest != "":
+		return usageErr("--dest does not go with --from-delays: each message goes where its delay queue dead-letters it")
+	}
+	if err := mf.check(); err != nil {
+		return err
+	}
+	if !mf.dryRun {
+		if err := e.refuseReadOnly("migrate"); err != nil {
+			return err
+		}
+	}
+	dm, err := e.planMigrateDelays(ctx, mf)
+	if err != nil {
+		return err
+	}
+	if mf.dryRun {
+		return e.dryRunMigrateDelays(ctx, mf, dm)
+	}
+	what := fmt.Sprintf("migrate about %d message(s) from the %d delay queue(s) of %s\n  into %s;\n  messages it cannot take go to %s",
+		dm.ready, len(dm.group.Queues), dm.group.ID(), describe(dm.g.To), dm.park)
+	if err := e.confirm(what, dm.group.Name); err != nil {
+		return err
+	}
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return err
+	}
+	res := migrateResult{reasons: map[string]int{}, stopped: broker.StopEmpty}
+	start := time.Now()
+	for _, q := range dm.group.Queues {
+		o := broker.MigrateDelayQueue(dm.opts, dm.g, q, dm.route)
+		if mf.limit > 0 {
+			o.Limit = mf.limit - res.moved - res.parked - res.unknown
+			if o.Limit <= 0 {
+				res.stopped = broker.StopLimit
+				break
+			}
+		}
+		p, err := conn.Move(ctx, o)
+		rr := rungResult{queue: q.Name, moved: p.Moved, parked: p.Parked, stayed: p.Kept + p.Skipped, unknown: p.Unknown, left: p.SourceReady, stopped: p.Stopped}
+		res.rungs = append(res.rungs, rr)
+		res.moved, res.parked, res.stayed, res.unknown = res.moved+rr.moved, res.parked+rr.parked, res.stayed+rr.stayed, res.unknown+rr.unknown
+		res.reconnects += p.Reconnects
+		for k, v := range p.Reasons {
+			res.reasons[k] += v
+		}
+		if err != nil || p.Stopped != broker.StopEmpty {
+			res.stopped = p.Stopped
+			res.elapsed = time.Since(start)
+			e.reportMigrate(migratePlan{g: topology.Migration{From: delaysAsLadder(dm.group), To: dm.g.To}, park: dm.park}, res)
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return &exitError{130, fmt.Errorf("migrate interrupted after %d message(s); the rest stay in their delay queues", res.moved+res.parked)}
+			}
+			return nil
+		}
+	}
+	res.elapsed = time.Since(start)
+	e.reportMigrate(migratePlan{g: topology.Migration{From: delaysAsLadder(dm.group), To: dm.g.To}, park: dm.park}, res)
+	if res.stayed > 0 {
+		return fmt.Errorf("%d message(s) stayed in the delay queues of %s (reasons above)", res.stayed, dm.group.ID())
+	}
+	return nil
+}
+
+// delaysAsLadder names a delay group where migrate's report names the
+// source ladder.
+func delaysAsLadder(g topology.DelayGroup) topology.Ladder {
+	return topology.Ladder{Name: g.Name, Layout: g.App}
+}
+
+// planMigrateDelays finds the group and the ladder on a snapshot of the
+// vhost and checks that the ladder routes as its plan says.
+func (e *env) planMigrateDelays(ctx context.Context, mf migrateFlags) (delayMigration, error) {
+	var dm delayMigration
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return dm, fmt.Errorf("migrate needs the management API to find the delays and the ladder: %w", err)
+	}
+	found := topology.Discover(snap)
+	inv := topology.TakeInventory(snap, found)
+	grp, ok := inv.Group(mf.fromDelays)
+	if !ok {
+		return dm, fmt.Errorf("no delay group %q in vhost %s (rungs discover --delays lists them as APP/NAME); nothing was migrated", mf.fromDelays, snap.Vhost)
+	}
+	to, err := findMigrateLadder(snap, "--to", mf.to, mf.toLayout)
+	if err != nil {
+		return dm, err
+	}
+	margin, _ := topology.ParseDelay(mf.margin)
+	dm.group, dm.g, dm.route = grp, topology.DelayMove{To: to, Margin: margin}, topology.DeadLetterRoute(snap)
+	dm.park = mf.park
+	if dm.park == "" {
+		dm.park = to.Name + ".migrate.parked"
+	}
+	if role, _, ok := to.QueueRole(dm.park); ok {
+		return dm, usageErr("--park %s is the %s queue of ladder %s", dm.park, role, to.Name)
+	}
+	for _, q := range grp.Queues {
+		if q.Name == dm.park {
+			return dm, usageErr("--park %s is a delay queue of %s", dm.park, grp.ID())
+		}
+	}
+	g := topology.NewGraph(snap)
+	for _, dest := range to.Targets {
+		tr, err := to.Place(to.MaxDelay(), dest)
+		if err != nil {
+			continue
+		}
+		if c := ops.CheckRoute(tr, g, nil); c.Err != nil {
+			return dm, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, c.Err, to.Name)
+		}
+	}
+	// Longest delays first, as a ladder's rungs are drained.
+	sort.SliceStable(dm.group.Queues, func(i, j int) bool { return dm.group.Queues[i].TTL > dm.group.Queues[j].TTL })
+	for _, q := range dm.group.Queues {
+		if sq, ok := snap.Queue(q.Name); ok {
+			dm.ready += sq.Stats.Ready
+		}
+	}
+	dm.opts = broker.MoveOptions{Park: dm.park, ParkType: to.QueueType, Window: mf.window}
+	if mf.rate != "" {
+		dm.opts.Rate, _ = topology.ParseRate(mf.rate)
+	}
+	return dm, nil
+}
+
+// dryRunMigrateDelays peeks at the first messages of each delay queue and
+// says where each would go.
+func (e *env) dryRunMigrateDelays(ctx context.Context, mf migrateFlags, dm delayMigration) error {
+	n := defaultMigratePreview
+	if mf.limit > 0 {
+		n = min(mf.limit, broker.MaxPeek)
+	}
+	var out []migrateRungPreview
+	var conn *broker.Conn
+	for _, q := range dm.group.Queues {
+		rp := migrateRungPreview{Queue: q.Name, TTLMS: q.TTL.Milliseconds(), Messages: []migratePreview{}}
+		switch {
+		case q.Type == topology.Quorum && !mf.force:
+			rp.Skipped = "quorum queue: a peek counts as a delivery (add --force to preview it)"
+		case q.Type == topology.Quorum && e.config().ReadOnly:
+			rp.Skipped = "quorum queue: a peek counts as a delivery, which --read-only refuses"
+		}
+		if rp.Skipped != "" {
+			out = append(out, rp)
+			continue
+		}
+		if conn == nil {
+			c, err := e.amqp(ctx)
+			if err != nil {
+				return err
+			}
+			conn = c
+		}
+		previews, res, err := conn.PreviewMove(ctx, broker.MigrateDelayQueue(dm.opts, dm.g, q, dm.route), n)
+		if err != nil && !errors.Is(err, broker.ErrNotFound) {
+			return err
+		}
+		rp.Ready = res.Ready
+		for _, pv := range previews {
+			d := pv.Message.Delivery
+			p := dm.g.PlaceDelay(topology.DelayMessage{Queue: q, Key: d.RoutingKey, Headers: d.Headers, Timestamp: d.Timestamp, Expiration: d.Expiration}, d.Received, dm.route)
+			m := migratePreview{
+				Position: pv.Message.Position, MessageID: pv.Message.MessageID, Park: p.Park,
+				DelayMS: p.Estimate.Total.Milliseconds(), SpentMS: p.Estimate.Spent.Milliseconds(),
+				Basis: string(p.Estimate.Basis), RemainingMS: p.Estimate.Remaining.Milliseconds(),
+			}
+			if p.Park == "" {
+				m.Exchange, m.RoutingKey, m.Target = p.Trace.Exchange, p.Trace.Key, p.Trace.Target
+				m.TargetDelayMS = p.Trace.Delay.Milliseconds()
+			}
+			rp.Messages = append(rp.Messages, m)
+		}
+		out = append(out, rp)
+	}
+	if e.opts.json {
+		return writeJSON(e.Out, map[string]any{"dry_run": true, "from_delays": dm.group.ID(), "to": toJSONLadder(dm.g.To), "park": dm.park, "queues": out})
+	}
+	fmt.Fprintf(e.Out, "dry run: nothing was moved\n  from the delay queues of %s\n  into %s\n", dm.group.ID(), describe(dm.g.To))
+	for _, rp := range out {
+		head := fmt.Sprintf("%s (%s): %d ready", rp.Queue, topology.FormatDelay(time.Duration(rp.TTLMS)*time.Millisecond), rp.Ready)
+		if rp.Skipped != "" {
+			fmt.Fprintf(e.Out, "%s; not previewed: %s\n", head, rp.Skipped)
+			continue
+		}
+		fmt.Fprintf(e.Out, "%s, the first %d:\n", head, len(rp.Messages))
+		w := table(e.Out)
+		for _, m := range rp.Messages {
+			where := "→ park: " + m.Park
+			if m.Park == "" {
+				where = fmt.Sprintf("→ %s via %s key %s → %s", topology.FormatDelay(time.Duration(m.TargetDelayMS)*time.Millisecond), m.Exchange, m.RoutingKey, m.Target)
+			}
+			fmt.Fprintf(w, "  #%d\t%s\t%s left of %s (%s)\t%s\n", m.Position+1, orDash(m.MessageID), topology.FormatDelay(time.Duration(m.RemainingMS)*time.Millisecond), topology.FormatDelay(time.Duration(m.DelayMS)*time.Millisecond), m.Basis, where)
+		}
+		_ = w.Flush()
+	}
+	return nil
+}
