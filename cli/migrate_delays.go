@@ -10,6 +10,7 @@ import (
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // delayMigration is a move of one delay group's messages into a ladder,
@@ -83,7 +84,7 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 		if err != nil || p.Stopped != broker.StopEmpty {
 			res.stopped = p.Stopped
 			res.elapsed = time.Since(start)
-			e.reportMigrate(migratePlan{g: topology.Migration{From: delaysAsLadder(dm.group), To: dm.g.To}, park: dm.park}, res)
+			e.reportMigrateDelays(dm, res)
 			if err != nil {
 				return err
 			}
@@ -94,17 +95,60 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 		}
 	}
 	res.elapsed = time.Since(start)
-	e.reportMigrate(migratePlan{g: topology.Migration{From: delaysAsLadder(dm.group), To: dm.g.To}, park: dm.park}, res)
+	e.reportMigrateDelays(dm, res)
 	if res.stayed > 0 {
 		return fmt.Errorf("%d message(s) stayed in the delay queues of %s (reasons above)", res.stayed, dm.group.ID())
 	}
 	return nil
 }
 
-// delaysAsLadder names a delay group where migrate's report names the
-// source ladder.
-func delaysAsLadder(g topology.DelayGroup) topology.Ladder {
-	return topology.Ladder{Name: g.Name, Layout: g.App}
+// reportMigrateDelays says what a migration of delays did, per queue and
+// in all, in the shape of a ladder's migration report.
+func (e *env) reportMigrateDelays(dm delayMigration, res migrateResult) {
+	if e.opts.json {
+		type jsonQueue struct {
+			Queue   string `json:"queue"`
+			Moved   int    `json:"moved"`
+			Parked  int    `json:"parked"`
+			Stayed  int    `json:"stayed"`
+			Unknown int    `json:"unknown"`
+			Left    int    `json:"left"`
+			Stopped string `json:"stopped"`
+		}
+		qs := make([]jsonQueue, 0, len(res.rungs))
+		for _, r := range res.rungs {
+			qs = append(qs, jsonQueue{r.queue, r.moved, r.parked, r.stayed, r.unknown, r.left, r.stopped})
+		}
+		_ = writeJSON(e.Out, map[string]any{
+			"from_delays": dm.group.ID(), "to": toJSONLadder(dm.g.To), "park": dm.park,
+			"moved": res.moved, "parked": res.parked, "stayed": res.stayed, "unknown": res.unknown,
+			"reconnects": res.reconnects, "reasons": res.reasons, "rungs": qs,
+			"stopped": res.stopped, "seconds": res.elapsed.Seconds(),
+		})
+		return
+	}
+	fmt.Fprintf(e.Out, "migrated %d message(s) from the delay queues of %s into %s %q in %s; stopped: %s\n",
+		res.moved, dm.group.ID(), dm.g.To.Layout, dm.g.To.Name, res.elapsed.Round(time.Millisecond), res.stopped)
+	w := table(e.Out)
+	fmt.Fprintln(w, "  queue\tmoved\tparked\tstayed\tleft")
+	for _, r := range res.rungs {
+		left := "?"
+		if r.left >= 0 {
+			left = fmt.Sprint(r.left)
+		}
+		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%s\n", r.queue, r.moved, r.parked, r.stayed, left)
+	}
+	fmt.Fprintf(w, "  total\t%d\t%d\t%d\n", res.moved, res.parked, res.stayed)
+	_ = w.Flush()
+	if res.parked > 0 {
+		fmt.Fprintf(e.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.parked, dm.park)
+	}
+	if res.unknown > 0 || res.reconnects > 0 {
+		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.unknown, topology.Counted(res.reconnects, "time", "times"))
+	}
+	for _, l := range ui.ReasonLines(res.reasons) {
+		fmt.Fprintln(e.Out, l)
+	}
 }
 
 // planMigrateDelays finds the group and the ladder on a snapshot of the
