@@ -21,6 +21,10 @@ import (
 // topology/delays.go for the files and docs/delays.md for the commits).
 type delayCase struct {
 	group string // the inventory group it must be found as
+	// basis is what migrate's estimate rests on (x-rungs-migrated).
+	basis topology.Basis
+	// delays are the delays published (default 6s and 12s).
+	delays []time.Duration
 	dest  string // the queue its delays end in
 	// declare declares the library's objects for dest; publish sends one
 	// message delayed by d, as the library does.
@@ -56,7 +60,7 @@ func rawPublish(t *testing.T, ch *amqp.Channel, ex, key string, p amqp.Publishin
 // "messages" with key "", bound to the direct exchange "delays" by its own
 // name, which is also the publish key.
 var symfonyCase = delayCase{
-	group: "symfony-messenger/messages", dest: "messages",
+	group: "symfony-messenger/messages", dest: "messages", basis: topology.BasisNone,
 	declare: func(t *testing.T, ch *amqp.Channel) {
 		must(t, ch.ExchangeDeclare("messages", "fanout", true, false, false, false, nil))
 		_, err := ch.QueueDeclare("messages", true, false, false, false, nil)
@@ -110,7 +114,7 @@ func urlPathEscape(s string) string { return strings.ReplaceAll(s, "/", "%2F") }
 // queue, x-message-ttl = ms, x-expires = 2 ms; published straight into the
 // delay queue through the default exchange.
 var laravelCase = delayCase{
-	group: "laravel-queue-rabbitmq/default", dest: "default",
+	group: "laravel-queue-rabbitmq/default", dest: "default", basis: topology.BasisNone,
 	declare: func(t *testing.T, ch *amqp.Channel) {
 		_, err := ch.QueueDeclare("default", true, false, false, false, nil)
 		must(t, err)
@@ -133,7 +137,7 @@ var laravelCase = delayCase{
 // the exchange with key machinery_tasks, x-message-ttl = ms, x-expires =
 // 2 ms, bound by its own name and published to with it.
 var machineryCase = delayCase{
-	group: "machinery/machinery_exchange", dest: "machinery_tasks",
+	group: "machinery/machinery_exchange", dest: "machinery_tasks", basis: topology.BasisNone,
 	declare: func(t *testing.T, ch *amqp.Channel) {
 		must(t, ch.ExchangeDeclare("machinery_exchange", "direct", true, false, false, false, nil))
 		_, err := ch.QueueDeclare("machinery_tasks", true, false, false, false, nil)
@@ -162,7 +166,7 @@ var machineryCase = delayCase{
 // the time as timestamp. Tier n here waits n*delay/3 ... the test's delay
 // goes to tier 1.
 var goqueueCase = delayCase{
-	group: "goqueue/orders", dest: "orders",
+	group: "goqueue/orders", dest: "orders", basis: topology.BasisExpiration,
 	declare: func(t *testing.T, ch *amqp.Channel) {
 		_, err := ch.QueueDeclare("orders", true, false, false, false, nil)
 		must(t, err)
@@ -197,7 +201,7 @@ var goqueueCase = delayCase{
 // with "#". A retry is the worker rejecting the message (no requeue), so
 // the message reaches jobs-retry with x-death.
 var sneakersCase = delayCase{
-	group: "sneakers-maxretry/jobs", dest: "jobs",
+	group: "sneakers-maxretry/jobs", dest: "jobs", basis: topology.BasisDeath, delays: []time.Duration{8 * time.Second},
 	declare: func(t *testing.T, ch *amqp.Channel) {
 		for _, x := range []string{"jobs-retry", "jobs-error", "jobs-retry-requeue"} {
 			must(t, ch.ExchangeDeclare(x, "topic", true, false, false, false, nil))
@@ -257,11 +261,12 @@ func runDelayCase(t *testing.T, c delayCase, viaPHP bool) {
 	must(t, ch.Confirm(false))
 	c.declare(t, ch)
 	mustRun(t, env, "apply", "--ladder", "to", "--unit", "250ms", "--levels", "7", "--radix", "2", "--target", c.dest, "--queue-type", "classic")
-	conn := dial(t, cfg)
-	a := watch(t, conn, c.dest)
-
 	const n = 5
 	delays := []time.Duration{6 * time.Second, 12 * time.Second}
+	if c.delays != nil {
+		delays = c.delays
+	}
+	total := len(delays) * n
 	var batches []published
 	for _, d := range delays {
 		b := published{prefix: fmt.Sprintf("d%d-", d.Milliseconds()), delay: d, at: time.Now()}
@@ -274,6 +279,10 @@ func runDelayCase(t *testing.T, c delayCase, viaPHP bool) {
 		}
 		batches = append(batches, b)
 	}
+	// Watched from now on: a retry tier's worker (Sneakers') takes the
+	// message from dest to fail it.
+	conn := dial(t, cfg)
+	a := watch(t, conn, c.dest)
 
 	// The statistics of a new queue come with the broker's next emission.
 	var disc discoverDelaysJSON
@@ -284,13 +293,13 @@ func runDelayCase(t *testing.T, c delayCase, viaPHP bool) {
 		must(t, json.Unmarshal([]byte(raw), &disc))
 		for _, g := range disc.Delays[0].Groups {
 			if g.ID == c.group {
-				return g.Messages == 2*n
+				return g.Messages == int64(total)
 			}
 		}
 		return false
 	})
 	if !counted {
-		t.Fatalf("discover --delays did not count %d messages in group %s:\n%s", 2*n, c.group, raw)
+		t.Fatalf("discover --delays did not count %d messages in group %s:\n%s", total, c.group, raw)
 	}
 	for _, g := range disc.Delays[0].Groups {
 		t.Logf("discovered %s: %d queue(s), %d message(s)", g.ID, len(g.Queues), g.Messages)
@@ -310,10 +319,10 @@ func runDelayCase(t *testing.T, c delayCase, viaPHP bool) {
 	}
 	res := runMigrateJSON(t, env, "--from-delays", c.group, "--to", "to")
 	t.Logf("migrated: moved %d, parked %d, stayed %d, unknown %d", res.Moved, res.Parked, res.Stayed, res.Unknown)
-	if res.Moved != 2*n || res.Parked != 0 || res.Stayed != 0 {
+	if res.Moved != total || res.Parked != 0 || res.Stayed != 0 {
 		t.Errorf("migrate: %+v", res)
 	}
-	got := a.wait(t, c.dest, 2*n, 90*time.Second)
+	got := a.wait(t, c.dest, total, 90*time.Second)
 	seen := map[string]bool{}
 	for _, d := range got {
 		if seen[d.MessageID] {
@@ -321,8 +330,8 @@ func runDelayCase(t *testing.T, c delayCase, viaPHP bool) {
 		}
 		seen[d.MessageID] = true
 		m, _ := d.Headers[topology.HeaderMigrated].(map[string]any)
-		if m == nil {
-			t.Errorf("%s did not come through the ladder", d.MessageID)
+		if m == nil || m["basis"] != string(c.basis) {
+			t.Errorf("%s: x-rungs-migrated %v, want basis %s", d.MessageID, m, c.basis)
 		}
 	}
 	// Lateness is reported, not judged: a message with no record of when
@@ -370,4 +379,94 @@ func TestDelaysMachinery(t *testing.T) {
 func TestDelaysGoqueue(t *testing.T) {
 	t.Parallel()
 	runDelayCase(t, goqueueCase, false)
+}
+
+func TestDelaysSneakers(t *testing.T) {
+	t.Parallel()
+	runDelayCase(t, sneakersCase, false)
+}
+
+// TestDelaysDoctorFindings: doctor names each risky delay on the release
+// it runs on, and --target 4.3 what an upgrade breaks.
+func TestDelaysDoctorFindings(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	ch := brokertest.RawChannel(t, cfg)
+	m, err := broker.NewManagement(cfg)
+	must(t, err)
+	version, err := m.Version(t.Context())
+	must(t, err)
+	// A quorum delay queue with x-expires (symfony #57867's shape) that
+	// dead-letters into a quorum work queue.
+	_, err = ch.QueueDeclare("work", true, false, false, false, amqp.Table{"x-queue-type": "quorum"})
+	must(t, err)
+	_, err = ch.QueueDeclare("wait.5s", true, false, false, false, amqp.Table{
+		"x-queue-type": "quorum", "x-message-ttl": int64(5000), "x-expires": int64(60000),
+		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work",
+	})
+	must(t, err)
+	// A transient delay queue, as Sneakers declares its retry queue
+	// without queue_options durable. 4.3.6 still accepts it
+	// (transient_nonexcl_queues is permitted by default there), unless the
+	// operator denied the deprecated feature.
+	transient := true
+	if _, err := ch.QueueDeclare("transient.wait", false, false, false, false, amqp.Table{"x-message-ttl": int64(5000), "x-dead-letter-exchange": ""}); err != nil {
+		t.Logf("RabbitMQ %s refuses a transient delay queue: %v", version, err)
+		if !version.AtLeast(4, 0, 0) {
+			t.Errorf("RabbitMQ %s refused a transient queue", version)
+		}
+		transient = false
+	}
+
+	code, out, _ := run(t, env, "doctor")
+	delays := sectionOf(out, "delays")
+	t.Logf("doctor (exit %d) on %s:\n%s", code, version, delays)
+	if code != ExitError || !strings.Contains(delays, "✗ queue wait.5s") || !strings.Contains(delays, "x-expires") {
+		t.Errorf("doctor does not name the quorum delay queue with x-expires as a problem:\n%s", delays)
+	}
+	if transient != strings.Contains(delays, "transient (non-durable) delay queue") {
+		t.Errorf("transient queue declared %v, doctor:\n%s", transient, delays)
+	}
+	if limit := strings.Contains(delays, "queue work: quorum queue at the end of"); limit != version.AtLeast(4, 0, 0) {
+		t.Errorf("delivery limit of work named %v on %s:\n%s", limit, version, delays)
+	}
+	_, out, _ = run(t, env, "doctor", "--target", "4.3")
+	if !version.AtLeast(4, 0, 0) && !strings.Contains(out, "queue work: quorum queue at the end of") {
+		t.Errorf("doctor --target 4.3 on %s does not name the delivery limit 4.x applies:\n%s", version, sectionOf(out, "delays"))
+	}
+}
+
+// TestDelaysDoctorDefinitions: a delayed-message plugin exchange in
+// definitions exported on 3.10 (the shape rabbitmqctl export_definitions
+// writes) is what an upgrade to 4.3 breaks.
+func TestDelaysDoctorDefinitions(t *testing.T) {
+	t.Parallel()
+	defs := `{"rabbitmq_version": "3.10.8", "vhosts": [{"name": "/"}],
+	  "exchanges": [{"name": "delayed", "vhost": "/", "type": "x-delayed-message", "durable": true, "auto_delete": false, "internal": false, "arguments": {"x-delayed-type": "direct"}}],
+	  "queues": [{"name": "work", "vhost": "/", "durable": true, "auto_delete": false, "arguments": {}}],
+	  "bindings": [{"source": "delayed", "vhost": "/", "destination": "work", "destination_type": "queue", "routing_key": "work", "arguments": {}}]}`
+	f := t.TempDir() + "/defs.json"
+	must(t, os.WriteFile(f, []byte(defs), 0o600))
+	env := map[string]string{}
+	code, out, errs := run(t, env, "doctor", "--definitions", f)
+	if code != ExitOK || strings.Contains(out, "Mnesia") {
+		t.Errorf("on 3.10 without --target: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = run(t, env, "doctor", "--definitions", f, "--target", "4.3")
+	if code != ExitError || !strings.Contains(out, "✗ exchange delayed: a delayed-message plugin exchange") || !strings.Contains(out, "[on 4.3") {
+		t.Errorf("--target 4.3: exit %d\n%s", code, out)
+	}
+	for name, args := range map[string][]string{
+		"bad target":       {"doctor", "--target", "four"},
+		"missing file":     {"doctor", "--definitions", t.TempDir() + "/none.json"},
+		"not definitions":  {"doctor", "--definitions", f + "x"},
+		"delays, no group": {"migrate", "--from-delays", "x/y", "--from", "a", "--to", "b"},
+		"delays, no to":    {"migrate", "--from-delays", "x/y"},
+		"delays and dest":  {"migrate", "--from-delays", "x/y", "--to", "b", "--dest", "q"},
+		"neither from":     {"migrate", "--to", "b"},
+	} {
+		if code, out, errs := run(t, env, args...); code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") > 0 || out != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", name, code, out, errs)
+		}
+	}
 }

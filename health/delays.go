@@ -40,9 +40,10 @@ func at(v, from topology.Version) bool { return v.Known() && !v.Less(from) }
 //   - delayed-message plugin exchanges: the plugin keeps its messages in
 //     Mnesia, which RabbitMQ 4.3 removed; it cannot start there.
 //   - transient (non-durable) delay queues: their messages are gone after a
-//     restart, and 4.3 refuses to declare a transient queue that is not
-//     exclusive (the transient_nonexcl_queues deprecated feature, denied
-//     by default), so the library's next declare fails.
+//     restart, and a transient queue that is not exclusive is a deprecated
+//     feature (transient_nonexcl_queues): 4.3.6 still permits it by
+//     default (measured), a broker whose operator denies it refuses the
+//     library's declare, and a later release removes it.
 //   - quorum delay queues with x-expires: a quorum queue's expiry is not
 //     renewed when the queue is redeclared, only when it is used, so a
 //     library that relies on redeclaring (Symfony, Laravel) has the queue
@@ -84,17 +85,13 @@ func DelayFindings(inv topology.Inventory, snap topology.Snapshot, ladders []top
 		for _, q := range grp.Queues {
 			obj := "queue " + q.Name + " (" + grp.ID() + ")"
 			if !q.Durable {
-				sev := Warning
-				if at(running, release43) || at(target, release43) {
-					sev = Problem
-				}
 				add(DelayFinding{
 					Object:   obj,
-					Risk:     fmt.Sprintf("transient (non-durable) delay queue: its %s are lost on a restart, and RabbitMQ 4.3 refuses to declare a transient queue that is not exclusive, so the application's next declare fails", topology.Counted(q.Messages, "message", "messages")),
+					Risk:     fmt.Sprintf("transient (non-durable) delay queue: its %s are lost on a restart, and transient non-exclusive queues are a deprecated feature (transient_nonexcl_queues: still permitted by default on 4.3.6, refused where an operator denies it, to be removed), so the application's declare will fail", topology.Counted(q.Messages, "message", "messages")),
 					Fix:      "declare it durable (Sneakers: queue_options durable: true), or move the delays into a ladder with rungs migrate --from-delays",
 					Today:    true,
-					OnTarget: at(target, release43),
-					Severity: sev,
+					OnTarget: target.Known(),
+					Severity: Warning,
 				})
 			}
 			if q.Type == topology.Quorum && q.Expires > 0 {

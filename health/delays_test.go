@@ -54,7 +54,7 @@ func TestDelayFindingsByRelease(t *testing.T) {
 		"plugin on 3.10 to 4.3":        {"3.10.8", "4.3", "exchange slow", "Mnesia", true, false, true},
 		"plugin to 4.0":                {"3.10.8", "4.0", "exchange slow", "Mnesia", false, false, false},
 		"transient today":              {"3.10.8", "", "queue jobs-retry", "transient", true, true, false},
-		"transient to 4.3":             {"4.0.5", "4.3.6", "queue jobs-retry", "refuses", true, true, true},
+		"transient to 4.3":             {"4.0.5", "4.3.6", "queue jobs-retry", "deprecated", true, true, true},
 		"quorum expires today":         {"3.10.8", "", "queue default.delay.5000", "x-expires", true, true, false},
 		"delivery limit from 4.0":      {"4.0.5", "", "queue jobs", "delivery limit", true, true, false},
 		"no delivery limit on 3.10":    {"3.10.8", "", "queue jobs", "delivery limit", false, false, false},
