@@ -25,7 +25,7 @@ type delayCase struct {
 	basis topology.Basis
 	// delays are the delays published (default 6s and 12s).
 	delays []time.Duration
-	dest  string // the queue its delays end in
+	dest   string // the queue its delays end in
 	// declare declares the library's objects for dest; publish sends one
 	// message delayed by d, as the library does.
 	declare func(t *testing.T, ch *amqp.Channel)
