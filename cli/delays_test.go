@@ -23,7 +23,7 @@ type delayCase struct {
 	group string // the inventory group it must be found as
 	// basis is what migrate's estimate rests on (x-rungs-migrated).
 	basis topology.Basis
-	// delays are the delays published (default 6s and 12s).
+	// delays are the delays published (default 10s and 20s).
 	delays []time.Duration
 	dest   string // the queue its delays end in
 	// declare declares the library's objects for dest; publish sends one
@@ -201,7 +201,7 @@ var goqueueCase = delayCase{
 // with "#". A retry is the worker rejecting the message (no requeue), so
 // the message reaches jobs-retry with x-death.
 var sneakersCase = delayCase{
-	group: "sneakers-maxretry/jobs", dest: "jobs", basis: topology.BasisDeath, delays: []time.Duration{8 * time.Second},
+	group: "sneakers-maxretry/jobs", dest: "jobs", basis: topology.BasisDeath, delays: []time.Duration{15 * time.Second},
 	declare: func(t *testing.T, ch *amqp.Channel) {
 		for _, x := range []string{"jobs-retry", "jobs-error", "jobs-retry-requeue"} {
 			must(t, ch.ExchangeDeclare(x, "topic", true, false, false, false, nil))
@@ -262,7 +262,7 @@ func runDelayCase(t *testing.T, c delayCase, viaPHP bool) {
 	c.declare(t, ch)
 	mustRun(t, env, "apply", "--ladder", "to", "--unit", "250ms", "--levels", "7", "--radix", "2", "--target", c.dest, "--queue-type", "classic")
 	const n = 5
-	delays := []time.Duration{6 * time.Second, 12 * time.Second}
+	delays := []time.Duration{10 * time.Second, 20 * time.Second}
 	if c.delays != nil {
 		delays = c.delays
 	}
@@ -319,20 +319,31 @@ func runDelayCase(t *testing.T, c delayCase, viaPHP bool) {
 	}
 	res := runMigrateJSON(t, env, "--from-delays", c.group, "--to", "to")
 	t.Logf("migrated: moved %d, parked %d, stayed %d, unknown %d", res.Moved, res.Parked, res.Stayed, res.Unknown)
-	if res.Moved != total || res.Parked != 0 || res.Stayed != 0 {
+	// Under load a message may come due before migrate reaches it: it
+	// then takes its library's own way, which is no loss.
+	if res.Moved == 0 || res.Moved > total || res.Parked != 0 || res.Stayed != 0 {
 		t.Errorf("migrate: %+v", res)
 	}
 	got := a.wait(t, c.dest, total, 90*time.Second)
 	seen := map[string]bool{}
+	migrated := 0
 	for _, d := range got {
 		if seen[d.MessageID] {
 			t.Errorf("%s arrived twice", d.MessageID)
 		}
 		seen[d.MessageID] = true
 		m, _ := d.Headers[topology.HeaderMigrated].(map[string]any)
-		if m == nil || m["basis"] != string(c.basis) {
+		if m == nil {
+			continue
+		}
+		migrated++
+		if m["basis"] != string(c.basis) {
 			t.Errorf("%s: x-rungs-migrated %v, want basis %s", d.MessageID, m, c.basis)
 		}
+	}
+	t.Logf("FIGURES %s: published %d, moved %d, delivered %d (%d through the ladder), lost %d", c.group, total, res.Moved, len(seen), migrated, total-len(seen))
+	if migrated != res.Moved {
+		t.Errorf("%d came through the ladder, migrate moved %d", migrated, res.Moved)
 	}
 	// Lateness is reported, not judged: a message with no record of when
 	// it entered its queue is taken to have just entered (late by up to its
