@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
@@ -86,7 +87,7 @@ func oldestText(g topology.DelayGroup) string {
 	if g.Oldest <= 0 {
 		return "-"
 	}
-	return topology.FormatSpan(g.Oldest)
+	return topology.FormatSpan(g.Oldest.Truncate(time.Second))
 }
 
 func orDash(s string) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -90,7 +91,7 @@ func DelayStrip(inv topology.Inventory, st Styles, w, h int) string {
 				if g.Oldest <= 0 {
 					return cell{text: "—", ink: &p.faint}
 				}
-				return cell{text: topology.FormatSpan(g.Oldest), ink: &p.text}
+				return cell{text: topology.FormatSpan(g.Oldest.Truncate(time.Second)), ink: &p.text}
 			case "to":
 				return cell{text: strings.Join(g.DeadLetterTo, "; "), ink: &p.muted}
 			}
