@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -74,6 +75,12 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 			}
 		}
 		p, err := conn.Move(ctx, o)
+		if err != nil && p.Moved+p.Parked+p.Unknown == 0 && strings.Contains(err.Error(), "no such queue") {
+			// A delay queue with x-expires goes once unused: its
+			// messages went with it or before, nothing to move.
+			res.rungs = append(res.rungs, rungResult{queue: q.Name, left: -1, stopped: "the queue is gone"})
+			continue
+		}
 		rr := rungResult{queue: q.Name, moved: p.Moved, parked: p.Parked, stayed: p.Kept + p.Skipped, unknown: p.Unknown, left: p.SourceReady, stopped: p.Stopped}
 		res.rungs = append(res.rungs, rr)
 		res.moved, res.parked, res.stayed, res.unknown = res.moved+rr.moved, res.parked+rr.parked, res.stayed+rr.stayed, res.unknown+rr.unknown

@@ -99,7 +99,7 @@ func DelayFindings(inv topology.Inventory, snap topology.Snapshot, ladders []top
 					Object:   obj,
 					Risk:     fmt.Sprintf("quorum delay queue with x-expires %s: redeclaring a quorum queue does not renew its expiry, so it is deleted with the messages still waiting in it", topology.FormatDelay(q.Expires)),
 					Fix:      "declare delay queues classic, or without x-expires, or move them into a ladder (rungs migrate --from-delays)",
-					Today:    running.Known() || !target.Known(),
+					Today:    true,
 					OnTarget: target.Known(),
 					Severity: Problem,
 				})
