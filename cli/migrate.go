@@ -85,7 +85,7 @@ typed, or --yes.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&mf.from, "from", "", "ladder to take the messages from (required)")
+	f.StringVar(&mf.from, "from", "", "ladder to take the messages from (required, unless --from-delays)")
 	f.StringVar(&mf.fromDelays, "from-delays", "", "take the messages of a delay group instead (APP/NAME, as rungs discover --delays lists it; see docs/delays.md)")
 	f.StringVar(&mf.fromLayout, "from-layout", "", "its layout, when two ladders of the vhost share the name")
 	f.StringVar(&mf.to, "to", "", "ladder to move them into (required)")
