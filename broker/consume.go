@@ -19,6 +19,9 @@ type Delivery struct {
 	Persistent  bool
 	// Timestamp is the message's timestamp property (whole seconds).
 	Timestamp time.Time
+	// Expiration is the expiration property (a per-message TTL in ms), ""
+	// when unset.
+	Expiration string
 	// As in Message.
 	ContentEncoding string
 	CorrelationID   string
@@ -57,7 +60,7 @@ func newDelivery(d amqp.Delivery, ack bool) Delivery {
 	out := Delivery{
 		Exchange: d.Exchange, RoutingKey: d.RoutingKey, Body: d.Body,
 		Headers: plainTable(d.Headers), ContentType: d.ContentType, MessageID: d.MessageId,
-		Persistent: d.DeliveryMode == amqp.Persistent, Timestamp: d.Timestamp,
+		Persistent: d.DeliveryMode == amqp.Persistent, Timestamp: d.Timestamp, Expiration: d.Expiration,
 		ContentEncoding: d.ContentEncoding, CorrelationID: d.CorrelationId, ReplyTo: d.ReplyTo,
 		Type: d.Type, AppID: d.AppId, Priority: d.Priority,
 		Redelivered: d.Redelivered, Received: time.Now(),

@@ -116,10 +116,12 @@ func (m *mover) copyOf(e *entry) amqp.Publishing {
 		ReplyTo: d.ReplyTo, Expiration: d.Expiration, MessageId: d.MessageId, Timestamp: d.Timestamp,
 		Type: d.Type, UserId: d.UserId, AppId: d.AppId, Body: d.Body,
 	}
-	if e.route.SaveDeath && !e.park && p.Expiration != "" {
+	if (e.route.SaveDeath || e.park) && p.Expiration != "" {
 		// Into a ladder, a per-message TTL shorter than a rung's would
 		// expire the copy early into the next level, and it would arrive
-		// before its delay. Keep the value as a header instead.
+		// before its delay; in a parking queue it would expire and be
+		// dropped (a retry tier's message carries one). Keep the value as
+		// a header instead.
 		h["x-rungs-expiration"] = p.Expiration
 		p.Expiration = ""
 	}

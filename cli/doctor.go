@@ -25,6 +25,7 @@ const (
 
 func (e *env) doctorCommand() *cobra.Command {
 	var allVhosts bool
+	var target, definitions string
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the broker and the ladders: version, feature flags, plugins, integrity",
@@ -54,21 +55,36 @@ reads only: nothing on the broker changes. It exits 0 when nothing is wrong
   rungs doctor --all-vhosts --json | jq '.checks[] | select(.status == "problem")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.runDoctor(cmd.Context(), e.opts.ladder.named(), allVhosts)
+			t, err := parseTarget(target)
+			if err != nil {
+				return err
+			}
+			if definitions != "" {
+				return e.doctorDefinitions(definitions, t)
+			}
+			return e.runDoctor(cmd.Context(), e.opts.ladder.named(), allVhosts, t)
 		},
 	}
 	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "check the ladders of every vhost")
+	cmd.Flags().StringVar(&target, "target", "", "also check the delays against the release an upgrade goes to, e.g. 4.3 (see docs/delays.md)")
+	cmd.Flags().StringVar(&definitions, "definitions", "", "check the delays of an exported definitions file instead of a broker (with --target)")
 	return cmd
 }
 
 // runDoctor reads the facts, lets ops.Doctor judge them and prints the
 // findings: a problem among them exits 1.
-func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool) error {
+func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool, target topology.Version) error {
 	facts, err := doctorFacts(ctx, e, only, allVhosts)
 	if err != nil {
 		return err
 	}
-	checks := ops.Doctor(facts)
+	facts.Target = target
+	return e.printDoctor(ops.Doctor(facts))
+}
+
+// printDoctor prints doctor's findings, text or JSON: a problem among them
+// exits 1.
+func (e *env) printDoctor(checks ops.Findings) error {
 	problems := checks.Problems()
 	if e.opts.json {
 		if err := writeJSON(e.Out, map[string]any{"ok": problems == 0, "problems": problems, "checks": checks}); err != nil {
@@ -148,6 +164,23 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 		o, vh.WatchErr = e.watchStalls(ctx, insp, o)
 		vh.Report = o.Report(o.At())
 		vh.Policies, vh.PoliciesErr = quorumPolicies(ctx, e, m, vh.Report)
+	}
+	// The delays outside ladders: a paged listing of every queue, since
+	// the management API cannot filter by arguments; a vhost's whole
+	// inventory is no question about one ladder.
+	if only == "" {
+		for i := range f.Vhosts {
+			vh := &f.Vhosts[i]
+			if vh.ReadErr != nil {
+				continue
+			}
+			vh.DelaysRead = true
+			vh.DelaysErr = call(func(c context.Context) (err error) {
+				vh.Delays, vh.DelaySnap, err = ops.Delays(c, m, vh.Vhost, vh.Found)
+				return err
+			})
+			vh.DelaySnap = vh.DelaySnap.Merge(vh.Report.Snapshot)
+		}
 	}
 	return f, nil
 }

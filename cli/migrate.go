@@ -20,6 +20,7 @@ const defaultMigratePreview = 20
 
 type migrateFlags struct {
 	from, fromLayout, to, toLayout string
+	fromDelays                     string // a delay group (migrate_delays.go)
 	dest, park, rate, margin       string
 	dryRun, force                  bool
 	limit, window                  int
@@ -72,10 +73,19 @@ typed, or --yes.`,
   rungs migrate --from jobs --from-layout suffix --to jobs --to-layout direct --dest orders.retry --yes
   rungs migrate --from jobs --to jobs-quorum --rate 500/s --park jobs.unplaced --yes`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return e.runMigrate(cmd.Context(), mf) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if mf.fromDelays != "" {
+				return e.runMigrateDelays(cmd.Context(), mf)
+			}
+			if mf.from == "" {
+				return usageErr("--from (a ladder) or --from-delays (a delay group) is required")
+			}
+			return e.runMigrate(cmd.Context(), mf)
+		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&mf.from, "from", "", "ladder to take the messages from (required)")
+	f.StringVar(&mf.from, "from", "", "ladder to take the messages from (required, unless --from-delays)")
+	f.StringVar(&mf.fromDelays, "from-delays", "", "take the messages of a delay group instead (APP/NAME, as rungs discover --delays lists it; see docs/delays.md)")
 	f.StringVar(&mf.fromLayout, "from-layout", "", "its layout, when two ladders of the vhost share the name")
 	f.StringVar(&mf.to, "to", "", "ladder to move them into (required)")
 	f.StringVar(&mf.toLayout, "to-layout", "", "its layout, when two ladders of the vhost share the name")
@@ -88,7 +98,6 @@ typed, or --yes.`,
 	f.BoolVar(&mf.dryRun, "dry-run", false, "peek at the first messages of each rung and say where each would go; move nothing")
 	f.BoolVar(&mf.force, "force", false, "with --dry-run, peek also at rungs where a peek can move messages on early, as rungs peek --force does (quorum rungs before RabbitMQ 4.3, or with delayed retry)")
 	f.BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
-	_ = cmd.MarkFlagRequired("from")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }

@@ -154,7 +154,7 @@ func toJSONStatus(ls []health.LadderReport) any {
 }
 
 func (e *env) discoverCommand() *cobra.Command {
-	var allVhosts bool
+	var allVhosts, delays bool
 	cmd := &cobra.Command{
 		Use:   "discover",
 		Short: "Find every ladder on the broker, of every layout",
@@ -168,14 +168,15 @@ drift from the plan those parameters imply.`,
   rungs discover --all-vhosts --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.runDiscover(cmd.Context(), allVhosts)
+			return e.runDiscover(cmd.Context(), allVhosts, delays)
 		},
 	}
 	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "look in every vhost")
+	cmd.Flags().BoolVar(&delays, "delays", false, "also list every delay outside ladders: TTL queues and retry tiers by application, delayed-message plugin exchanges (lists every queue of the vhost; see docs/delays.md)")
 	return cmd
 }
 
-func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
+func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 	m, err := e.management()
 	if err != nil {
 		return err
@@ -216,9 +217,19 @@ func (e *env) runDiscover(ctx context.Context, allVhosts bool) error {
 		}
 		states = append(states, o.Report(o.At()).Ladders...)
 	}
+	var invs []topology.Inventory
+	if delays {
+		if invs, err = e.discoverDelays(ctx, m, vhosts, d); err != nil {
+			return err
+		}
+	}
+	if e.opts.json && delays {
+		return writeJSON(e.Out, map[string]any{"ladders": toJSONStatus(states), "delays": toJSONDelays(invs)})
+	}
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONStatus(states))
 	}
+	defer e.printDelays(invs)
 	if len(states) == 0 {
 		where := strings.Join(vhosts, ", ")
 		if allVhosts {

@@ -157,6 +157,7 @@ func (a App) Init() tea.Cmd {
 		tea.RequestBackgroundColor,
 		fetch(a.insp, a.pending.read, a.pending.seq, a.timeout, a.now),
 		fetchOverview(a.insp, a.timeout),
+		fetchDelays(a.insp, a.vhost, a.timeout),
 		a.poll(),
 	}
 	if a.conn != nil {
@@ -199,6 +200,9 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case tea.PasteMsg:
 		return a.updateFocused(msg)
+	case delaysMsg:
+		a.list.SetDelays(msg.snap, msg.delayed)
+		return a, nil
 	case pollMsg, readMsg, overviewMsg:
 		a, cmd := a.updateRefresh(msg)
 		a.resize() // the stale-data banner may have come or gone

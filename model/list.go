@@ -22,6 +22,12 @@ type ladderList struct {
 	sel    int
 	offset int
 	w, h   int
+	// delays are the vhost's delays outside the ladders listed, shown
+	// under them; taken from delaySnap against the ladders on every
+	// change of either.
+	delays    topology.Inventory
+	delaySnap *topology.Snapshot
+	delayed   map[string]int64
 }
 
 func newLadderList(vhost string, st ui.Styles, keys navKeys) ladderList {
@@ -34,6 +40,27 @@ func (l *ladderList) SetSize(w, h int) {
 	l.clamp()
 }
 
+// SetDelays gives the list the snapshot its delay inventory is taken from.
+func (l *ladderList) SetDelays(snap topology.Snapshot, delayed map[string]int64) {
+	l.delaySnap, l.delayed = &snap, delayed
+	l.takeDelays()
+	l.clamp()
+}
+
+func (l *ladderList) takeDelays() {
+	if l.delaySnap == nil {
+		return
+	}
+	found := make([]topology.Found, 0, len(l.items))
+	for _, it := range l.items {
+		found = append(found, it.Found)
+	}
+	l.delays = topology.TakeInventory(*l.delaySnap, found).WithDelayed(l.delayed)
+}
+
+// rowsH is the list's height without the delays under it.
+func (l ladderList) rowsH() int { return l.h - ui.DelayStripHeight(l.delays, l.h) }
+
 // SetStyles restyles the list.
 func (l *ladderList) SetStyles(st ui.Styles) { l.st = st }
 
@@ -44,6 +71,7 @@ func (l ladderList) Filter() string { return l.filter }
 func (l *ladderList) SetItems(items []health.LadderReport) {
 	cur, ok := l.Selected()
 	l.items = items
+	l.takeDelays()
 	l.apply()
 	if ok {
 		l.SelectLadder(cur.Ladder)
@@ -86,12 +114,12 @@ func (l ladderList) Selected() (topology.Found, bool) {
 
 func (l *ladderList) clamp() {
 	l.sel = max(0, min(l.sel, len(l.shown)-1))
-	l.offset = ui.Scroll(l.sel, l.offset, ui.ListHeight(l.h), len(l.shown))
+	l.offset = ui.Scroll(l.sel, l.offset, ui.ListHeight(l.rowsH()), len(l.shown))
 }
 
 // Update moves the selection.
 func (l ladderList) Update(msg tea.Msg) (ladderList, tea.Cmd) {
-	page := max(1, ui.ListHeight(l.h)-1)
+	page := max(1, ui.ListHeight(l.rowsH())-1)
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		switch {
@@ -122,8 +150,12 @@ func (l ladderList) Update(msg tea.Msg) (ladderList, tea.Cmd) {
 
 // View renders the list.
 func (l ladderList) View() string {
-	return ui.LadderList(ui.ListState{
+	list := ui.LadderList(ui.ListState{
 		Items: l.shown, Totals: l.totals, Total: len(l.items), Selected: l.sel, Offset: l.offset,
 		Filter: l.filter, Vhost: l.vhost,
-	}, l.st, l.w, l.h)
+	}, l.st, l.w, l.rowsH())
+	if strip := ui.DelayStripHeight(l.delays, l.h); strip > 0 {
+		return list + "\n" + ui.DelayStrip(l.delays, l.st, l.w, strip)
+	}
+	return list
 }

@@ -60,6 +60,9 @@ type DoctorFacts struct {
 	FlagsErr    error
 	Only        string // --ladder: the one ladder asked about, "" for all
 	Vhosts      []DoctorVhost
+	// Target is the release an upgrade goes to (--target), zero for none:
+	// the delay checks say what breaks there too.
+	Target topology.Version
 }
 
 // DoctorVhost is what doctor read of one vhost's ladders.
@@ -75,6 +78,13 @@ type DoctorVhost struct {
 	// have delayed retry).
 	Policies    broker.Policies
 	PoliciesErr error
+	// Delays is the vhost's inventory of delays outside ladders and
+	// DelaySnap what it was taken from, the ladders' reading merged in;
+	// DelaysRead says it was taken (doctor without --ladder).
+	Delays     topology.Inventory
+	DelaySnap  topology.Snapshot
+	DelaysErr  error
+	DelaysRead bool
 }
 
 // DoctorLadder is what a ladder's checks see: its report and the facts of
@@ -95,7 +105,7 @@ type DoctorLadder struct {
 var (
 	doctorChecks = []func(DoctorFacts, *Findings){
 		checkConnections, checkPlugins, checkLaddersFound, checkQuorumRelease,
-		checkFeatureFlags, checkBCCRelease, checkEachLadder,
+		checkFeatureFlags, checkBCCRelease, checkEachLadder, checkDelays,
 	}
 	ladderChecks = []func(DoctorLadder, *Findings){
 		checkLadder, checkDelayedRetry,

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"slices"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// discoverDelays takes the inventory of delays outside ladders in each
+// vhost discover looked in (every vhost the user may read with
+// --all-vhosts). It lists every queue of those vhosts, paged, which is
+// why discover does it only with --delays.
+func (e *env) discoverDelays(ctx context.Context, m *broker.Management, vhosts []string, d broker.Discovery) ([]topology.Inventory, error) {
+	if vhosts == nil {
+		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		all, err := m.Vhosts(cctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range all {
+			if !slices.Contains(d.Hidden, v) {
+				vhosts = append(vhosts, v)
+			}
+		}
+	}
+	var out []topology.Inventory
+	for _, v := range vhosts {
+		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		inv, _, err := ops.Delays(cctx, m, v, d.Found)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, inv)
+	}
+	return out, nil
+}
+
+// printDelays writes the inventories under the ladders' table.
+func (e *env) printDelays(invs []topology.Inventory) {
+	for _, inv := range invs {
+		if inv.Empty() {
+			fmt.Fprintf(e.Out, "\nno delays outside ladders in vhost %s\n", inv.Vhost)
+			continue
+		}
+		fmt.Fprintf(e.Out, "\ndelays outside ladders in vhost %s: %s\n", inv.Vhost, topology.Counted(inv.Queues(), "queue", "queues"))
+		w := table(e.Out)
+		fmt.Fprintln(w, "  group\tqueues\tdelays\twaiting\toldest\tdead-letter to")
+		for _, g := range inv.Groups {
+			fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%s\t%s\n", g.ID(), len(g.Queues), delaysText(g), topology.FormatCount(g.Messages), oldestText(g), strings.Join(g.DeadLetterTo, "; "))
+		}
+		_ = w.Flush()
+		for _, p := range inv.Plugins {
+			n := "messages_delayed not reported"
+			if p.Reported {
+				n = topology.FormatCount(p.Delayed) + " delayed"
+			}
+			fmt.Fprintf(e.Out, "  plugin exchange %s (x-delayed-message, routes as %s): %s\n", p.Name, orDash(p.DelayedType), n)
+		}
+	}
+}
+
+func delaysText(g topology.DelayGroup) string {
+	var ts []string
+	for _, q := range g.Queues {
+		t := topology.FormatDelay(q.TTL)
+		if q.PerMessage {
+			t = "per message"
+		}
+		if !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) > 4 {
+		return strings.Join(ts[:3], " ") + fmt.Sprintf(" +%d", len(ts)-3)
+	}
+	return strings.Join(ts, " ")
+}
+
+func oldestText(g topology.DelayGroup) string {
+	if g.Oldest <= 0 {
+		return "-"
+	}
+	return topology.FormatSpan(g.Oldest.Truncate(time.Second))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+type jsonDelayQueue struct {
+	Name               string   `json:"name"`
+	TTLMS              int64    `json:"ttl_ms"`
+	PerMessage         bool     `json:"per_message_ttl"`
+	DeadLetterExchange string   `json:"dead_letter_exchange"`
+	DeadLetterKey      *string  `json:"dead_letter_routing_key"` // null: each message's own key
+	ExpiresMS          int64    `json:"expires_ms,omitempty"`
+	Type               string   `json:"type"`
+	Durable            bool     `json:"durable"`
+	DeliveryLimit      int64    `json:"delivery_limit,omitempty"`
+	Messages           int64    `json:"messages"`
+	OldestMS           int64    `json:"oldest_ms"`
+	Destinations       []string `json:"destinations"`
+}
+
+// toJSONDelays is the inventories in --json.
+func toJSONDelays(invs []topology.Inventory) any {
+	out := []map[string]any{}
+	for _, inv := range invs {
+		groups := []map[string]any{}
+		for _, g := range inv.Groups {
+			qs := []jsonDelayQueue{}
+			for _, q := range g.Queues {
+				jq := jsonDelayQueue{
+					Name: q.Name, TTLMS: q.TTL.Milliseconds(), PerMessage: q.PerMessage,
+					DeadLetterExchange: q.DeadLetterExchange, ExpiresMS: q.Expires.Milliseconds(),
+					Type: string(q.Type), Durable: q.Durable, DeliveryLimit: q.DeliveryLimit,
+					Messages: q.Messages, OldestMS: q.Oldest.Milliseconds(), Destinations: append([]string{}, q.Destinations...),
+				}
+				if !q.KeepsKey {
+					k := q.DeadLetterKey
+					jq.DeadLetterKey = &k
+				}
+				qs = append(qs, jq)
+			}
+			groups = append(groups, map[string]any{
+				"id": g.ID(), "app": g.App, "name": g.Name, "queues": qs, "messages": g.Messages,
+				"oldest_ms": g.Oldest.Milliseconds(), "dead_letter_to": g.DeadLetterTo,
+			})
+		}
+		plugins := []map[string]any{}
+		for _, p := range inv.Plugins {
+			var n *int64
+			if p.Reported {
+				v := p.Delayed
+				n = &v
+			}
+			plugins = append(plugins, map[string]any{"name": p.Name, "delayed_type": p.DelayedType, "durable": p.Durable, "messages_delayed": n})
+		}
+		out = append(out, map[string]any{"vhost": inv.Vhost, "groups": groups, "plugin_exchanges": plugins})
+	}
+	return out
+}
