@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"slices"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
