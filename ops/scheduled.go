@@ -414,7 +414,7 @@ type ScanResult struct {
 	Stopped string
 }
 
-// Run scans the plan's rungs one at a time, lowest level first, holding
+// Run scans the plan's rungs one at a time, highest level first, holding
 // each rung only while it is read. It keeps the Keep earliest-due matches
 // and counts the rest, so its memory does not grow with the ladder.
 // progress, if set, is called from Run's goroutine at most every 100 ms
@@ -423,8 +423,7 @@ type ScanResult struct {
 func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress)) (ScanResult, error) {
 	res := ScanResult{Ladder: p.Ladder, Bases: map[topology.DueBasis]int{}, Started: time.Now()}
 	keep := &dueHeap{}
-	rungs := append([]ScanRung(nil), p.Rungs...)
-	sort.SliceStable(rungs, func(i, j int) bool { return p.rungLevel(rungs[i]) < p.rungLevel(rungs[j]) })
+	rungs := p.ordered()
 	pr := ScanProgress{Rungs: len(rungs), Total: p.Ready}
 	var shown time.Time
 	report := func(done bool) {
@@ -484,9 +483,18 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 	return res, err
 }
 
-func (p ScanPlan) rungLevel(r ScanRung) int {
-	_, rung, _ := p.Ladder.QueueRole(r.Queue.Name)
-	return rung.Level
+// ordered is the rungs highest level first. Messages only move down a
+// ladder, so one that leaves a rung already read is met again in a lower
+// one (a scan may count it twice, never miss it), and one leaving a rung
+// not yet read is still ahead.
+func (p ScanPlan) ordered() []ScanRung {
+	rungs := append([]ScanRung(nil), p.Rungs...)
+	level := func(r ScanRung) int {
+		_, rung, _ := p.Ladder.QueueRole(r.Queue.Name)
+		return rung.Level
+	}
+	sort.SliceStable(rungs, func(i, j int) bool { return level(rungs[i]) > level(rungs[j]) })
+	return rungs
 }
 
 // dueHeap is a max-heap by due time: its root is the latest-due message
