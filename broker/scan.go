@@ -20,6 +20,11 @@ type ScanOptions struct {
 	// quick: the broker keeps sending while it runs, and the client buffers
 	// what it has not taken yet.
 	Each func(PeekedMessage)
+	// Listed is how many messages the management API last listed in the
+	// queue. A queue that reads as empty is still read when it listed some:
+	// messages another channel handed back a moment ago may not be ready
+	// again yet.
+	Listed int
 }
 
 // ScanStats are what a Scan did.
@@ -71,12 +76,12 @@ func (c *Conn) Scan(ctx context.Context, queue string, o ScanOptions) (ScanStats
 		return st, c.ep.redact(fmt.Errorf("scan %q: %w", queue, err))
 	}
 	st.Ready = q.Messages
-	if q.Messages == 0 {
+	if q.Messages == 0 && o.Listed == 0 {
 		st.Stopped = ScanEmpty
 		return st, nil
 	}
 	// Enough consumers for what is there, and room for what arrives.
-	take := max(o.Take, q.Messages*2)
+	take := max(o.Take, q.Messages*2, o.Listed*2)
 	tag := "rungs-scan-" + runID()
 	deliveries, tags, err := consumeAll(ch, queue, tag, take)
 	if err != nil {

@@ -442,7 +442,7 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 		pr.Index, pr.Rung = i, r.Queue.Name
 		report(false)
 		var st broker.ScanStats
-		st, err = s.Scan(ctx, r.Queue.Name, broker.ScanOptions{Each: func(pm broker.PeekedMessage) {
+		st, err = s.Scan(ctx, r.Queue.Name, broker.ScanOptions{Listed: int(r.Queue.Stats.Messages()), Each: func(pm broker.PeekedMessage) {
 			res.Seen++
 			now := time.Now()
 			m, err := Schedule(p.Ladder, r.Queue.Name, pm.Delivery, pm.Position, now)
@@ -457,12 +457,7 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 			res.Matched++
 			res.Bases[m.Basis]++
 			res.Horizons.add(m.Earliest.Sub(now))
-			if keep.Len() < p.Keep {
-				heap.Push(keep, m)
-			} else if m.Earliest.Before((*keep)[0].Earliest) {
-				(*keep)[0] = m
-				heap.Fix(keep, 0)
-			}
+			pushKeep(keep, m, p.Keep)
 			report(false)
 		}})
 		res.Rungs = append(res.Rungs, st)
@@ -471,10 +466,7 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 			break
 		}
 	}
-	res.Messages = make([]ScheduledMessage, keep.Len())
-	for i := len(res.Messages) - 1; i >= 0; i-- {
-		res.Messages[i] = heap.Pop(keep).(ScheduledMessage)
-	}
+	res.Messages = popAll(keep)
 	res.Elapsed = time.Since(res.Started)
 	if ctx.Err() != nil {
 		res.Stopped = broker.StopCancelled
@@ -515,4 +507,23 @@ func (h *dueHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// pushKeep adds m to h, keeping the n earliest.
+func pushKeep(h *dueHeap, m ScheduledMessage, n int) {
+	if h.Len() < n {
+		heap.Push(h, m)
+	} else if m.Earliest.Before((*h)[0].Earliest) {
+		(*h)[0] = m
+		heap.Fix(h, 0)
+	}
+}
+
+// popAll empties h, earliest first.
+func popAll(h *dueHeap) []ScheduledMessage {
+	out := make([]ScheduledMessage, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(ScheduledMessage)
+	}
+	return out
 }

@@ -178,8 +178,13 @@ func (p ActionPlan) Run(ctx context.Context, mv Mover, progress func(ActionProgr
 		if err != nil {
 			return res, err
 		}
-		if depth == 0 {
+		if listed := int(r.Queue.Stats.Messages()); depth == 0 && listed == 0 {
+			// Empty twice over: a rung listed with messages is passed even
+			// when it reads empty, as messages handed back a moment ago
+			// by another channel may not be ready again yet.
 			continue
+		} else {
+			depth = max(depth, listed)
 		}
 		o := p.moveOptions(r.Queue.Name, depth, run)
 		if progress != nil {
