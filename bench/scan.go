@@ -199,7 +199,8 @@ func RunScan(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o 
 	logf("publishing %d probes due within %s", o.Probes, o.ProbeMax)
 	var batch []broker.Message
 	for i := 0; i < o.Probes; i++ {
-		d := 5*time.Second + time.Duration(rng.Int64N(int64((o.ProbeMax-5*time.Second)/l.Unit)))*l.Unit
+		// Due no sooner than 30 s: still in flight when the scan reads them.
+		d := 30*time.Second + time.Duration(rng.Int64N(int64(o.ProbeMax/l.Unit)))*l.Unit
 		tr, err := l.Trace(d, dest)
 		if err != nil {
 			return rep, err
@@ -262,7 +263,7 @@ func RunScan(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o 
 	}
 
 	// Every probe arrives; time it.
-	deadline := time.Now().Add(o.ProbeMax + 2*time.Minute)
+	deadline := time.Now().Add(o.ProbeMax + 3*time.Minute)
 	for time.Now().Before(deadline) {
 		mu.Lock()
 		n := len(arrived)
