@@ -5,6 +5,7 @@
 //
 //	go run ./cmd/rungs-lab scale -n 1000000 -delays 5s..1m
 //	go run ./cmd/rungs-lab beside -others 10000,50000
+//	go run ./cmd/rungs-lab scan -n 1000000
 //	go run ./cmd/rungs-lab console
 //
 // against the broker RUNGS_URL and RUNGS_MGMT_URL name (the local
@@ -43,6 +44,10 @@ RUNGS_MGMT_URL), each phase in vhosts of its own that it removes:
            with SIGKILL a third of the way
   beside   ` + "`rungs status --ladder`" + ` of the default ladder alone and beside N
            other queues: time, requests, bytes and peak RSS
+  scan     ` + "`rungs scheduled`" + ` over N messages in the default ladder: its rate
+           against the broker's plain consume rate, its peak RSS, what it adds
+           to the lateness of the messages it reads, and the listed due times'
+           error against the real arrivals
   console  what the console's observer reads from a vhost of -queues queues,
            and what building and rendering a ladder's view take
 
@@ -183,6 +188,17 @@ func phase(ctx context.Context, name string, args []string, log io.Writer) (repo
 			rep, err := lab.RunBeside(ctx, cfg, m, o)
 			return rep, rep.Problems, err
 		}
+	case "scan":
+		c.needsRungs, c.hasLadder = true, true
+		o := lab.DefaultScanOptions()
+		fs.IntVar(&o.N, "n", o.N, "messages waiting in the ladder while `rungs scheduled` scans it")
+		fs.IntVar(&o.Probes, "probes", o.Probes, "messages due soon, found by the scan and timed at their destination")
+		fs.DurationVar(&o.ProbeMax, "probe-max", o.ProbeMax, "the probes are due within this")
+		runPhase = func(cfg broker.Config, m *broker.Management, binary string, l topology.Ladder) (report, []string, error) {
+			o.Ladder, o.Binary, o.Log = l, binary, log
+			rep, err := lab.RunScan(ctx, cfg, m, o)
+			return rep, rep.Problems, err
+		}
 	case "console":
 		o := lab.DefaultConsoleOptions()
 		fs.IntVar(&o.Queues, "queues", o.Queues, "queues in the console's vhost")
@@ -192,7 +208,7 @@ func phase(ctx context.Context, name string, args []string, log io.Writer) (repo
 			return rep, rep.Problems, err
 		}
 	default:
-		return nil, nil, c, usageErr("no phase %q (scale, beside or console)", name)
+		return nil, nil, c, usageErr("no phase %q (scale, beside, scan or console)", name)
 	}
 	c.register(fs)
 	if err := fs.Parse(args); err != nil {
