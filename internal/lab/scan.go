@@ -65,8 +65,8 @@ func spreadOf(ms []float64) Spread {
 // ScanReport is what the scan phase measured.
 type ScanReport struct {
 	bench.RunInfo
-	N      int         `json:"n"`
-	Probes int         `json:"probes"`
+	N      int               `json:"n"`
+	Probes int               `json:"probes"`
 	Ladder bench.LadderShape `json:"ladder"`
 	// ConsumeRate is the broker's plain rate: N messages consumed and
 	// acknowledged from one queue of the ladder's type.
