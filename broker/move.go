@@ -52,6 +52,14 @@ type MoveOptions struct {
 	// stops: they occupy prefetch, and the source's next messages cannot
 	// be reached past them (DefaultMaxHeld).
 	MaxHeld int
+	// HoldAll lifts MaxHeld and the prefetch: every message the filter
+	// leaves is held until the run ends, so that one pass can act on
+	// messages anywhere in a queue of any depth (rungs scheduled).
+	HoldAll bool
+	// Take, if > 0, stops taking after this many deliveries: the depth a
+	// pass over the whole queue planned for, so that messages arriving
+	// behind it cannot keep it going.
+	Take int
 	// Progress, if set, is called from Move's goroutine at most every
 	// ProgressEvery and once at the end (Done). It must not block.
 	Progress      func(MoveProgress)
@@ -70,6 +78,8 @@ type MoveProgress struct {
 	Kept int
 	// Skipped did not match the filter and stayed on the source.
 	Skipped int
+	// Dropped were acknowledged without a copy: their route said Drop.
+	Dropped int
 	// Unknown were republished, but the connection or channel failed
 	// before their confirm, or before the broker was known to have
 	// processed the acknowledgement removing their source copy: that copy
@@ -102,6 +112,7 @@ func (p MoveProgress) Rate() float64 {
 // Why a Move stopped.
 const (
 	StopEmpty     = "the source is empty"
+	StopTaken     = "every message the source held was taken"
 	StopLimit     = "the limit was reached"
 	StopCancelled = "cancelled"
 	StopHeld      = "too many messages stay on the source"
@@ -191,7 +202,7 @@ func (o *MoveOptions) normalize() error {
 		return errors.New("move: no route")
 	case o.Park != "" && o.Park == o.Source:
 		return fmt.Errorf("move: the parking queue cannot be the source %q", o.Source)
-	case o.Limit < 0 || o.Rate < 0 || o.Window < 0 || o.MaxHeld < 0:
+	case o.Limit < 0 || o.Rate < 0 || o.Window < 0 || o.MaxHeld < 0 || o.Take < 0:
 		return errors.New("move: limit, rate, window and held limit cannot be negative")
 	}
 	if o.Window == 0 {

@@ -27,6 +27,9 @@ type Route struct {
 	// Park, if set, sends the message to the parking queue with this
 	// reason instead (without a parking queue it stays on the source).
 	Park string
+	// Drop acknowledges the message without a copy: it is gone. Only for an
+	// operator's explicit discard.
+	Drop bool
 }
 
 // String reads as "exchange E key K" ("default exchange" for "").

@@ -115,6 +115,8 @@ type moveRun struct {
 	// limit, which the run then hands back, counting a delivery against it.
 	remaining, acked int
 	deferred         []*entry
+	// seen counts this run's deliveries, for MoveOptions.Take.
+	seen int
 }
 
 // limitReached reports whether Limit messages are moved, parked, in doubt or
@@ -175,6 +177,9 @@ func (r *moveRun) open() (runEvents, error) {
 	if m.o.Limit > 0 && m.o.Filter == nil {
 		r.remaining = max(m.o.Limit-m.taken(), 1)
 		r.prefetch = min(r.prefetch, r.remaining)
+	}
+	if m.o.HoldAll {
+		r.prefetch = 0 // no limit
 	}
 	if err := r.src.Qos(r.prefetch, 0, false); err != nil {
 		return ev, r.lost(fmt.Errorf("set prefetch: %w", err))
@@ -403,7 +408,7 @@ func (r *moveRun) hold(reason string, skipped bool) {
 	}
 	// Held messages occupy prefetch: once they fill it, nothing more
 	// can arrive.
-	if (r.held >= r.m.o.MaxHeld || r.held >= r.prefetch) && !r.stopping {
+	if !r.m.o.HoldAll && (r.held >= r.m.o.MaxHeld || r.held >= r.prefetch) && !r.stopping {
 		r.stop(StopHeld)
 	}
 }
@@ -421,6 +426,10 @@ func (r *moveRun) take(d amqp.Delivery) {
 		r.stop(StopLoop)
 		return
 	}
+	r.seen++
+	if m.o.Take > 0 && r.seen >= m.o.Take {
+		defer r.stop(StopTaken)
+	}
 	pd := newDelivery(d, false)
 	if m.o.Filter != nil && !m.o.Filter(pd) {
 		r.hold("", true)
@@ -433,6 +442,16 @@ func (r *moveRun) take(d amqp.Delivery) {
 		return
 	case route.Exchange == "" && route.RoutingKey == m.o.Source:
 		r.hold("the route leads back into the source queue", false)
+		return
+	}
+	if route.Drop {
+		if err := r.src.Ack(d.DeliveryTag, false); err != nil {
+			r.held++ // back to the source with the channel
+			return
+		}
+		r.unsynced++
+		r.acked++
+		m.p.Dropped++
 		return
 	}
 	if route.Park != "" && m.o.Park == "" {
