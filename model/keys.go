@@ -219,10 +219,13 @@ func (k keyMap) helpGroups() []ui.HelpGroup {
 	purge.SetEnabled(k.actions.Purge.Enabled())
 	quit := key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/^c", "quit/now"))
 	panes := key.NewBinding(key.WithKeys("c", "f"), key.WithHelp("c/f", "cost/forecast"))
+	// The scheduled messages (what is due when), named short so that the
+	// overlay keeps its four columns at 80×24.
+	sched := key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "due"))
 	return []ui.HelpGroup{
 		{Title: "move", Keys: []key.Binding{k.nav.Up, k.nav.Down, k.nav.Top, k.nav.PageUp, k.nav.Open, k.global.Back}},
 		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Fold, panes, k.actions.Publish, purge}},
-		{Title: "queue", Keys: []key.Binding{k.actions.Peek, k.actions.Replay, k.actions.Scheduled}},
+		{Title: "queue", Keys: []key.Binding{k.actions.Peek, k.actions.Replay, sched}},
 		{Title: "console", Keys: []key.Binding{k.global.Filter, k.global.Command, k.global.Refresh, k.global.Log, k.global.Help, quit}},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -75,6 +76,12 @@ func (p *prompt) Open(kind promptKind, value string, suggestions []string) tea.C
 		promptScheduled:  "ID, or id= correlation-id= where=H=V body= dest= due-within=1h due-before= due-after=",
 		promptReschedule: "a delay (90s, 2h) or a time (09:00, 2026-01-02T15:04:05Z); enter, esc keeps it",
 	}[kind]
+	// Without a width the input shows only the placeholder's first
+	// letter; the scheduled view's two spell out their language.
+	p.input.SetWidth(0)
+	if kind == promptScheduled || kind == promptReschedule {
+		p.input.SetWidth(lipgloss.Width(p.input.Placeholder) + 1)
+	}
 	p.input.SetValue(value)
 	p.input.CursorEnd()
 	p.input.SetSuggestions(suggestions)

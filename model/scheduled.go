@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -51,7 +52,7 @@ func defaultScheduledKeys(readOnly bool) scheduledKeys {
 		Cancel:        key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel")),
 		Reschedule:    key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "reschedule")),
 		Fire:          key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "fire now")),
-		CancelAll:     key.NewBinding(key.WithKeys("X"), key.WithHelp("X/M/N", "all matched")),
+		CancelAll:     key.NewBinding(key.WithKeys("X"), key.WithHelp("X/M/N", "all")),
 		RescheduleAll: key.NewBinding(key.WithKeys("M")),
 		FireAll:       key.NewBinding(key.WithKeys("N")),
 		Rescan:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "scan again")),
@@ -67,7 +68,7 @@ func defaultScheduledKeys(readOnly bool) scheduledKeys {
 // scheduledHelp is the footer of the scheduled view.
 func (k keyMap) scheduledHelp() []key.Binding {
 	s := k.sched
-	return []key.Binding{k.global.Back, s.Up, s.Cancel, s.Reschedule, s.Fire, s.CancelAll, s.Refused, k.global.Filter, s.Rescan, k.global.Quit, k.global.Help}
+	return []key.Binding{k.global.Back, s.Cancel, s.Reschedule, s.Fire, s.CancelAll, s.Refused, k.global.Filter, s.Rescan, s.Up, k.global.Quit, k.global.Help}
 }
 
 // scheduledView is the scheduled messages of one ladder: the last scan's
@@ -224,6 +225,9 @@ type scanRun struct {
 	id     int
 	cancel context.CancelFunc
 	action bool
+	// keepResult leaves the header's result alone: the scan that follows
+	// an action must not hide what the action did.
+	keepResult bool
 	// next waits for the next progress report; re-armed after each.
 	next tea.Cmd
 }
@@ -377,8 +381,14 @@ func (a App) updateScan(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if a.scan == nil || msg.id != a.scan.id {
 			return a, nil
 		}
+		keep := a.scan.keepResult
 		a.scan, a.busy = nil, ""
-		return a.scanDone(msg), nil
+		result := a.result
+		a = a.scanDone(msg)
+		if keep {
+			a.result = result
+		}
+		return a, nil
 	case actionProgressMsg:
 		if a.scan == nil || msg.id != a.scan.id {
 			return a, nil
@@ -394,7 +404,9 @@ func (a App) updateScan(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.scan, a.busy = nil, ""
 		a.result = actionResult(msg)
 		if a.screen == screenScheduled {
-			return a.startScan(a.sched.filterText, a.sched.filter)
+			a, cmd := a.startScan(a.sched.filterText, a.sched.filter)
+			a.scan.keepResult = true
+			return a, cmd
 		}
 		return a, nil
 	}
@@ -405,6 +417,18 @@ func (a App) updateScan(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (a App) scanDone(m scanDoneMsg) App {
 	v := &a.sched
 	v.plan, v.res = m.plan, m.res
+	// Messages due together (published together) list in rung order, so
+	// that the list does not reshuffle between scans.
+	sort.SliceStable(v.res.Messages, func(i, j int) bool {
+		a, b := v.res.Messages[i], v.res.Messages[j]
+		if !a.Earliest.Equal(b.Earliest) {
+			return a.Earliest.Before(b.Earliest)
+		}
+		if a.Rung != b.Rung {
+			return a.Rung < b.Rung
+		}
+		return a.Position < b.Position
+	})
 	var refused *ops.ScanRefusal
 	switch {
 	case errors.As(m.err, &refused):
@@ -445,7 +469,7 @@ func (a App) updateScheduled(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case key.Matches(km, k.Reschedule), key.Matches(km, k.RescheduleAll):
 			return a.askReschedule(key.Matches(km, k.Reschedule))
 		case key.Matches(km, k.Refused):
-			return a.refuse(actionWords(km.String()))
+			return a.refuseOrFail(readOnlyErr(actionWords(km.String())))
 		}
 	}
 	var cmd tea.Cmd
@@ -457,11 +481,11 @@ func (a App) updateScheduled(msg tea.Msg) (tea.Model, tea.Cmd) {
 func actionWords(k string) string {
 	switch strings.ToLower(k) {
 	case "m":
-		return "rescheduling scheduled messages"
+		return "rescheduling"
 	case "n":
-		return "firing scheduled messages now"
+		return "firing now"
 	}
-	return "cancelling scheduled messages"
+	return "cancelling"
 }
 
 // applyScheduledFilter reads a filter typed on the scheduled view and
@@ -510,7 +534,7 @@ func (a App) actionFilter(selected bool) (ops.Filter, string, error) {
 func (a App) checkAction(act ops.Action) error {
 	switch {
 	case a.readOnly:
-		return fmt.Errorf("read-only: %s is switched off (--read-only)", actionWords(map[ops.Action]string{ops.ActReschedule: "m", ops.ActFire: "n"}[act]))
+		return readOnlyErr(actionWords(map[ops.Action]string{ops.ActReschedule: "m", ops.ActFire: "n"}[act]))
 	case a.scheduler == nil:
 		return errors.New("acting on scheduled messages needs an AMQP connection, and this console has none")
 	case a.scan != nil:
@@ -530,6 +554,10 @@ func (a App) askReschedule(selected bool) (App, tea.Cmd) {
 	a.reschedule = &pendingAction{act: ops.ActReschedule, selected: selected}
 	return a, a.prompt.Open(promptReschedule, "", nil)
 }
+
+// readOnlyErr is the refusal of an action in read-only mode, short
+// enough to stay whole in the header at 80 columns.
+func readOnlyErr(what string) error { return fmt.Errorf("read-only: %s is off (--read-only)", what) }
 
 // refuseOrFail words a refusal: read-only as a warning, others as errors.
 func (a App) refuseOrFail(err error) (App, tea.Cmd) {

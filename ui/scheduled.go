@@ -88,11 +88,11 @@ func ScheduledView(s ScheduledState, st Styles, w, h int) string {
 		msg := "  no scheduled message matches the filter"
 		switch {
 		case s.Phase == ScanRunning:
-			msg = "  none found yet …"
+			msg = "  the earliest due are listed when the scan ends (esc stops it early)"
 		case s.Phase == ScanFailed:
 			msg = "  " + st.Danger.Render("✗ "+s.Err)
 		case s.Filter == "" && s.Scanned == 0:
-			msg = "  " + s.Ladder + "'s rungs are empty: nothing is scheduled"
+			msg = "  " + s.Ladder + ": its rungs are empty, nothing is scheduled"
 		}
 		out = append(out, "", st.Muted.Render(msg))
 		return block(strings.Join(out, "\n"), w, h)
@@ -138,8 +138,11 @@ func scheduledSummary(s ScheduledState, st Styles, w int) string {
 	if s.Filter != "" {
 		match = st.Bold.Render(topology.FormatCount(s.Matched)) + " match"
 	}
+	if s.Phase == ScanRunning {
+		match += " so far"
+	}
 	facts = append(facts, match)
-	if n := int64(len(s.Rows)); n < s.Matched {
+	if n := int64(len(s.Rows)); n < s.Matched && s.Phase != ScanRunning {
 		facts = append(facts, fmt.Sprintf("earliest %d shown", n))
 	}
 	if s.Elapsed > 0 {
@@ -173,7 +176,7 @@ func scheduledSecond(s ScheduledState, st Styles, w int) string {
 		est = append(est, topology.FormatCount(hz.Estimate))
 	}
 	sep := st.Faint.Render(" · ")
-	line := st.Label.Render("due by ") + strings.Join(found, sep) + st.Muted.Render("   depths say ") + strings.Join(est, st.Faint.Render("·"))
+	line := st.Label.Render("due in ") + strings.Join(found, sep) + st.Muted.Render("   the rungs' depths say ") + strings.Join(est, st.Faint.Render("·"))
 	return ansi.Truncate(line, w, "…")
 }
 
