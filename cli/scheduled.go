@@ -1,0 +1,516 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
+	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
+)
+
+// scheduledFlags are the flags every `rungs scheduled` command shares: the
+// filter, and what to show.
+type scheduledFlags struct {
+	id, correlation, body, dest string
+	dueBefore, dueAfter, within string
+	where                       []string
+	keep                        int
+	force                       bool
+	// actions
+	park, delay, at string
+	discard, dryRun bool
+	all             bool
+	window          int
+}
+
+func (e *env) scheduledCommand() *cobra.Command {
+	var sf scheduledFlags
+	cmd := &cobra.Command{
+		Use:   "scheduled --ladder NAME [filters]",
+		Short: "Find the messages waiting in a ladder, when each is due; cancel, reschedule or fire them",
+		Long: `scheduled lists the messages waiting in a ladder's rungs, ordered by when
+they are due, with the evidence each due time rests on:
+
+  rungs    rungs' own headers (retry library, rungs publish, a reschedule)
+  x-death  the broker's record of its expiry out of the rung above
+  eta      Celery's eta header (task id in the id column)
+  none     nothing dates it: a window as wide as its rung's TTL, never a
+           made-up exact time
+
+It reads every rung (a peek of the whole rung): messages stay where they
+are, in their order; a message due while its rung is read leaves late by at
+most the time that rung took to read, never early. The peek rules by
+release and queue type apply (see rungs peek): before RabbitMQ 4.3 a quorum
+rung counts each read as a delivery, and with a delivery limit a message
+read too often would move on early, so such rungs need --force.
+
+Filters (all must match): --id (message-id or Celery task id; a trailing *
+for a prefix), --correlation-id, --where K=V (as replay), --body TEXT,
+--dest QUEUE, --due-before / --due-after (RFC 3339 or a span from now, 2h),
+--within SPAN. The counts by horizon cover every match; the list shows the
+--limit earliest.
+
+Actions take exactly the messages the filter selects when each is read:
+  cancel       park them in NAME.scheduled.cancelled (--park): undo with
+               rungs replay --from NAME.scheduled.cancelled --to-origin
+  cancel --discard   delete them (typed confirmation only)
+  reschedule   --delay D (from now) or --at TIME, keeping body, properties
+               and headers; x-rungs-rescheduled-from/-due record the past
+  fire         send them to their destination now
+Every copy is confirmed before its original is acknowledged; a kill at any
+point loses nothing (a possible duplicate carries x-rungs-replay-id).`,
+		Example: `  rungs scheduled --ladder jobs --within 1h
+  rungs scheduled --ladder jobs --id order-8812 --json
+  rungs scheduled cancel --ladder jobs --where order=8812 --dry-run
+  rungs scheduled reschedule --ladder jobs --id order-8812 --at 2026-11-27T09:00:00Z --yes
+  rungs scheduled fire --ladder celery --id '3f2a*' --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return e.runScheduledList(cmd.Context(), sf) },
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&sf.id, "id", "", "message-id or Celery task id (a trailing * matches a prefix)")
+	pf.StringVar(&sf.correlation, "correlation-id", "", "correlation-id")
+	pf.StringArrayVar(&sf.where, "where", nil, "header K reads V: K=V (repeatable, all must match)")
+	pf.StringVar(&sf.body, "body", "", "text the body contains")
+	pf.StringVar(&sf.dest, "dest", "", "destination queue")
+	pf.StringVar(&sf.dueBefore, "due-before", "", "due before this time (RFC 3339, or a span from now: 2h)")
+	pf.StringVar(&sf.dueAfter, "due-after", "", "due after this time (RFC 3339, or a span from now)")
+	pf.StringVar(&sf.within, "within", "", "due within this span from now (e.g. 1h)")
+	pf.IntVar(&sf.keep, "limit", 50, "list at most this many (the earliest due)")
+	pf.BoolVar(&sf.force, "force", false, "read rungs the peek rules refuse (quorum rungs with a delivery limit before 4.3)")
+	act := func(a ops.Action, use, short string) *cobra.Command {
+		c := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error { return e.runScheduledAction(cmd.Context(), sf, a) }}
+		f := c.Flags()
+		f.BoolVar(&sf.dryRun, "dry-run", false, "list what would be acted on; change nothing")
+		f.BoolVar(&sf.all, "all", false, "act on every message of the ladder (no filter)")
+		f.IntVar(&sf.window, "window", broker.DefaultMoveWindow, "copies awaiting their confirm at once")
+		f.BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
+		return c
+	}
+	cancel := act(ops.ActCancel, "cancel --ladder NAME [filters]", "Park the selected messages (or --discard them)")
+	cancel.Flags().StringVar(&sf.park, "park", "", "parking queue (default NAME.scheduled.cancelled)")
+	cancel.Flags().BoolVar(&sf.discard, "discard", false, "delete them instead of parking (asks to type the ladder's name; --yes does not do)")
+	resched := act(ops.ActReschedule, "reschedule --ladder NAME [filters] (--delay D | --at TIME)", "Put the selected messages back with a new delay or due time")
+	resched.Flags().StringVar(&sf.delay, "delay", "", "new delay from now, e.g. 30m")
+	resched.Flags().StringVar(&sf.at, "at", "", "new due time (RFC 3339, or a span from now)")
+	fire := act(ops.ActFire, "fire --ladder NAME [filters]", "Send the selected messages to their destination now")
+	cmd.AddCommand(cancel, resched, fire)
+	return cmd
+}
+
+// filter reads the filter flags at now.
+func (sf scheduledFlags) filter(now time.Time) (ops.Filter, error) {
+	f := ops.Filter{MessageID: sf.id, CorrelationID: sf.correlation, Where: sf.where, Body: sf.body, Dest: sf.dest}
+	var err error
+	if sf.dueBefore != "" {
+		if f.DueBefore, err = ops.ParseWhen(sf.dueBefore, now); err != nil {
+			return f, usageErr("--due-before: %v", err)
+		}
+	}
+	if sf.dueAfter != "" {
+		if f.DueAfter, err = ops.ParseWhen(sf.dueAfter, now); err != nil {
+			return f, usageErr("--due-after: %v", err)
+		}
+	}
+	if sf.within != "" {
+		t, err := ops.ParseWhen(sf.within, now)
+		if err != nil {
+			return f, usageErr("--within: %v", err)
+		}
+		if f.DueBefore.IsZero() || t.Before(f.DueBefore) {
+			f.DueBefore = t
+		}
+	}
+	if sf.keep < 1 {
+		return f, usageErr("--limit must be at least 1")
+	}
+	if _, err := f.Compile(); err != nil {
+		return f, scheduledUsage(err)
+	}
+	return f, nil
+}
+
+var scheduledFlagOf = map[string]string{"where": "--where", "due": "--due-before/--due-after", "delay": "--delay", "at": "--at", "park": "--park", "action": "filter"}
+
+func scheduledUsage(err error) error {
+	var fe *ops.FieldError
+	if errors.As(err, &fe) && scheduledFlagOf[fe.Field] != "" {
+		return usageErr("%s: %v", scheduledFlagOf[fe.Field], fe.Err)
+	}
+	return usageErr("%v", err)
+}
+
+// scheduledJob is a checked scan and what it was read from.
+type scheduledJob struct {
+	plan ops.ScanPlan
+	snap topology.Snapshot
+}
+
+// planScheduled finds the ladder and has ops gate the scan.
+func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, f ops.Filter) (scheduledJob, error) {
+	var job scheduledJob
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return job, fmt.Errorf("scheduled needs the management API to find the ladder's rungs: %w", err)
+	}
+	job.snap = snap
+	found := topology.Discover(snap)
+	q := ops.LadderQuery{Name: e.opts.ladder.name}
+	if e.opts.ladder.set.Lookup("layout").Changed {
+		q.Layout = e.opts.ladder.layout
+	}
+	fl, err := ops.FindLadder(found, q)
+	if err != nil {
+		return job, usageErr("%v", err)
+	}
+	m, err := e.management()
+	if err != nil {
+		return job, err
+	}
+	job.plan, err = ops.PlanScan(ctx, m, ops.ScanRequest{
+		Ladder: fl.Ladder, Snap: snap, Ladders: ops.Ladders(found), Filter: f, Keep: sf.keep,
+		Force: sf.force, ReadOnly: e.opts.readOnly,
+	})
+	var ref *ops.ScanRefusal
+	switch {
+	case errors.As(err, &ref) && ref.Gate.Verdict == ops.PeekReadOnly:
+		return job, fmt.Errorf("scheduled: %w: %s", broker.ErrReadOnly, ref.Gate.Why)
+	case errors.As(err, &ref):
+		return job, usageErr("refusing to read ladder %s: %s; add --force to read it anyway", fl.Ladder.Name, ref.Gate.Why)
+	case err != nil:
+		return job, scheduledUsage(err)
+	}
+	for _, n := range job.plan.Notes {
+		fmt.Fprintf(e.Err, "rungs: note: %s\n", n)
+	}
+	return job, nil
+}
+
+func (e *env) runScheduledList(ctx context.Context, sf scheduledFlags) error {
+	f, err := sf.filter(time.Now())
+	if err != nil {
+		return err
+	}
+	job, err := e.planScheduled(ctx, sf, f)
+	if err != nil {
+		return err
+	}
+	res, err := e.scanScheduled(ctx, job)
+	if err != nil {
+		return err
+	}
+	e.printScheduled(job, res, "")
+	return nil
+}
+
+// scanScheduled runs the scan with a bar on a terminal.
+func (e *env) scanScheduled(ctx context.Context, job scheduledJob) (ops.ScanResult, error) {
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return ops.ScanResult{}, err
+	}
+	bar := e.scanBar()
+	res, err := job.plan.Run(ctx, conn, bar)
+	if bar != nil {
+		fmt.Fprint(e.Err, "\r\033[K")
+	}
+	if ctx.Err() != nil {
+		return res, &exitError{130, fmt.Errorf("scan interrupted after %d message(s); nothing was changed", res.Seen)}
+	}
+	return res, err
+}
+
+// scanBar rewrites one line of stderr while a person watches.
+func (e *env) scanBar() func(ops.ScanProgress) {
+	if !e.Interactive || e.opts.json {
+		return nil
+	}
+	return func(p ops.ScanProgress) {
+		if p.Done {
+			return
+		}
+		fmt.Fprintf(e.Err, "\r\033[Kscanning %s %s %s/%s read, %s matched, rung %d of %d",
+			textBar(p.Seen, max(p.Total, 1), 24), fmt.Sprintf("%3.0f%%", 100*p.Fraction()),
+			topology.FormatCount(int64(p.Seen)), topology.FormatCount(int64(p.Total)), topology.FormatCount(int64(p.Matched)), p.Index+1, p.Rungs)
+	}
+}
+
+// jsonScheduled is one message in --json.
+type jsonScheduled struct {
+	Rung          string `json:"rung"`
+	Position      int    `json:"position"`
+	Dest          string `json:"dest"`
+	DelayMS       int64  `json:"delay_ms"`
+	RoutingKey    string `json:"routing_key"`
+	MessageID     string `json:"message_id"`
+	CorrelationID string `json:"correlation_id"`
+	TaskID        string `json:"task_id,omitempty"`
+	Due           string `json:"due"`
+	DueLatest     string `json:"due_latest"`
+	Exact         bool   `json:"exact"`
+	LeftMS        int64  `json:"left_ms"`
+	Basis         string `json:"basis"`
+	Why           string `json:"why,omitempty"`
+	Preview       string `json:"preview"`
+	BodyBytes     int    `json:"body_bytes"`
+}
+
+type jsonHorizons struct {
+	Minute int `json:"minute"`
+	Hour   int `json:"hour"`
+	Day    int `json:"day"`
+	Later  int `json:"later"`
+}
+
+func (e *env) printScheduled(job scheduledJob, res ops.ScanResult, action string) {
+	now := time.Now()
+	est := depthHorizons(job)
+	if e.opts.json {
+		msgs := make([]jsonScheduled, 0, len(res.Messages))
+		for _, m := range res.Messages {
+			msgs = append(msgs, jsonScheduled{
+				Rung: m.Rung, Position: m.Position, Dest: m.Dest, DelayMS: ms(m.Delay), RoutingKey: m.RoutingKey,
+				MessageID: m.MessageID, CorrelationID: m.CorrelationID, TaskID: m.TaskID,
+				Due: m.Earliest.UTC().Format(time.RFC3339Nano), DueLatest: m.Latest.UTC().Format(time.RFC3339Nano), Exact: m.Exact,
+				LeftMS: ms(m.Left(now)), Basis: string(m.Basis), Why: m.Why, Preview: m.Preview, BodyBytes: m.BodyBytes,
+			})
+		}
+		bases := map[string]int{}
+		for k, v := range res.Bases {
+			bases[string(k)] = v
+		}
+		out := map[string]any{
+			"ladder": res.Ladder.Name, "layout": res.Ladder.Layout, "vhost": res.Ladder.Vhost, "filter": job.plan.Filter.String(),
+			"seen": res.Seen, "matched": res.Matched, "foreign": res.Foreign, "bases": bases,
+			"horizons":             jsonHorizons(res.Horizons),
+			"horizons_from_depths": jsonHorizons(est),
+			"held_ms":              ms(res.Held), "elapsed_ms": ms(res.Elapsed), "messages": msgs,
+		}
+		if action != "" {
+			out["dry_run"], out["action"] = true, action
+		}
+		_ = writeJSON(e.Out, out)
+		return
+	}
+	l := res.Ladder
+	head := fmt.Sprintf("%s: %s in flight, %s match %s", describeShort(l), topology.FormatCount(int64(res.Seen)), topology.FormatCount(int64(res.Matched)), job.plan.Filter)
+	if action != "" {
+		head = fmt.Sprintf("dry run: would %s %s message(s) of %s (%s); nothing was changed", action, topology.FormatCount(int64(res.Matched)), l.Name, job.plan.Filter)
+	}
+	fmt.Fprintln(e.Out, head)
+	h := res.Horizons
+	fmt.Fprintf(e.Out, "due  next minute %s · next hour %s · next day %s · later %s   (estimate from depths: %s · %s · %s · %s)\n",
+		topology.FormatCount(int64(h.Minute)), topology.FormatCount(int64(h.Hour)), topology.FormatCount(int64(h.Day)), topology.FormatCount(int64(h.Later)),
+		topology.FormatCount(int64(est.Minute)), topology.FormatCount(int64(est.Hour)), topology.FormatCount(int64(est.Day)), topology.FormatCount(int64(est.Later)))
+	fmt.Fprintf(e.Out, "read in %s; a rung was held at most %s\n", topology.FormatSpan(res.Elapsed.Round(time.Millisecond)), topology.FormatSpan(res.Held.Round(time.Millisecond)))
+	if res.Foreign > 0 {
+		fmt.Fprintf(e.Out, "%s message(s) carry a routing key of no path of %s and were left out\n", topology.FormatCount(int64(res.Foreign)), l.Name)
+	}
+	if len(res.Messages) == 0 {
+		return
+	}
+	if len(res.Messages) < res.Matched {
+		fmt.Fprintf(e.Out, "the %d earliest due:\n", len(res.Messages))
+	}
+	rows := [][]string{{"DUE (UTC)", "LEFT", "BASIS", "RUNG", "DEST", "MESSAGE-ID", "CORRELATION-ID", "BODY"}}
+	for _, m := range res.Messages {
+		id := m.MessageID
+		if m.TaskID != "" {
+			id = m.TaskID
+		}
+		rows = append(rows, []string{dueText(m), topology.FormatDelay(m.Left(now).Round(time.Second)), string(m.Basis), m.Rung, dashed(m.Dest), dashed(id), dashed(m.CorrelationID), clip(m.Preview, 30)})
+	}
+	for _, line := range ui.AlignRows(rows) {
+		fmt.Fprintln(e.Out, strings.TrimRight(line, " "))
+	}
+}
+
+// dueText names one time for an exact due, a window otherwise.
+func dueText(m ops.ScheduledMessage) string {
+	const layout = "2006-01-02 15:04:05"
+	if m.Exact {
+		return m.Earliest.UTC().Format(layout)
+	}
+	return m.Earliest.UTC().Format(layout) + " … " + m.Latest.UTC().Format("15:04:05")
+}
+
+func dashed(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func describeShort(l topology.Ladder) string {
+	return fmt.Sprintf("%s ladder %s (%s unit, %s)", l.Layout, l.Name, topology.FormatDelay(l.Unit), l.QueueType)
+}
+
+// depthHorizons is today's estimate from the rungs' depths (the forecast
+// the console shows) in the scan's horizons.
+func depthHorizons(job scheduledJob) ops.Horizons {
+	stats := map[string]topology.QueueStats{}
+	for _, r := range job.plan.Rungs {
+		stats[r.Queue.Name] = r.Queue.Stats
+	}
+	fc := job.plan.Ladder.Forecast(stats, topology.ForecastOptions{})
+	at := func(by time.Duration) int64 {
+		for _, d := range fc.Due {
+			if d.By == by {
+				return d.Estimate
+			}
+		}
+		return 0
+	}
+	m, h, d := at(time.Minute), at(time.Hour), at(24*time.Hour)
+	return ops.Horizons{Minute: int(m), Hour: int(h - m), Day: int(d - h), Later: int(fc.Later.Estimate)}
+}
+
+func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.Action) error {
+	now := time.Now()
+	f, err := sf.filter(now)
+	if err != nil {
+		return err
+	}
+	if a == ops.ActCancel && sf.discard {
+		a = ops.ActDiscard
+		if sf.park != "" {
+			return usageErr("--discard and --park: a discarded message is not parked")
+		}
+	}
+	req := ops.ActionRequest{Action: a, All: sf.all, Park: sf.park, Window: sf.window}
+	if a == ops.ActReschedule {
+		switch {
+		case sf.delay != "" && sf.at != "", sf.delay == "" && sf.at == "":
+			return usageErr("reschedule needs one of --delay or --at")
+		case sf.delay != "":
+			if req.Delay, err = topology.ParseDelay(sf.delay); err != nil {
+				return usageErr("--delay: %v", err)
+			}
+			if req.Delay <= 0 {
+				return usageErr("--delay: %s is not a delay; to send them now, use fire", sf.delay)
+			}
+		default:
+			if req.At, err = ops.ParseWhen(sf.at, now); err != nil {
+				return usageErr("--at: %v", err)
+			}
+		}
+	}
+	if sf.window < 1 {
+		return usageErr("--window must be at least 1")
+	}
+	if !sf.dryRun {
+		if err := e.refuseReadOnly("scheduled " + string(a)); err != nil {
+			return err
+		}
+	}
+	job, err := e.planScheduled(ctx, sf, f)
+	if err != nil {
+		return err
+	}
+	req.Scan = job.plan
+	plan, err := ops.PlanAction(req, now)
+	if err != nil {
+		return scheduledUsage(err)
+	}
+	if sf.dryRun {
+		res, err := e.scanScheduled(ctx, job)
+		if err != nil {
+			return err
+		}
+		e.printScheduled(job, res, string(a))
+		return nil
+	}
+	what := fmt.Sprintf("%s (about %s message(s) in flight are read)", plan.Describe, topology.FormatCount(int64(job.plan.Ready)))
+	if a == ops.ActDiscard {
+		// Typed, always: --yes does not discard.
+		yes := e.opts.yes
+		e.opts.yes = false
+		err = e.confirm(what, job.plan.Ladder.Name)
+		e.opts.yes = yes
+	} else {
+		err = e.confirm(what, job.plan.Ladder.Name)
+	}
+	if err != nil {
+		return err
+	}
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := plan.Run(ctx, conn, e.actionBar(a))
+	if e.Interactive && !e.opts.json {
+		fmt.Fprint(e.Err, "\r\033[K")
+	}
+	e.reportAction(plan, res)
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{130, fmt.Errorf("%s interrupted after %d message(s); the rest keep their due times", a, res.Acted)}
+	case err != nil:
+		return err
+	case res.Kept > 0:
+		return fmt.Errorf("%d selected message(s) stayed in their rungs (reasons above)", res.Kept)
+	}
+	return nil
+}
+
+func (e *env) actionBar(a ops.Action) func(ops.ActionProgress) {
+	if !e.Interactive || e.opts.json {
+		return nil
+	}
+	var last time.Time
+	return func(p ops.ActionProgress) {
+		if time.Since(last) < 200*time.Millisecond {
+			return
+		}
+		last = time.Now()
+		acted := p.Result.Acted + p.Move.Moved + p.Move.Parked + p.Move.Dropped
+		fmt.Fprintf(e.Err, "\r\033[K%s: rung %d of %d (%s): %s done, %s left in place", a, p.Index+1, p.Rungs, p.Rung,
+			topology.FormatCount(int64(acted)), topology.FormatCount(int64(p.Result.Left+p.Move.Skipped)))
+	}
+}
+
+func (e *env) reportAction(p ops.ActionPlan, res ops.ActionResult) {
+	verb := map[ops.Action]string{ops.ActCancel: "parked in " + p.Park, ops.ActDiscard: "discarded", ops.ActReschedule: "rescheduled", ops.ActFire: "fired"}[p.Action]
+	if e.opts.json {
+		reasons := res.Reasons
+		if reasons == nil {
+			reasons = map[string]int{}
+		}
+		_ = writeJSON(e.Out, map[string]any{
+			"ladder": p.Scan.Ladder.Name, "action": string(p.Action), "filter": p.Scan.Filter.String(), "park": p.Park,
+			"acted": res.Acted, "left": res.Left, "kept": res.Kept, "possible_duplicates": res.Unknown, "reconnects": res.Reconnects,
+			"reasons": reasons, "held_ms": ms(res.Held), "elapsed_ms": ms(res.Elapsed),
+		})
+		return
+	}
+	fmt.Fprintf(e.Out, "%s message(s) %s; %s left in place (held at most %s); %s\n", topology.FormatCount(int64(res.Acted)), verb,
+		topology.FormatCount(int64(res.Left)), topology.FormatSpan(res.Held.Round(time.Millisecond)), topology.FormatSpan(res.Elapsed.Round(time.Millisecond)))
+	if res.Unknown > 0 {
+		fmt.Fprintf(e.Out, "%d possible duplicate(s): copies confirmed whose original may have stayed (they carry x-rungs-replay-id)\n", res.Unknown)
+	}
+	for k, v := range res.Reasons {
+		if k != ops.CancelReason {
+			fmt.Fprintf(e.Out, "  %d stayed: %s\n", v, k)
+		}
+	}
+	if p.Action == ops.ActCancel && res.Acted > 0 {
+		fmt.Fprintf(e.Out, "undo: rungs replay --from %s --to-origin\n", p.Park)
+	}
+}
