@@ -73,7 +73,7 @@ func (p *prompt) Open(kind promptKind, value string, suggestions []string) tea.C
 		promptCommand:    "ladder NAME · trace 90s · publish · purge QUEUE · refresh 10s · q",
 		promptFilter:     "part of a name",
 		promptTrace:      "DELAY [DEST], e.g. 90s or 1h30m orders.work",
-		promptScheduled:  "ID, or id= correlation-id= where=H=V body= dest= due-within=1h due-before= due-after=",
+		promptScheduled:  "ID, or id= correlation-id= where=H=V body= dest= within=1h due-before= due-after=",
 		promptReschedule: "a delay (90s, 2h) or a time (09:00, 2026-01-02T15:04:05Z); enter, esc keeps it",
 	}[kind]
 	// Without a width the input shows only the placeholder's first

@@ -10,7 +10,7 @@ import (
 )
 
 // The console's `/` on the scheduled view reads the CLI's filter flags as
-// NAME=VALUE terms (`id=ord-8812 where=tenant=acme due-within=1h`), so an
+// NAME=VALUE terms (`id=ord-8812 where=tenant=acme within=1h`), so an
 // operator who learnt one front end knows the other. A bare word is a
 // message-id (or Celery task id), the question asked most: "find 8812".
 //
@@ -18,7 +18,7 @@ import (
 // cli/scheduled.go (requested in /work/wt/scheduled-API-requests.md).
 
 // scheduledFilterNames are the terms the filter takes, as the CLI's flags.
-var scheduledFilterNames = []string{"id", "correlation-id", "where", "body", "dest", "due-before", "due-after", "due-within"}
+var scheduledFilterNames = []string{"id", "correlation-id", "where", "body", "dest", "due-before", "due-after", "within"}
 
 // parseScheduledFilter reads a filter line at now. An error is one line
 // naming the term.

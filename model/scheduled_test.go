@@ -172,10 +172,10 @@ func TestScheduledScanAndFilter(t *testing.T) {
 	}
 	scans := fs.scans
 	a = keys(t, a, "/", "ctrl+u")
-	a = typeText(t, a, "due-within=-5m")
+	a = typeText(t, a, "within=-5m")
 	a, _ = run(t, a, press("enter"))
-	if a.result.Kind != ui.ResultError || !strings.HasPrefix(a.result.Text, "filter: due-within") || strings.Contains(a.result.Text, "\n") {
-		t.Errorf("bad filter: %+v, want one line naming due-within", a.result)
+	if a.result.Kind != ui.ResultError || !strings.HasPrefix(a.result.Text, "filter: within") || strings.Contains(a.result.Text, "\n") {
+		t.Errorf("bad filter: %+v, want one line naming within", a.result)
 	}
 	if fs.scans != scans || a.sched.res.Matched != 5 {
 		t.Errorf("a bad filter scanned again or changed the list (%d scans, %d matched)", fs.scans-scans, a.sched.res.Matched)

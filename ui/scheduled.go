@@ -286,7 +286,11 @@ func scheduledDetailLines(s ScheduledState, sel int, st Styles, w int) []string 
 	r := s.Rows[sel]
 	title := st.Faint.Render("─ ") + st.Bold.Render(orDash(r.MessageID)) + st.Muted.Render(fmt.Sprintf(" · %d of %d", sel+1, len(s.Rows))) + " "
 	title += st.Faint.Render(strings.Repeat("─", max(0, w-lipgloss.Width(title))))
-	due := r.Due.Format("2006-01-02 15:04:05") + " (" + LeftText(r, s.Now) + " left) · exact, from " + r.Basis
+	left := LeftText(r, s.Now)
+	if left != "due" {
+		left = "in " + left
+	}
+	due := r.Due.Format("2006-01-02 15:04:05") + " (" + left + ") · exact, from " + r.Basis
 	if !r.Exact && r.Latest.After(r.Due) {
 		due = "between " + r.Due.Format("15:04:05") + " and " + r.Latest.Format("15:04:05") + st.Warn.Render(" · a window: nothing dates it but the rung")
 	}
