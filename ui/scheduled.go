@@ -156,13 +156,19 @@ func scheduledSummary(s ScheduledState, st Styles, w int) string {
 func scheduledSecond(s ScheduledState, st Styles, w int) string {
 	if s.Phase == ScanRunning {
 		label := " " + topology.FormatCount(s.Scanned)
-		if s.Total > 0 {
+		if s.Total > 0 && s.Scanned < s.Total {
 			label = fmt.Sprintf(" %s/%s %3d%%", topology.FormatCount(s.Scanned), topology.FormatCount(s.Total), min(100, s.Scanned*100/s.Total))
 		}
 		hint := st.Muted.Render("  esc cancels")
 		bw := max(4, w-lipgloss.Width(label)-lipgloss.Width(hint))
-		if s.Total <= 0 {
-			return st.Muted.Render(ansi.Truncate("reading the rungs …"+label+" read", w-lipgloss.Width(hint), "…")) + hint
+		if s.Total <= 0 || s.Scanned >= s.Total {
+			// The listed depth is the broker's statistics, seconds old: a
+			// scan can pass it, and a full bar would claim it is done.
+			text := "reading the rungs …" + label + " read"
+			if s.Total > 0 {
+				text += ", past the " + topology.FormatCount(s.Total) + " listed (statistics lag)"
+			}
+			return st.Muted.Render(ansi.Truncate(text, w-lipgloss.Width(hint), "…")) + hint
 		}
 		fill, track := barText(s.Scanned, s.Total, bw)
 		return st.Bar.Render(fill) + st.BarTrack.Render(strings.Repeat("·", lipgloss.Width(track))) + label + hint

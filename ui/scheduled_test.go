@@ -27,12 +27,13 @@ func TestScheduledViewGolden(t *testing.T) {
 	now := time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
 	horizons := []Horizon{{"1m", 1, 3}, {"1h", 3, 40}, {"1d", 4, 310}, {"later", 1, 12}}
 	cases := map[string]ScheduledState{
-		"empty":     {Ladder: "orders", Phase: ScanDone, Now: now, Horizons: []Horizon{{"1m", 0, 0}, {"1h", 0, 0}, {"1d", 0, 0}, {"later", 0, 0}}},
-		"scanning":  {Ladder: "orders", Phase: ScanRunning, Scanned: 1204, Total: 4000, Matched: 2, Rows: scheduledRows(now)[:2], Elapsed: 1500 * time.Millisecond, Now: now},
-		"results":   {Ladder: "orders", Phase: ScanDone, Scanned: 412, Total: 412, Matched: 5, Rows: scheduledRows(now), Horizons: horizons, Selected: 2, Elapsed: 2 * time.Second, Now: now},
-		"filtered":  {Ladder: "orders", Phase: ScanDone, Scanned: 412, Total: 412, Matched: 0, Filter: "corr=order-9999", Horizons: horizons, Now: now},
-		"cancelled": {Ladder: "orders", Phase: ScanCancelled, Scanned: 2000, Total: 4000, Matched: 2, Rows: scheduledRows(now)[:2], Now: now},
-		"failed":    {Ladder: "orders", Phase: ScanFailed, Scanned: 10, Err: "scan orders.delay.L03: connection closed", Now: now},
+		"empty":               {Ladder: "orders", Phase: ScanDone, Now: now, Horizons: []Horizon{{"1m", 0, 0}, {"1h", 0, 0}, {"1d", 0, 0}, {"later", 0, 0}}},
+		"scanning":            {Ladder: "orders", Phase: ScanRunning, Scanned: 1204, Total: 4000, Matched: 2, Rows: scheduledRows(now)[:2], Elapsed: 1500 * time.Millisecond, Now: now},
+		"results":             {Ladder: "orders", Phase: ScanDone, Scanned: 412, Total: 412, Matched: 5, Rows: scheduledRows(now), Horizons: horizons, Selected: 2, Elapsed: 2 * time.Second, Now: now},
+		"filtered":            {Ladder: "orders", Phase: ScanDone, Scanned: 412, Total: 412, Matched: 0, Filter: "corr=order-9999", Horizons: horizons, Now: now},
+		"scanning-past-depth": {Ladder: "orders", Phase: ScanRunning, Scanned: 5200, Total: 4000, Matched: 5200, Now: now},
+		"cancelled":           {Ladder: "orders", Phase: ScanCancelled, Scanned: 2000, Total: 4000, Matched: 2, Rows: scheduledRows(now)[:2], Now: now},
+		"failed":              {Ladder: "orders", Phase: ScanFailed, Scanned: 10, Err: "scan orders.delay.L03: connection closed", Now: now},
 	}
 	for name, s := range cases {
 		for _, sz := range sizes {
