@@ -182,7 +182,7 @@ func scheduledSecond(s ScheduledState, st Styles, w int) string {
 		est = append(est, topology.FormatCount(hz.Estimate))
 	}
 	sep := st.Faint.Render(" · ")
-	line := st.Label.Render("due in ") + strings.Join(found, sep) + st.Muted.Render("   the rungs' depths say ") + strings.Join(est, st.Faint.Render("·"))
+	line := st.Label.Render("due in ") + strings.Join(found, sep) + st.Muted.Render("   by depth ") + strings.Join(est, st.Faint.Render("·"))
 	return ansi.Truncate(line, w, "…")
 }
 
