@@ -329,6 +329,12 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 		return a, logged(a.logPurge(o.plan), purge(a.purger, o.plan))
 	case forceAnswered:
 		return a.forceAnswered(o)
+	case scanForced:
+		if !o.forced {
+			return a, nil
+		}
+		a.sched.force = true
+		return a.startScan(a.sched.filterText, a.sched.filter)
 	case actionAnswered:
 		if !o.confirmed {
 			a.result = ui.Result{Kind: ui.ResultInfo, Text: string(o.plan.Action) + " not done: the messages keep their due times"}

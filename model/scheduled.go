@@ -86,8 +86,11 @@ type scheduledView struct {
 	res        ops.ScanResult
 	err        string
 	forecast   topology.Forecast
-	sel, off   int
-	w, h       int
+	// force reads rungs the peek rules refuse, once the operator typed
+	// "force" for this ladder.
+	force    bool
+	sel, off int
+	w, h     int
 }
 
 func newScheduledView(f topology.Found, st ui.Styles, keys scheduledKeys) scheduledView {
@@ -331,7 +334,7 @@ func (a App) startScan(text string, f ops.Filter) (App, tea.Cmd) {
 	v.filterText, v.filter, v.phase, v.err = text, f, ui.ScanRunning, ""
 	v.progress, v.res, v.sel, v.off = ops.ScanProgress{}, ops.ScanResult{}, 0, 0
 	v.plan = ops.ScanPlan{Ready: ladderReady(a.merged(), v.found.Ladder)}
-	req := ops.ScanRequest{Ladder: v.found.Ladder, Snap: a.merged(), Ladders: a.ladders(), Filter: f, ReadOnly: a.readOnly}
+	req := ops.ScanRequest{Ladder: v.found.Ladder, Snap: a.merged(), Ladders: a.ladders(), Filter: f, ReadOnly: a.readOnly, Force: v.force}
 	ch := make(chan ops.ScanProgress, 1)
 	id := a.scanSeq
 	logID := a.log.Add(a.now(), "scan", "ladder="+v.found.Ladder.Name, "filter="+f.String(), "consume no-ack=false, then basic.nack requeue=true per rung")
@@ -388,6 +391,11 @@ func (a App) updateScan(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if keep {
 			a.result = result
 		}
+		var refused *ops.ScanRefusal
+		if errors.As(msg.err, &refused) && refused.Gate.Verdict == ops.PeekNeedsForce && !a.readOnly {
+			c := newScanForce(refused, a.styles)
+			return a, a.open(c, c.Init())
+		}
 		return a, nil
 	case actionProgressMsg:
 		if a.scan == nil || msg.id != a.scan.id {
@@ -431,8 +439,12 @@ func (a App) scanDone(m scanDoneMsg) App {
 	})
 	var refused *ops.ScanRefusal
 	switch {
+	case errors.As(m.err, &refused) && refused.Gate.Verdict == ops.PeekReadOnly:
+		v.phase, v.err = ui.ScanFailed, "read-only: not scanned: "+refused.Gate.Why
+		a.result = ui.Result{Kind: ui.ResultWarn, Text: "read-only: scanning " + refused.Rung + " is refused"}
 	case errors.As(m.err, &refused):
-		v.phase, v.err = ui.ScanFailed, fmt.Sprintf("not scanned: %s (rungs scheduled --force reads it anyway)", refused.Gate.Why)
+		v.phase, v.err = ui.ScanFailed, "not scanned: "+refused.Gate.Why
+		a.result = ui.Result{Kind: ui.ResultWarn, Text: "not scanned: " + refused.Rung + " needs force"}
 	case m.res.Stopped == broker.StopCancelled:
 		v.phase = ui.ScanCancelled
 		a.result = ui.Result{Kind: ui.ResultWarn, Text: fmt.Sprintf("scan cancelled after %s: showing what it found", topology.Counted(m.res.Seen, "message", "messages"))}
@@ -615,7 +627,7 @@ func (a App) planAction(p pendingAction) (App, tea.Cmd) {
 			}
 		}
 	}
-	req := ops.ScanRequest{Ladder: a.sched.found.Ladder, Snap: a.merged(), Ladders: a.ladders(), Filter: f}
+	req := ops.ScanRequest{Ladder: a.sched.found.Ladder, Snap: a.merged(), Ladders: a.ladders(), Filter: f, Force: a.sched.force}
 	facts, now := a.rungFacts(), a.now()
 	a.busy = "checking the " + string(p.act)
 	return a, func() tea.Msg {
@@ -769,4 +781,48 @@ func actionResult(m actionDoneMsg) ui.Result {
 		return ui.Result{Kind: ui.ResultWarn, Text: text}
 	}
 	return ui.Result{Kind: ui.ResultOK, Text: text}
+}
+
+// scanForce is the refusal to scan a ladder where the peek rules say
+// reading a rung can push messages on early (a quorum rung with a
+// delivery limit before 4.3): it gives the reason and lets the operator
+// insist by typing "force", as the peek does.
+type scanForce struct {
+	typedConfirm
+	refused *ops.ScanRefusal
+}
+
+func newScanForce(r *ops.ScanRefusal, st ui.Styles) scanForce {
+	keys := confirmKeys{
+		Yes: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "scan anyway")),
+		No:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+	}
+	return scanForce{
+		typedConfirm: newTypedConfirm(keys, st, forceWord, "Type "+forceWord+" to scan anyway:", "type "+forceWord+" to scan anyway, or esc"),
+		refused:      r,
+	}
+}
+
+// scanForced is the refusal's outcome.
+type scanForced struct{ forced bool }
+
+// Update answers the dialog.
+func (c scanForce) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
+	cmd, ans := c.answer(msg)
+	if ans == unanswered {
+		return c, cmd, nil
+	}
+	return c, nil, scanForced{forced: ans == answeredYes}
+}
+
+// WithFrame sizes and styles the dialog.
+func (c scanForce) WithFrame(f frame) dialog {
+	c.frame = f
+	return c
+}
+
+// View renders the dialog.
+func (c scanForce) View() string {
+	lines := []string{c.refused.Gate.Why + ".", c.st.Muted.Render("A scan reads every message of every rung, as a peek does; forcing it holds for this ladder's scans and actions until the console closes.")}
+	return c.view("Not scanning "+c.refused.Rung, lines, 76)
 }

@@ -311,3 +311,31 @@ func TestScheduledRescheduleInput(t *testing.T) {
 		t.Errorf("moved before the confirmation")
 	}
 }
+
+// A quorum ladder before 4.3 with a delivery limit is not scanned unless
+// the operator types "force"; read-only refuses it in one line.
+func TestScheduledScanNeedsForce(t *testing.T) {
+	for _, readOnly := range []bool{false, true} {
+		fb := newFake(fixture.Busy())
+		fb.limitKnown, fb.limit = true, 20
+		fs := &fakeScheduler{fakeBroker: fb}
+		a, _ := newApp(t, fb, Options{Ladder: "retry4", Backends: Backends{Scheduler: fs, ReadOnly: readOnly}}, 80, 24)
+		a = load(t, a, fb)
+		a, _ = run(t, a, press("s"))
+		if fs.scans != 0 {
+			t.Fatalf("read-only %v: scanned %d rungs before force", readOnly, fs.scans)
+		}
+		if readOnly {
+			if a.dialog != nil || !strings.HasPrefix(a.result.Text, "read-only: scanning ") {
+				t.Errorf("read-only: dialog %T, result %+v", a.dialog, a.result)
+			}
+			continue
+		}
+		dialogOf[scanForce](t, a)
+		a = typeText(t, a, forceWord)
+		a, _ = run(t, a, press("enter"))
+		if fs.scans == 0 || a.sched.phase != ui.ScanDone {
+			t.Errorf("after force: %d rungs scanned, phase %v, result %+v", fs.scans, a.sched.phase, a.result)
+		}
+	}
+}
