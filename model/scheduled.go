@@ -322,8 +322,12 @@ func (a App) openScheduled() (App, tea.Cmd) {
 	return a.startScan(a.sched.filterText, a.sched.filter)
 }
 
-// startScan scans the ladder with filter f (typed as text).
+// startScan scans the ladder with filter f (typed as text), replacing a
+// scan running; an action running is left to finish.
 func (a App) startScan(text string, f ops.Filter) (App, tea.Cmd) {
+	if a.scan != nil && a.scan.action {
+		return a.fail("an action is running: wait for it, or esc to stop it")
+	}
 	if a.scan != nil {
 		a.scan.cancel()
 	}
