@@ -339,3 +339,26 @@ func TestScheduledScanNeedsForce(t *testing.T) {
 		}
 	}
 }
+
+// Firing every message of the ladder (no filter) wants the ladder's name
+// typed; a y alone does nothing.
+func TestScheduledFireAllNeedsTheName(t *testing.T) {
+	a, fs := newScheduledApp(t, false, 120, 40)
+	fs.inFlight(t, 3, 90*time.Second, "orders.work", "job-")
+	a, _ = run(t, a, press("s"))
+	a = keys(t, a, "N")
+	c := dialogOf[actionConfirm](t, a)
+	if c.plan.Action != ops.ActFire || !c.plan.All {
+		t.Fatalf("plan %+v, want fire on all", c.plan.ActionRequest)
+	}
+	a = keys(t, a, "y", "enter")
+	if len(fs.moves) != 0 || !isOpen[actionConfirm](a) {
+		t.Fatalf("fired without the name typed (%d moves)", len(fs.moves))
+	}
+	a = keys(t, a, "backspace")
+	a = typeText(t, a, "orders")
+	a, _ = run(t, a, press("enter"))
+	if len(fs.moves) == 0 || a.result.Kind == ui.ResultError {
+		t.Errorf("after the name: %d moves, result %+v", len(fs.moves), a.result)
+	}
+}
