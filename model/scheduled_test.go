@@ -110,8 +110,10 @@ func scanned(t *testing.T, a App, msgs []ops.ScheduledMessage) App {
 func TestScheduledGolden(t *testing.T) {
 	cases := map[string]func(t *testing.T, w, h int) App{
 		"empty": func(t *testing.T, w, h int) App {
-			a, _ := newScheduledApp(t, false, w, h)
-			a = update(t, a, press("s"))
+			// A ladder just applied: every rung exists, none holds anything.
+			fb := newFake(fixture.Orders().Plan().Snapshot())
+			a, _ := newApp(t, fb, Options{Ladder: "orders", Backends: Backends{Scheduler: &fakeScheduler{fakeBroker: fb}}}, w, h)
+			a = update(t, load(t, a, fb), press("s"))
 			return update(t, a, scanDoneMsg{id: a.scan.id, res: ops.ScanResult{Ladder: fixture.Orders()}})
 		},
 		"scanning": func(t *testing.T, w, h int) App {
