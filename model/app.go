@@ -367,7 +367,11 @@ func (a *App) toDialog(msg tea.Msg) {
 }
 
 func (a *App) openHelp() tea.Cmd {
-	return a.open(newHelpDialog(a.keys, a.readOnly, a.styles), nil)
+	d := newHelpDialog(a.keys, a.readOnly, a.styles)
+	if a.screen == screenScheduled {
+		d = a.keys.scheduledHelpDialog(d, a.readOnly)
+	}
+	return a.open(d, nil)
 }
 
 func (a *App) openLog() tea.Cmd {

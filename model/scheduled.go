@@ -71,6 +71,23 @@ func (k keyMap) scheduledHelp() []key.Binding {
 	return []key.Binding{k.global.Back, s.Cancel, s.Reschedule, s.Fire, s.CancelAll, s.Refused, k.global.Filter, s.Rescan, s.Up, k.global.Quit, k.global.Help}
 }
 
+// scheduledHelpDialog is the help overlay on the scheduled view: its own
+// keys in place of the ladder's.
+func (k keyMap) scheduledHelpDialog(d helpDialog, readOnly bool) helpDialog {
+	s := k.sched
+	quit := key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/^c", "quit/now"))
+	stop := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop a scan, back"))
+	d.groups = []ui.HelpGroup{
+		{Title: "move", Keys: []key.Binding{s.Up, s.Top, stop}},
+		{Title: "act", Keys: []key.Binding{s.Cancel, s.Reschedule, s.Fire, s.CancelAll}},
+		{Title: "console", Keys: []key.Binding{k.global.Filter, s.Rescan, k.global.Command, k.global.Log, k.global.Help, quit}},
+	}
+	if readOnly {
+		d.note = "read-only: cancel, reschedule and fire now are off"
+	}
+	return d
+}
+
 // scheduledView is the scheduled messages of one ladder: the last scan's
 // result, or the one running.
 type scheduledView struct {

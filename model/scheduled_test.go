@@ -131,6 +131,11 @@ func TestScheduledGolden(t *testing.T) {
 			a = update(t, a, press("s"))
 			return keys(t, scanned(t, a, scheduledMessages(a.now())), "x")
 		},
+		"help": func(t *testing.T, w, h int) App {
+			a, _ := newScheduledApp(t, false, w, h)
+			a = update(t, a, press("s"))
+			return keys(t, scanned(t, a, scheduledMessages(a.now())), "?")
+		},
 		"confirm": func(t *testing.T, w, h int) App {
 			a, _ := newScheduledApp(t, false, w, h)
 			a = update(t, a, press("s"))
