@@ -56,6 +56,9 @@ type MoveOptions struct {
 	// leaves is held until the run ends, so that one pass can act on
 	// messages anywhere in a queue of any depth (rungs scheduled).
 	HoldAll bool
+	// HoldAtLeast is how many messages HoldAll must be able to hold (the
+	// source's depth, with room to spare): it sizes the consumers.
+	HoldAtLeast int
 	// Take, if > 0, stops taking after this many deliveries: the depth a
 	// pass over the whole queue planned for, so that messages arriving
 	// behind it cannot keep it going.

@@ -93,6 +93,8 @@ type moveRun struct {
 	src, pub *amqp.Channel
 	probeCh  *amqp.Channel
 	tag      string
+	tags     []string // the consumers' tags (several with HoldAll)
+	merged   <-chan amqp.Delivery
 	pending  []*entry
 	inflight map[uint64]*entry
 	byID     map[string]*entry
@@ -179,7 +181,7 @@ func (r *moveRun) open() (runEvents, error) {
 		r.prefetch = min(r.prefetch, r.remaining)
 	}
 	if m.o.HoldAll {
-		r.prefetch = 0 // no limit
+		r.prefetch = heldPerConsumer
 	}
 	if err := r.src.Qos(r.prefetch, 0, false); err != nil {
 		return ev, r.lost(fmt.Errorf("set prefetch: %w", err))
@@ -196,7 +198,14 @@ func (r *moveRun) open() (runEvents, error) {
 	ev.srcClosed = r.src.NotifyClose(make(chan *amqp.Error, 1))
 	// Consume, not ConsumeWithContext: this goroutine cancels and closes
 	// the channel itself, and a second canceller would race it.
-	ev.deliveries, err = r.src.Consume(m.o.Source, r.tag, false, false, false, false, nil)
+	if m.o.HoldAll {
+		// One consumer could hold only its prefetch (see consumeAll).
+		ev.deliveries, r.tags, err = consumeAll(r.src, m.o.Source, r.tag, max(m.o.Take, m.o.HoldAtLeast)+m.o.Window)
+		r.merged = ev.deliveries
+	} else {
+		r.tags = []string{r.tag}
+		ev.deliveries, err = r.src.Consume(m.o.Source, r.tag, false, false, false, false, nil)
+	}
 	if isCode(err, amqp.NotFound) {
 		return ev, fmt.Errorf("no such queue in vhost %q", m.c.ep.vhost)
 	}
@@ -325,6 +334,13 @@ func (r *moveRun) close() {
 			_ = ch.Close()
 		}
 	}
+	if r.merged != nil {
+		// consumeAll's forwarders end once nothing blocks them.
+		go func(ds <-chan amqp.Delivery) {
+			for range ds {
+			}
+		}(r.merged)
+	}
 }
 
 // returnUnacked hands every message the source channel still holds back
@@ -341,8 +357,10 @@ func (r *moveRun) returnUnacked() {
 	}
 	if !r.stopping {
 		r.stopping = true
-		if err := r.src.Cancel(r.tag, false); err != nil {
-			return
+		for _, t := range r.tags {
+			if err := r.src.Cancel(t, false); err != nil {
+				return
+			}
 		}
 	}
 	// Delivery tag 0 with multiple: every unacknowledged message.
@@ -381,7 +399,7 @@ func (r *moveRun) stop(why string) {
 		r.m.stopped = why
 	}
 	if !r.src.IsClosed() {
-		_ = r.src.Cancel(r.tag, false)
+		cancelAll(r.src, r.tags)
 	}
 }
 
@@ -416,7 +434,10 @@ func (r *moveRun) hold(reason string, skipped bool) {
 // take decides what to do with one delivery from the source.
 func (r *moveRun) take(d amqp.Delivery) {
 	m := r.m
-	if r.stopping {
+	// Holding all, a stop because nothing is ready comes while deliveries
+	// the broker sent before it are on their way: they were in the queue
+	// when the pass ended, so they are read like the rest.
+	if r.stopping && !(m.o.HoldAll && m.stopped == StopEmpty) {
 		r.hold("", false) // left for later; not counted
 		return
 	}
@@ -519,7 +540,10 @@ func (r *moveRun) probe() (*amqp.Channel, error) {
 // idle asks the broker, when the source has been quiet for a while and
 // nothing is on its way, whether the source is empty.
 func (r *moveRun) idle() error {
-	if r.stopping || len(r.pending) > 0 || len(r.inflight) > 0 || time.Since(r.lastIn) < moveIdle || time.Since(r.probed) < moveIdle {
+	// Holding all, every message the queue has is delivered at once: no
+	// need to wait for quiet, which steady arrivals would never allow.
+	quiet := r.m.o.HoldAll || time.Since(r.lastIn) >= moveIdle
+	if r.stopping || len(r.pending) > 0 || len(r.inflight) > 0 || !quiet || time.Since(r.probed) < moveIdle {
 		return nil
 	}
 	r.probed = time.Now()

@@ -414,7 +414,7 @@ type ScanResult struct {
 	Stopped string
 }
 
-// Run scans the plan's rungs one at a time, lowest level first, holding
+// Run scans the plan's rungs one at a time, highest level first, holding
 // each rung only while it is read. It keeps the Keep earliest-due matches
 // and counts the rest, so its memory does not grow with the ladder.
 // progress, if set, is called from Run's goroutine at most every 100 ms
@@ -423,8 +423,7 @@ type ScanResult struct {
 func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress)) (ScanResult, error) {
 	res := ScanResult{Ladder: p.Ladder, Bases: map[topology.DueBasis]int{}, Started: time.Now()}
 	keep := &dueHeap{}
-	rungs := append([]ScanRung(nil), p.Rungs...)
-	sort.SliceStable(rungs, func(i, j int) bool { return p.rungLevel(rungs[i]) < p.rungLevel(rungs[j]) })
+	rungs := p.ordered()
 	pr := ScanProgress{Rungs: len(rungs), Total: p.Ready}
 	var shown time.Time
 	report := func(done bool) {
@@ -443,7 +442,7 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 		pr.Index, pr.Rung = i, r.Queue.Name
 		report(false)
 		var st broker.ScanStats
-		st, err = s.Scan(ctx, r.Queue.Name, broker.ScanOptions{Each: func(pm broker.PeekedMessage) {
+		st, err = s.Scan(ctx, r.Queue.Name, broker.ScanOptions{Listed: int(r.Queue.Stats.Messages()), Each: func(pm broker.PeekedMessage) {
 			res.Seen++
 			now := time.Now()
 			m, err := Schedule(p.Ladder, r.Queue.Name, pm.Delivery, pm.Position, now)
@@ -458,12 +457,7 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 			res.Matched++
 			res.Bases[m.Basis]++
 			res.Horizons.add(m.Earliest.Sub(now))
-			if keep.Len() < p.Keep {
-				heap.Push(keep, m)
-			} else if m.Earliest.Before((*keep)[0].Earliest) {
-				(*keep)[0] = m
-				heap.Fix(keep, 0)
-			}
+			pushKeep(keep, m, p.Keep)
 			report(false)
 		}})
 		res.Rungs = append(res.Rungs, st)
@@ -472,10 +466,7 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 			break
 		}
 	}
-	res.Messages = make([]ScheduledMessage, keep.Len())
-	for i := len(res.Messages) - 1; i >= 0; i-- {
-		res.Messages[i] = heap.Pop(keep).(ScheduledMessage)
-	}
+	res.Messages = popAll(keep)
 	res.Elapsed = time.Since(res.Started)
 	if ctx.Err() != nil {
 		res.Stopped = broker.StopCancelled
@@ -484,9 +475,18 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 	return res, err
 }
 
-func (p ScanPlan) rungLevel(r ScanRung) int {
-	_, rung, _ := p.Ladder.QueueRole(r.Queue.Name)
-	return rung.Level
+// ordered is the rungs highest level first. Messages only move down a
+// ladder, so one that leaves a rung already read is met again in a lower
+// one (a scan may count it twice, never miss it), and one leaving a rung
+// not yet read is still ahead.
+func (p ScanPlan) ordered() []ScanRung {
+	rungs := append([]ScanRung(nil), p.Rungs...)
+	level := func(r ScanRung) int {
+		_, rung, _ := p.Ladder.QueueRole(r.Queue.Name)
+		return rung.Level
+	}
+	sort.SliceStable(rungs, func(i, j int) bool { return level(rungs[i]) > level(rungs[j]) })
+	return rungs
 }
 
 // dueHeap is a max-heap by due time: its root is the latest-due message
@@ -507,4 +507,23 @@ func (h *dueHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// pushKeep adds m to h, keeping the n earliest.
+func pushKeep(h *dueHeap, m ScheduledMessage, n int) {
+	if h.Len() < n {
+		heap.Push(h, m)
+	} else if m.Earliest.Before((*h)[0].Earliest) {
+		(*h)[0] = m
+		heap.Fix(h, 0)
+	}
+}
+
+// popAll empties h, earliest first.
+func popAll(h *dueHeap) []ScheduledMessage {
+	out := make([]ScheduledMessage, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(ScheduledMessage)
+	}
+	return out
 }

@@ -2,6 +2,8 @@ package ops
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -156,8 +158,10 @@ func (r *ActionResult) add(p broker.MoveProgress) {
 	r.Held = max(r.Held, p.Elapsed)
 }
 
-// Run carries the action out, one rung at a time: one Move per rung that
-// takes every message the rung holds when its pass starts, republishes
+// Run carries the action out, one rung at a time, highest level first
+// (messages only move down, so one leaving a rung already passed is met
+// again below): one Move per rung that takes every message the rung holds
+// until none is ready, republishes
 // those the filter selects (at the moment each is read) with confirms,
 // acknowledging each only after its confirm, and holds the others until
 // the pass ends. A kill at any point loses nothing: unacknowledged
@@ -168,15 +172,21 @@ func (p ActionPlan) Run(ctx context.Context, mv Mover, progress func(ActionProgr
 	res := ActionResult{Reasons: map[string]int{}}
 	start := time.Now()
 	l := p.Scan.Ladder
-	for i, r := range p.Scan.Rungs {
+	run := newRunID()
+	for i, r := range p.Scan.ordered() {
 		depth, err := mv.Depth(ctx, r.Queue.Name)
 		if err != nil {
 			return res, err
 		}
-		if depth == 0 {
+		if listed := int(r.Queue.Stats.Messages()); depth == 0 && listed == 0 {
+			// Empty twice over: a rung listed with messages is passed even
+			// when it reads empty, as messages handed back a moment ago
+			// by another channel may not be ready again yet.
 			continue
+		} else {
+			depth = max(depth, listed)
 		}
-		o := p.moveOptions(r.Queue.Name, depth)
+		o := p.moveOptions(r.Queue.Name, depth, run)
 		if progress != nil {
 			before := res
 			o.Progress = func(mp broker.MoveProgress) {
@@ -196,15 +206,18 @@ func (p ActionPlan) Run(ctx context.Context, mv Mover, progress func(ActionProgr
 }
 
 // moveOptions is one rung's Move: the filter selects, the route acts.
-func (p ActionPlan) moveOptions(rung string, depth int) broker.MoveOptions {
+func (p ActionPlan) moveOptions(rung string, depth int, run string) broker.MoveOptions {
 	l := p.Scan.Ladder
-	o := broker.MoveOptions{Source: rung, HoldAll: true, Take: depth, Window: p.Window, ParkType: l.QueueType}
+	o := broker.MoveOptions{Source: rung, HoldAll: true, HoldAtLeast: 2*depth + 1000, Window: p.Window, ParkType: l.QueueType}
 	// Route and Stamp are called one after the other for each message on
 	// Move's goroutine, so the message Filter described and the trace
 	// Route chose carry over to Stamp.
 	var cur ScheduledMessage
 	var tr topology.Trace
 	o.Filter = func(d broker.Delivery) bool {
+		if id, _ := d.Headers[topology.HeaderScheduledRun].(string); id == run {
+			return false // this action's own copy, in a rung it passes later
+		}
 		m, err := Schedule(l, rung, d, 0, time.Now())
 		if err != nil || !p.Scan.matcher.Match(m, d.Body) {
 			return false
@@ -240,6 +253,7 @@ func (p ActionPlan) moveOptions(rung string, depth int) broker.MoveOptions {
 		h := map[string]any{
 			topology.HeaderRescheduledFrom: rung,
 			topology.HeaderRescheduledDue:  cur.Earliest.UTC().Format(time.RFC3339),
+			topology.HeaderScheduledRun:    run,
 		}
 		if p.Action == ActFire || p.Action == ActReschedule {
 			h[topology.HeaderRescheduledAt] = now.Truncate(time.Second)
@@ -253,4 +267,10 @@ func (p ActionPlan) moveOptions(rung string, depth int) broker.MoveOptions {
 		return h
 	}
 	return o
+}
+
+func newRunID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

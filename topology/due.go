@@ -21,6 +21,9 @@ const (
 	// the earliest of its window).
 	HeaderRescheduledFrom = "x-rungs-rescheduled-from"
 	HeaderRescheduledDue  = "x-rungs-rescheduled-due"
+	// HeaderScheduledRun names the action that moved a message: the same
+	// action passing the rung its copy went to leaves it alone.
+	HeaderScheduledRun = "x-rungs-scheduled-run"
 )
 
 // DueBasis says what a message's due time rests on.

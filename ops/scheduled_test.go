@@ -1,0 +1,127 @@
+package ops
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// TestFilterDueBoundsNeverHide: a due filter keeps every message that may
+// fire in the span asked about, and drops only those that cannot.
+func TestFilterDueBoundsNeverHide(t *testing.T) {
+	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	rapid.Check(t, func(t *rapid.T) {
+		at := func(name string) time.Time {
+			return base.Add(time.Duration(rapid.IntRange(0, 3600).Draw(t, name)) * time.Second)
+		}
+		e := at("earliest")
+		m := ScheduledMessage{Earliest: e, Latest: e.Add(time.Duration(rapid.IntRange(0, 600).Draw(t, "width")) * time.Second)}
+		f := Filter{}
+		if rapid.Bool().Draw(t, "before") {
+			f.DueBefore = at("dueBefore")
+		}
+		if rapid.Bool().Draw(t, "after") {
+			f.DueAfter = at("dueAfter")
+		}
+		mt, err := f.Compile()
+		if err != nil {
+			return // bounds that select nothing are refused
+		}
+		// A moment in the window inside the span exists iff it matches.
+		lo, hi := m.Earliest, m.Latest
+		if !f.DueAfter.IsZero() && f.DueAfter.After(lo) {
+			lo = f.DueAfter
+		}
+		possible := !lo.After(hi) && (f.DueBefore.IsZero() || lo.Before(f.DueBefore))
+		if got := mt.Match(m, nil); got != possible {
+			t.Fatalf("match %v, a moment in the span is possible: %v (%+v, %s)", got, possible, m, f)
+		}
+	})
+}
+
+func TestFilterFields(t *testing.T) {
+	m := ScheduledMessage{MessageID: "order-8812", CorrelationID: "c1", TaskID: "3f2a9c", Dest: "work",
+		Headers: map[string]any{"tenant": []byte("acme"), "n": int64(7)}}
+	body := []byte(`{"order": 8812}`)
+	for f, want := range map[*Filter]bool{
+		{}:                                      true,
+		{MessageID: "order-8812"}:               true,
+		{MessageID: "order-88"}:                 false,
+		{MessageID: "order-88*"}:                true,
+		{MessageID: "3f2a*"}:                    true,
+		{MessageID: "3f2a9c"}:                   true,
+		{CorrelationID: "c1"}:                   true,
+		{CorrelationID: "c2"}:                   false,
+		{Where: []string{"tenant=acme", "n=7"}}: true,
+		{Where: []string{"tenant=other"}}:       false,
+		{Body: "8812"}:                          true,
+		{Body: "8813"}:                          false,
+		{Dest: "work"}:                          true,
+		{Dest: "other"}:                         false,
+	} {
+		mt, err := f.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mt.Match(m, body); got != want {
+			t.Errorf("%s: %v, want %v", f, got, want)
+		}
+	}
+	var fe *FieldError
+	if _, err := (Filter{Where: []string{"=x"}}).Compile(); !errors.As(err, &fe) || fe.Field != "where" {
+		t.Errorf("bad where: %v", err)
+	}
+	now := time.Now()
+	if _, err := (Filter{DueAfter: now.Add(time.Hour), DueBefore: now}).Compile(); !errors.As(err, &fe) || fe.Field != "due" {
+		t.Errorf("empty span: %v", err)
+	}
+}
+
+func TestParseWhen(t *testing.T) {
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"2h": now.Add(2 * time.Hour), "+90s": now.Add(90 * time.Second), "2026-05-01T11:00:00Z": now.Add(time.Hour),
+	} {
+		if got, err := ParseWhen(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("%s: %s %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"2026-05-01T09:00:00Z", "0s", "soon", ""} {
+		if _, err := ParseWhen(in, now); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}
+
+// TestScanKeepsTheEarliest: the bounded heap keeps the N earliest whatever
+// the order they come in.
+func TestScanKeepsTheEarliest(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		keep := rapid.IntRange(1, 20).Draw(t, "keep")
+		offs := rapid.SliceOf(rapid.IntRange(0, 1000)).Draw(t, "offsets")
+		base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+		h := &dueHeap{}
+		for _, o := range offs {
+			pushKeep(h, ScheduledMessage{Earliest: base.Add(time.Duration(o) * time.Second)}, keep)
+		}
+		got := popAll(h)
+		if len(got) != min(keep, len(offs)) {
+			t.Fatalf("kept %d of %d, keep %d", len(got), len(offs), keep)
+		}
+		sorted := append([]int(nil), offs...)
+		for i := range sorted {
+			for j := i + 1; j < len(sorted); j++ {
+				if sorted[j] < sorted[i] {
+					sorted[i], sorted[j] = sorted[j], sorted[i]
+				}
+			}
+		}
+		for i, m := range got {
+			if !m.Earliest.Equal(base.Add(time.Duration(sorted[i]) * time.Second)) {
+				t.Fatalf("position %d: %s, want offset %d", i, m.Earliest, sorted[i])
+			}
+		}
+	})
+}
