@@ -245,11 +245,19 @@ type scanRun struct {
 	id     int
 	cancel context.CancelFunc
 	action bool
+	// then is the scan to start once this one has ended.
+	then *queuedScan
 	// keepResult leaves the header's result alone: the scan that follows
 	// an action must not hide what the action did.
 	keepResult bool
 	// next waits for the next progress report; re-armed after each.
 	next tea.Cmd
+}
+
+// queuedScan is a scan asked for while another was stopping.
+type queuedScan struct {
+	text   string
+	filter ops.Filter
 }
 
 // scanProgressMsg is a scan's progress, forwarded from its goroutine.
@@ -346,7 +354,14 @@ func (a App) startScan(text string, f ops.Filter) (App, tea.Cmd) {
 		return a.fail("an action is running: wait for it, or esc to stop it")
 	}
 	if a.scan != nil {
+		// The scan running holds the messages it read until it hands them
+		// back; a scan started now would find them missing and list a
+		// partial ladder as whole. This one starts when that one ended.
 		a.scan.cancel()
+		a.scan.then = &queuedScan{text: text, filter: f}
+		a.sched.filterText = text
+		a.busy = "stopping the scan running, then scanning again …"
+		return a, nil
 	}
 	a.scanSeq++
 	ctx, cancel := context.WithCancel(context.Background())
@@ -405,8 +420,11 @@ func (a App) updateScan(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if a.scan == nil || msg.id != a.scan.id {
 			return a, nil
 		}
-		keep := a.scan.keepResult
+		keep, then := a.scan.keepResult, a.scan.then
 		a.scan, a.busy = nil, ""
+		if then != nil {
+			return a.startScan(then.text, then.filter)
+		}
 		result := a.result
 		a = a.scanDone(msg)
 		if keep {

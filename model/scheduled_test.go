@@ -376,3 +376,36 @@ func TestScheduledFireAllNeedsTheName(t *testing.T) {
 		t.Errorf("after the name: %d moves, result %+v", len(fs.moves), a.result)
 	}
 }
+
+// A filter submitted while a scan runs waits for that scan to hand its
+// messages back before scanning again: the new scan must not see a rung
+// emptied by the old one.
+func TestScheduledRescanWaitsForTheOldScan(t *testing.T) {
+	a, fs := newScheduledApp(t, false, 80, 24)
+	fs.inFlight(t, 3, 90*time.Second, "orders.work", "job-")
+	fs.block = true
+	m, cmd := a.Update(press("s"))
+	a = m.(App)
+	done := scanEnd(cmd)
+	first := a.scan.id
+	a = keys(t, a, "/")
+	a = typeText(t, a, "job-2")
+	m, _ = a.Update(press("enter"))
+	a = m.(App)
+	if a.scan == nil || a.scan.id != first {
+		t.Fatalf("a new scan started before the old one ended")
+	}
+	var msg scanDoneMsg
+	select {
+	case msg = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the old scan did not end")
+	}
+	fs.smu.Lock()
+	fs.block = false
+	fs.smu.Unlock()
+	a, _ = run(t, a, msg)
+	if a.scan != nil || a.sched.Filter() != "job-2" || a.sched.res.Matched != 1 {
+		t.Errorf("after the old scan ended: running %v, filter %q, matched %d; want the new scan done with 1", a.scan != nil, a.sched.Filter(), a.sched.res.Matched)
+	}
+}
