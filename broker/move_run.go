@@ -442,6 +442,12 @@ func (r *moveRun) take(d amqp.Delivery) {
 		return
 	}
 	if id, _ := d.Headers[topology.HeaderReplayID].(string); len(id) > len(m.run) && id[:len(m.run)+1] == m.run+"." {
+		if m.o.HoldAll {
+			// A pass over a whole rung may send a copy to the rung's own
+			// tail (a reschedule within its TTL): it stays there.
+			r.hold("", true)
+			return
+		}
 		// One of this Move's own copies came back: the route loops.
 		r.hold("the route leads back into the source queue", false)
 		r.stop(StopLoop)

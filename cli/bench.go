@@ -34,6 +34,7 @@ type benchFlags struct {
 	scale                  int
 	scaleDelays            string
 	beside                 []int
+	scan                   int
 }
 
 func (e *env) benchCommand() *cobra.Command {
@@ -110,6 +111,7 @@ response bytes and peak RSS, and what the console's observer reads.`,
 	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
 	sd := bench.DefaultScaleOptions()
 	f.IntVar(&bf.scale, "scale", 0, "run the scale phase with N messages in the default ladder instead (see above)")
+	f.IntVar(&bf.scan, "scan", 0, "run the scan phase instead: rungs scheduled over N messages in the default ladder (see docs/scheduled.md)")
 	f.IntSliceVar(&bf.beside, "beside", nil, "run the beside phase instead: status of the default ladder alone and beside each N other queues (e.g. 10000,50000)")
 	f.StringVar(&bf.scaleDelays, "scale-delays", topology.FormatDelay(sd.MinDelay)+".."+topology.FormatDelay(sd.MaxDelay), "the scale phase's delays, MIN..MAX, drawn uniformly in whole units of the ladder")
 	return cmd
@@ -220,6 +222,9 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	}
 	if cmd.Flags().Changed("beside") {
 		return e.runBeside(cmd, bf)
+	}
+	if cmd.Flags().Changed("scan") {
+		return e.runScanBench(cmd, bf)
 	}
 	o, err := bf.options(cmd)
 	if err != nil {

@@ -168,8 +168,12 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, f ops.Filter
 		q.Layout = e.opts.ladder.layout
 	}
 	fl, err := ops.FindLadder(found, q)
-	if err != nil {
-		return job, usageErr("%v", err)
+	var amb *ops.AmbiguousLadderError
+	switch {
+	case errors.As(err, &amb):
+		return job, usageErr("%v: add --layout", err)
+	case err != nil:
+		return job, usageErr("no ladder %q in vhost %s; nothing was read or changed", q.Name, e.vhost())
 	}
 	m, err := e.management()
 	if err != nil {
