@@ -29,7 +29,7 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 	app := model.New(model.Options{
 		Backends: model.Backends{
 			Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
-			Peeker: conn, Mover: conn, Limits: m,
+			Peeker: conn, Mover: conn, Limits: m, Scheduler: conn,
 			Vhost: e.vhost(), BrokerLabel: brokerLabel(e.config().URL), ReadOnly: e.config().ReadOnly,
 			Close: func() { _ = conn.Close() },
 		},

@@ -40,7 +40,7 @@ func (e *env) connectContext(ctx context.Context, name string) (model.Backends, 
 	}
 	return model.Backends{
 		Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
-		Peeker: conn, Mover: conn, Limits: m,
+		Peeker: conn, Mover: conn, Limits: m, Scheduler: conn,
 		Vhost: x.vhost(), BrokerLabel: brokerLabel(cfg.URL), ReadOnly: cfg.ReadOnly,
 		Close: x.close,
 	}, nil

@@ -49,6 +49,7 @@ const (
 	screenList screen = iota
 	screenLadder
 	screenPeek
+	screenScheduled
 )
 
 // App is the root model: it routes messages to the screen in front and
@@ -59,6 +60,7 @@ type App struct {
 	purger      broker.Purger
 	peeker      Peeker
 	mover       Mover
+	scheduler   Scheduler
 	limits      PeekFacter
 	conn        broker.StateWatcher
 	vhost       string
@@ -100,12 +102,19 @@ type App struct {
 	list   ladderList
 	ladder ladderView
 	peek   peekView
+	sched  scheduledView
 	prompt prompt
 	dialog dialog
 	// move is the replay running, if any; replaySeq numbers replays, so
 	// that the reports of one that ended are told from the current one's.
 	move      *replayRun
 	replaySeq int
+	// scan is the scan of scheduled messages, or the action on them,
+	// running if any; scanSeq numbers them as replaySeq does replays.
+	// reschedule is a reschedule waiting for its new time on the input line.
+	scan       *scanRun
+	scanSeq    int
+	reschedule *pendingAction
 
 	result ui.Result
 	busy   string
@@ -224,6 +233,8 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a.queueLookedUp(msg)
 	case replayProgressMsg, replayDoneMsg:
 		return a.updateMove(msg)
+	case scanProgressMsg, scanDoneMsg, actionProgressMsg, actionPlannedMsg, actionDoneMsg:
+		return a.updateScan(msg)
 	case loggedMsg:
 		text, failed := logResult(msg.msg)
 		a.log.Finish(msg.id, text, failed)
@@ -238,6 +249,10 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 // updateKey routes a key press by focus: overlay, then input line, then
 // global keys, then the screen.
 func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if key.Matches(msg, a.keys.global.ForceQuit) && a.scanning() && a.dialog == nil {
+		a.stopScan() // a scan or an action stops cleanly first; ctrl+c again quits
+		return a, nil
+	}
 	if key.Matches(msg, a.keys.global.ForceQuit) && !a.replayStoppable() {
 		return a, tea.Quit
 	}
@@ -257,6 +272,11 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, g.Filter):
 		if a.screen == screenPeek {
 			return a, nil // a peek has nothing to filter
+		}
+		if a.screen == screenScheduled {
+			// A scan per keystroke would hold the rungs again and again:
+			// the filter applies when submitted.
+			return a, a.prompt.Open(promptScheduled, a.currentFilter(), scheduledFilterNames)
 		}
 		return a, a.prompt.Open(promptFilter, a.currentFilter(), nil)
 	case key.Matches(msg, g.Refresh):
@@ -313,6 +333,18 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 		return a, logged(a.logPurge(o.plan), purge(a.purger, o.plan))
 	case forceAnswered:
 		return a.forceAnswered(o)
+	case scanForced:
+		if !o.forced {
+			return a, nil
+		}
+		a.sched.force = true
+		return a.startScan(a.sched.filterText, a.sched.filter)
+	case actionAnswered:
+		if !o.confirmed {
+			a.result = ui.Result{Kind: ui.ResultInfo, Text: string(o.plan.Action) + " not done: the messages keep their due times"}
+			return a, nil
+		}
+		return a.startAction(o.plan)
 	case replayClosed:
 		if o.nothingMoved {
 			a.result = ui.Result{Kind: ui.ResultInfo, Text: "replay cancelled: nothing was moved"}
@@ -339,7 +371,11 @@ func (a *App) toDialog(msg tea.Msg) {
 }
 
 func (a *App) openHelp() tea.Cmd {
-	return a.open(newHelpDialog(a.keys, a.readOnly, a.styles), nil)
+	d := newHelpDialog(a.keys, a.readOnly, a.styles)
+	if a.screen == screenScheduled {
+		d = a.keys.scheduledHelpDialog(d, a.readOnly)
+	}
+	return a.open(d, nil)
 }
 
 func (a *App) openLog() tea.Cmd {
@@ -353,6 +389,8 @@ func (a App) updateScreen(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a.updateLadder(msg)
 	case screenPeek:
 		return a.updatePeek(msg)
+	case screenScheduled:
+		return a.updateScheduled(msg)
 	}
 	return a.updateList(msg)
 }
@@ -412,6 +450,8 @@ func (a App) updateLadder(msg tea.Msg) (tea.Model, tea.Cmd) {
 				return a.openPeek(row.Queue, peekCount)
 			}
 			return a.openReplay(row.Queue)
+		case key.Matches(km, k.Scheduled):
+			return a.openScheduled()
 		case key.Matches(km, k.Refused):
 			return a.refuse(refusedAction(km))
 		}
@@ -449,9 +489,19 @@ func (a App) updatePrompt(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if kind == promptTrace && value == "" {
 			a.ladder.ClearTrace()
 		}
+		switch kind {
+		case promptScheduled:
+			return a.applyScheduledFilter(value)
+		case promptReschedule:
+			return a.rescheduleTyped(value)
+		}
 		return a, nil
 	case promptCancelled:
 		a.prompt.Close()
+		if kind == promptReschedule {
+			a.reschedule = nil
+			a.result = ui.Result{Kind: ui.ResultInfo, Text: "reschedule not done: the messages keep their due times"}
+		}
 		switch kind {
 		case promptFilter:
 			a.setFilter("")
@@ -522,6 +572,10 @@ func (a *App) showPublished(m publishedMsg) {
 // back is esc: close the innermost thing open.
 func (a *App) back() {
 	switch {
+	case a.screen == screenScheduled && a.scanning():
+		a.stopScan()
+	case a.screen == screenScheduled:
+		a.screen = screenLadder
 	case a.screen == screenPeek:
 		a.screen = a.peek.Back()
 	case a.screen == screenLadder && a.ladder.TracesMessage() && a.peek.Queue() != "":
@@ -539,6 +593,9 @@ func (a *App) back() {
 }
 
 func (a App) currentFilter() string {
+	if a.screen == screenScheduled {
+		return a.sched.Filter()
+	}
 	if a.screen == screenLadder {
 		return a.ladder.Filter()
 	}
@@ -593,7 +650,7 @@ func (a *App) rebuild() {
 		a.found = a.obs.Found()
 		a.list.SetItems(rep.Ladders)
 	}
-	if a.screen != screenLadder {
+	if a.screen != screenLadder && a.screen != screenScheduled {
 		return
 	}
 	a.ladder.SetBindings(topology.NewGraph(a.obs.Snapshot()))
@@ -601,6 +658,7 @@ func (a *App) rebuild() {
 	for _, lr := range rep.Ladders {
 		if ops.SameLadder(lr.Found.Ladder, cur) {
 			a.ladder.SetRows(lr, false)
+			a.sched.SetForecast(lr.Forecast)
 			return
 		}
 	}
@@ -610,7 +668,7 @@ func (a *App) rebuild() {
 }
 
 // screens are the App's screens, for what it does to all of them.
-func (a *App) screens() []sized { return []sized{&a.list, &a.ladder, &a.peek} }
+func (a *App) screens() []sized { return []sized{&a.list, &a.ladder, &a.peek, &a.sched} }
 
 func (a *App) setStyles(st ui.Styles) {
 	a.styles = st
@@ -687,6 +745,8 @@ func (a App) body() string {
 		return a.ladder.View()
 	case a.screen == screenPeek:
 		return a.peek.View(a.now())
+	case a.screen == screenScheduled:
+		return a.sched.View(a.now())
 	}
 	return a.list.View()
 }
@@ -713,6 +773,8 @@ func (a App) footer() string {
 		hints = a.keys.ladderHelp()
 	case screenPeek:
 		hints = a.keys.peekHelp()
+	case screenScheduled:
+		hints = a.keys.scheduledHelp()
 	}
 	return ui.Footer(ui.KeyHints(hints, a.styles, a.width-2), a.styles, a.width)
 }
@@ -739,6 +801,9 @@ func (a App) headerState() ui.HeaderState {
 			h.Crumbs = append(h.Crumbs, a.ladder.Found().Ladder.Name)
 		}
 		h.Crumbs = append(h.Crumbs, "peek "+a.peek.Queue())
+	}
+	if a.screen == screenScheduled {
+		h.Crumbs = append(h.Crumbs, a.ladder.Found().Ladder.Name, "scheduled")
 	}
 	if a.screen == screenLadder {
 		h.Crumbs = append(h.Crumbs, a.ladder.Found().Ladder.Name)

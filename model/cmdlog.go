@@ -124,6 +124,14 @@ func logResult(msg tea.Msg) (string, bool) {
 	case replayDoneMsg:
 		r := replayResult(m)
 		return r.Text, r.Kind == ui.ResultError
+	case scanDoneMsg:
+		if m.err != nil {
+			return m.err.Error(), true
+		}
+		return fmt.Sprintf("read %d, %d matched", m.res.Seen, m.res.Matched), false
+	case actionDoneMsg:
+		r := actionResult(m)
+		return r.Text, r.Kind == ui.ResultError
 	case contextMsg:
 		if m.err != nil {
 			return m.err.Error(), true
@@ -146,6 +154,9 @@ type Backends struct {
 	Peeker Peeker
 	Mover  Mover
 	Limits PeekFacter
+	// Scheduler scans and acts on scheduled messages; nil switches the
+	// scheduled view off.
+	Scheduler Scheduler
 	// Conn is the AMQP connection to watch; nil shows the management
 	// API's health instead.
 	Conn broker.StateWatcher
@@ -164,7 +175,7 @@ type Backends struct {
 // use points the console at b's clients.
 func (a *App) use(b Backends) {
 	a.insp, a.pub, a.purger, a.conn, a.closeBackends = b.Inspector, b.Publisher, b.Purger, b.Conn, b.Close
-	a.peeker, a.mover, a.limits = b.Peeker, b.Mover, b.Limits
+	a.peeker, a.mover, a.limits, a.scheduler = b.Peeker, b.Mover, b.Limits, b.Scheduler
 	a.vhost = b.Vhost
 	if a.vhost == "" {
 		a.vhost = "/"

@@ -47,6 +47,7 @@ func defaultNavKeys() navKeys {
 // pressing one says why nothing happens.
 type actionKeys struct {
 	Trace, Drift, Fold, Cost, Forecast, Publish, Purge, PurgeAll, Peek, Replay, Refused key.Binding
+	Scheduled                                                                           key.Binding
 }
 
 func defaultActionKeys(readOnly bool) actionKeys {
@@ -61,7 +62,10 @@ func defaultActionKeys(readOnly bool) actionKeys {
 		PurgeAll: key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "purge all")),
 		Peek:     key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "peek")),
 		Replay:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay")),
-		Refused:  key.NewBinding(key.WithKeys("p", "x", "X", "R"), key.WithHelp("p x X R", "off (read-only)")),
+		// Scheduled lists the messages in flight; reading is allowed
+		// read-only, as peeking is.
+		Scheduled: key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "scheduled")),
+		Refused:   key.NewBinding(key.WithKeys("p", "x", "X", "R"), key.WithHelp("p x X R", "off (read-only)")),
 	}
 	k.Publish.SetEnabled(!readOnly)
 	k.Purge.SetEnabled(!readOnly)
@@ -177,6 +181,7 @@ type keyMap struct {
 	prompt  promptKeys
 	form    formKeys
 	peek    peekKeys
+	sched   scheduledKeys
 }
 
 func defaultKeyMap(readOnly bool) keyMap {
@@ -187,6 +192,7 @@ func defaultKeyMap(readOnly bool) keyMap {
 		prompt:  defaultPromptKeys(),
 		form:    defaultFormKeys(),
 		peek:    defaultPeekKeys(readOnly),
+		sched:   defaultScheduledKeys(readOnly),
 	}
 }
 
@@ -197,7 +203,7 @@ func (k keyMap) listHelp() []key.Binding {
 
 // ladderHelp is the footer of the ladder view.
 func (k keyMap) ladderHelp() []key.Binding {
-	return []key.Binding{k.global.Back, k.actions.Trace, k.actions.Peek, k.actions.Replay, k.actions.Publish, k.actions.Purge, k.actions.PurgeAll, k.actions.Refused, k.actions.Drift, k.global.Filter, k.global.Command, k.global.Quit, k.global.Help}
+	return []key.Binding{k.global.Back, k.actions.Trace, k.actions.Peek, k.actions.Scheduled, k.actions.Replay, k.actions.Publish, k.actions.Purge, k.actions.PurgeAll, k.actions.Refused, k.actions.Drift, k.global.Filter, k.global.Command, k.global.Quit, k.global.Help}
 }
 
 // peekHelp is the footer of the peek view.
@@ -213,10 +219,13 @@ func (k keyMap) helpGroups() []ui.HelpGroup {
 	purge.SetEnabled(k.actions.Purge.Enabled())
 	quit := key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/^c", "quit/now"))
 	panes := key.NewBinding(key.WithKeys("c", "f"), key.WithHelp("c/f", "cost/forecast"))
+	// The scheduled messages (what is due when), named short so that the
+	// overlay keeps its four columns at 80×24.
+	sched := key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "due"))
 	return []ui.HelpGroup{
 		{Title: "move", Keys: []key.Binding{k.nav.Up, k.nav.Down, k.nav.Top, k.nav.PageUp, k.nav.Open, k.global.Back}},
 		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Fold, panes, k.actions.Publish, purge}},
-		{Title: "queue", Keys: []key.Binding{k.actions.Peek, k.actions.Replay}},
+		{Title: "queue", Keys: []key.Binding{k.actions.Peek, k.actions.Replay, sched}},
 		{Title: "console", Keys: []key.Binding{k.global.Filter, k.global.Command, k.global.Refresh, k.global.Log, k.global.Help, quit}},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -14,10 +15,12 @@ import (
 type promptKind int
 
 const (
-	promptNone    promptKind = iota
-	promptCommand            // `:` commands, with history
-	promptFilter             // `/` filter, applied as it is typed
-	promptTrace              // `t` trace, traced as it is typed
+	promptNone       promptKind = iota
+	promptCommand               // `:` commands, with history
+	promptFilter                // `/` filter, applied as it is typed
+	promptTrace                 // `t` trace, traced as it is typed
+	promptScheduled             // `/` on the scheduled view, applied when submitted
+	promptReschedule            // a reschedule's new delay or time
 )
 
 // historySize bounds the command history.
@@ -65,12 +68,20 @@ func (p prompt) Kind() promptKind { return p.kind }
 
 func (p *prompt) Open(kind promptKind, value string, suggestions []string) tea.Cmd {
 	p.kind = kind
-	p.input.Prompt = map[promptKind]string{promptCommand: ":", promptFilter: "/", promptTrace: "trace› "}[kind]
+	p.input.Prompt = map[promptKind]string{promptCommand: ":", promptFilter: "/", promptTrace: "trace› ", promptScheduled: "/", promptReschedule: "reschedule to› "}[kind]
 	p.input.Placeholder = map[promptKind]string{
-		promptCommand: "ladder NAME · trace 90s · publish · purge QUEUE · refresh 10s · q",
-		promptFilter:  "part of a name",
-		promptTrace:   "DELAY [DEST], e.g. 90s or 1h30m orders.work",
+		promptCommand:    "ladder NAME · trace 90s · publish · purge QUEUE · refresh 10s · q",
+		promptFilter:     "part of a name",
+		promptTrace:      "DELAY [DEST], e.g. 90s or 1h30m orders.work",
+		promptScheduled:  "ID, or id= correlation-id= where=H=V body= dest= within=1h due-before= due-after=",
+		promptReschedule: "a delay (90s, 2h) or a time (09:00, 2026-01-02T15:04:05Z); enter, esc keeps it",
 	}[kind]
+	// Without a width the input shows only the placeholder's first
+	// letter; the scheduled view's two spell out their language.
+	p.input.SetWidth(0)
+	if kind == promptScheduled || kind == promptReschedule {
+		p.input.SetWidth(lipgloss.Width(p.input.Placeholder) + 1)
+	}
 	p.input.SetValue(value)
 	p.input.CursorEnd()
 	p.input.SetSuggestions(suggestions)

@@ -160,7 +160,7 @@ func (a App) newObserver() ops.Observer {
 // from it), else every ladder of the vhost, for the list.
 func (a App) scope() ops.Scope {
 	s := ops.Scope{Vhost: a.vhost}
-	if a.screen == screenLadder || a.screen == screenPeek && a.peek.Back() == screenLadder {
+	if a.screen == screenLadder || a.screen == screenScheduled || a.screen == screenPeek && a.peek.Back() == screenLadder {
 		s.Ladders = []string{a.ladder.Found().Ladder.Name}
 	}
 	return s
