@@ -28,7 +28,7 @@ import (
 // (*broker.Conn is one).
 type Scheduler interface {
 	ops.Scanner
-	ops.Mover
+	ops.DepthMover
 }
 
 // scanTimeout bounds planning a scan or an action (reading quorum rungs'

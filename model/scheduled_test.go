@@ -11,10 +11,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // fakeScheduler serves scans from canned messages by queue, and moves

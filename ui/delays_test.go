@@ -9,8 +9,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui/fixture"
 )
 
 // delayInventory is a vhost with the delays of five libraries and a plugin
