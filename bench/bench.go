@@ -41,7 +41,7 @@ type Options struct {
 	// Unit is the ladders' resolution.
 	Unit time.Duration
 	// DelayBits: delays are uniform over [0, 2^DelayBits) units, which
-	// keeps a phase short (see BENCHMARKS.md for why and what it costs).
+	// keeps a phase short (see docs/benchmarks for why and what it costs).
 	DelayBits int
 	// Size is the message body size in bytes.
 	Size       int

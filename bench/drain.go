@@ -279,7 +279,7 @@ func drainLimit(ctx context.Context, conn *broker.Conn, qt topology.QueueType, n
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-// Markdown is the drain report as BENCHMARKS.md shows it.
+// Markdown is the drain report as docs/benchmarks shows it.
 func (r DrainReport) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Drain: %d messages of %s, %s %s ladder, radix %d (RabbitMQ %s, %d CPUs)\n\n",

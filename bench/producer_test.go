@@ -92,7 +92,7 @@ func TestBCCHeaderBytes(t *testing.T) {
 	}
 }
 
-// TestPythonProducerMatches runs the Python producer BENCHMARKS.md times
+// TestPythonProducerMatches runs the Python producer docs/benchmarks times
 // (bench/testdata/bcc.py) and checks that its routing keys and BCC headers
 // are rungs' own, so that the cost measured is of the right header, and a
 // reader can copy it.

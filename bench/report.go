@@ -347,7 +347,7 @@ func (r Report) targets() []Target {
 	return out
 }
 
-// Markdown renders the report as the tables BENCHMARKS.md holds.
+// Markdown renders the report as the tables docs/benchmarks holds.
 func (r Report) Markdown() string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }

@@ -58,19 +58,27 @@ func (e *env) benchCommand() *cobra.Command {
 --phases runs only the phases named, in the order above (punctuality's
 "max" row is the throughput phase's, so it is empty without it).
 
+--drain N runs the drain phase instead: a retry storm of N messages of
+the same delay in the default ladder, the rate it drains at while a
+backlog waits (against the broker's limit measured in the same run), and
+how well the forecast at the backlog's peak predicted the finish
+(docs/storms.md).
+
 Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
-seconds even on a 24-level ladder (BENCHMARKS.md explains the method).
+seconds even on a 24-level ladder (docs/benchmarks explains the method).
 The report is Markdown, or JSON with --json. The exit status is 1 if any
 message was lost, duplicated or early; missed targets are reported, not
 failed: timings depend on the machine.
 
 What measures rungs itself (the cost of its commands and of the
-console, a killed replay, one ladder beside 50,000 other queues) is in
-the lab, which does not ship: in the source tree, go run ./cmd/rungs-lab.`,
+console, a killed replay, one ladder beside 50,000 other queues, a scan
+of scheduled messages) is in the lab, which does not ship: in the source
+tree, go run ./cmd/rungs-lab.`,
 		Example: `  rungs bench --markdown bench.md
   rungs bench --duration 5s --rounds 1 --layouts prefix --radix 2,16
   rungs bench --smoke --json
-  rungs bench --phases punctuality --loads 100,1000 --layouts direct --radix 16`,
+  rungs bench --phases punctuality --loads 100,1000 --layouts direct --radix 16
+  rungs bench --drain 200000          # a retry storm: how fast the default ladder drains it`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBench(cmd, bf) },
 	}

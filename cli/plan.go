@@ -126,7 +126,7 @@ func nonNil(a topology.Args) map[string]any {
 }
 
 // printRadixCosts shows what the same range costs in each radix: a higher
-// radix means fewer, cheaper hops (BENCHMARKS.md measures it) for more
+// radix means fewer, cheaper hops (docs/benchmarks measures it) for more
 // queues.
 func printRadixCosts(e *env, l topology.Ladder) {
 	w := table(e.Out)

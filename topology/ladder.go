@@ -28,7 +28,7 @@ const (
 	// Celery). A ladder of another radix gets the fewest levels holding it.
 	DefaultBinaryLevels = 28
 	// DefaultRadix is the prefix and direct layouts': radix 16 measured cheapest and
-	// most punctual of 2, 4, 8 and 16 (BENCHMARKS.md), with a third of
+	// most punctual of 2, 4, 8 and 16 (docs/benchmarks), with a third of
 	// radix 2's broker CPU per message. The other layouts are binary.
 	DefaultRadix = 16
 	// DefaultQueueType is quorum: classic queues dead-letter at most once

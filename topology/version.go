@@ -89,7 +89,7 @@ func (v Version) LosesBCCOnDeadLetterRetry() bool {
 // where the direct layout would lose BCC keys (every dead-lettering on
 // 3.13.0 to 3.13.2, whatever the queue type; a quorum rung's dead-letter
 // retry before 3.13), DefaultLayout elsewhere. Measured on the default
-// quorum ladder (BENCHMARKS.md, "Direct or prefix on the default quorum
+// quorum ladder (docs/benchmarks/default-layout.md, "Direct or prefix on the default quorum
 // ladder, per version"): from 3.13.3 direct costs the broker less CPU per
 // message than prefix on every measured release, which outweighs the BCC
 // header it costs producers. An unknown version gets DefaultLayout.

@@ -11,7 +11,7 @@ import (
 // each radix its layout allows, with the ladder's own marked, in w×h cells.
 // It is the console's side of `rungs plan`'s radix table: the numbers come
 // from the plan, and the one measured fact that decides between them (broker
-// CPU per message) is in BENCHMARKS.md, summarised in the footnote.
+// CPU per message) is in docs/benchmarks, summarised in the footnote.
 func costList(l topology.Ladder, costs []topology.RadixCost, st Styles, w, h int, keys bool) string {
 	head := st.TableHeader.Render(fmt.Sprintf("COST  the range up to %s at %s, in each radix", MaxDelay(l.MaxDelay()), topology.FormatSpan(l.Unit)))
 	hint := ""
@@ -60,7 +60,7 @@ func costList(l topology.Ladder, costs []topology.RadixCost, st Styles, w, h int
 	notes := []string{"Each hop is an expiry, a dead-lettering and a topic routing on the broker."}
 	if len(costs) > 1 {
 		notes = append(notes,
-			"Measured (BENCHMARKS.md): radix 16 takes about a third of radix 2's broker",
+			"Measured (docs/benchmarks): radix 16 takes about a third of radix 2's broker",
 			"CPU per message and halves its lateness, for more (mostly idle) queues.",
 			"To change: rungs apply a ladder with --radix, then rungs migrate into it.")
 	} else {

@@ -359,7 +359,7 @@ func medianCost(cs []CommandCost) CommandCost {
 	return m
 }
 
-// Markdown renders the beside report as BENCHMARKS.md holds it.
+// Markdown renders the beside report as docs/benchmarks holds it.
 func (r BesideReport) Markdown() string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }

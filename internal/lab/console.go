@@ -71,7 +71,7 @@ type ConsoleOptions struct {
 	Smoke bool
 }
 
-// DefaultConsoleOptions is the vhost BENCHMARKS.md measures: 1,000 queues.
+// DefaultConsoleOptions is the vhost docs/benchmarks measures: 1,000 queues.
 func DefaultConsoleOptions() ConsoleOptions { return ConsoleOptions{Queues: 1000} }
 
 // ConsoleCost is what the console costs: management requests and bytes per
@@ -224,7 +224,7 @@ func (c ConsoleCost) targets() []bench.Target {
 	return out
 }
 
-// Markdown renders the console report as BENCHMARKS.md holds it.
+// Markdown renders the console report as docs/benchmarks holds it.
 func (r ConsoleReport) Markdown() string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }

@@ -8,7 +8,7 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// Markdown renders the scale report as BENCHMARKS.md holds it.
+// Markdown renders the scale report as docs/benchmarks holds it.
 func (r ScaleReport) Markdown() string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }

@@ -92,7 +92,7 @@ type ScanReport struct {
 	Problems                []string `json:"problems"`
 }
 
-// Markdown is the report for BENCHMARKS.md.
+// Markdown is the report for docs/benchmarks.
 func (r ScanReport) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Scan of %s scheduled messages (rungs scheduled)\n\n", topology.FormatCount(int64(r.N+r.Probes)))
