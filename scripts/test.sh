@@ -45,9 +45,15 @@ step "tools"
 # The console's end-to-end tests drive the real binary in tmux; the TLS test
 # makes its certificates with openssl; the exporter's test scrapes it with a
 # real Prometheus and checks the example alert rules with promtool (both in
-# Debian's prometheus package).
+# Debian's prometheus package); the delay inventory's tests publish through
+# Symfony Messenger's own AMQP transport (Debian's PHP packages).
+missing=()
 for tool in tmux openssl prometheus; do
-	command -v "$tool" >/dev/null && continue
+	command -v "$tool" >/dev/null || missing+=("$tool")
+done
+[[ -e /usr/share/php/Symfony/Component/Messenger/Bridge/Amqp/autoload.php ]] && command -v php >/dev/null ||
+	missing+=(php-cli php-amqp php-symfony-amqp-messenger)
+if ((${#missing[@]} > 0)); then
 	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
 		# No package may start a service of its own (the prometheus package
 		# would serve on every interface): a policy-rc.d says no, if none exists.
@@ -59,15 +65,15 @@ for tool in tmux openssl prometheus; do
 		fi
 		rc=0
 		{ apt-get -o DPkg::Lock::Timeout=300 update -qq &&
-			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "$tool"; } || rc=$?
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}"; } || rc=$?
 		[[ -z $policy ]] || rm -f "$policy"
 		((rc == 0)) || exit "$rc"
 	else
-		echo "$tool is needed by the end-to-end tests: install it (apt-get install $tool)" >&2
+		echo "the tests need ${missing[*]}: install them (apt-get install ${missing[*]})" >&2
 		exit 1
 	fi
-done
-echo "tmux: $(tmux -V); $(openssl version); $(prometheus --version 2>&1 | head -1)"
+fi
+echo "tmux: $(tmux -V); $(openssl version); $(prometheus --version 2>&1 | head -1); $(php --version | head -1)"
 
 step "gofmt"
 unformatted=$(find . -name '*.go' -not -path '*/testdata/*' -not -path './vendor/*' -not -path '*/.*/*' -print0 |
