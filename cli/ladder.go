@@ -63,6 +63,9 @@ func (lf *ladderFlags) check() error {
 	if _, err := topology.LayoutByName(lf.layout); err != nil {
 		return usageErr("%v", err)
 	}
+	if err := topology.CheckName(lf.name); err != nil {
+		return usageErr("--ladder: %v", err)
+	}
 	return nil
 }
 

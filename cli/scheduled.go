@@ -85,8 +85,8 @@ point loses nothing (a possible duplicate carries x-rungs-replay-id).`,
 	pf.StringVar(&sf.within, "within", "", "due within this span from now (e.g. 1h)")
 	pf.IntVar(&sf.keep, "limit", 50, "list at most this many (the earliest due)")
 	pf.BoolVar(&sf.force, "force", false, "read rungs the peek rules refuse (quorum rungs with a delivery limit before 4.3)")
-	act := func(a ops.Action, use, short string) *cobra.Command {
-		c := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs,
+	act := func(a ops.Action, use, short, example string) *cobra.Command {
+		c := &cobra.Command{Use: use, Short: short, Example: example, Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error { return e.runScheduledAction(cmd.Context(), sf, a) }}
 		f := c.Flags()
 		f.BoolVar(&sf.dryRun, "dry-run", false, "list what would be acted on; change nothing")
@@ -95,13 +95,20 @@ point loses nothing (a possible duplicate carries x-rungs-replay-id).`,
 		f.BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
 		return c
 	}
-	cancel := act(ops.ActCancel, "cancel --ladder NAME [filters]", "Park the selected messages (or --discard them)")
+	cancel := act(ops.ActCancel, "cancel --ladder NAME [filters]", "Park the selected messages (or --discard them)",
+		`  rungs scheduled cancel --ladder jobs --where order=8812 --dry-run
+  rungs scheduled cancel --ladder jobs --where order=8812     # parked in jobs.scheduled.cancelled
+  rungs scheduled cancel --ladder jobs --id order-8812 --discard`)
 	cancel.Flags().StringVar(&sf.park, "park", "", "parking queue (default NAME.scheduled.cancelled)")
 	cancel.Flags().BoolVar(&sf.discard, "discard", false, "delete them instead of parking (asks to type the ladder's name; --yes does not do)")
-	resched := act(ops.ActReschedule, "reschedule --ladder NAME [filters] (--delay D | --at TIME)", "Put the selected messages back with a new delay or due time")
+	resched := act(ops.ActReschedule, "reschedule --ladder NAME [filters] (--delay D | --at TIME)", "Put the selected messages back with a new delay or due time",
+		`  rungs scheduled reschedule --ladder jobs --id reminder-17 --delay 30m
+  rungs scheduled reschedule --ladder jobs --id reminder-17 --at 2026-11-27T09:00:00Z --yes`)
 	resched.Flags().StringVar(&sf.delay, "delay", "", "new delay from now, e.g. 30m")
 	resched.Flags().StringVar(&sf.at, "at", "", "new due time (RFC 3339, or a span from now)")
-	fire := act(ops.ActFire, "fire --ladder NAME [filters]", "Send the selected messages to their destination now")
+	fire := act(ops.ActFire, "fire --ladder NAME [filters]", "Send the selected messages to their destination now",
+		`  rungs scheduled fire --ladder jobs --correlation-id support-4411
+  rungs scheduled fire --ladder celery --id '3f2a*' --yes`)
 	cmd.AddCommand(cancel, resched, fire)
 	return cmd
 }

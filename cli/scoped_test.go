@@ -84,8 +84,13 @@ func TestStatusTraceAndDoctorReadTheLaddersObjectsOnly(t *testing.T) {
 				t.Errorf("rungs %s listed the vhost's queues: %s", strings.Join(args, " "), u)
 			}
 			listing := p == "/api/queues/"+vhostPath || p == "/api/exchanges/"+vhostPath
+			// doctor of a whole vhost also takes the inventory of its
+			// delays outside ladders: every queue and exchange, in pages
+			// of a few columns (the management API cannot filter by
+			// arguments). Nothing else lists the vhost.
+			inventory := len(args) == 1 && args[0] == "doctor" && u.Query().Get("page") != "" && u.Query().Get("columns") != ""
 			if strings.Contains(p, "/definitions") || strings.HasPrefix(p, "/api/bindings") ||
-				listing && u.Query().Get("use_regex") != "true" || strings.Contains(p, "other-") {
+				listing && u.Query().Get("use_regex") != "true" && !inventory || strings.Contains(p, "other-") {
 				t.Errorf("rungs %s requested %s, which is not the ladder's", strings.Join(args, " "), u)
 			}
 		}

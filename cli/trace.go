@@ -80,6 +80,9 @@ resting in a rung no longer shows them).`,
 // and bindings are megabytes where the ladder's are kilobytes, and a
 // listing makes the broker walk every queue.
 func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
+	if err := topology.CheckName(e.opts.ladder.name); err != nil {
+		return topology.Snapshot{}, usageErr("--ladder: %v", err)
+	}
 	insp, err := e.reader()
 	if err != nil {
 		return topology.Snapshot{}, err
@@ -100,10 +103,19 @@ func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
 // ladderNames is --ladder's name as a scope names it: none (every ladder)
 // when it is empty.
 func (e *env) ladderNames() []string {
-	if n := e.opts.ladder.name; n != "" {
-		return []string{n}
+	n := e.opts.ladder.name
+	if n == "" {
+		return nil
 	}
-	return nil
+	// A layout whose ladder name is fixed or defaults otherwise (celery,
+	// nsb) names its objects by that name, not by the default one: read
+	// the name the flags' ladder normalizes to, and the one given.
+	if e.opts.ladder.set.Lookup("layout").Changed {
+		if l, err := e.opts.ladder.fromFlags(e.vhost(), nil); err == nil && l.Name != n {
+			return []string{l.Name, n}
+		}
+	}
+	return []string{n}
 }
 
 // reader is the management API as an operation reads it through ops,

@@ -133,6 +133,10 @@ func (l Ladder) Normalize() (Ladder, error) {
 	return l, nil
 }
 
+// CheckName rejects a ladder name no ladder can have, before anything is
+// read by it: a read by name builds patterns from it.
+func CheckName(name string) error { return checkName(name) }
+
 // checkName rejects ladder names that cannot prefix AMQP object names or that
 // would confuse discovery (a topic wildcard in a name).
 func checkName(name string) error {
