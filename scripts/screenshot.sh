@@ -2,7 +2,7 @@
 # The README's pictures of the console, made from a real console run against
 # a real broker, so they can be made again whenever a view changes:
 #
-#   scripts/screenshot.sh        writes docs/images/console.png and trace.png
+#   scripts/screenshot.sh        writes docs/images/console.png, trace.png and scheduled.png
 #
 # It brings up RabbitMQ 4.3 (scripts/broker.sh), builds rungs, declares the
 # demo ladder in a vhost of its own (rungs-screenshot, deleted again), puts
@@ -51,13 +51,22 @@ shoot() { # NAME KEYS...: type KEYS into the console, wait, capture, render
 		tmux send-keys -t "$session" "$k"
 		sleep 0.5
 	done
-	sleep 2
+	sleep "${SETTLE:-3}"
 	tmux capture-pane -t "$session" -e -p >"bin/$name.ansi"
 	# freeze sizes the window for a few lines unless told: 30 rows of 13 px
-	# type at its 1.2 line height, plus padding and the title bar.
-	"$gobin/freeze" --execute "cat bin/$name.ansi" --window --padding 20 --margin 0 \
-		--font.size 13 --height 560 --output "docs/images/$name.png" >/dev/null
-	echo "docs/images/$name.png"
+	# type at its 1.2 line height, plus padding and the title bar. Its
+	# pseudo-terminal now and then fails on a busy machine: try again.
+	local try out
+	for try in 1 2 3; do
+		if out=$("$gobin/freeze" --execute "cat bin/$name.ansi" --window --padding 20 --margin 0 \
+			--font.size 13 --height 560 --output "docs/images/$name.png" 2>&1); then
+			echo "docs/images/$name.png"
+			return
+		fi
+		sleep 1
+	done
+	echo "screenshot: freeze failed on $name: $out" >&2
+	return 1
 }
 
 tmux new-session -d -s "$session" -x 100 -y 30 \
@@ -65,3 +74,5 @@ tmux new-session -d -s "$session" -x 100 -y 30 \
 sleep 4
 shoot console
 shoot trace t 40m30s Enter
+# The scheduled messages, found one by one: esc leaves the trace, s scans.
+SETTLE=6 shoot scheduled Escape s
