@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -66,45 +65,23 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 	if err != nil {
 		return err
 	}
-	res := ops.MigrateResult{Reasons: map[string]int{}, Stopped: broker.StopEmpty}
-	start := time.Now()
-	for _, q := range dm.group.Queues {
-		o := broker.MigrateDelayQueue(dm.opts, dm.g, q, dm.route)
-		if mf.limit > 0 {
-			o.Limit = mf.limit - res.Moved - res.Parked - res.Unknown
-			if o.Limit <= 0 {
-				res.Stopped = broker.StopLimit
-				break
-			}
-		}
-		p, err := conn.Move(ctx, o)
-		if err != nil && p.Moved+p.Parked+p.Unknown == 0 && strings.Contains(err.Error(), "no such queue") {
-			// A delay queue with x-expires goes once unused: its
-			// messages went with it or before, nothing to move.
-			res.Rungs = append(res.Rungs, ops.RungResult{Queue: q.Name, Left: -1, Stopped: "the queue is gone"})
-			continue
-		}
-		rr := ops.RungResult{Queue: q.Name, Moved: p.Moved, Parked: p.Parked, Stayed: p.Kept + p.Skipped, Unknown: p.Unknown, Left: p.SourceReady, Stopped: p.Stopped}
-		res.Rungs = append(res.Rungs, rr)
-		res.Moved, res.Parked, res.Stayed, res.Unknown = res.Moved+rr.Moved, res.Parked+rr.Parked, res.Stayed+rr.Stayed, res.Unknown+rr.Unknown
-		res.Reconnects += p.Reconnects
-		for k, v := range p.Reasons {
-			res.Reasons[k] += v
-		}
-		if err != nil || p.Stopped != broker.StopEmpty {
-			res.Stopped = p.Stopped
-			res.Elapsed = time.Since(start)
-			e.reportMigrateDelays(dm, res)
-			if err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return &exitError{130, fmt.Errorf("migrate interrupted after %d message(s); the rest stay in their delay queues", res.Moved+res.Parked)}
-			}
-			return nil
-		}
+	steps := make([]ops.DrainStep, len(dm.group.Queues))
+	for i, q := range dm.group.Queues {
+		// A delay queue with x-expires goes once unused: its messages
+		// went with it or before, nothing to move.
+		steps[i] = ops.DrainStep{Queue: q.Name, Options: broker.MigrateDelayQueue(dm.opts, dm.g, q, dm.route), MayBeGone: true}
 	}
-	res.Elapsed = time.Since(start)
+	res, err := ops.Drain(ctx, conn, steps, mf.limit, nil)
+	if err != nil || res.Stopped != broker.StopEmpty && res.Stopped != broker.StopLimit {
+		e.reportMigrateDelays(dm, res)
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return &exitError{130, fmt.Errorf("migrate interrupted after %d message(s); the rest stay in their delay queues", res.Moved+res.Parked)}
+		}
+		return nil
+	}
 	e.reportMigrateDelays(dm, res)
 	if res.Stayed > 0 {
 		return fmt.Errorf("%d message(s) stayed in the delay queues of %s (reasons above)", res.Stayed, dm.group.ID())

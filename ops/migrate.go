@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -187,14 +188,40 @@ type RungResult struct {
 // stops before its rung is empty. progress, when set, hears each Move's
 // progress with the rung's index and what the earlier rungs did.
 func (mp MigratePlan) Run(ctx context.Context, m Mover, limit int, progress func(i int, queue string, done MigrateResult, p broker.MoveProgress)) (MigrateResult, error) {
+	steps := make([]DrainStep, len(mp.Rungs))
+	for i, mr := range mp.Rungs {
+		steps[i] = DrainStep{Queue: mr.Rung.Queue, Missing: mr.Missing}
+		if !mr.Missing {
+			steps[i].Options = broker.MigrateRung(mp.Opts, mp.Migration, mr.Rung.Queue)
+		}
+	}
+	return Drain(ctx, m, steps, limit, progress)
+}
+
+// DrainStep is one queue a migration empties with one Move.
+type DrainStep struct {
+	Queue   string
+	Options broker.MoveOptions
+	// Missing: the queue does not exist, nothing to move. MayBeGone: a
+	// queue that deletes itself once unused (x-expires) may be gone by
+	// the time it is drained, its messages with it or moved before.
+	Missing, MayBeGone bool
+}
+
+// Drain runs the steps in order, one Move each, until limit messages (0:
+// every one) have moved or been parked, or a Move stops before its queue
+// is empty: the one loop of a ladder's migration and of a migration of
+// other libraries' delay queues. progress, when set, hears each Move's
+// progress with the step's index and what the earlier steps did.
+func Drain(ctx context.Context, m Mover, steps []DrainStep, limit int, progress func(i int, queue string, done MigrateResult, p broker.MoveProgress)) (MigrateResult, error) {
 	res := MigrateResult{Reasons: map[string]int{}, Stopped: broker.StopEmpty}
 	start := time.Now()
-	for i, mr := range mp.Rungs {
-		if mr.Missing {
-			res.Rungs = append(res.Rungs, RungResult{Queue: mr.Rung.Queue, Left: -1, Stopped: "the queue does not exist"})
+	for i, st := range steps {
+		if st.Missing {
+			res.Rungs = append(res.Rungs, RungResult{Queue: st.Queue, Left: -1, Stopped: "the queue does not exist"})
 			continue
 		}
-		o := broker.MigrateRung(mp.Opts, mp.Migration, mr.Rung.Queue)
+		o := st.Options
 		if limit > 0 {
 			o.Limit = limit - res.Moved - res.Parked - res.Unknown
 			if o.Limit <= 0 {
@@ -203,10 +230,14 @@ func (mp MigratePlan) Run(ctx context.Context, m Mover, limit int, progress func
 			}
 		}
 		if progress != nil {
-			o.Progress = func(p broker.MoveProgress) { progress(i, mr.Rung.Queue, res, p) }
+			o.Progress = func(p broker.MoveProgress) { progress(i, st.Queue, res, p) }
 		}
 		p, err := m.Move(ctx, o)
-		rr := RungResult{Queue: mr.Rung.Queue, Moved: p.Moved, Parked: p.Parked, Stayed: p.Kept + p.Skipped,
+		if err != nil && st.MayBeGone && p.Moved+p.Parked+p.Unknown == 0 && strings.Contains(err.Error(), "no such queue") {
+			res.Rungs = append(res.Rungs, RungResult{Queue: st.Queue, Left: -1, Stopped: "the queue is gone"})
+			continue
+		}
+		rr := RungResult{Queue: st.Queue, Moved: p.Moved, Parked: p.Parked, Stayed: p.Kept + p.Skipped,
 			Unknown: p.Unknown, Left: p.SourceReady, Stopped: p.Stopped}
 		res.Rungs = append(res.Rungs, rr)
 		res.Moved += rr.Moved
