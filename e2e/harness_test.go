@@ -17,8 +17,9 @@
 //
 // Every test calls t.Parallel, and all of them run at once (TestMain sets
 // -parallel): the tests wait on brokers and clocks far more than they
-// compute, so they overlap well even on two cores. A test that must not
-// overlap another says why and leaves t.Parallel out.
+// compute, so they overlap well even on two cores. The tests that own a
+// node take turns (startNode holds nodeSlot until its node is down). A
+// test that must not overlap another says why and leaves t.Parallel out.
 package e2e
 
 import (

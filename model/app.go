@@ -9,8 +9,10 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -757,9 +759,25 @@ func (a App) banner() string {
 	if !a.loaded || a.fetchErr == nil {
 		return ""
 	}
-	text := fmt.Sprintf("✗ %s failed: %v · showing data from %s, retrying every %s",
-		a.fetchErr.op, a.fetchErr.err, a.refreshed.Format("15:04:05"), topology.FormatSpan(a.interval))
+	text := fmt.Sprintf("✗ %s failed: %s · showing data from %s, retrying every %s",
+		a.fetchErr.op, causeFirst(a.fetchErr.err), a.refreshed.Format("15:04:05"), topology.FormatSpan(a.interval))
 	return ui.Banner(text, a.styles.Danger, a.width, 2)
+}
+
+// causeFirst puts an operating system's refusal (connection refused,
+// reset, no route) before the request that met it: a read by name names
+// long URLs, and the banner's two lines would cut the cause off the end.
+func causeFirst(err error) string {
+	msg := err.Error()
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return msg
+	}
+	cause := errno.Error()
+	if !strings.HasSuffix(msg, cause) || msg == cause {
+		return msg
+	}
+	return cause + " (" + strings.TrimRight(strings.TrimSuffix(msg, cause), ": ") + ")"
 }
 
 // footer is the key help, or the input line.
