@@ -151,6 +151,10 @@ func TestExportedDefinitionsImportWithoutDriftAndDeliver(t *testing.T) {
 			t.Parallel()
 			env, cfg := brokerEnv(t)
 			defs := mustRun(t, env, append([]string{"export"}, tc.shape...)...)
+			// An import of a few hundred objects takes the broker seconds
+			// while the other cases import theirs: a request bound for a
+			// test's set-up, not rungs' own per-request timeout.
+			cfg.Timeout = 30 * time.Second
 			m, err := broker.NewManagement(cfg)
 			if err != nil {
 				t.Fatal(err)
