@@ -101,6 +101,8 @@ type ConsoleCost struct {
 // ConsoleReport is what the console phase measured.
 type ConsoleReport struct {
 	bench.RunInfo
+	// Vhost is the run's own, removed at its end.
+	Vhost    string         `json:"vhost"`
 	Smoke    bool           `json:"smoke"`
 	Console  ConsoleCost    `json:"console"`
 	Targets  []bench.Target `json:"targets"`
@@ -124,6 +126,7 @@ func RunConsole(ctx context.Context, cfg broker.Config, mgmt *broker.Management,
 		return rep, err
 	}
 	defer vh.Remove(ctx, time.Minute, &rep.Problems)
+	rep.Vhost = vh.Config.Vhost
 	vcfg := vh.Config
 	conn, err := broker.Dial(ctx, vcfg)
 	if err != nil {
