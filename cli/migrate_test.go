@@ -239,16 +239,20 @@ func TestMigrateBetweenQueueTypes(t *testing.T) {
 func migrateQueueTypes(t *testing.T, from, to topology.QueueType) {
 	env, cfg := brokerEnv(t)
 	c := dial(t, cfg)
-	mustRun(t, env, "apply", "--ladder", "c", "--unit", "100ms", "--levels", "8", "--radix", "2", "--queue-type", string(from), "--target", "work", "--target", "other")
-	mustRun(t, env, "apply", "--ladder", "q", "--unit", "100ms", "--levels", "8", "--radix", "2", "--queue-type", string(to), "--target", "work")
+	// A 200ms unit: rung 04 holds 3.2s, 05 6.4s, 06 12.8s. Every batch sits
+	// in a rung the migration reaches with at least 3s to spare, so it
+	// moves all of them however slowly a loaded machine starts it (a 100ms
+	// unit left 0.6s, and a CI run's migration took 2s).
+	mustRun(t, env, "apply", "--ladder", "c", "--unit", "200ms", "--levels", "8", "--radix", "2", "--queue-type", string(from), "--target", "work", "--target", "other")
+	mustRun(t, env, "apply", "--ladder", "q", "--unit", "200ms", "--levels", "8", "--radix", "2", "--queue-type", string(to), "--target", "work")
 	a := watch(t, c, "work", "q.done")
 	toWork := []published{
-		publishDelayed(t, env, "c", "w3-", 3*time.Second, 10, "work"), // 1.6s, then waits in the 800ms rung
-		publishDelayed(t, env, "c", "w6-", 6*time.Second, 10, "work"), // in its first rung (3.2s)
+		publishDelayed(t, env, "c", "w9-", 9600*time.Millisecond, 10, "work"), // 6.4s, then waits in the 3.2s rung
+		publishDelayed(t, env, "c", "w12-", 12*time.Second, 10, "work"),       // the same two rungs, then 1.6s and 0.8s
 	}
-	toDone := publishDelayed(t, env, "c", "d4-", 4*time.Second, 10, "")
-	publishDelayed(t, env, "c", "o5-", 5*time.Second, 10, "other")
-	time.Sleep(1800*time.Millisecond - time.Since(toWork[0].at))
+	toDone := publishDelayed(t, env, "c", "d14-", 14*time.Second, 10, "") // in its first rung (12.8s)
+	publishDelayed(t, env, "c", "o16-", 16*time.Second, 10, "other")      // likewise
+	time.Sleep(6600*time.Millisecond - time.Since(toWork[0].at))
 
 	start := time.Now()
 	res := runMigrateJSON(t, env, "--from", "c", "--to", "q", "--park", "c.unplaced", "--rate", "1000/s")
@@ -256,17 +260,17 @@ func migrateQueueTypes(t *testing.T, from, to topology.QueueType) {
 	if res.Moved != 30 || res.Parked != 10 || res.Stayed != 0 || res.Reasons["destination other is not bound to ladder q"] != 10 {
 		t.Errorf("migrate: %+v", res)
 	}
-	src, _ := topology.Ladder{Name: "c", Unit: 100 * time.Millisecond, Levels: 8, Radix: 2}.Normalize()
+	src, _ := topology.Ladder{Name: "c", Unit: 200 * time.Millisecond, Levels: 8, Radix: 2}.Normalize()
 	rungsEmpty(t, c, src)
 
 	// Late by up to 1s for whole-second timestamps, plus the 1s --margin,
-	// plus the 100ms unit, plus the broker's own lag.
-	late := 2500 * time.Millisecond
+	// plus the 200ms unit, plus the broker's own lag.
+	late := 2600 * time.Millisecond
 	checkOnTime(t, a.wait(t, "work", 20, 15*time.Second), late, toWork...)
 	checkOnTime(t, a.wait(t, "q.done", 10, 15*time.Second), late, toDone)
 	parked := drain(t, c, "c.unplaced", 10, 5*time.Second)
 	for _, d := range parked {
-		if r, _ := d.Headers[topology.HeaderReason].(string); !strings.HasPrefix(d.MessageID, "o5-") || r != "destination other is not bound to ladder q" {
+		if r, _ := d.Headers[topology.HeaderReason].(string); !strings.HasPrefix(d.MessageID, "o16-") || r != "destination other is not bound to ladder q" {
 			t.Errorf("parked %s: %q", d.MessageID, r)
 		}
 	}
