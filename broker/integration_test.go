@@ -122,6 +122,7 @@ func (e env) snapshot(t *testing.T) topology.Snapshot {
 }
 
 func TestApplyLayouts(t *testing.T) {
+	t.Parallel()
 	cases := map[string]topology.Ladder{
 		"prefix classic": {Name: "pc", Layout: "prefix", Unit: time.Second, Levels: 12, Radix: 2, Targets: []string{"orders.retry", "billing"}},
 		"prefix quorum":  {Name: "pq", Layout: "prefix", Unit: 100 * time.Millisecond, Levels: 8, Radix: 2, QueueType: topology.Quorum, Targets: []string{"orders"}},
@@ -749,7 +750,9 @@ func TestManagementOnRealBroker(t *testing.T) {
 	}
 	e.apply(t, ladder(t, e, topology.Ladder{Name: "cost", Layout: "prefix", Unit: time.Second, Levels: 28, Radix: 2}))
 	r0, b0 := e.mgmt.Cost()
-	if _, err := e.mgmt.Snapshot(ctx, e.vhost); err != nil {
+	// A deadline of its own: the apply above may take most of ctx's on a
+	// loaded machine.
+	if _, err := e.mgmt.Snapshot(ctxFor(t, 30*time.Second), e.vhost); err != nil {
 		t.Fatal(err)
 	}
 	r1, b1 := e.mgmt.Cost()

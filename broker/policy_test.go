@@ -63,6 +63,7 @@ func TestDelayedRetries(t *testing.T) {
 // field and make the message ready again. The argument is listed as a
 // source on every version; the policy keys only 4.3 accepts.
 func TestDelayedRetryOnRealBroker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ver, err := e.mgmt.Version(ctxFor(t, 10*time.Second))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // of a real broker: the broker accepts it (on 3.10 and 4.x alike), applies
 // it to that queue alone, and undo removes it. Read-only refuses it.
 func TestNudgeDeadLetteringOnBroker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -65,6 +66,7 @@ func TestNudgeDeadLetteringOnBroker(t *testing.T) {
 // changed; read-only refuses first. (The move itself needs a cluster:
 // e2e's TestClusterStallCures.)
 func TestMoveLeaderOnSingleNode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

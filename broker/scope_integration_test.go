@@ -142,6 +142,7 @@ func readOnlyUser(t *testing.T, vhost, read string) broker.Config {
 // one clear error, not two 404s. Such a user may still purge a ladder's
 // queue: RabbitMQ lets read permission purge, on every version measured.
 func TestUserWhoSeesSomeVhosts(t *testing.T) {
+	t.Parallel()
 	seen := newEnv(t)
 	hidden := brokertest.NewVhost(t).Vhost
 	l := ladder(t, seen, topology.Ladder{Name: "lad", Layout: "direct", Unit: time.Minute, Levels: 2, Radix: 2, QueueType: topology.Classic})

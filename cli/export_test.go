@@ -132,6 +132,7 @@ func TestHCLStringEscapes(t *testing.T) {
 // foreign layouts, whose definitions are what Celery and NServiceBus would
 // have declared.
 func TestExportedDefinitionsImportWithoutDriftAndDeliver(t *testing.T) {
+	t.Parallel()
 	cases := map[string]struct {
 		shape    []string
 		ladder   string

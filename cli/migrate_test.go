@@ -142,26 +142,32 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
 	c := dial(t, cfg)
-	// The source: 8 binary levels of 100ms (up to 25.5s), no destinations.
-	mustRun(t, env, "apply", "--ladder", "s", "--layout", "suffix", "--unit", "100ms", "--levels", "8", "--queue-type", "classic")
+	// The source: 8 binary levels of 200ms (up to 51s), no destinations.
+	// Every batch the migration moves waits in a rung it reaches with over
+	// 5s to spare, however slowly a loaded machine runs the dry run and the
+	// refusals first (a 100ms unit left 2.5s for all that, and a run with
+	// eight such tests at once ran out of it).
+	mustRun(t, env, "apply", "--ladder", "s", "--layout", "suffix", "--unit", "200ms", "--levels", "8", "--queue-type", "classic")
 	// The target: up to 15.75s in steps of 250ms, delivering to s.work.
 	mustRun(t, env, "apply", "--ladder", "p", "--unit", "250ms", "--levels", "6", "--radix", "2", "--target", "s.work", "--queue-type", "classic")
 	a := watch(t, c, "s.work", "p.done")
 
+	// Published in this order, so that a dry run's first 10 of the 25.6s
+	// rung show a parked batch too.
 	batches := []published{
-		publishDelayed(t, env, "s", "two-", 2*time.Second, 5, ""),      // done before the migration
-		publishDelayed(t, env, "s", "six-", 6*time.Second, 5, ""),      // 3.2s, then waits in the 1.6s, 800ms or 400ms rung
-		publishDelayed(t, env, "s", "seven-", 7*time.Second, 5, ""),    // still in its first rung (6.4s)
-		publishDelayed(t, env, "s", "ten-", 10*time.Second, 5, ""),     // likewise
-		publishDelayed(t, env, "s", "twenty5-", 25*time.Second, 5, ""), // over p's maximum: parked
+		publishDelayed(t, env, "s", "two-", 2*time.Second, 5, ""),                // done before the migration
+		publishDelayed(t, env, "s", "nineteen-", 19200*time.Millisecond, 5, ""),  // 12.8s, then waits in the 6.4s rung
+		publishDelayed(t, env, "s", "twenty6-", 26*time.Second, 5, ""),           // still in its first rung (25.6s)
+		publishDelayed(t, env, "s", "forty-", 40*time.Second, 5, ""),             // likewise, and over p's maximum: parked
+		publishDelayed(t, env, "s", "twenty6.4-", 26400*time.Millisecond, 5, ""), // in its first rung too; 28s would be 1s too long for p (timestamps are whole seconds)
 	}
-	time.Sleep(3500*time.Millisecond - time.Since(batches[0].at))
+	time.Sleep(13500*time.Millisecond - time.Since(batches[0].at))
 
-	src := topology.Ladder{Name: "s", Layout: "suffix", Unit: 100 * time.Millisecond, Levels: 8}
+	src := topology.Ladder{Name: "s", Layout: "suffix", Unit: 200 * time.Millisecond, Levels: 8}
 	src, _ = src.Normalize()
 	// A dry run says where each would go and moves nothing.
 	out := mustRun(t, env, "migrate", "--from", "s", "--to", "p", "--dest", "s.work", "--dry-run")
-	for _, want := range []string{"dry run: nothing was moved", "s.delay.64 (6.4s): 10 ready", "(x-death)", "(timestamp)", "via p.ingest key 0.1.", "→ s.work",
+	for _, want := range []string{"dry run: nothing was moved", "s.delay.128 (25.6s): 15 ready", "s.delay.32 (6.4s): 5 ready", "(x-death)", "(timestamp)", "via p.ingest key 0.1.", "→ s.work",
 		"→ park: its remaining delay exceeds the maximum of ladder p (15.75s)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run lacks %q:\n%s", want, out)
@@ -187,18 +193,18 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 
 	// Late by up to 1s for whole-second timestamps, plus the 1s --margin,
 	// plus up to the 250ms unit of p, plus the broker's own lag.
-	got := a.wait(t, "s.work", 15, 15*time.Second)
-	checkOnTime(t, got, 2600*time.Millisecond, batches[1:4]...)
+	got := a.wait(t, "s.work", 15, 30*time.Second)
+	checkOnTime(t, got, 2600*time.Millisecond, batches[1], batches[2], batches[4])
 	for _, d := range got {
 		m, _ := d.Headers[topology.HeaderMigrated].(map[string]any)
 		if m["from"] != "s" || m["to"] != "p" || m["from-layout"] != "suffix" {
 			t.Errorf("%s: x-rungs-migrated %v", d.MessageID, d.Headers[topology.HeaderMigrated])
 		}
 		_, saved := d.Headers[topology.HeaderSavedDeath]
-		if strings.HasPrefix(d.MessageID, "six-") && (m["basis"] != string(topology.BasisDeath) || !saved) {
+		if strings.HasPrefix(d.MessageID, "nineteen-") && (m["basis"] != string(topology.BasisDeath) || !saved) {
 			t.Errorf("%s: basis %v, x-rungs-x-death %v", d.MessageID, m["basis"], saved)
 		}
-		if strings.HasPrefix(d.MessageID, "seven-") && m["basis"] != string(topology.BasisPublish) {
+		if strings.HasPrefix(d.MessageID, "twenty") && m["basis"] != string(topology.BasisPublish) {
 			t.Errorf("%s: basis %v", d.MessageID, m["basis"])
 		}
 	}
@@ -212,7 +218,7 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 	for _, d := range parked {
 		reason, _ := d.Headers[topology.HeaderReason].(string)
 		ms, _ := topology.HeaderInt(d.Headers[topology.HeaderRemainingMS])
-		if !strings.HasPrefix(d.MessageID, "twenty5-") || !strings.Contains(reason, "exceeds the maximum of ladder p") || ms < 20000 || ms > 25000 {
+		if !strings.HasPrefix(d.MessageID, "forty-") || !strings.Contains(reason, "exceeds the maximum of ladder p") || ms <= 15750 || ms > 40000 {
 			t.Errorf("parked %s: %q, %dms left", d.MessageID, reason, ms)
 		}
 	}

@@ -141,28 +141,29 @@ func TestPeekOfAQuorumRungByRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustRun(t, env, "apply", "--ladder", "q", "--layout", "prefix", "--unit", "1s", "--levels", "5", "--radix", "2", "--queue-type", "quorum")
-	// 20s: 16s in q.rung.04, then 4s in q.rung.02.
-	const delay = 20 * time.Second
+	mustRun(t, env, "apply", "--ladder", "q", "--layout", "prefix", "--unit", "1s", "--levels", "7", "--radix", "2", "--queue-type", "quorum")
+	// 66s: 64s in q.rung.06, then 2s in q.rung.01. 25 peeks on a loaded
+	// machine took longer than a 16s rung once (eight tests at a time).
+	const delay = 66 * time.Second
 	before := time.Now()
-	mustRun(t, env, "publish", "--ladder", "q", "--delay", "20s", "--count", "2")
+	mustRun(t, env, "publish", "--ladder", "q", "--delay", "66s", "--count", "2")
 	if ver.QuorumRequeueNackCounts() {
-		code, out, errs := run(t, env, "peek", "q.rung.04")
+		code, out, errs := run(t, env, "peek", "q.rung.06")
 		if code != ExitUsage || !strings.Contains(errs, "quorum ladder q") || !strings.Contains(errs, "--force") || out != "" {
 			t.Fatalf("%v: peek of a quorum rung: exit %d, %q", ver, code, errs)
 		}
-		code, _, errs = run(t, env, "peek", "q.rung.04", "--force", "--read-only")
+		code, _, errs = run(t, env, "peek", "q.rung.06", "--force", "--read-only")
 		if code == ExitOK || !strings.Contains(errs, "read-only") {
 			t.Fatalf("%v: read-only peek of a quorum rung: exit %d, %q", ver, code, errs)
 		}
-		out = mustRun(t, env, "peek", "q.rung.04", "--force")
+		out = mustRun(t, env, "peek", "q.rung.06", "--force")
 		if !strings.Contains(out, "2 of 2 ready") || !strings.Contains(out, "x-delivery-count 0 before this peek") {
 			t.Errorf("%v: forced peek:\n%s", ver, out)
 		}
 		return
 	}
 	for i := range 25 {
-		args := []string{"peek", "q.rung.04"}
+		args := []string{"peek", "q.rung.06"}
 		if i%2 == 1 {
 			args = append(args, "--read-only") // nothing a limit acts on changes
 		}

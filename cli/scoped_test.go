@@ -60,6 +60,7 @@ func recordMgmt(t *testing.T, env map[string]string) *recordingProxy {
 // definitions, no listing of every queue or binding of the vhost, and no
 // request that names one of the other queues beside the ladder.
 func TestStatusTraceAndDoctorReadTheLaddersObjectsOnly(t *testing.T) {
+	t.Parallel()
 	env, cfg := brokerEnv(t)
 	mustRun(t, env, "apply", "--ladder", "jobs", "--max-delay", "1m", "--target", "orders")
 	c := dial(t, cfg)

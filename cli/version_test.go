@@ -55,6 +55,7 @@ func TestVersionCommandNeedsNoBroker(t *testing.T) {
 // names the commit. (A clone, because the go command reads VCS information
 // only where .git is a directory, not in a git worktree.)
 func TestVersionOfABuiltBinary(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -18,20 +18,21 @@
 // Every test calls t.Parallel, and all of them run at once (TestMain sets
 // -parallel): the tests wait on brokers and clocks far more than they
 // compute, so they overlap well even on two cores. The tests that own a
-// node take turns (startNode holds nodeSlot until its node is down). A
+// node take turns (startNode holds a turn until its node is down, or
+// until the test calls n.release() because only idle waiting is left). A
 // test that must not overlap another says why and leaves t.Parallel out.
 package e2e
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rungs-dev/rungs/internal/testutil"
 )
 
 var (
@@ -56,12 +57,7 @@ const parallelDefault = 16
 // the tests share once they have all ended: the binary rungsBinary linked
 // and the tmux server.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		_ = flag.Set("test.parallel", strconv.Itoa(parallelDefault))
-	}
+	testutil.DefaultParallel(parallelDefault)
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)

@@ -18,6 +18,7 @@ import (
 // the cancelled one sits in the parking queue, the rescheduled one arrives
 // at its new time, and every other keeps its place.
 func TestConsoleScheduled(t *testing.T) {
+	t.Parallel()
 	cfg := brokertest.NewVhost(t)
 	env := []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=" + cfg.Vhost}
 	ladder := []string{"--ladder", "sched", "--unit", "1s", "--levels", "12", "--radix", "2", "--queue-type", "classic"}

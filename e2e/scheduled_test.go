@@ -20,6 +20,7 @@ import (
 // when the kill fell between a copy's confirm and its original's ack, is
 // counted), every other one must still wait in its rung, once.
 func TestScheduledCancelSurvivesKill(t *testing.T) {
+	t.Parallel()
 	env := brokertest.Require(t)
 	cfg := env.NewVhost(t)
 	const n, every = 20000, 10

@@ -32,6 +32,7 @@ func (c *counting) Stats(ctx context.Context, vhost string) ([]topology.Queue, e
 // the messages published show in its totals and forecast, none stuck or
 // stalled.
 func TestObserverRealBroker(t *testing.T) {
+	t.Parallel()
 	env := brokertest.Require(t)
 	cfg := env.NewVhost(t)
 	ctx := context.Background()

@@ -75,6 +75,7 @@ func (e live) planScan(t *testing.T, l topology.Ladder, f Filter) ScanPlan {
 // later) others by filter: each must arrive once and when it should, the
 // cancelled one must be parked, and the bulk must keep its due times.
 func TestScheduledFindActAndArrive(t *testing.T) {
+	t.Parallel() // its subtests wait minutes for due times; the rest need not
 	for _, qt := range []topology.QueueType{topology.Classic, topology.Quorum} {
 		t.Run(string(qt), func(t *testing.T) {
 			t.Parallel()
