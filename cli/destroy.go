@@ -150,7 +150,8 @@ func (e *env) runTeardown(ctx context.Context) error {
 	l := r.ladder
 	var inFlight int64
 	if r.snap != nil {
-		inFlight = stateOf(topology.Found{Ladder: l}, *r.snap, health.Watch{}).inFlight
+		// Judged on its own, without history: only the count matters here.
+		inFlight = health.NewReport([]topology.Found{{Ladder: l}}, *r.snap, health.Watch{}).Ladders[0].Totals.InFlight
 	}
 	plan := l.Plan()
 	what := fmt.Sprintf("teardown %s: delete %d queues and %d exchanges; %d message(s) in flight will be lost",

@@ -14,19 +14,6 @@ import (
 	"github.com/rungs-dev/rungs/ui"
 )
 
-// stateOf judges one ladder on its own, without history.
-func stateOf(f topology.Found, snap topology.Snapshot, w health.Watch) ladderState {
-	lr := health.NewReport([]topology.Found{f}, snap, w).Ladders[0]
-	return ladderState{lr, lr.Totals.InFlight}
-}
-
-// ladderState is one ladder of an observer's report; inFlight is its
-// Totals.InFlight, which the purge confirmation reads.
-type ladderState struct {
-	health.LadderReport
-	inFlight int64
-}
-
 func (e *env) statusCommand() *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{

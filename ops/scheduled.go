@@ -77,6 +77,21 @@ func (m ScheduledMessage) Left(now time.Time) time.Duration { return max(m.Earli
 // An error means d's routing key does not belong to the ladder, or queue
 // is not one of its rungs.
 func Schedule(l topology.Ladder, queue string, d broker.Delivery, pos int, now time.Time) (ScheduledMessage, error) {
+	return schedule(l, defaultDest(l), queue, d, pos, now)
+}
+
+// defaultDest is where ladder l delivers a message whose key names no
+// destination ("" when it cannot say).
+func defaultDest(l topology.Ladder) string {
+	if tr, err := l.Trace(l.Unit, ""); err == nil {
+		return tr.Target
+	}
+	return ""
+}
+
+// schedule is Schedule with l's default destination worked out once, as
+// a scan of a million messages needs it.
+func schedule(l topology.Ladder, dflt, queue string, d broker.Delivery, pos int, now time.Time) (ScheduledMessage, error) {
 	due, err := l.DueOf(topology.InFlight{Queue: queue, Key: d.RoutingKey, Headers: d.Headers, Timestamp: d.Timestamp}, now)
 	if err != nil {
 		return ScheduledMessage{}, err
@@ -91,9 +106,7 @@ func Schedule(l topology.Ladder, queue string, d broker.Delivery, pos int, now t
 		m.TaskID = headerText(id)
 	}
 	if m.Dest == "" {
-		if tr, err := l.Trace(l.Unit, ""); err == nil {
-			m.Dest = tr.Target
-		}
+		m.Dest = dflt
 	}
 	m.Preview = preview(d.Body)
 	return m, nil
@@ -438,6 +451,7 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 		progress(pr)
 	}
 	var err error
+	dflt := defaultDest(p.Ladder)
 	for i, r := range rungs {
 		pr.Index, pr.Rung = i, r.Queue.Name
 		report(false)
@@ -445,7 +459,7 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 		st, err = s.Scan(ctx, r.Queue.Name, broker.ScanOptions{Listed: int(r.Queue.Stats.Messages()), Each: func(pm broker.PeekedMessage) {
 			res.Seen++
 			now := time.Now()
-			m, err := Schedule(p.Ladder, r.Queue.Name, pm.Delivery, pm.Position, now)
+			m, err := schedule(p.Ladder, dflt, r.Queue.Name, pm.Delivery, pm.Position, now)
 			if err != nil {
 				res.Foreign++
 				return
