@@ -276,8 +276,10 @@ func TestSuffixLadderFromTheSeed(t *testing.T) {
 	if got := drain(t, c, "example.done", 4, 10*time.Second); len(got) != 4 {
 		t.Fatalf("%d of 4 reached example.done", len(got))
 	}
-	mustRun(t, env, "publish", "--ladder", "example", "--delay", "1.5s", "--count", "2")
-	if out := mustRun(t, env, "purge", "example.delay.8", "--yes"); !strings.Contains(out, "purged 2") {
+	// 12.8s: all of it in one rung, long enough for a loaded machine to
+	// purge it there (1.5s left 0.8s in its first rung, too short once).
+	mustRun(t, env, "publish", "--ladder", "example", "--delay", "12.8s", "--count", "2")
+	if out := mustRun(t, env, "purge", "example.delay.128", "--yes"); !strings.Contains(out, "purged 2") {
 		t.Fatalf("purge:\n%s", out)
 	}
 }

@@ -161,6 +161,14 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 		publishDelayed(t, env, "s", "forty-", 40*time.Second, 5, ""),             // likewise, and over p's maximum: parked
 		publishDelayed(t, env, "s", "twenty6.4-", 26400*time.Millisecond, 5, ""), // in its first rung too; 28s would be 1s too long for p (timestamps are whole seconds)
 	}
+	// Refusals first, while the batches still sit in their first rungs,
+	// so that the dry run and the migration meet them where they expect.
+	if code, _, errs := run(t, env, "migrate", "--from", "s", "--to", "p"); code != ExitUsage || !strings.Contains(errs, "--yes") {
+		t.Errorf("migrate without --yes: exit %d %s", code, errs)
+	}
+	if code, _, errs := run(t, env, "migrate", "--from", "s", "--to", "p", "--yes", "--read-only"); code == ExitOK || !strings.Contains(errs, "read-only") {
+		t.Errorf("migrate --read-only: exit %d %s", code, errs)
+	}
 	time.Sleep(13500*time.Millisecond - time.Since(batches[0].at))
 
 	src := topology.Ladder{Name: "s", Layout: "suffix", Unit: 200 * time.Millisecond, Levels: 8}
@@ -172,12 +180,6 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run lacks %q:\n%s", want, out)
 		}
-	}
-	if code, _, errs := run(t, env, "migrate", "--from", "s", "--to", "p"); code != ExitUsage || !strings.Contains(errs, "--yes") {
-		t.Errorf("migrate without --yes: exit %d %s", code, errs)
-	}
-	if code, _, errs := run(t, env, "migrate", "--from", "s", "--to", "p", "--yes", "--read-only"); code == ExitOK || !strings.Contains(errs, "read-only") {
-		t.Errorf("migrate --read-only: exit %d %s", code, errs)
 	}
 
 	start := time.Now()
