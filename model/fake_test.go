@@ -3,6 +3,8 @@ package model
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -246,19 +248,82 @@ func run(t *testing.T, a App, msg tea.Msg) (App, []tea.Msg) {
 	return a, seen
 }
 
-// settle runs a command, giving up on it after a short wait.
+// settle runs a command and returns its message, or nil for a command that
+// waits on something only time or the test could bring: a tick, a cursor
+// blink, a broker told to hang, a connection that never changes. It tells
+// the two apart by what the process is doing, not by the clock: it gives
+// up only once no goroutine can run (see idle), so a loaded machine makes
+// it slower, never wrong. A command that neither ends nor blocks within
+// settleCap is dropped too, which only a busy loop in a command could cause.
 func settle(c tea.Cmd) tea.Msg {
 	if c == nil {
 		return nil
 	}
 	out := make(chan tea.Msg, 1)
 	go func() { out <- c() }()
-	select {
-	case m := <-out:
-		return m
-	case <-time.After(30 * time.Millisecond):
-		return nil
+	giveUp := time.Now().Add(settleCap)
+	for {
+		select {
+		case m := <-out:
+			return m
+		case <-time.After(time.Millisecond):
+		}
+		if idle() || time.Now().After(giveUp) {
+			select {
+			case m := <-out:
+				return m
+			default:
+				return nil
+			}
+		}
 	}
+}
+
+const settleCap = 10 * time.Second
+
+// waiting are the goroutine states of a goroutine that cannot move on by
+// itself.
+var waiting = map[string]bool{
+	"chan receive": true, "chan send": true, "select": true, "sleep": true,
+	"chan receive (nil chan)": true, "chan send (nil chan)": true, "select (no cases)": true,
+	"sync.Cond.Wait": true, "sync.WaitGroup.Wait": true,
+}
+
+// idle reports whether every goroutine but the caller is blocked on a
+// channel, a select or a timer: then nothing but time or the test can move
+// a command on. A goroutine that is runnable, or waits for a lock another
+// holds, can still finish on its own. Model tests do not run in parallel,
+// so every goroutine in the dump belongs to this test or to the runtime's
+// idle helpers.
+func idle() bool {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	for i, g := range strings.Split(string(buf), "\n\n") {
+		if i == 0 {
+			continue // the dump starts with the caller, always running
+		}
+		head, frames, _ := strings.Cut(g, "\n")
+		a, b := strings.IndexByte(head, '['), strings.IndexByte(head, ']')
+		if a < 0 || b < a {
+			return false
+		}
+		state, _, _ := strings.Cut(head[a+1:b], ",")
+		switch {
+		case waiting[state]:
+		case state == "syscall" && strings.HasPrefix(frames, "os/signal.signal_recv"):
+			// the signal watcher a program started waits for a signal
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // keys turns "j", "enter", "esc", "tab" or literal text into key presses.

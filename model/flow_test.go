@@ -15,7 +15,7 @@ import (
 func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
 	t.Helper()
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
-		teatest.WithDuration(3*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
 // TestConsoleFlow runs the real program loop: load, open a ladder, trace a
@@ -42,7 +42,7 @@ func TestConsoleFlow(t *testing.T) {
 
 	tm.Type(":q")
 	tm.Send(press("enter"))
-	final, ok := tm.FinalModel(t, teatest.WithFinalTimeout(3*time.Second)).(App)
+	final, ok := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(App)
 	if !ok {
 		t.Fatal("final model is not an App")
 	}

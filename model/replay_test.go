@@ -47,7 +47,7 @@ func start(t *testing.T, cmd tea.Cmd) <-chan tea.Msg {
 // next waits for the next message of a kind, failing after a while.
 func next[M tea.Msg](t *testing.T, ch <-chan tea.Msg) M {
 	t.Helper()
-	deadline := time.After(3 * time.Second)
+	deadline := time.After(10 * time.Second)
 	for {
 		select {
 		case m := <-ch:
