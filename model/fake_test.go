@@ -291,10 +291,10 @@ var waiting = map[string]bool{
 
 // idle reports whether every goroutine but the caller is blocked on a
 // channel, a select or a timer: then nothing but time or the test can move
-// a command on. A goroutine that is runnable, or waits for a lock another
-// holds, can still finish on its own. Model tests do not run in parallel,
-// so every goroutine in the dump belongs to this test or to the runtime's
-// idle helpers.
+// a command on. A goroutine that is runnable, waits for a lock another
+// holds, or waits for a broker's answer can still finish on its own. Model
+// tests do not run in parallel, so every goroutine in the dump belongs to
+// this test or to the runtime's idle helpers.
 func idle() bool {
 	buf := make([]byte, 1<<16)
 	for {
@@ -310,20 +310,56 @@ func idle() bool {
 			continue // the dump starts with the caller, always running
 		}
 		head, frames, _ := strings.Cut(g, "\n")
+		frames, _, _ = strings.Cut(frames, "created by ") // where it started is not where it is
 		a, b := strings.IndexByte(head, '['), strings.IndexByte(head, ']')
 		if a < 0 || b < a {
 			return false
 		}
 		state, _, _ := strings.Cut(head[a+1:b], ",")
 		switch {
+		case onTheWire(frames):
+			return false
 		case waiting[state]:
 		case state == "syscall" && strings.HasPrefix(frames, "os/signal.signal_recv"):
 			// the signal watcher a program started waits for a signal
+		case state == "IO wait" && connectionReader(frames):
 		default:
 			return false
 		}
 	}
 	return true
+}
+
+// onTheWire reports whether a goroutine waits for a broker's answer to a
+// request (the broker-backed tests' real I/O): it blocks in a select, but
+// the answer will come by itself.
+func onTheWire(frames string) bool {
+	for _, f := range []string{
+		"net/http.(*persistConn).roundTrip", "net/http.(*Transport).getConn", "net/http.(*Transport).dialConn",
+		"amqp091-go.(*Channel).call", "amqp091-go.(*Connection).call", "amqp091-go.DialConfig",
+	} {
+		if strings.Contains(frames, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// connectionReader reports whether a goroutine waits on the network for
+// as long as a connection or listener lives, request or not: an HTTP
+// keep-alive connection's reader, AMQP's, and a test server's accept loop
+// and idle connections. A request in flight shows in its caller (see
+// onTheWire).
+func connectionReader(frames string) bool {
+	for _, f := range []string{
+		"net/http.(*persistConn).readLoop", "amqp091-go.(*Connection).reader",
+		"net.(*TCPListener).Accept", "net/http.(*conn).serve", "net/http.(*connReader).backgroundRead",
+	} {
+		if strings.Contains(frames, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // keys turns "j", "enter", "esc", "tab" or literal text into key presses.
