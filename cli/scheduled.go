@@ -265,6 +265,8 @@ type jsonScheduled struct {
 	MessageID     string `json:"message_id"`
 	CorrelationID string `json:"correlation_id"`
 	TaskID        string `json:"task_id,omitempty"`
+	// StackedPrefixes counts the older delay prefixes a Celery key carries.
+	StackedPrefixes int `json:"stacked_prefixes,omitempty"`
 	Due           string `json:"due"`
 	DueLatest     string `json:"due_latest"`
 	Exact         bool   `json:"exact"`
@@ -290,7 +292,7 @@ func (e *env) printScheduled(job scheduledJob, res ops.ScanResult, action string
 		for _, m := range res.Messages {
 			msgs = append(msgs, jsonScheduled{
 				Rung: m.Rung, Position: m.Position, Dest: m.Dest, DelayMS: ms(m.Delay), RoutingKey: m.RoutingKey,
-				MessageID: m.MessageID, CorrelationID: m.CorrelationID, TaskID: m.TaskID,
+				MessageID: m.MessageID, CorrelationID: m.CorrelationID, TaskID: m.TaskID, StackedPrefixes: m.Stacked,
 				Due: m.Earliest.UTC().Format(time.RFC3339Nano), DueLatest: m.Latest.UTC().Format(time.RFC3339Nano), Exact: m.Exact,
 				LeftMS: ms(m.Left(now)), Basis: string(m.Basis), Why: m.Why, Preview: m.Preview, BodyBytes: m.BodyBytes,
 			})
@@ -301,7 +303,7 @@ func (e *env) printScheduled(job scheduledJob, res ops.ScanResult, action string
 		}
 		out := map[string]any{
 			"ladder": res.Ladder.Name, "layout": res.Ladder.Layout, "vhost": res.Ladder.Vhost, "filter": job.plan.Filter.String(),
-			"seen": res.Seen, "matched": res.Matched, "foreign": res.Foreign, "bases": bases,
+			"seen": res.Seen, "matched": res.Matched, "foreign": res.Foreign, "stacked_keys": res.Stacked, "bases": bases,
 			"horizons":             jsonHorizons(res.Horizons),
 			"horizons_from_depths": jsonHorizons(est),
 			"held_ms":              ms(res.Held), "elapsed_ms": ms(res.Elapsed), "messages": msgs,
@@ -325,6 +327,9 @@ func (e *env) printScheduled(job scheduledJob, res ops.ScanResult, action string
 	fmt.Fprintf(e.Out, "read in %s; a rung was held at most %s\n", topology.FormatSpan(res.Elapsed.Round(time.Millisecond)), topology.FormatSpan(res.Held.Round(time.Millisecond)))
 	if res.Foreign > 0 {
 		fmt.Fprintf(e.Out, "%s message(s) carry a routing key of no path of %s and were left out\n", topology.FormatCount(int64(res.Foreign)), l.Name)
+	}
+	if note := res.StackedNote(); note != "" {
+		fmt.Fprintln(e.Out, "warning: "+note)
 	}
 	if len(res.Messages) == 0 {
 		return

@@ -207,11 +207,15 @@ func scheduledRow(m ops.ScheduledMessage) ui.ScheduledRow {
 	if id == "" {
 		id = m.TaskID
 	}
-	return ui.ScheduledRow{
+	r := ui.ScheduledRow{
 		Due: m.Earliest, Latest: m.Latest, Exact: m.Exact, Basis: string(m.Basis),
 		Rung: m.Rung, Dest: m.Dest, MessageID: id, Correlation: m.CorrelationID,
 		Preview: strings.Join(strings.Fields(m.Preview), " "),
 	}
+	if m.Stacked > 0 {
+		r.Warning = fmt.Sprintf("key stacked %d×: %s left (kombu#2556)", m.Stacked, topology.Counted(m.RetriesLeft, "delayed retry", "delayed retries"))
+	}
+	return r
 }
 
 // horizons sets the scan's counts (what the messages say) beside the

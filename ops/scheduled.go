@@ -64,6 +64,11 @@ type ScheduledMessage struct {
 	Redelivered bool
 	// SeenAt is when the scan read it: time left is counted from there.
 	SeenAt time.Time
+	// Stacked counts the older delay prefixes a Celery key still carries
+	// (topology.CeleryStacked), RetriesLeft how many more delayed retries
+	// a kombu that stacks them can publish before the key passes 255
+	// bytes.
+	Stacked, RetriesLeft int
 	// destKey is the destination as its routing key names it ("" the
 	// ladder's default): what a reschedule traces it to.
 	destKey string
@@ -102,8 +107,15 @@ func schedule(l topology.Ladder, dflt, queue string, d broker.Delivery, pos int,
 		Earliest: due.Earliest, Latest: due.Latest, Exact: due.Exact(l.Unit), Basis: due.Basis, Why: due.Why,
 		BodyBytes: len(d.Body), ContentType: d.ContentType, Headers: d.Headers, Redelivered: d.Redelivered, SeenAt: now,
 	}
-	if id, ok := d.Headers[topology.HeaderCeleryID]; ok && l.Layout == "celery" {
-		m.TaskID = headerText(id)
+	if l.Layout == "celery" {
+		if id, ok := d.Headers[topology.HeaderCeleryID]; ok {
+			m.TaskID = headerText(id)
+		}
+		if words := strings.SplitN(d.RoutingKey, ".", l.Levels+1); len(words) > l.Levels {
+			if m.Stacked, _ = topology.CeleryStacked(words[l.Levels], l.Levels); m.Stacked > 0 {
+				m.RetriesLeft = topology.CeleryRetriesLeft(len(d.RoutingKey), l.Levels)
+			}
+		}
 	}
 	if m.Dest == "" {
 		m.Dest = dflt
@@ -414,6 +426,10 @@ type ScanResult struct {
 	// be placed in the ladder (a routing key of another ladder, put there
 	// by hand) and match nothing.
 	Seen, Matched, Foreign int
+	// Stacked counts the matches whose Celery key carries older delay
+	// prefixes, FewestRetriesLeft the fewest delayed retries any of them
+	// has left (see StackedNote).
+	Stacked, FewestRetriesLeft int
 	// Horizons and Bases count every match, kept or not.
 	Horizons Horizons
 	Bases    map[topology.DueBasis]int
@@ -469,6 +485,12 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 				return
 			}
 			res.Matched++
+			if m.Stacked > 0 {
+				if res.Stacked == 0 || m.RetriesLeft < res.FewestRetriesLeft {
+					res.FewestRetriesLeft = m.RetriesLeft
+				}
+				res.Stacked++
+			}
 			res.Bases[m.Basis]++
 			res.Horizons.add(m.Earliest.Sub(now))
 			pushKeep(keep, m, p.Keep)
@@ -487,6 +509,20 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 	}
 	report(true)
 	return res, err
+}
+
+// StackedNote says what stacked Celery keys mean, for a scan that found
+// any; "" when it found none.
+func (r ScanResult) StackedNote() string {
+	if r.Stacked == 0 {
+		return ""
+	}
+	left := "the longest cannot be retried with a delay again: its key would pass AMQP's 255 bytes and the retry would fail"
+	if r.FewestRetriesLeft > 0 {
+		left = fmt.Sprintf("the longest has %s with a delay left before its key passes AMQP's 255 bytes and the retry fails", topology.Counted(r.FewestRetriesLeft, "retry", "retries"))
+	}
+	return fmt.Sprintf("%s carry stacked delay prefixes in their routing keys (kombu before the fix for celery/kombu#2556 adds one per delayed retry); %s: upgrade kombu",
+		topology.Counted(r.Stacked, "message", "messages"), left)
 }
 
 // ordered is the rungs highest level first. Messages only move down a

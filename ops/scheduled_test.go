@@ -1,11 +1,16 @@
 package ops
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // TestFilterDueBoundsNeverHide: a due filter keeps every message that may
@@ -124,4 +129,60 @@ func TestScanKeepsTheEarliest(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestScanFindsStackedCeleryKeys: a Celery task retried with a delay by a
+// kombu with celery/kombu#2556 carries one older prefix per retry. The
+// scan places it by its first prefix, delivers it to the routing key after
+// the last, and says how many more delayed retries its key can take.
+func TestScanFindsStackedCeleryKeys(t *testing.T) {
+	l, err := topology.Ladder{Layout: "celery", Targets: []string{"emails"}}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(d time.Duration, stacked int) string {
+		k, err := l.Key(d, "emails")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < stacked; i++ {
+			k = k[:2*l.Levels] + strings.Repeat("0.", l.Levels) + k[2*l.Levels:]
+		}
+		return k
+	}
+	// Every key enters at the top level; the scan reads it from any rung
+	// its delay passes, here the 64 s one (level 6).
+	rung := "celery_delayed_6"
+	feed := rungFeed{
+		{Delivery: broker.Delivery{RoutingKey: key(100*time.Second, 0), MessageID: "fresh"}},
+		{Delivery: broker.Delivery{RoutingKey: key(100*time.Second, 2), MessageID: "twice"}, Position: 1},
+		{Delivery: broker.Delivery{RoutingKey: key(100*time.Second, 3), MessageID: "thrice"}, Position: 2},
+	}
+	m, err := Filter{}.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ScanPlan{Ladder: l, Rungs: []ScanRung{{Queue: topology.Queue{Name: rung}}}, Keep: 10, matcher: m}
+	res, err := p.Run(context.Background(), feed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Foreign != 0 || res.Matched != 3 || res.Stacked != 2 {
+		t.Fatalf("foreign %d, matched %d, stacked %d", res.Foreign, res.Matched, res.Stacked)
+	}
+	// "emails" is 6 bytes: a key is 56 bytes a prefix plus 6, so three
+	// stacked (four prefixes, 230 bytes) leave none, two (174) leave one.
+	for _, msg := range res.Messages {
+		want := map[string][2]int{"fresh": {0, 0}, "twice": {2, 1}, "thrice": {3, 0}}[msg.MessageID]
+		if msg.Dest != "emails" || msg.Stacked != want[0] || msg.RetriesLeft != want[1] {
+			t.Errorf("%s: dest %q, stacked %d, %d retries left; want emails, %v", msg.MessageID, msg.Dest, msg.Stacked, msg.RetriesLeft, want)
+		}
+	}
+	if res.FewestRetriesLeft != 0 || !strings.Contains(res.StackedNote(), "2 messages carry stacked delay prefixes") ||
+		!strings.Contains(res.StackedNote(), "cannot be retried with a delay again") {
+		t.Errorf("fewest left %d; note: %s", res.FewestRetriesLeft, res.StackedNote())
+	}
+	if (ScanResult{}).StackedNote() != "" {
+		t.Error("a scan with no stacked key has a note")
+	}
 }

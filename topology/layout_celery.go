@@ -132,8 +132,49 @@ func (celeryLayout) Key(l Ladder, units uint64, dest string) (string, error) {
 	return joinKey(digitKey(l, units), dest)
 }
 
+// Decode reads the delay from the key's first prefix and the routing key
+// from what follows the last one: a key with stacked prefixes (see
+// CeleryStacked) still routes by its first 28 digits, and "#.<routing
+// key>" still matches it.
 func (celeryLayout) Decode(l Ladder, key string) (uint64, string, error) {
-	return decodeFixed(l, key)
+	u, dest, err := decodeFixed(l, key)
+	if err != nil {
+		return u, dest, err
+	}
+	_, dest = CeleryStacked(dest, l.Levels)
+	if dest == "" {
+		return 0, "", fmt.Errorf("%w: %q has no routing key after its delay digits", ErrBadKey, key)
+	}
+	return u, dest, nil
+}
+
+// CeleryStacked peels the whole delay prefixes (levels binary digits each)
+// that lead rest, the part of a Celery key after its first prefix: it
+// returns how many there were and the routing key left. kombu before the
+// fix for celery/kombu#2556 prepended a new prefix to the key a retried
+// task came back with, so each delayed retry made the key levels·2 bytes
+// longer, until past AMQP's 255 bytes the retry could not be published. A
+// routing key that only starts like one (fewer than levels digits) is
+// left alone, as kombu's fix does.
+func CeleryStacked(rest string, levels int) (stacked int, routingKey string) {
+	for {
+		words := splitWords(rest)
+		if len(words) <= levels {
+			return stacked, rest
+		}
+		if _, ok := readDigits(words[:levels], 2); !ok {
+			return stacked, rest
+		}
+		stacked++
+		rest = strings.Join(words[levels:], ".")
+	}
+}
+
+// CeleryRetriesLeft is how many more delayed retries a key of keyBytes
+// bytes survives on a kombu that stacks prefixes, each adding levels·2
+// bytes, before it passes AMQP's 255.
+func CeleryRetriesLeft(keyBytes, levels int) int {
+	return max(MaxKeyBytes-keyBytes, 0) / (2 * levels)
 }
 
 func (celeryLayout) Target(_ Ladder, dest string) (string, error) {

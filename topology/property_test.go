@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -239,12 +240,67 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// What decodes must encode back to the same key.
+		// What decodes must encode back to the same key, but for the
+		// stacked prefixes of a Celery key, which decode to the routing
+		// key after them.
+		want := key
+		if l.Layout == "celery" {
+			words := strings.Split(key, ".")
+			if n, rk := CeleryStacked(strings.Join(words[l.Levels:], "."), l.Levels); n > 0 {
+				want = strings.Join(words[:l.Levels], ".") + "." + rk
+			}
+		}
 		again, err := l.Key(d, dest)
-		if err != nil || again != key {
+		if err != nil || again != want {
 			t.Fatalf("Decode(%q) = %v %q, re-encoded as %q (%v)", key, d, dest, again, err)
 		}
 	})
+}
+
+// A Celery key with any number of stacked delay prefixes (kombu before
+// the fix for celery/kombu#2556) decodes to its first prefix's delay and
+// the routing key after the last one, which is where "#.<routing key>"
+// delivers it.
+func TestCeleryStackedPrefixesPeel(t *testing.T) {
+	l, err := Ladder{Layout: "celery"}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		rk := rapid.StringMatching(`[a-z][a-z0-9_]{0,8}(\.[a-z0-9_]{1,8}){0,2}`).Draw(t, "routing key")
+		first := rapid.Uint64Range(1, 1<<28-1).Draw(t, "delay")
+		key, err := l.Key(time.Duration(first)*time.Second, rk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stacked := rapid.IntRange(0, 3).Draw(t, "stacked")
+		for i := 0; i < stacked; i++ {
+			older, err := l.Key(time.Duration(rapid.Uint64Range(0, 1<<28-1).Draw(t, "older"))*time.Second, rk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			words := strings.Split(key, ".")
+			key = strings.Join(words[:l.Levels], ".") + "." + strings.TrimSuffix(older, "."+rk) + "." + strings.Join(words[l.Levels:], ".")
+		}
+		if len(key) > MaxKeyBytes {
+			t.Skip("past AMQP's limit: kombu could not have published it")
+		}
+		units, dest, err := l.Decode(key)
+		if err != nil || units != time.Duration(first)*time.Second || dest != rk {
+			t.Fatalf("Decode(%q) = %d %q %v, want %d %q", key, units, dest, err, first, rk)
+		}
+		words := strings.Split(key, ".")
+		if n, left := CeleryStacked(strings.Join(words[l.Levels:], "."), l.Levels); n != stacked || left != rk {
+			t.Fatalf("CeleryStacked = %d %q, want %d %q", n, left, stacked, rk)
+		}
+		if got := CeleryRetriesLeft(len(key), l.Levels); len(key)+got*2*l.Levels > MaxKeyBytes || len(key)+(got+1)*2*l.Levels <= MaxKeyBytes {
+			t.Fatalf("%d bytes: %d retries left", len(key), got)
+		}
+	})
+	// A routing key that only starts like a prefix is the routing key.
+	if n, rk := CeleryStacked("0.1.orders", l.Levels); n != 0 || rk != "0.1.orders" {
+		t.Errorf("CeleryStacked(0.1.orders) = %d %q", n, rk)
+	}
 }
 
 func ExampleLadder_Trace() {

@@ -25,6 +25,9 @@ type ScheduledRow struct {
 	Rung, Dest             string
 	MessageID, Correlation string
 	Preview                string
+	// Warning is what is wrong with the message itself (a Celery key
+	// with stacked delay prefixes), "" when nothing is.
+	Warning string
 }
 
 // ScanPhase is where the scan of a ladder's scheduled messages stands.
@@ -301,7 +304,12 @@ func scheduledDetailLines(s ScheduledState, sel int, st Styles, w int) []string 
 		due = "between " + r.Due.Format("15:04:05") + " and " + r.Latest.Format("15:04:05") + st.Warn.Render(" · a window: nothing dates it but the rung")
 	}
 	label := func(l string) string { return st.Label.Render(fit(l, 6, false)) }
-	where := label("where") + r.Rung + st.Muted.Render(" → ") + orDash(r.Dest) + st.Muted.Render(" · correlation ") + orDash(r.Correlation)
+	where := label("where") + r.Rung + st.Muted.Render(" → ") + orDash(r.Dest)
+	if r.Warning != "" {
+		// Before the correlation id: a narrow terminal cuts the end.
+		where += st.Warn.Render(" · ⚠ " + r.Warning)
+	}
+	where += st.Muted.Render(" · correlation ") + orDash(r.Correlation)
 	body := label("body") + st.Faint.Render(orDash(r.Preview))
 	ls := []string{title, label("due") + due, where, body}
 	for i, l := range ls {

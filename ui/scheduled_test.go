@@ -23,6 +23,13 @@ func scheduledRows(now time.Time) []ScheduledRow {
 	}
 }
 
+// stackedRows is a Celery task whose key carries two older delay
+// prefixes (celery/kombu#2556).
+func stackedRows(now time.Time) []ScheduledRow {
+	return []ScheduledRow{{Due: now.Add(100 * time.Second), Exact: true, Basis: "eta", Rung: "celery_delayed_6", Dest: "emails",
+		MessageID: "9d1f1b0e", Preview: `[["retry"],{},{}]`, Warning: "key stacked 2×: 1 delayed retry left (kombu#2556)"}}
+}
+
 func TestScheduledViewGolden(t *testing.T) {
 	now := time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
 	horizons := []Horizon{{"1m", 1, 3}, {"1h", 3, 40}, {"1d", 4, 310}, {"later", 1, 12}}
@@ -34,6 +41,7 @@ func TestScheduledViewGolden(t *testing.T) {
 		"scanning-past-depth": {Ladder: "orders", Phase: ScanRunning, Scanned: 5200, Total: 4000, Matched: 5200, Now: now},
 		"cancelled":           {Ladder: "orders", Phase: ScanCancelled, Scanned: 2000, Total: 4000, Matched: 2, Rows: scheduledRows(now)[:2], Now: now},
 		"failed":              {Ladder: "orders", Phase: ScanFailed, Scanned: 10, Err: "scan orders.delay.L03: connection closed", Now: now},
+		"stacked-key":         {Ladder: "celery", Phase: ScanDone, Scanned: 3, Total: 3, Matched: 1, Rows: stackedRows(now), Horizons: horizons, Now: now},
 	}
 	for name, s := range cases {
 		for _, sz := range sizes {
