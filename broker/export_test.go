@@ -19,3 +19,7 @@ func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	t.rec(req)
 	return t.base.RoundTrip(req)
 }
+
+// HoldWindow is the prefetch of each consumer a scan or a holding move
+// starts.
+const HoldWindow = holdWindow

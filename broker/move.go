@@ -54,11 +54,15 @@ type MoveOptions struct {
 	MaxHeld int
 	// HoldAll lifts MaxHeld and the prefetch: every message the filter
 	// leaves is held until the run ends, so that one pass can act on
-	// messages anywhere in a queue of any depth (rungs scheduled).
+	// messages anywhere in a queue of any depth (rungs scheduled). The
+	// consumers grow a window at a time (holder), so the client buffers a
+	// window, not the queue.
 	HoldAll bool
-	// HoldAtLeast is how many messages HoldAll must be able to hold (the
-	// source's depth, with room to spare): it sizes the consumers.
-	HoldAtLeast int
+	// Depth is the source's depth when a HoldAll pass began. Until it has
+	// read that many, a pass that finds nothing ready waits for deliveries
+	// to stop before it calls the source empty (see Scan, which does the
+	// same and says why).
+	Depth int
 	// Take, if > 0, stops taking after this many deliveries: the depth a
 	// pass over the whole queue planned for, so that messages arriving
 	// behind it cannot keep it going.

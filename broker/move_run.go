@@ -93,8 +93,8 @@ type moveRun struct {
 	src, pub *amqp.Channel
 	probeCh  *amqp.Channel
 	tag      string
-	tags     []string // the consumers' tags (several with HoldAll)
-	merged   <-chan amqp.Delivery
+	tags     []string // the consumer's tag, without HoldAll
+	holder   *holder  // the consumers, with HoldAll
 	pending  []*entry
 	inflight map[uint64]*entry
 	byID     map[string]*entry
@@ -117,8 +117,9 @@ type moveRun struct {
 	// limit, which the run then hands back, counting a delivery against it.
 	remaining, acked int
 	deferred         []*entry
-	// seen counts this run's deliveries, for MoveOptions.Take.
-	seen int
+	// seen counts this run's deliveries, for MoveOptions.Take; delivered
+	// every delivery, for the holder's credit.
+	seen, delivered int
 }
 
 // limitReached reports whether Limit messages are moved, parked, in doubt or
@@ -181,7 +182,7 @@ func (r *moveRun) open() (runEvents, error) {
 		r.prefetch = min(r.prefetch, r.remaining)
 	}
 	if m.o.HoldAll {
-		r.prefetch = heldPerConsumer
+		r.prefetch = holdWindow
 	}
 	if err := r.src.Qos(r.prefetch, 0, false); err != nil {
 		return ev, r.lost(fmt.Errorf("set prefetch: %w", err))
@@ -199,9 +200,11 @@ func (r *moveRun) open() (runEvents, error) {
 	// Consume, not ConsumeWithContext: this goroutine cancels and closes
 	// the channel itself, and a second canceller would race it.
 	if m.o.HoldAll {
-		// One consumer could hold only its prefetch (see consumeAll).
-		ev.deliveries, r.tags, err = consumeAll(r.src, m.o.Source, r.tag, max(m.o.Take, m.o.HoldAtLeast)+m.o.Window)
-		r.merged = ev.deliveries
+		// One consumer holds only its prefetch: the holder adds them as
+		// the run takes deliveries.
+		if r.holder, err = hold(r.src, m.o.Source, r.tag, holdWindow); err == nil {
+			ev.deliveries = r.holder.deliveries()
+		}
 	} else {
 		r.tags = []string{r.tag}
 		ev.deliveries, err = r.src.Consume(m.o.Source, r.tag, false, false, false, false, nil)
@@ -259,7 +262,13 @@ func (r *moveRun) loop(ctx context.Context, ev runEvents) error {
 				continue
 			}
 			r.lastIn = time.Now()
+			r.delivered++
 			r.take(d)
+			if r.holder != nil && !r.stopping {
+				if err := r.holder.grow(r.delivered - r.acked); err != nil {
+					return r.lost(fmt.Errorf("consume: %w", err))
+				}
+			}
 		case cf, ok := <-confirms:
 			if !ok {
 				confirms = nil
@@ -334,12 +343,8 @@ func (r *moveRun) close() {
 			_ = ch.Close()
 		}
 	}
-	if r.merged != nil {
-		// consumeAll's forwarders end once nothing blocks them.
-		go func(ds <-chan amqp.Delivery) {
-			for range ds {
-			}
-		}(r.merged)
+	if r.holder != nil {
+		r.holder.drop()
 	}
 }
 
@@ -357,10 +362,9 @@ func (r *moveRun) returnUnacked() {
 	}
 	if !r.stopping {
 		r.stopping = true
-		for _, t := range r.tags {
-			if err := r.src.Cancel(t, false); err != nil {
-				return
-			}
+		r.cancelConsumers()
+		if r.src.IsClosed() {
+			return
 		}
 	}
 	// Delivery tag 0 with multiple: every unacknowledged message.
@@ -399,8 +403,18 @@ func (r *moveRun) stop(why string) {
 		r.m.stopped = why
 	}
 	if !r.src.IsClosed() {
-		cancelAll(r.src, r.tags)
+		r.cancelConsumers()
 	}
+}
+
+// cancelConsumers cancels the run's consumers, each waiting for its
+// cancel-ok.
+func (r *moveRun) cancelConsumers() {
+	if r.holder != nil {
+		r.holder.cancel()
+		return
+	}
+	cancelAll(r.src, r.tags)
 }
 
 // releasePending gives up on messages not yet republished: they stay
@@ -546,9 +560,16 @@ func (r *moveRun) probe() (*amqp.Channel, error) {
 // idle asks the broker, when the source has been quiet for a while and
 // nothing is on its way, whether the source is empty.
 func (r *moveRun) idle() error {
-	// Holding all, every message the queue has is delivered at once: no
-	// need to wait for quiet, which steady arrivals would never allow.
-	quiet := r.m.o.HoldAll || time.Since(r.lastIn) >= moveIdle
+	// Holding all, every message the queue has is marked delivered at
+	// once, but a quorum queue sends them over a second or more and takes
+	// back on cancel what it has not sent: until the pass has read the
+	// depth it began with, nothing ready means done only once deliveries
+	// have stopped. After that, no need to wait for quiet, which steady
+	// arrivals would never allow.
+	quiet := time.Since(r.lastIn) >= moveIdle
+	if r.m.o.HoldAll {
+		quiet = r.delivered >= r.m.o.Depth || time.Since(r.lastIn) >= scanQuiet
+	}
 	if r.stopping || len(r.pending) > 0 || len(r.inflight) > 0 || !quiet || time.Since(r.probed) < moveIdle {
 		return nil
 	}

@@ -52,14 +52,15 @@ func fill(t *testing.T, e env, queue, prefix string, n int, headers func(i int) 
 	return ids
 }
 
-// depth is a queue's ready count, read with a passive declaration.
+// depth is a queue's ready count, read with a passive declaration (not a
+// peek: on 3.10 a peeked quorum message goes back behind the others).
 func depth(t *testing.T, e env, queue string) int {
 	t.Helper()
-	res, err := e.conn.Peek(ctxFor(t, 10*time.Second), queue, 1)
+	n, err := e.conn.Depth(ctxFor(t, 10*time.Second), queue)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Ready
+	return n
 }
 
 // drainAll takes every message off a queue and returns them in order.

@@ -209,7 +209,7 @@ func (p ActionPlan) Run(ctx context.Context, mv DepthMover, progress func(Action
 // moveOptions is one rung's Move: the filter selects, the route acts.
 func (p ActionPlan) moveOptions(rung string, depth int, run string) broker.MoveOptions {
 	l := p.Scan.Ladder
-	o := broker.MoveOptions{Source: rung, HoldAll: true, HoldAtLeast: 2*depth + 1000, Window: p.Window, ParkType: l.QueueType}
+	o := broker.MoveOptions{Source: rung, HoldAll: true, Depth: depth, Window: p.Window, ParkType: l.QueueType}
 	// Route and Stamp are called one after the other for each message on
 	// Move's goroutine, so the message Filter described and the trace
 	// Route chose carry over to Stamp.
