@@ -180,4 +180,3 @@ func (c *Conn) Scan(ctx context.Context, queue string, o ScanOptions) (ScanStats
 	}
 	return st, nil
 }
-
