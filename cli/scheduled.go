@@ -105,7 +105,7 @@ point loses nothing (a possible duplicate carries x-rungs-replay-id).`,
 		`  rungs scheduled reschedule --ladder jobs --id reminder-17 --delay 30m
   rungs scheduled reschedule --ladder jobs --id reminder-17 --at 2026-11-27T09:00:00Z --yes`)
 	resched.Flags().StringVar(&sf.delay, "delay", "", "new delay from now, e.g. 30m")
-	resched.Flags().StringVar(&sf.at, "at", "", "new due time (RFC 3339, or a span from now)")
+	resched.Flags().StringVar(&sf.at, "at", "", "new due time: RFC 3339, a clock time (09:00, the next to come) or a span from now")
 	fire := act(ops.ActFire, "fire --ladder NAME [filters]", "Send the selected messages to their destination now",
 		`  rungs scheduled fire --ladder jobs --correlation-id support-4411
   rungs scheduled fire --ladder celery --id '3f2a*' --yes`)
@@ -113,39 +113,22 @@ point loses nothing (a possible duplicate carries x-rungs-replay-id).`,
 	return cmd
 }
 
-// filter reads the filter flags at now.
+// filter reads the filter flags at now, as ops reads the console's line.
 func (sf scheduledFlags) filter(now time.Time) (ops.Filter, error) {
-	f := ops.Filter{MessageID: sf.id, CorrelationID: sf.correlation, Where: sf.where, Body: sf.body, Dest: sf.dest}
-	var err error
-	if sf.dueBefore != "" {
-		if f.DueBefore, err = ops.ParseWhen(sf.dueBefore, now); err != nil {
-			return f, usageErr("--due-before: %v", err)
-		}
-	}
-	if sf.dueAfter != "" {
-		if f.DueAfter, err = ops.ParseWhen(sf.dueAfter, now); err != nil {
-			return f, usageErr("--due-after: %v", err)
-		}
-	}
-	if sf.within != "" {
-		t, err := ops.ParseWhen(sf.within, now)
-		if err != nil {
-			return f, usageErr("--within: %v", err)
-		}
-		if f.DueBefore.IsZero() || t.Before(f.DueBefore) {
-			f.DueBefore = t
-		}
-	}
 	if sf.keep < 1 {
-		return f, usageErr("--limit must be at least 1")
+		return ops.Filter{}, usageErr("--limit must be at least 1")
 	}
-	if _, err := f.Compile(); err != nil {
+	terms := ops.FilterTerms{ID: sf.id, CorrelationID: sf.correlation, Where: sf.where, Body: sf.body, Dest: sf.dest,
+		DueBefore: sf.dueBefore, DueAfter: sf.dueAfter, Within: sf.within}
+	f, err := terms.Filter(now)
+	if err != nil {
 		return f, scheduledUsage(err)
 	}
 	return f, nil
 }
 
-var scheduledFlagOf = map[string]string{"where": "--where", "due": "--due-before/--due-after", "delay": "--delay", "at": "--at", "park": "--park", "action": "filter"}
+var scheduledFlagOf = map[string]string{"where": "--where", "due": "--due-before/--due-after",
+	"due-before": "--due-before", "due-after": "--due-after", "within": "--within", "delay": "--delay", "at": "--at", "park": "--park", "action": "filter"}
 
 func scheduledUsage(err error) error {
 	var fe *ops.FieldError
@@ -424,7 +407,7 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 				return usageErr("--delay: %s is not a delay; to send them now, use fire", sf.delay)
 			}
 		default:
-			if req.At, err = ops.ParseWhen(sf.at, now); err != nil {
+			if req.At, err = ops.ParseAt(sf.at, now); err != nil {
 				return usageErr("--at: %v", err)
 			}
 		}

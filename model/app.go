@@ -278,7 +278,7 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if a.screen == screenScheduled {
 			// A scan per keystroke would hold the rungs again and again:
 			// the filter applies when submitted.
-			return a, a.prompt.Open(promptScheduled, a.currentFilter(), scheduledFilterNames)
+			return a, a.prompt.Open(promptScheduled, a.currentFilter(), ops.FilterTermNames)
 		}
 		return a, a.prompt.Open(promptFilter, a.currentFilter(), nil)
 	case key.Matches(msg, g.Refresh):

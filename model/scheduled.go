@@ -546,7 +546,11 @@ func actionWords(k string) string {
 // applyScheduledFilter reads a filter typed on the scheduled view and
 // scans with it; a bad filter is one line and changes nothing.
 func (a App) applyScheduledFilter(text string) (App, tea.Cmd) {
-	f, err := parseScheduledFilter(text, a.now())
+	terms, err := ops.ParseFilterLine(text)
+	var f ops.Filter
+	if err == nil {
+		f, err = terms.Filter(a.now())
+	}
 	if err != nil {
 		return a.fail("filter: " + err.Error())
 	}
@@ -630,7 +634,7 @@ func (a App) rescheduleTyped(text string) (App, tea.Cmd) {
 	if p == nil {
 		return a, nil
 	}
-	d, at, err := parseNewDue(text, a.now())
+	d, at, err := ops.ParseNewDue(text, a.now())
 	if err != nil {
 		return a.fail("reschedule: " + err.Error())
 	}
