@@ -102,7 +102,13 @@ type MoveProgress struct {
 	Reasons map[string]int
 	// SourceReady is the source's ready count when last asked; -1 unknown.
 	SourceReady int
-	Elapsed     time.Duration
+	// OthersHolding is how many consumers besides this Move's own the
+	// source had when it read empty: what they hold unacknowledged is not
+	// ready, so the Move cannot see it, and it returns to the source only
+	// when they close (a killed run's connection, until the broker notices
+	// it is gone).
+	OthersHolding int
+	Elapsed       time.Duration
 	// Stopped says why the Move ended, once Done.
 	Stopped string
 	Done    bool

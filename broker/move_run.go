@@ -589,6 +589,11 @@ func (r *moveRun) idle() error {
 	}
 	r.m.p.SourceReady = q.Messages
 	if q.Messages == 0 {
+		own := len(r.tags)
+		if r.holder != nil {
+			own = r.holder.consumers()
+		}
+		r.m.p.OthersHolding = max(q.Consumers-own, 0)
 		r.stop(StopEmpty)
 	}
 	return nil

@@ -486,3 +486,46 @@ func TestDelaysDoctorDefinitions(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateDelaysSaysWhatOthersHold: a delay queue whose messages
+// another consumer holds unacknowledged (a killed run's connection, until
+// the broker notices it is gone) reads empty. migrate must say so and exit
+// non-zero instead of reporting the queue drained, and move them once that
+// consumer is gone.
+func TestMigrateDelaysSaysWhatOthersHold(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	ch := brokertest.RawChannel(t, cfg)
+	must(t, ch.Confirm(false))
+	laravelCase.declare(t, ch)
+	mustRun(t, env, "apply", "--ladder", "to", "--unit", "1s", "--levels", "12", "--radix", "2", "--target", "default", "--queue-type", "classic")
+	const n = 5
+	for i := 0; i < n; i++ {
+		laravelCase.publish(t, ch, fmt.Sprintf("held-%d", i), 10*time.Minute)
+	}
+	const group = "laravel-queue-rabbitmq/default"
+	if !untilTrue(30*time.Second, func() bool { return strings.Contains(mustRun(t, env, "discover", "--delays"), group) }) {
+		t.Fatalf("discover --delays does not list %s", group)
+	}
+	holder := brokertest.RawChannel(t, cfg)
+	must(t, holder.Qos(n, 0, false))
+	ds, err := holder.Consume("default.delay.600000", "other", false, false, false, false, nil)
+	must(t, err)
+	for i := 0; i < n; i++ {
+		select {
+		case <-ds:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the other consumer got %d of %d", i, n)
+		}
+	}
+	code, out, errs := run(t, env, "migrate", "--from-delays", group, "--to", "to", "--yes")
+	if code == ExitOK || !strings.Contains(out, "warning: default.delay.600000 read empty with 1 other consumer attached") ||
+		!strings.Contains(errs, "run migrate again once they are gone") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	must(t, holder.Close())
+	res := runMigrateJSON(t, env, "--from-delays", group, "--to", "to")
+	if res.Moved != n || res.Parked != 0 || res.Stayed != 0 {
+		t.Errorf("once the other consumer closed: %+v", res)
+	}
+}

@@ -143,6 +143,8 @@ func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
 		return err
 	case res.Stayed > 0:
 		return fmt.Errorf("%d message(s) stayed in the rungs of %s (reasons above)", res.Stayed, mp.Migration.From.Name)
+	case len(res.HeldElsewhere()) > 0:
+		return fmt.Errorf("other consumers held messages of %s that could not be moved (warnings above); run migrate again once they are gone", mp.Migration.From.Name)
 	}
 	return nil
 }
@@ -247,7 +249,7 @@ func (e *env) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
 			"from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park,
 			"moved": res.Moved, "parked": res.Parked, "stayed": res.Stayed, "unknown": res.Unknown,
 			"reconnects": res.Reconnects, "reasons": res.Reasons, "rungs": rungs,
-			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(),
+			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "held_elsewhere": heldElsewhere(res),
 		})
 		return
 	}
@@ -281,6 +283,17 @@ func (e *env) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
 	for _, l := range ui.ReasonLines(res.Reasons) {
 		fmt.Fprintln(e.Out, l)
 	}
+	for _, l := range res.HeldElsewhere() {
+		fmt.Fprintln(e.Out, "  warning: "+l)
+	}
+}
+
+// heldElsewhere is res.HeldElsewhere for --json: an empty list, not null.
+func heldElsewhere(res ops.MigrateResult) []string {
+	if l := res.HeldElsewhere(); l != nil {
+		return l
+	}
+	return []string{}
 }
 
 // migratePreview is one message of a dry run.

@@ -86,6 +86,9 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 	if res.Stayed > 0 {
 		return fmt.Errorf("%d message(s) stayed in the delay queues of %s (reasons above)", res.Stayed, dm.group.ID())
 	}
+	if len(res.HeldElsewhere()) > 0 {
+		return fmt.Errorf("other consumers held messages of %s that could not be moved (warnings above); run migrate again once they are gone", dm.group.ID())
+	}
 	return nil
 }
 
@@ -110,7 +113,7 @@ func (e *env) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
 			"from_delays": dm.group.ID(), "to": toJSONLadder(dm.g.To), "park": dm.park,
 			"moved": res.Moved, "parked": res.Parked, "stayed": res.Stayed, "unknown": res.Unknown,
 			"reconnects": res.Reconnects, "reasons": res.Reasons, "rungs": qs,
-			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(),
+			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "held_elsewhere": heldElsewhere(res),
 		})
 		return
 	}
@@ -135,6 +138,9 @@ func (e *env) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
 	}
 	for _, l := range ui.ReasonLines(res.Reasons) {
 		fmt.Fprintln(e.Out, l)
+	}
+	for _, l := range res.HeldElsewhere() {
+		fmt.Fprintln(e.Out, "  warning: "+l)
 	}
 }
 

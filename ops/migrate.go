@@ -181,6 +181,22 @@ type RungResult struct {
 	Moved, Parked, Stayed, Unknown int
 	Left                           int // ready when its Move ended; -1 unknown
 	Stopped                        string
+	// OthersHolding counts other consumers the queue had when it read
+	// empty (broker.MoveProgress.OthersHolding).
+	OthersHolding int
+}
+
+// HeldElsewhere says which queues read empty while other consumers held
+// messages of theirs, which a run after those consumers close will take;
+// nil when none did.
+func (r MigrateResult) HeldElsewhere() []string {
+	var out []string
+	for _, rr := range r.Rungs {
+		if rr.OthersHolding > 0 {
+			out = append(out, fmt.Sprintf("%s read empty with %s attached: what they hold unacknowledged returns to it when they close (a killed run's connection, once the broker notices); run again then", rr.Queue, topology.Counted(rr.OthersHolding, "other consumer", "other consumers")))
+		}
+	}
+	return out
 }
 
 // Run drains the source's rungs, longest first, one Move each, until
@@ -238,7 +254,7 @@ func Drain(ctx context.Context, m Mover, steps []DrainStep, limit int, progress 
 			continue
 		}
 		rr := RungResult{Queue: st.Queue, Moved: p.Moved, Parked: p.Parked, Stayed: p.Kept + p.Skipped,
-			Unknown: p.Unknown, Left: p.SourceReady, Stopped: p.Stopped}
+			Unknown: p.Unknown, Left: p.SourceReady, Stopped: p.Stopped, OthersHolding: p.OthersHolding}
 		res.Rungs = append(res.Rungs, rr)
 		res.Moved += rr.Moved
 		res.Parked += rr.Parked
