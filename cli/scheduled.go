@@ -249,15 +249,15 @@ type jsonScheduled struct {
 	CorrelationID string `json:"correlation_id"`
 	TaskID        string `json:"task_id,omitempty"`
 	// StackedPrefixes counts the older delay prefixes a Celery key carries.
-	StackedPrefixes int `json:"stacked_prefixes,omitempty"`
-	Due           string `json:"due"`
-	DueLatest     string `json:"due_latest"`
-	Exact         bool   `json:"exact"`
-	LeftMS        int64  `json:"left_ms"`
-	Basis         string `json:"basis"`
-	Why           string `json:"why,omitempty"`
-	Preview       string `json:"preview"`
-	BodyBytes     int    `json:"body_bytes"`
+	StackedPrefixes int    `json:"stacked_prefixes,omitempty"`
+	Due             string `json:"due"`
+	DueLatest       string `json:"due_latest"`
+	Exact           bool   `json:"exact"`
+	LeftMS          int64  `json:"left_ms"`
+	Basis           string `json:"basis"`
+	Why             string `json:"why,omitempty"`
+	Preview         string `json:"preview"`
+	BodyBytes       int    `json:"body_bytes"`
 }
 
 type jsonHorizons struct {
