@@ -431,6 +431,33 @@ func (s *stallRun) rungsEmpty() bool {
 // deliverAll consumes every ladder's target until each confirmed message
 // has arrived: none may be lost or early; duplicates are counted. waited
 // is how many had waited in stalled rungs, for the log.
+// replayUnroutable does what doctor tells an operator whose ladder's
+// unroutable queue holds messages: a restart can dead-letter a rung's
+// expired messages before the exchanges and queues after it are up (on
+// 3.10 a whole batch of a cluster restart went there), and
+// `rungs replay --from L.unroutable --to-origin` puts them back into the
+// rung they left, late, never early.
+func (s *stallRun) replayUnroutable(t *testing.T, ladder string) {
+	t.Helper()
+	q := ladder + ".unroutable"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := broker.Dial(ctx, s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	n, err := conn.Depth(ctx, q)
+	if err != nil || n == 0 {
+		return
+	}
+	if r := rungs(t, s.env, "doctor"); !strings.Contains(r.out, "rungs replay --from "+q+" --to-origin") {
+		t.Errorf("%s holds %d messages and doctor does not say how to put them back:\n%s%s", q, n, r.out, r.errOut)
+	}
+	out := mustRungs(t, s.env, "replay", "--from", q, "--to-origin", "--yes")
+	t.Logf("%s held %d messages after the restarts; replay --to-origin:\n%s", q, n, out)
+}
+
 func (s *stallRun) deliverAll(t *testing.T, waited int64) {
 	t.Helper()
 	got := map[string]*arrivals{}
@@ -450,6 +477,7 @@ func (s *stallRun) deliverAll(t *testing.T, waited int64) {
 	}
 	foreign := 0
 	for _, l := range s.ladders {
+		s.replayUnroutable(t, l)
 		consumeUntil(t, s.cfg, l+".done", 5*time.Minute, 30*time.Second,
 			func(d broker.Delivery) {
 				i := strings.LastIndexByte(d.MessageID, '-')

@@ -327,10 +327,14 @@ func checkLadder(lr DoctorLadder, out *Findings) {
 				topology.FormatSpan(r.Waited.Truncate(time.Second)))
 			continue
 		}
-		switch r.Severity {
-		case health.Problem:
+		switch {
+		case r.Severity == health.Problem && r.Kind == health.UnroutableRow:
+			// A restart can dead-letter a rung's expired messages before
+			// what follows it is up; they wait here, not lost.
+			add(FindingProblem, "%s: %s; rungs replay --from %s --to-origin puts those that left a rung back into it (late, never early)", r.Queue, r.Status, r.Queue)
+		case r.Severity == health.Problem:
 			add(FindingProblem, "%s: %s", r.Queue, r.Status)
-		case health.Warning:
+		case r.Severity == health.Warning:
 			if len(r.Drift) == 0 {
 				add(FindingWarn, "%s: %s", r.Queue, r.Status)
 			}
