@@ -7,6 +7,11 @@
 #   scripts/broker.sh status   say whether a broker answers (exit 1 if not)
 #   scripts/broker.sh env      print RUNGS_URL / RUNGS_MGMT_URL export lines
 #   scripts/broker.sh ctl ...  run rabbitmqctl against the node, e.g. `ctl list_queues`
+#   RUNGS_RABBITMQ=4.0 scripts/broker.sh python DIR FILE ARGS...
+#                              run FILE with the trixie root's python3 and
+#                              Celery 5.5 (python3-celery, installed into the
+#                              root once), DIR bind-mounted at its own path:
+#                              tests run a real Celery worker and producer
 #
 # The node runs as the invoking user straight from the package's
 # /usr/lib/rabbitmq/bin (not the Debian /usr/sbin wrappers, which su to the
@@ -257,6 +262,28 @@ install_root() {
 }
 
 ctl() { rmq rabbitmqctl -n "$NODE" "$@"; }
+
+# Installs Debian's python3-celery (trixie: Celery 5.5, kombu 5.5, with
+# RabbitMQ native delayed delivery) into the root once.
+install_celery() {
+	[[ -f $ROOT/.rungs-celery ]] && return 0
+	exec 8>"$ROOT.lock"
+	flock -w 600 8 || die "could not lock $ROOT.lock"
+	if [[ ! -f $ROOT/.rungs-celery ]]; then
+		log "installing python3-celery into $ROOT (once)"
+		[[ -s $ROOT/etc/resolv.conf ]] || cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+		printf '#!/bin/sh\nexit 101\n' >"$ROOT/usr/sbin/policy-rc.d"
+		chmod +x "$ROOT/usr/sbin/policy-rc.d"
+		if ! (STATE_DIR=/tmp in_root env DEBIAN_FRONTEND=noninteractive sh -c \
+			'apt-get -o DPkg::Lock::Timeout=300 update -qq && apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends python3-celery' \
+			>"$ROOT.celery.log" 2>&1); then
+			tail -n 30 "$ROOT.celery.log" >&2
+			die "apt-get install python3-celery in $ROOT failed (log: $ROOT.celery.log)"
+		fi
+		touch "$ROOT/.rungs-celery"
+	fi
+	exec 8>&-
+}
 
 # Prints the pid of our running node, or fails.
 node_pid() {
@@ -548,13 +575,24 @@ ctl)
 	need_bin
 	ctl "$@"
 	;;
+python)
+	shift
+	[[ -n $ROOT ]] || die "python runs from a Debian root: RUNGS_RABBITMQ=4.0 (trixie) or 4.3"
+	(($# >= 2)) || die "usage: $0 python DIR FILE ARGS..."
+	[[ $(id -u) == 0 ]] || die "python runs chrooted into the Debian root: run as root"
+	install_root
+	install_celery
+	dir=$(cd "$1" && pwd) || die "no directory $1"
+	shift
+	STATE_DIR=$dir in_root python3 "$@"
+	;;
 rmq_start) # internal: the detached server process (see start_node)
 	need_bin
 	cd "$STATE_DIR"
 	rmq rabbitmq-server
 	;;
 *)
-	echo "usage: $0 [up|down|restart|status|env|ctl ARGS...]" >&2
+	echo "usage: $0 [up|down|restart|status|env|ctl ARGS...|python DIR FILE ARGS...]" >&2
 	exit 2
 	;;
 esac
