@@ -131,6 +131,13 @@ func TestCeleryWorkerThroughItsLadder(t *testing.T) {
 		return fmt.Errorf("discover: %s%s\nworker log:\n%s", r.out, r.errOut, c.logTail())
 	})
 
+	// The worker bound its queue as kombu does: doctor finds none of
+	// Celery's known wiring faults (kombu #2252, an over-broad binding).
+	if r := rungs(t, rungsEnv, "doctor", "--target", "4.3"); strings.Contains(r.out, "reaches no queue") ||
+		strings.Contains(r.out, "binds nothing") || strings.Contains(r.out, "matches every delayed message") {
+		t.Errorf("doctor faults a worker's own wiring:\n%s%s", r.out, r.errOut)
+	}
+
 	const n = 10
 	spans := map[string]time.Duration{"soon": 30 * time.Second, "later": 60 * time.Second}
 	sent := map[string]time.Time{}
