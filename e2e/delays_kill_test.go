@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -91,16 +90,7 @@ func TestMigrateFromDelaysSurvivesKill(t *testing.T) {
 	args := []string{"migrate", "--from-delays", group, "--to", "to", "--yes", "--json", "--rate", "2000", "--window", "20"}
 
 	r := startRungs(t, rungsEnv, args...)
-	killed := false
-	for !r.poll() {
-		if left := sources(); left <= n-n/4 {
-			_ = r.cmd.Process.Signal(syscall.SIGKILL)
-			killed = true
-			r.wait(t, time.Minute)
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	killed := r.killWhen(t, func() bool { return sources() <= n-n/4 })
 	leftAtKill := sources()
 	if !killed {
 		t.Fatalf("the migration ended before the kill (%d left): %s%s", leftAtKill, r.out.String(), r.err.String())

@@ -461,6 +461,22 @@ func (r *running) poll() bool {
 	return r.ended
 }
 
+// killWhen sends SIGKILL as soon as ready reports true, checking every
+// 20 ms while the command runs, and waits for it to end. It reports
+// whether the kill came before the command ended by itself.
+func (r *running) killWhen(t *testing.T, ready func() bool) bool {
+	t.Helper()
+	for !r.poll() {
+		if ready() {
+			_ = r.cmd.Process.Signal(syscall.SIGKILL)
+			r.wait(t, time.Minute)
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
 // wait waits for the command to end, failing the test after within.
 func (r *running) wait(t *testing.T, within time.Duration) {
 	t.Helper()

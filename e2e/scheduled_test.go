@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -65,16 +64,10 @@ func TestScheduledCancelSurvivesKill(t *testing.T) {
 	park := ops.DefaultPark(l)
 
 	r := startRungs(t, rungsEnv, args...)
-	killed := false
-	for !r.poll() {
-		if d, err := conn.Depth(ctx, park); err == nil && d >= n/every/4 {
-			_ = r.cmd.Process.Signal(syscall.SIGKILL)
-			killed = true
-			r.wait(t, time.Minute)
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	killed := r.killWhen(t, func() bool {
+		d, err := conn.Depth(ctx, park)
+		return err == nil && d >= n/every/4
+	})
 	parkedAtKill, _ := conn.Depth(ctx, park)
 	t.Logf("killed: %v, with %d parked", killed, parkedAtKill)
 	out := mustRungs(t, rungsEnv, args...)
