@@ -99,9 +99,13 @@ func TestMigrateFromDelaysSurvivesKill(t *testing.T) {
 	// What the killed run held comes back once the broker has seen its
 	// connection go; a run started before then finds those queues empty
 	// and leaves their messages where they are (a third run would take
-	// them). Wait for it, as an operator reading the queue would.
+	// them). And the inventory, which reads the management API, counts a
+	// queue with consumers as a worker's, not a delay queue, until its
+	// statistics catch up (under load a second run left out a whole queue
+	// of 5,463 messages so). Wait for both, as an operator re-reading
+	// `rungs discover --delays` would.
 	raw := brokertest.RawChannel(t, cfg)
-	testutil.Poll{Within: time.Minute, Every: 100 * time.Millisecond}.Eventually(t, "the killed run's consumers to go", func() error {
+	testutil.Poll{Within: time.Minute, Every: 500 * time.Millisecond}.Eventually(t, "the killed run's consumers to go", func() error {
 		for _, q := range plan.Queues[1:] {
 			st, err := raw.QueueDeclarePassive(q.Name, true, false, false, false, nil)
 			if err != nil {
@@ -111,7 +115,26 @@ func TestMigrateFromDelaysSurvivesKill(t *testing.T) {
 				return fmt.Errorf("%s has %d consumers", q.Name, st.Consumers)
 			}
 		}
-		return nil
+		var disc struct {
+			Delays []struct {
+				Groups []struct {
+					ID     string
+					Queues []struct{ Name string }
+				}
+			}
+		}
+		out := rungs(t, rungsEnv, "discover", "--delays", "--json").out
+		if err := json.Unmarshal([]byte(out), &disc); err != nil {
+			return fmt.Errorf("discover --delays --json: %v\n%s", err, out)
+		}
+		for _, d := range disc.Delays {
+			for _, g := range d.Groups {
+				if g.ID == group && len(g.Queues) == len(plan.Queues)-1 {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("discover --delays does not list both queues of %s yet:\n%s", group, out)
 	})
 	var second struct {
 		Moved, Parked, Stayed, Unknown int
@@ -121,7 +144,7 @@ func TestMigrateFromDelaysSurvivesKill(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &second); err != nil {
 		t.Fatalf("second run: %v\n%s", err, out)
 	}
-	t.Logf("second run: moved %d, parked %d, stayed %d, unknown %d, stopped %q", second.Moved, second.Parked, second.Stayed, second.Unknown, second.Stopped)
+	t.Logf("second run: moved %d, parked %d, stayed %d, unknown %d, stopped %q\n%s", second.Moved, second.Parked, second.Stayed, second.Unknown, second.Stopped, out)
 
 	inLadder := map[string]int{}
 	for _, rung := range l.Rungs() {
