@@ -156,6 +156,7 @@ func TestCeleryWorkerThroughItsLadder(t *testing.T) {
 			Due    string `json:"due"`
 			Exact  bool   `json:"exact"`
 			Basis  string `json:"basis"`
+			Why    string `json:"why"`
 			Dest   string `json:"dest"`
 		} `json:"messages"`
 	}
@@ -166,11 +167,22 @@ func TestCeleryWorkerThroughItsLadder(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	// A task's due time comes from its eta, exactly, unless the ladder
+	// already runs behind it: a message that cannot leave its rung before
+	// its eta is listed with the window its rung allows and says it is
+	// overdue (seen on a loaded 4.0.5), never with an eta it cannot keep.
 	due := map[string]time.Time{}
+	overdue := map[string]bool{}
 	for _, m := range list.Messages {
 		at, err := time.Parse(time.RFC3339Nano, m.Due)
-		if err != nil || m.Basis != "eta" || !m.Exact || m.Dest != "emails" {
-			t.Errorf("%s: due %q (%v), basis %s, exact %v, dest %s; want an exact due from eta, for emails", m.TaskID, m.Due, err, m.Basis, m.Exact, m.Dest)
+		switch {
+		case err != nil || m.Dest != "emails":
+			t.Errorf("%s: due %q (%v), dest %s", m.TaskID, m.Due, err, m.Dest)
+		case m.Basis == "eta" && m.Exact:
+		case m.Basis == "none" && strings.HasPrefix(m.Why, "overdue: its eta"):
+			overdue[m.TaskID] = true
+		default:
+			t.Errorf("%s: basis %s, exact %v (%s); want an exact due from eta, or overdue", m.TaskID, m.Basis, m.Exact, m.Why)
 		}
 		due[m.TaskID] = at
 	}
@@ -180,7 +192,7 @@ func TestCeleryWorkerThroughItsLadder(t *testing.T) {
 	for prefix, d := range spans {
 		for i := 0; i < n; i++ {
 			id := fmt.Sprintf("%s-%d", prefix, i)
-			if at, ok := due[id]; !ok || at.Before(sent[prefix].Add(d-2*time.Second)) || at.After(time.Now().Add(d+2*time.Second)) {
+			if at, ok := due[id]; !ok || !overdue[id] && at.Before(sent[prefix].Add(d-2*time.Second)) || at.After(time.Now().Add(d+2*time.Second)) {
 				t.Errorf("%s listed due %s; sent at %s with a countdown of %s", id, at.Format(time.RFC3339Nano), sent[prefix].Format(time.RFC3339Nano), d)
 			}
 		}
@@ -225,7 +237,7 @@ func TestCeleryWorkerThroughItsLadder(t *testing.T) {
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i] < errs[j] })
 	if len(errs) > 0 {
-		t.Logf("FIGURES celery: %d tasks listed with their eta, 1 cancelled and never run, %d ran; run time minus listed due: min %s, p50 %s, max %s",
-			len(due), len(ran), errs[0].Round(time.Millisecond), errs[len(errs)/2].Round(time.Millisecond), errs[len(errs)-1].Round(time.Millisecond))
+		t.Logf("FIGURES celery: %d tasks listed (%d dated by eta, %d overdue), 1 cancelled and never run, %d ran; run time minus listed due: min %s, p50 %s, max %s",
+			len(due), len(due)-len(overdue), len(overdue), len(ran), errs[0].Round(time.Millisecond), errs[len(errs)/2].Round(time.Millisecond), errs[len(errs)-1].Round(time.Millisecond))
 	}
 }
