@@ -274,6 +274,12 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 		cureStalledRungs(t, c, 2, "cq")
 		consumeUntil(t, cfg2, "cq.done", 3*time.Minute, 45*time.Second, record, all)
 	}
+	// At-least-once dead-lettering can still deliver a copy of a message
+	// that has arrived (a hop whose leader was lost was retried: 14 such
+	// copies reached cq.done after the last original on a 4.3.6 cluster).
+	// Take what comes until a quiet spell, so that a copy counts as a
+	// duplicate, not as a message left in the ladder.
+	consumeUntil(t, cfg2, "cq.done", time.Minute, 10*time.Second, record, func() bool { return false })
 	distinct, deliveries, dups, early, foreign := total()
 	t.Logf("arrived: %d deliveries, %d distinct of %d, %d duplicates, %d early, %d foreign",
 		deliveries, distinct, len(delays)*each, dups, early, foreign)
