@@ -128,18 +128,33 @@ func toOrigin(ladderOf func(exchange string) (*topology.Ladder, bool)) Router {
 				return Route{RoutingKey: q}, nil
 			}
 		}
-		if len(deaths) == 0 {
+		var r Route
+		switch {
+		case len(deaths) > 0:
+			last := deaths[0]
+			r = Route{Exchange: last.Exchange, RoutingKey: last.Queue}
+			if len(last.RoutingKeys) > 0 {
+				r.RoutingKey = last.RoutingKeys[0]
+			}
+		case d.Exchange != "":
+			// Never dead-lettered, yet it came through a ladder's exchange:
+			// that exchange's alternate (the ladder's unroutable queue) took
+			// it because nothing was bound for its key then, as when a
+			// publish or a rung's dead-lettering beats a restarting node's
+			// bindings. Its exchange and key are where it came from; sent
+			// there again it waits out the delay its key spells from that
+			// point: late, never early.
+			if _, ok := ladderOf(d.Exchange); !ok {
+				return Route{}, ErrNoOrigin
+			}
+			r = Route{Exchange: d.Exchange, RoutingKey: d.RoutingKey}
+		default:
 			return Route{}, ErrNoOrigin
 		}
-		last := deaths[0]
-		key := last.Queue
-		if len(last.RoutingKeys) > 0 {
-			key = last.RoutingKeys[0]
-		}
-		r := Route{Exchange: last.Exchange, RoutingKey: key}
 		if r.Exchange == "" {
 			return r, nil
 		}
+		key := r.RoutingKey
 		l, ok := ladderOf(r.Exchange)
 		r.SaveDeath = ok
 		if ok && l != nil && l.RoutesByBCC() {

@@ -166,9 +166,10 @@ func TestToOrigin(t *testing.T) {
 	at := time.Unix(1700000000, 0)
 	ladderX := func(x string) bool { return x == "jobs.rung.00.expired" }
 	cases := map[string]struct {
-		headers map[string]any
-		want    Route
-		err     error
+		headers       map[string]any
+		exchange, key string // as delivered
+		want          Route
+		err           error
 	}{
 		"parked by the retry library": {headers: map[string]any{topology.HeaderQueue: "work"}, want: Route{RoutingKey: "work"}},
 		"parked by a replay": {headers: map[string]any{topology.HeaderQueue: "dlq", topology.HeaderParkedAt: at, topology.HeaderDeath: []any{
@@ -188,10 +189,18 @@ func TestToOrigin(t *testing.T) {
 			map[string]any{"queue": "work", "reason": "rejected", "exchange": "", "routing-keys": []any{"work"}},
 		}}, want: Route{RoutingKey: "work"}},
 		"never dead-lettered": {headers: map[string]any{"tenant": "acme"}, err: ErrNoOrigin},
+		"published to another exchange, never dead-lettered": {headers: map[string]any{"tenant": "acme"},
+			exchange: "orders", key: "order.created", err: ErrNoOrigin},
+		"a ladder's exchange had no binding for its key": {exchange: "jobs.rung.00.expired", key: "1.0.1",
+			want: Route{Exchange: "jobs.rung.00.expired", RoutingKey: "1.0.1", SaveDeath: true}},
+		"x-death wins over the exchange it was delivered from": {exchange: "jobs.rung.00.expired", key: "0.0.1",
+			headers: map[string]any{topology.HeaderDeath: []any{
+				map[string]any{"queue": "work", "reason": "rejected", "exchange": "orders", "routing-keys": []any{"order.created"}},
+			}}, want: Route{Exchange: "orders", RoutingKey: "order.created"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := ToOrigin(ladderX)(Delivery{Headers: tc.headers})
+			got, err := ToOrigin(ladderX)(Delivery{Headers: tc.headers, Exchange: tc.exchange, RoutingKey: tc.key})
 			if !errors.Is(err, tc.err) || !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ToOrigin() = %+v, %v; want %+v, %v", got, err, tc.want, tc.err)
 			}

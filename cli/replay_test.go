@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/internal/testutil"
@@ -341,4 +342,101 @@ func TestReplayWhereMatchesHeaderValues(t *testing.T) {
 	if res.Moved != 2 || res.Skipped != 2 {
 		t.Errorf("replay --where tenant=acme over byte-array and string headers: %+v, want 2 moved, 2 skipped", res)
 	}
+}
+
+// A message published while a ladder's entry had no binding for its key
+// lands in the ladder's unroutable queue through the alternate exchange,
+// without x-death (a restarting node can do this to a whole batch). Once
+// apply has put the binding back, replay --to-origin sends it into the
+// ladder again by the exchange and key it came with: it waits its whole
+// delay again, late, never early. A direct ladder needs its BCC keys
+// rebuilt from that key.
+func TestReplayUnroutableWithoutDeathBackIntoTheLadder(t *testing.T) {
+	t.Parallel()
+	for _, layout := range []string{"prefix", "direct"} {
+		t.Run(layout, func(t *testing.T) {
+			t.Parallel()
+			env, cfg := brokerEnv(t)
+			c := dial(t, cfg)
+			ladder := []string{"apply", "--ladder", "u", "--layout", layout, "--unit", "100ms", "--max-delay", "30s", "--queue-type", "classic"}
+			mustRun(t, env, ladder...)
+			// What a producer of its own publishes, as trace --json says.
+			var tr struct {
+				Exchange   string
+				RoutingKey string `json:"routing_key"`
+				Headers    map[string][]string
+			}
+			if err := json.Unmarshal([]byte(mustRun(t, env, "trace", "1200ms", "--ladder", "u", "--json")), &tr); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			m, err := broker.NewManagement(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, err := m.Snapshot(ctx, cfg.Vhost)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := brokertest.RawChannel(t, cfg)
+			cut := 0
+			for _, b := range snap.Bindings {
+				if b.Source == "u.ingest" && b.DestinationType == topology.ToQueue {
+					if err := ch.QueueUnbind(b.Destination, b.RoutingKey, b.Source, amqp.Table(b.Args)); err != nil {
+						t.Fatal(err)
+					}
+					cut++
+				}
+			}
+			if cut == 0 {
+				t.Fatal("u.ingest has no binding to a rung")
+			}
+			var msgs []broker.Message
+			for i := range 3 {
+				m := broker.Message{Exchange: tr.Exchange, RoutingKey: tr.RoutingKey, MessageID: fmt.Sprintf("lost-%d", i), Persistent: true}
+				if bcc := tr.Headers["BCC"]; len(bcc) > 0 {
+					m.Headers = map[string]any{"BCC": toAny(bcc)}
+				}
+				msgs = append(msgs, m)
+			}
+			if res, err := c.Publish(ctx, msgs); err != nil || res.Confirmed != 3 {
+				t.Fatalf("publish: %+v, %v", res, err)
+			}
+			testutil.Eventually(t, 30*time.Second, "3 messages in u.unroutable", func() error {
+				if n := queueDepth(t, c, "u.unroutable"); n != 3 {
+					return fmt.Errorf("%d in u.unroutable", n)
+				}
+				return nil
+			})
+			peek := mustRun(t, env, "peek", "u.unroutable", "--json")
+			if strings.Contains(peek, "x-death") {
+				t.Fatalf("the unroutable messages were dead-lettered, not published unroutable:\n%s", peek)
+			}
+			// Without the binding, the replay has nowhere to go and says so.
+			code, out, errs := run(t, env, "replay", "--from", "u.unroutable", "--to-origin", "--yes")
+			if code == ExitOK || queueDepth(t, c, "u.unroutable") != 3 {
+				t.Fatalf("replay into the broken ladder: exit %d, %d left\n%s%s", code, queueDepth(t, c, "u.unroutable"), out, errs)
+			}
+			mustRun(t, env, ladder...)
+			a := watch(t, c, "u.done")
+			p := published{prefix: "lost-", delay: 1200 * time.Millisecond, at: time.Now()}
+			out = mustRun(t, env, "replay", "--from", "u.unroutable", "--to-origin", "--yes")
+			if !strings.Contains(out, "replayed 3 message(s)") {
+				t.Fatalf("replay:\n%s", out)
+			}
+			checkOnTime(t, a.wait(t, "u.done", 3, time.Minute), notLate, p)
+			if n := queueDepth(t, c, "u.unroutable"); n != 0 {
+				t.Errorf("%d messages still in u.unroutable", n)
+			}
+		})
+	}
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

@@ -25,7 +25,8 @@ func (g *Graph) CheckRoute(tr Trace) error {
 	got := make([]string, 0, len(steps))
 	for i, s := range steps {
 		got = append(got, s.Queue)
-		if i < len(tr.Hops) && s.TTL != tr.Hops[i].TTL {
+		// A different queue is a different path, said below in full.
+		if i < len(tr.Hops) && s.Queue == tr.Hops[i].Queue && s.TTL != tr.Hops[i].TTL {
 			return fmt.Errorf("rung %s has TTL %s on the broker, the ladder expects %s", s.Queue, FormatDelay(s.TTL), FormatDelay(tr.Hops[i].TTL))
 		}
 	}
