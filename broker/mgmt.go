@@ -42,6 +42,10 @@ var statsColumns = strings.Join([]string{
 	// force as the broker computed it from arguments, policies and its
 	// default (4.3.6; 4.0.5 too at times). 3.10 omits both.
 	"messages_delayed", "delivery_limit",
+	// Where the queue runs: its leader's node (a classic queue's node),
+	// and for a quorum queue its members and those online. A cluster's
+	// view of which rungs lost a member and where the leaders sit.
+	"node", "leader", "members", "online",
 }, ",")
 
 // Errors the management client wraps; test for them with errors.Is.
@@ -298,6 +302,12 @@ type apiQueue struct {
 	Delayed       int64    `json:"messages_delayed"`
 	// DeliveryLimit is a number, or "unlimited" where no limit applies.
 	DeliveryLimit any `json:"delivery_limit"`
+	// Node is where a classic queue runs; a quorum queue's leader, as
+	// leader says too.
+	Node    string   `json:"node"`
+	Leader  string   `json:"leader"`
+	Members []string `json:"members"`
+	Online  []string `json:"online"`
 }
 
 // Stats implements Inspector with one request using the columns parameter.
@@ -328,7 +338,11 @@ func (m *Management) toQueues(qs []apiQueue) []topology.Queue {
 				PublishRate: q.MessageStats.Publish.Rate, DeliverRate: q.MessageStats.DeliverGet.Rate,
 				Type: q.Type, State: q.State, Expired: q.DLX, ExpiredBytes: q.DLXBytes,
 				Delayed: q.Delayed,
+				Leader:  q.Leader, Members: q.Members, Online: q.Online,
 			},
+		}
+		if tq.Stats.Leader == "" {
+			tq.Stats.Leader = q.Node
 		}
 		tq.Stats.DeliveryLimit, tq.Stats.DeliveryLimitReported = reportedLimit(q.DeliveryLimit)
 		if q.HeadTimestamp != nil && *q.HeadTimestamp > 0 {

@@ -57,6 +57,14 @@ func (e *env) printDelays(invs []topology.Inventory) {
 			fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%s\t%s\n", g.ID(), len(g.Queues), delaysText(g), topology.FormatCount(g.Messages), oldestText(g), strings.Join(g.DeadLetterTo, "; "))
 		}
 		_ = w.Flush()
+		for _, g := range inv.Groups {
+			for _, q := range g.Queues {
+				if q.Consumers > 0 {
+					fmt.Fprintf(e.Out, "  warning: %s has %s: they take its messages before their delay (or left less than a statistics interval ago)\n",
+						q.Name, topology.Counted(q.Consumers, "consumer", "consumers"))
+				}
+			}
+		}
 		for _, p := range inv.Plugins {
 			n := "messages_delayed not reported"
 			if p.Reported {
@@ -111,6 +119,9 @@ type jsonDelayQueue struct {
 	Messages           int64    `json:"messages"`
 	OldestMS           int64    `json:"oldest_ms"`
 	Destinations       []string `json:"destinations"`
+	// Consumers on a delay queue take its messages before their delay,
+	// or left less than a statistics interval ago.
+	Consumers int64 `json:"consumers"`
 }
 
 // toJSONDelays is the inventories in --json.
@@ -126,6 +137,7 @@ func toJSONDelays(invs []topology.Inventory) any {
 					DeadLetterExchange: q.DeadLetterExchange, ExpiresMS: q.Expires.Milliseconds(),
 					Type: string(q.Type), Durable: q.Durable, DeliveryLimit: q.DeliveryLimit,
 					Messages: q.Messages, OldestMS: q.Oldest.Milliseconds(), Destinations: append([]string{}, q.Destinations...),
+					Consumers: q.Consumers,
 				}
 				if !q.KeepsKey {
 					k := q.DeadLetterKey

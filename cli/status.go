@@ -100,6 +100,20 @@ type jsonQueue struct {
 	// Backlogged: expired messages wait while messages leave (a storm
 	// draining, health.Row.Backlogged); never also Stalled.
 	Backlogged bool `json:"backlogged,omitempty"`
+
+	// Where it runs: the leader's node, and for a quorum queue its members,
+	// those online and those lost (members not online), as the broker
+	// reported them; absent when it did not.
+	Leader      string   `json:"leader,omitempty"`
+	Members     []string `json:"members,omitempty"`
+	Online      []string `json:"online,omitempty"`
+	LostMembers []string `json:"lost_members,omitempty"`
+}
+
+// withPlacement adds where the queue runs.
+func (q jsonQueue) withPlacement(s topology.QueueStats) jsonQueue {
+	q.Leader, q.Members, q.Online, q.LostMembers = s.Leader, s.Members, s.Online, s.LostMembers()
+	return q
 }
 
 func toJSONStatus(ls []health.LadderReport) any {
@@ -118,7 +132,7 @@ func toJSONStatus(ls []health.LadderReport) any {
 				Role: "rung", Level: &level, Digit: &digit, Queue: r.Queue, TTLMS: &ttl, Present: !r.Missing,
 				Ready: s.Ready, Unacked: s.Unacked, Expired: s.Expired, ExpiredBytes: s.ExpiredBytes, Delayed: s.Delayed, Stalled: r.Stalled, Stuck: r.Stuck,
 				Consumers: s.Consumers, InRate: r.InRate, OutRate: r.OutRate, Backlogged: r.Backlogged,
-			})
+			}.withPlacement(s))
 		}
 		ts := l.Terminals()
 		for _, t := range l.Targets {
@@ -127,7 +141,7 @@ func toJSONStatus(ls []health.LadderReport) any {
 		for _, t := range ts {
 			r, listed := byQueue[t.Queue]
 			s := r.Stats
-			terms = append(terms, jsonQueue{Role: t.Role, Queue: t.Queue, Present: listed && !r.Missing, Ready: s.Ready, Unacked: s.Unacked, Delayed: s.Delayed, Consumers: s.Consumers, InRate: s.PublishRate, OutRate: s.DeliverRate})
+			terms = append(terms, jsonQueue{Role: t.Role, Queue: t.Queue, Present: listed && !r.Missing, Ready: s.Ready, Unacked: s.Unacked, Delayed: s.Delayed, Consumers: s.Consumers, InRate: s.PublishRate, OutRate: s.DeliverRate}.withPlacement(s))
 		}
 		tt := lr.Totals
 		out = append(out, map[string]any{
@@ -135,6 +149,8 @@ func toJSONStatus(ls []health.LadderReport) any {
 			"drift": toJSONDrift(lr.Found.Drift), "rungs": rungs, "terminals": terms,
 			"forecast":   toJSONForecast(lr.Forecast),
 			"backlogged": tt.Backlogged, "backlog": tt.Backlog, "drain": toJSONDrain(lr.Drain),
+			"members_lost": tt.MembersLost, "no_quorum": tt.NoQuorum, "leaders": lr.Placement.Leaders,
+			"leaders_on_one_node": lr.Placement.OneNode(),
 		})
 	}
 	return out

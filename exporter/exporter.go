@@ -111,10 +111,20 @@ var (
 	descLateS      = desc("ladder_backlog_late_seconds", "When the ladder is backlogged, how much later than its TTLs allow its last message arrives; 0 without a backlog.", ladderLabels)
 )
 
+// Where the rungs run in a cluster (docs/storms.md).
+var (
+	descLeader     = desc("rung_leader", "1 on the series whose node label names the node the rung's leader runs on (a classic rung's node); absent when the broker did not say.", append(append([]string(nil), rungLabels...), "node"))
+	descMembers    = desc("rung_members", "Nodes a quorum rung is replicated to; absent for classic rungs.", rungLabels)
+	descOnline     = desc("rung_members_online", "Of the quorum rung's members, those running it now. Below rung_members: members lost; at or below half of it the rung has no quorum and moves nothing.", rungLabels)
+	descOneNode    = desc("ladder_leaders_on_one_node", "1 when every rung leader of a ladder whose rungs run on several nodes sits on one node: a storm drains through that node alone (rabbitmq-queues rebalance quorum spreads them).", ladderLabels)
+	descLostLadder = desc("ladder_rungs_lost_members", "Rungs and other queues of the ladder with a member offline.", ladderLabels)
+)
+
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descDelayed, descHeadAge, descTTL, descStalled, descStuck,
 		descBacklogged, descBacklog, descCapacity, descDrainS, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
+		descLeader, descMembers, descOnline, descOneNode, descLostLadder,
 		descUp, descVhostUp, descDuration, descRequests} {
 		ch <- d
 	}
@@ -210,7 +220,16 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 			ch <- gauge(descStalled, b2f(r.Stalled), rv...)
 			ch <- gauge(descStuck, b2f(r.Stuck), rv...)
 			ch <- gauge(descBacklogged, b2f(r.Backlogged), rv...)
+			if s.Leader != "" {
+				ch <- gauge(descLeader, 1, append(rv, s.Leader)...)
+			}
+			if len(s.Members) > 0 && s.Online != nil {
+				ch <- gauge(descMembers, float64(len(s.Members)), rv...)
+				ch <- gauge(descOnline, float64(len(s.Members)-len(s.LostMembers())), rv...)
+			}
 		}
+		ch <- gauge(descOneNode, b2f(lr.Placement.OneNode() != ""), lv...)
+		ch <- gauge(descLostLadder, float64(lr.Totals.MembersLost), lv...)
 		d := lr.Drain
 		ch <- gauge(descBacklog, float64(lr.Totals.Backlog), lv...)
 		ch <- gauge(descCapacity, d.Capacity, lv...)

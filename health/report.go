@@ -36,6 +36,10 @@ type Totals struct {
 	// messages.
 	Backlogged int
 	Backlog    int64
+	// MembersLost counts queues with a member offline (Row.LostMembers),
+	// NoQuorum those of them without a majority online.
+	MembersLost int
+	NoQuorum    int
 	// Missing counts planned queues the broker lacks; Problems the other
 	// rows at Warning or worse that are neither stuck nor stalled.
 	Missing  int
@@ -75,11 +79,17 @@ func Total(f topology.Found, rows []Row) Totals {
 			t.Stalled++
 		case r.Stuck:
 			t.Stuck++
-		case r.Severity >= Warning:
+		case r.Severity >= Warning && !r.StatusIsMembership(): // MembersLost counts those
 			t.Problems++
 		}
 		if r.Missing {
 			t.Missing++
+		}
+		if len(r.Stats.LostMembers()) > 0 {
+			t.MembersLost++
+			if !r.Stats.HasQuorum() {
+				t.NoQuorum++
+			}
 		}
 	}
 	return t
@@ -101,6 +111,8 @@ func Sum(ls []LadderReport) Totals {
 		t.Backlogged += o.Backlogged
 		t.Backlog += o.Backlog
 		t.Missing += o.Missing
+		t.MembersLost += o.MembersLost
+		t.NoQuorum += o.NoQuorum
 		t.Problems += o.Problems
 		t.Drift += o.Drift
 		t.Drifted += o.Drifted
@@ -118,6 +130,8 @@ type LadderReport struct {
 	// Drain is the ladder's measured drain: its capacity always, when
 	// backlogged its backlog and predicted finish.
 	Drain Drain
+	// Placement is where the ladder's rungs lead and replicate.
+	Placement Placement
 }
 
 // Report is everything one observation of a vhost judged: every ladder
@@ -145,7 +159,7 @@ func NewReport(found []topology.Found, snap topology.Snapshot, w Watch) Report {
 		rows := LadderRows(f, snap, w)
 		t := Total(f, rows)
 		fc, d := DrainForecast(f.Ladder, rows, w.Flows.ladderDrain(f.Ladder, rows), t, w.Interval)
-		r.Ladders = append(r.Ladders, LadderReport{Found: f, Rows: rows, Totals: t, Forecast: fc, Drain: d})
+		r.Ladders = append(r.Ladders, LadderReport{Found: f, Rows: rows, Totals: t, Forecast: fc, Drain: d, Placement: Place(rows)})
 	}
 	r.Totals = Sum(r.Ladders)
 	return r

@@ -93,7 +93,13 @@ type Row struct {
 	EndAt time.Duration
 	// Visited marks a queue a traced message has left (its x-death).
 	Visited bool
+	// membersTag is the tag lostMembers raised, "" if none.
+	membersTag string
 }
+
+// StatusIsMembership reports whether the row's status is its lost
+// members (lostMembers), which doctor reports per node instead.
+func (r Row) StatusIsMembership() bool { return r.membersTag != "" && r.Tag == r.membersTag }
 
 // raise records a finding; the first finding of the highest severity
 // becomes the row's status.
@@ -224,6 +230,7 @@ var rules = []func(r *Row, f facts){
 	stuckRung,
 	consumedRung,
 	delayedRetry,
+	lostMembers,
 	unroutedMessages,
 	waitingWithoutConsumers,
 }
@@ -319,6 +326,32 @@ func delayedRetry(r *Row, _ facts) {
 	case TargetRow, DeadLetterRow:
 		r.raise(Notice, tag, fmt.Sprintf("%s returned %s held back by delayed retry", topology.FormatCount(n), topology.Plural(n, "message", "messages")))
 	}
+}
+
+// lostMembers: a quorum queue with members offline still works while a
+// majority runs it, one node short of stopping; without a majority it
+// accepts, delivers and dead-letters nothing. Any row: a target or the
+// unroutable queue that lost its quorum loses messages too.
+func lostMembers(r *Row, _ facts) {
+	lost := r.Stats.LostMembers()
+	if len(lost) == 0 {
+		return
+	}
+	n, online := len(r.Stats.Members), len(r.Stats.Members)-len(lost)
+	if !r.Stats.HasQuorum() {
+		r.membersTag = "no quorum"
+		r.raise(Problem, r.membersTag, fmt.Sprintf("no quorum: %d of %d members online (%s down); it takes, delivers and dead-letters nothing until a majority is back",
+			online, n, strings.Join(lost, ", ")))
+		return
+	}
+	spare := online - (n/2 + 1) // losses it survives still
+	margin := "one more loss stops it"
+	if spare > 0 {
+		margin = fmt.Sprintf("it survives %d more %s", spare, topology.Plural(int64(spare), "loss", "losses"))
+	}
+	r.membersTag = fmt.Sprintf("%d of %d members", online, n)
+	r.raise(Warning, r.membersTag, fmt.Sprintf("%s down: %d of %d members online; %s",
+		strings.Join(lost, ", "), online, n, margin))
 }
 
 // HeldPastTTL says that a delayed retry holds n of a rung's messages.
@@ -457,7 +490,10 @@ func idle(r Row) bool {
 	// Messages() counts expired ones waiting to be dead-lettered and ones
 	// a delayed retry holds too: a rung holding messages in any state is
 	// never folded away.
-	return !r.Missing && r.Severity == Fine && r.Hop == nil && !r.End && !r.Visited &&
+	// A member lost, with quorum kept, is said once for the ladder (a node
+	// down touches every queue); it does not keep an empty rung listed.
+	quiet := r.Severity == Fine || r.StatusIsMembership() && r.Severity < Problem
+	return !r.Missing && quiet && r.Hop == nil && !r.End && !r.Visited &&
 		s.Messages() == 0 && s.PublishRate == 0 && s.OutRate() == 0
 }
 

@@ -26,6 +26,7 @@ type ladderView struct {
 	totals   health.Totals
 	fc       topology.Forecast
 	drain    health.Drain
+	place    health.Placement
 	gone     bool
 	filter   string
 	trace    *ui.TraceState
@@ -141,7 +142,7 @@ func (v *ladderView) SetRows(lr health.LadderReport, gone bool) {
 		v.costs = lr.Found.Ladder.RadixCosts()
 	}
 	v.found, v.rows, v.gone = lr.Found, lr.Rows, gone
-	v.totals, v.fc, v.drain = lr.Totals, lr.Forecast, lr.Drain
+	v.totals, v.fc, v.drain, v.place = lr.Totals, lr.Forecast, lr.Drain, lr.Placement
 	if v.trace != nil {
 		mt := v.traced
 		v.SetTrace(v.trace.Input)
@@ -274,7 +275,7 @@ func (v ladderView) state() ui.LadderState {
 	}
 	rows, folded := v.visible()
 	return ui.LadderState{
-		Found: v.found, Rows: rows, Folded: folded, Totals: v.totals, Forecast: v.fc, Drain: v.drain,
+		Found: v.found, Rows: rows, Folded: folded, Totals: v.totals, Forecast: v.fc, Drain: v.drain, Placement: v.place,
 		Selected: v.sel, Offset: v.offset, Filter: v.filter,
 		Trace: trace, ShowDrift: v.showDrift, ShowCost: v.showCost && !v.showDrift, Costs: v.costs, Gone: v.gone,
 		ShowForecast: v.showForecast && !v.showDrift && !v.showCost,

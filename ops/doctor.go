@@ -108,7 +108,7 @@ var (
 		checkFeatureFlags, checkBCCRelease, checkEachLadder, checkDelays,
 	}
 	ladderChecks = []func(DoctorLadder, *Findings){
-		checkLadder, checkDelayedRetry,
+		checkLadder, checkPlacement, checkDelayedRetry,
 	}
 )
 
@@ -320,6 +320,9 @@ func checkLadder(lr DoctorLadder, out *Findings) {
 		if r.Missing || len(r.Drift) > 0 && r.Kind != health.RungRow {
 			continue // reported as drift above
 		}
+		if r.StatusIsMembership() {
+			continue // checkPlacement names them by node
+		}
 		if r.Stalled {
 			stalled = append(stalled, r.Queue)
 			add(FindingProblem, "%s is stalled: %s expired %s waiting to be dead-lettered, none moved on in %s",
@@ -348,6 +351,49 @@ func checkLadder(lr DoctorLadder, out *Findings) {
 		add(FindingOK, "%s in flight, no rung stuck or stalled", topology.FormatCount(lr.Totals.InFlight))
 	}
 }
+
+// checkPlacement is the ladder in a cluster: queues that lost a member,
+// named by the node that is down (a majority still runs them; without one
+// they move nothing), and leaders that all sit on one node, which makes
+// the cluster add no drain capacity (docs/storms.md).
+func checkPlacement(lr DoctorLadder, out *Findings) {
+	area := LadderArea(lr.Found.Ladder)
+	p := lr.Placement
+	byNode := map[string][]string{}
+	var noQuorum []string
+	for _, r := range lr.Rows {
+		if r.Missing {
+			continue
+		}
+		for _, n := range r.Stats.LostMembers() {
+			byNode[n] = append(byNode[n], r.Queue)
+		}
+		if !r.Stats.HasQuorum() {
+			noQuorum = append(noQuorum, r.Queue)
+		}
+	}
+	if len(noQuorum) > 0 {
+		out.Add(area, FindingProblem, "%d %s without quorum (half their members or fewer online): %s; they take, deliver and dead-letter nothing until a majority of their nodes is back",
+			len(noQuorum), plural(len(noQuorum), "queue", "queues"), nameSome(noQuorum, 5))
+	}
+	nodes := make([]string, 0, len(byNode))
+	for n := range byNode {
+		nodes = append(nodes, n)
+	}
+	slices.Sort(nodes)
+	for _, n := range nodes {
+		qs := byNode[n]
+		out.Add(area, FindingWarn, "%d %s lost %s member on %s: %s; each works while a majority of its members runs it",
+			len(qs), plural(len(qs), "queue", "queues"), plural(len(qs), "its", "their"), n, nameSome(qs, 5))
+	}
+	if w := p.OneNodeWarning(lr.Found.Ladder.Vhost, lr.Found.Ladder.Name); w != "" {
+		out.Add(area, FindingWarn, "%s", w)
+	} else if p.Clustered() && len(byNode) == 0 {
+		out.Add(area, FindingOK, "rungs run on %d nodes, every member online; leaders: %s", len(p.Nodes), p.Spread())
+	}
+}
+
+func plural(n int, one, many string) string { return topology.Plural(int64(n), one, many) }
 
 // checkDelayedRetry flags quorum delayed retry (RabbitMQ 4.3's
 // x-delayed-retry-*, as arguments or policy keys) on a ladder's rungs: it

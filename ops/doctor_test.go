@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -226,5 +227,54 @@ func TestDoctorRulesFollowTheOldestNode(t *testing.T) {
 	f.Nodes = append(f.Nodes, broker.Node{Name: "rabbit@b", Running: true, Version: topology.Version{Major: 4, Minor: 0, Patch: 5}})
 	if got := f.Rules(); got != (topology.Version{Major: 4, Minor: 0, Patch: 5}) {
 		t.Errorf("rules %v", got)
+	}
+}
+
+// In a cluster doctor names the queues that lost a member by the node that
+// is down, fails on queues without quorum, and warns when every leader of
+// a ladder sits on one node.
+func TestDoctorPlacement(t *testing.T) {
+	with := func(down []string, leader func(i int) string) Findings {
+		snap := fixture.Jobs().Plan().Snapshot()
+		nodes := []string{"rabbit@a", "rabbit@b", "rabbit@c"}
+		for i := range snap.Queues {
+			s := &snap.Queues[i].Stats
+			s.Members, s.Leader, s.Online = nodes, leader(i), []string{}
+			for _, n := range nodes {
+				if !slices.Contains(down, n) {
+					s.Online = append(s.Online, n)
+				}
+			}
+		}
+		found := topology.Discover(snap)
+		f := healthyFacts(t)
+		f.Vhosts = []DoctorVhost{{Vhost: snap.Vhost, Found: found, Report: health.NewReport(found, snap, health.Watch{})}}
+		return Doctor(f)
+	}
+	spread := func(i int) string { return []string{"rabbit@a", "rabbit@b", "rabbit@c"}[i%3] }
+
+	fs := with(nil, spread)
+	if got, ok := find(fs, "rungs run on 3 nodes, every member online; leaders: rabbit@a "); !ok || got.Status != FindingOK || fs.Problems() != 0 {
+		t.Errorf("healthy cluster: %+v", fs)
+	}
+	fs = with([]string{"rabbit@c"}, spread)
+	if got, ok := find(fs, "lost their member on rabbit@c: jobs."); !ok || got.Status != FindingWarn || fs.Problems() != 0 {
+		t.Errorf("a node down: %+v", fs)
+	}
+	for _, f := range fs {
+		if strings.Contains(f.Text, "members online; one more loss") {
+			t.Errorf("a lost member reported per queue as well: %+v", f)
+		}
+	}
+	fs = with([]string{"rabbit@b", "rabbit@c"}, spread)
+	if got, ok := find(fs, "without quorum (half their members or fewer online)"); !ok || got.Status != FindingProblem {
+		t.Errorf("two nodes down: %+v", fs)
+	}
+	fs = with(nil, func(int) string { return "rabbit@b" })
+	if got, ok := find(fs, "rung leaders of jobs sit on rabbit@b of the 3 nodes"); !ok || got.Status != FindingWarn {
+		t.Errorf("leaders on one node: %+v", fs)
+	}
+	if _, ok := find(Doctor(healthyFacts(t)), "rungs run on"); ok {
+		t.Error("a single node reports a placement")
 	}
 }

@@ -86,6 +86,10 @@ type DelayQueue struct {
 	// Oldest is how long the head message has waited, when the broker
 	// knows it (a timestamp property on a classic queue); 0 otherwise.
 	Oldest time.Duration
+	// Consumers on a delay queue take its messages before their delay
+	// (or a consumer that left is still counted); only a queue a library
+	// names as its delay queue is listed with any.
+	Consumers int64
 	// Destinations are the queues its dead-lettering reaches, as bound now
 	// (empty when the route depends on each message's key, or leads
 	// nowhere).
@@ -279,12 +283,12 @@ func (inv Inventory) WithDelayed(counts map[string]int64) Inventory {
 // delayQueue reads a queue as a delay queue, or says it is not one.
 func delayQueue(q Queue) (DelayQueue, bool) {
 	dlx, ok := q.DeadLetterExchange()
-	if !ok || q.Stats.Consumers > 0 {
+	if !ok {
 		return DelayQueue{}, false
 	}
 	d := DelayQueue{
 		Name: q.Name, DeadLetterExchange: dlx, Type: q.QueueType(), Durable: q.Durable,
-		Messages: q.Stats.Messages(), Oldest: q.Stats.HeadAge,
+		Messages: q.Stats.Messages(), Oldest: q.Stats.HeadAge, Consumers: q.Stats.Consumers,
 	}
 	if k, ok := q.Args["x-dead-letter-routing-key"].(string); ok {
 		d.DeadLetterKey = k
@@ -300,7 +304,12 @@ func delayQueue(q Queue) (DelayQueue, bool) {
 	ttl, hasTTL := q.TTL()
 	d.TTL = ttl
 	d.App, d.Group = recognise(q.Name, d, hasTTL)
-	if d.App == "" {
+	// Any queue with a TTL and a consumer is a work queue whose messages
+	// may expire, not a delay; one a library named as its delay queue
+	// stays in its group however the consumer count reads. The management
+	// API counts a consumer for a statistics interval after it left, and
+	// a migration must not lose the queue for it.
+	if d.App == "" || d.App == AppTTL && d.Consumers > 0 {
 		return DelayQueue{}, false
 	}
 	d.PerMessage = !hasTTL

@@ -125,6 +125,44 @@ type QueueStats struct {
 	// DeliveryLimitReported.
 	DeliveryLimit         int
 	DeliveryLimitReported bool
+	// Leader is the node the queue's leader runs on (a classic queue's
+	// node), "" when the broker did not say. Members are the nodes a
+	// quorum queue is replicated to and Online those of them running it
+	// now; both as reported, nil when not reported (classic queues before
+	// 4.1 report neither).
+	Leader  string
+	Members []string
+	Online  []string
+}
+
+// LostMembers are the members of a replicated queue that are not online:
+// nodes down, or a member that has not started. nil when none is lost or
+// the broker did not report members.
+func (s QueueStats) LostMembers() []string {
+	if len(s.Members) == 0 || s.Online == nil {
+		return nil
+	}
+	online := map[string]bool{}
+	for _, n := range s.Online {
+		online[n] = true
+	}
+	var lost []string
+	for _, n := range s.Members {
+		if !online[n] {
+			lost = append(lost, n)
+		}
+	}
+	return lost
+}
+
+// HasQuorum reports whether a majority of a quorum queue's members is
+// online: without one it accepts, delivers and dead-letters nothing.
+// True when membership is unknown.
+func (s QueueStats) HasQuorum() bool {
+	if len(s.Members) == 0 || s.Online == nil {
+		return true
+	}
+	return 2*(len(s.Members)-len(s.LostMembers())) > len(s.Members)
 }
 
 // Messages is the queue's depth: ready, unacknowledged, expired messages

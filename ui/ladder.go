@@ -22,6 +22,8 @@ type LadderState struct {
 	Forecast topology.Forecast
 	// Drain is the ladder's measured drain (a backlog's rate and finish).
 	Drain health.Drain
+	// Placement is where its rungs lead and replicate in a cluster.
+	Placement health.Placement
 	// Selected indexes Rows; Offset is the first visible table line.
 	Selected int
 	Offset   int
@@ -221,6 +223,14 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 	}
 	if unroutable > 0 {
 		verdict = append(verdict, st.Danger.Render(fmt.Sprintf("✗ %s unroutable", topology.FormatCount(unroutable))))
+	}
+	if t.NoQuorum > 0 {
+		verdict = append(verdict, st.Danger.Render(fmt.Sprintf("✗ %d without quorum", t.NoQuorum)))
+	} else if t.MembersLost > 0 {
+		verdict = append(verdict, st.Warn.Render(fmt.Sprintf("⚠ %d lost a member", t.MembersLost)))
+	}
+	if n := s.Placement.OneNode(); n != "" {
+		verdict = append(verdict, st.Warn.Render("⚠ leaders all on "+n))
 	}
 	if problems > 0 {
 		verdict = append(verdict, st.Warn.Render(fmt.Sprintf("⚠ %d %s", problems, topology.Plural(int64(problems), "warning", "warnings"))))
@@ -550,6 +560,10 @@ func rowDetail(s LadderState, st Styles, w int) string {
 		if n := r.Stats.Delayed; n > 0 {
 			facts = append(facts, topology.FormatCount(n)+" held by delayed retry")
 		}
+		if m := len(r.Stats.Members); m > 1 {
+			// Where it runs, in a cluster only.
+			facts = append(facts, fmt.Sprintf("leader %s, %d/%d members online", r.Stats.Leader, m-len(r.Stats.LostMembers()), m))
+		}
 	}
 	line2 := st.OK.Render("✓ ok")
 	if r.Status != "" {
@@ -568,8 +582,11 @@ func LadderText(lr health.LadderReport, rows []health.Row, folded, width int) st
 	}
 	var st Styles
 	f := lr.Found
-	s := LadderState{Found: f, Rows: rows, Selected: -1, Folded: folded, Totals: lr.Totals, Forecast: lr.Forecast, Drain: lr.Drain}
+	s := LadderState{Found: f, Rows: rows, Selected: -1, Folded: folded, Totals: lr.Totals, Forecast: lr.Forecast, Drain: lr.Drain, Placement: lr.Placement}
 	out := []string{ladderSummary(s, st, width, "", false)}
+	if sp := lr.Placement.Spread(); sp != "" {
+		out = append(out, wrap("leaders: "+sp, width, "  ")...)
+	}
 	out = append(out, "")
 	for _, l := range tableText(ladderLayout(s, width), s, tableLines(rows), st, width) {
 		out = append(out, l.s)
@@ -578,8 +595,12 @@ func LadderText(lr health.LadderReport, rows []health.Row, folded, width int) st
 		out = append(out, fmt.Sprintf("  (%d idle %s not listed: --all lists every rung)", folded, topology.Plural(int64(folded), "rung", "rungs")))
 	}
 	var problems []string
+	if lost := lr.Placement.LostText(); lost != "" && lr.Totals.NoQuorum == 0 {
+		// Said once: a node down touches every queue of the ladder.
+		problems = append(problems, wrap(flag(health.Warning)+" "+lost+"; each works while a majority of its members runs it", width, "    ")...)
+	}
 	for _, r := range rows {
-		if r.Status != "" {
+		if r.Status != "" && !(r.StatusIsMembership() && r.Severity < health.Problem) {
 			problems = append(problems, wrap(flag(r.Severity)+" "+r.Queue+": "+r.Status, width, "    ")...)
 		}
 	}

@@ -123,6 +123,22 @@ func TestLadderViewGolden(t *testing.T) {
 			}
 			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel}
 		},
+		"cluster-member-down": func() LadderState {
+			// A three-node cluster with a node stopped: every queue lost a
+			// member, the cursor on a rung holding messages shows where it
+			// runs.
+			snap := fixture.Clustered()
+			f := found(t, snap, "jobs")
+			lr := report(f, snap, health.Watch{Interval: 5 * time.Second})
+			rows, folded := health.FoldIdleRungs(lr.Rows, "jobs.rung.03.1")
+			sel := 0
+			for i, r := range rows {
+				if r.Queue == "jobs.rung.03.1" {
+					sel = i
+				}
+			}
+			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel, Totals: lr.Totals, Placement: lr.Placement}
+		},
 		"delayed-retry": func() LadderState {
 			// RabbitMQ 4.3's delayed retry holds messages in two rungs
 			// (one holds nothing else and stays unfolded) and in the
@@ -235,6 +251,24 @@ func TestLadderTextStalled(t *testing.T) {
 	golden.RequireEqual(t, out)
 }
 
+// status on a three-node cluster with a node stopped: the leaders' spread,
+// the members lost counted once in the summary and named on each queue.
+func TestLadderTextCluster(t *testing.T) {
+	snap := fixture.Clustered()
+	lr := report(found(t, snap, "jobs"), snap, health.Watch{Interval: 5 * time.Second})
+	rows, folded := health.StatusRows(lr, false)
+	out := LadderText(lr, rows, folded, 80)
+	for _, want := range []string{"leaders: rabbit@a ", "rabbit@c 0", "⚠ 92 lost a member", "88 idle rungs", "92 queues lost their member on rabbit@c"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "warnings") || strings.Contains(out, "jobs.rung.03.1: ") {
+		t.Errorf("lost members counted as warnings, or said per queue:\n%s", out)
+	}
+	golden.RequireEqual(t, out)
+}
+
 // status on a ladder under RabbitMQ 4.3's delayed retry: the DELAYED
 // column, the rung holding only delayed messages kept, and the rungs and
 // the worker's queue named with what holds them.
@@ -262,6 +296,9 @@ func report(f topology.Found, snap topology.Snapshot, w health.Watch) health.Lad
 // judged gives a state the totals and forecast of the rows it shows, as
 // the model does from the observer's report.
 func judged(s LadderState) LadderState {
+	if s.Totals.Ladders > 0 {
+		return s // the report's, over rows some of which are folded
+	}
 	s.Totals = health.Total(s.Found, s.Rows)
 	s.Forecast = health.Forecast(s.Found.Ladder, s.Rows, 0)
 	return s
