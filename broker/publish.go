@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -135,18 +136,37 @@ type loopResult struct {
 	acked    int
 	chClosed bool
 	badMsg   error
+	// stalled is set when no confirm came for confirmStall while some
+	// were due.
+	stalled bool
 }
+
+// confirmStall is how long a publish waits for the next confirm before it
+// gives up on those still due. A broker confirms within milliseconds, or
+// seconds under load; one that says nothing for a minute while its
+// connection stays open is blocked (a memory or disk alarm) or cannot
+// reach a queue (a quorum queue without a leader after a restart, seen on
+// RabbitMQ 3.10.8 in CI), and a publish that waits for it waits forever
+// with nothing on the screen.
+var confirmStall = time.Minute
 
 func (l confirmLoop) send(ctx context.Context, run *publishRun, from int) loopResult {
 	out := loopResult{next: from}
-	// await takes one confirm; false when the channel closed or ctx ended.
+	quiet := time.NewTimer(confirmStall)
+	defer quiet.Stop()
+	// await takes one confirm; false when the channel closed, ctx ended
+	// or no confirm came for confirmStall.
 	await := func() bool {
 		select {
+		case <-quiet.C:
+			out.stalled = true
+			return false
 		case cf, ok := <-l.confirms:
 			if !ok {
 				out.chClosed = true
 				return false
 			}
+			quiet.Reset(confirmStall)
 			if l.beforeConfirm != nil {
 				l.beforeConfirm()
 			}
@@ -173,6 +193,10 @@ send:
 		}
 		if ctx.Err() != nil {
 			break
+		}
+		if len(out.tags) == out.acked {
+			// Nothing due: the quiet spell starts with the next send.
+			quiet.Reset(confirmStall)
 		}
 		m := run.msgs[i]
 		if err := l.ch.PublishWithContext(ctx, m.Exchange, m.RoutingKey, true, false, publishing(m)); err != nil {
@@ -203,6 +227,8 @@ func (s loopResult) outcome(ctx context.Context, closes <-chan *amqp.Error, conn
 		return s.next, false, ctx.Err()
 	case s.badMsg != nil:
 		return s.next, false, s.badMsg
+	case s.stalled:
+		return s.next, false, fmt.Errorf("the broker confirmed nothing for %s while the connection stayed open: it may be blocking publishers (a memory or disk alarm) or a queue may have no leader", confirmStall)
 	case s.chClosed:
 		var cerr error = errors.New("channel closed")
 		select {
@@ -297,7 +323,7 @@ func (run *publishRun) err(cause error) error {
 		parts = append(parts, fmt.Sprintf("%d of %d messages were refused by the broker (nack: a queue may be full with reject-publish overflow)", r.Nacked, total))
 	}
 	if r.Failed > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d messages have an unknown outcome: the connection dropped before the broker confirmed them, so they may or may not have been delivered", r.Failed, total))
+		parts = append(parts, fmt.Sprintf("%d of %d messages have an unknown outcome: the broker did not confirm them (the connection dropped, or no confirm came), so they may or may not have been delivered", r.Failed, total))
 	}
 	if r.Unsent > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d messages were not sent", r.Unsent, total))

@@ -169,6 +169,12 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 		t.Fatalf("no rung's leader is on %s: %v", n1, before)
 	}
 
+	// Declared through one node, the ladder leads from that node alone:
+	// doctor says so, with the broker's remedy.
+	if r := rungs(t, env, "doctor"); !strings.Contains(r.out, "rung leaders of cq sit on "+n1) || !strings.Contains(r.out, "rabbitmq-queues rebalance quorum") {
+		t.Errorf("doctor does not say that every leader sits on %s: exit %d\n%s%s", n1, r.code, r.out, r.errOut)
+	}
+
 	// Consume from node 2 all along.
 	type batch struct {
 		prefix string
@@ -264,6 +270,11 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 			onNode1, n1, time.Since(stopAt).Round(100*time.Millisecond))
 	}
 
+	// Through node 2 the view says which rungs lost their member on the
+	// crashed node, once the management API stops listing it online.
+	env2 := []string{"RUNGS_URL=" + cfg2.URL, "RUNGS_MGMT_URL=" + cfg2.MgmtURL, "RUNGS_VHOST=/"}
+	checkLostMember(t, env2, n1)
+
 	<-consumed
 	if !all() {
 		// Losing the leader can strand a quorum rung's dead-letter worker
@@ -336,6 +347,64 @@ func clusterNodeLoss(t *testing.T, shape ...string) {
 	}); err != nil {
 		t.Errorf("messages left in the ladder: %v", err)
 	}
+}
+
+// checkLostMember checks that status --json names node as lost by every
+// rung (each is replicated to all three nodes) and that doctor names the
+// node, without failing for it: a majority still runs each rung.
+func checkLostMember(t *testing.T, env []string, node string) {
+	t.Helper()
+	var rungsLost, rungsAll int
+	err := (testutil.Poll{Within: 60 * time.Second, Every: time.Second}).Until(t, func() error {
+		r := rungs(t, env, "status", "--ladder", "cq", "--json")
+		var st []struct {
+			Rungs []struct {
+				Queue       string   `json:"queue"`
+				Leader      string   `json:"leader"`
+				Members     []string `json:"members"`
+				LostMembers []string `json:"lost_members"`
+			} `json:"rungs"`
+			MembersLost int `json:"members_lost"`
+		}
+		if err := json.Unmarshal([]byte(r.out), &st); err != nil || len(st) != 1 {
+			return fmt.Errorf("status --json: exit %d %v\n%s%s", r.code, err, r.out, r.errOut)
+		}
+		rungsLost, rungsAll = 0, len(st[0].Rungs)
+		for _, q := range st[0].Rungs {
+			if len(q.Members) != 3 {
+				return fmt.Errorf("%s has members %v, want 3", q.Queue, q.Members)
+			}
+			if q.Leader == node {
+				return fmt.Errorf("%s still led by %s", q.Queue, node)
+			}
+			if len(q.LostMembers) == 1 && q.LostMembers[0] == node {
+				rungsLost++
+			}
+		}
+		if rungsLost != rungsAll {
+			return fmt.Errorf("%d of %d rungs name %s lost", rungsLost, rungsAll, node)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("status --json after the crash: %v", err)
+		return
+	}
+	r := rungs(t, env, "doctor")
+	if !strings.Contains(r.out, "lost their member on "+node) {
+		t.Errorf("doctor does not name the lost member on %s: exit %d\n%s%s", node, r.code, r.out, r.errOut)
+	}
+	t.Logf("after the crash, status --json named %s lost by %d of %d rungs; doctor: %q", node, rungsLost, rungsAll, firstLine(r.out, "lost their member"))
+}
+
+// firstLine is the first line of s containing part.
+func firstLine(s, part string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, part) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }
 
 // cureStalledRungs runs doctor and unstall --rabbitmqctl through node n
