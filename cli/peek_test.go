@@ -94,6 +94,14 @@ func TestPeekDrawsTheHopsOfADeadLetter(t *testing.T) {
 	mustRun(t, env, "apply", "--ladder", "p", "--unit", "100ms", "--levels", "4", "--radix", "2", "--target", "work")
 	mustRun(t, env, "publish", "--ladder", "p", "--delay", "500ms", "--to", "work", "--count", "2", "--body", `{"order":42}`, "--header", "tenant=acme")
 	rejectAll(t, cfg, "work", 2)
+	// Dead-lettering is asynchronous: both must be in dlq before the peek
+	// counts what is ready.
+	testutil.Eventually(t, 15*time.Second, "2 messages in dlq", func() error {
+		if n, err := c.Depth(ctx, "dlq"); err != nil || n != 2 {
+			return fmt.Errorf("%d in dlq (%v)", n, err)
+		}
+		return nil
+	})
 
 	out := mustRun(t, env, "peek", "dlq")
 	for _, want := range []string{
