@@ -407,3 +407,19 @@ func TestLadderOfAnEarlierRungsReappliesCleanly(t *testing.T) {
 		}
 	}
 }
+
+// vhostSnapshot reads cfg's vhost whole through the management API.
+func vhostSnapshot(t *testing.T, cfg broker.Config) topology.Snapshot {
+	t.Helper()
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	snap, err := m.Snapshot(ctx, cfg.Vhost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}

@@ -371,17 +371,9 @@ func TestReplayUnroutableWithoutDeathBackIntoTheLadder(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			m, err := broker.NewManagement(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			snap, err := m.Snapshot(ctx, cfg.Vhost)
-			if err != nil {
-				t.Fatal(err)
-			}
 			ch := brokertest.RawChannel(t, cfg)
 			cut := 0
-			for _, b := range snap.Bindings {
+			for _, b := range vhostSnapshot(t, cfg).Bindings {
 				if b.Source == "u.ingest" && b.DestinationType == topology.ToQueue {
 					if err := ch.QueueUnbind(b.Destination, b.RoutingKey, b.Source, amqp.Table(b.Args)); err != nil {
 						t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -120,14 +119,7 @@ func TestStatusTraceAndDoctorReadTheLaddersObjectsOnly(t *testing.T) {
 
 	// A stray binding into a rung from an exchange no ladder owns is drift
 	// to doctor, which reads every binding into the ladder's queues.
-	m, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := m.Snapshot(ctx, cfg.Vhost)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := vhostSnapshot(t, cfg)
 	var rung string
 	for _, q := range snap.Queues {
 		if strings.Contains(q.Name, ".rung.") {
