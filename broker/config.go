@@ -325,15 +325,24 @@ func (e endpoint) redact(err error) error {
 	return &redactedError{msg: clean, cause: err}
 }
 
+// closedDuringOpen reports amqp091's "channel/connection is not open",
+// which Dial returns when the socket closes during the AMQP handshake.
+func closedDuringOpen(err error) bool {
+	var ae *amqp.Error
+	return errors.As(err, &ae) && ae.Code == amqp.ErrClosed.Code && ae.Reason == amqp.ErrClosed.Reason
+}
+
 // tlsHint explains a TLS connection the broker cut short. Under TLS 1.3 a
 // client learns that the broker refused its certificate (or the lack of
-// one) only after the handshake, as a reset, an EOF or an alert.
+// one) only after the handshake, as a reset, an EOF or an alert, or, when
+// the cut lands while the AMQP handshake is under way, as amqp091's
+// "channel/connection is not open" (seen on 3.10.8 in CI).
 func (e endpoint) tlsHint(err error) error {
 	if e.tls == nil || err == nil {
 		return err
 	}
 	cut := errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "tls: certificate required")
+		errors.Is(err, net.ErrClosed) || closedDuringOpen(err) || strings.Contains(err.Error(), "tls: certificate required")
 	if !cut {
 		return err
 	}

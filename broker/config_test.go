@@ -1,11 +1,16 @@
 package broker
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 func TestRedactURL(t *testing.T) {
@@ -186,5 +191,36 @@ func TestConflictParsing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A broker that refuses the client's certificate cuts the connection in
+// whichever step the client is in; each of the ways Dial reports it gets
+// the hint, and nothing else does.
+func TestTLSHint(t *testing.T) {
+	withCert := endpoint{tls: &tls.Config{Certificates: []tls.Certificate{{}}}}
+	withoutCert := endpoint{tls: &tls.Config{}}
+	for _, tc := range []struct {
+		err  error
+		hint bool
+	}{
+		{io.EOF, true},
+		{fmt.Errorf("read: %w", syscall.ECONNRESET), true},
+		{amqp.ErrClosed, true},
+		{&amqp.Error{Code: amqp.ErrClosed.Code, Reason: amqp.ErrClosed.Reason}, true},
+		{errors.New("remote error: tls: certificate required"), true},
+		{&amqp.Error{Code: amqp.AccessRefused, Reason: "ACCESS_REFUSED"}, false},
+		{errors.New("dial tcp: connection refused"), false},
+	} {
+		got := withCert.tlsHint(tc.err).Error()
+		if strings.Contains(got, "does not trust the client certificate") != tc.hint {
+			t.Errorf("%v: %q", tc.err, got)
+		}
+		if tc.hint && !strings.Contains(withoutCert.tlsHint(tc.err).Error(), "requires a client certificate") {
+			t.Errorf("%v without a certificate: %q", tc.err, withoutCert.tlsHint(tc.err))
+		}
+	}
+	if err := (endpoint{}).tlsHint(io.EOF); err != io.EOF {
+		t.Errorf("plain AMQP: %v", err)
 	}
 }

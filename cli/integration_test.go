@@ -321,6 +321,38 @@ func TestApplyWithoutManagementWarns(t *testing.T) {
 	}
 }
 
+// Without the management API publish cannot read the ladder's shape. It
+// refuses, in one line and sending nothing, unless the flags give the
+// shape; with them its keys route as the ladder's bindings expect.
+func TestPublishWithoutManagementNeedsTheShape(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	c := dial(t, cfg)
+	shape := []string{"--ladder", "ws", "--layout", "prefix", "--unit", "100ms", "--levels", "5", "--radix", "2"}
+	mustRun(t, env, append([]string{"apply", "--queue-type", "classic"}, shape...)...)
+	env["RUNGS_MGMT_URL"] = "http://guest:s3cret@127.0.0.1:1"
+	a := watch(t, c, "ws.done", "ws.unroutable")
+
+	code, out, errs := run(t, env, "publish", "--ladder", "ws", "--delay", "1s", "--id-prefix", "guess-")
+	line := strings.TrimRight(errs, "\n")
+	if code == ExitOK || strings.Contains(line, "\n") || !strings.Contains(line, "nothing published: the management API did not answer") ||
+		!strings.Contains(line, "give --layout, --unit, --levels and --radix") || strings.Contains(out+errs, "s3cret") {
+		t.Fatalf("publish without the management API or the shape: exit %d\n%s%s", code, out, errs)
+	}
+	p := published{prefix: "shaped-", delay: time.Second, at: time.Now()}
+	code, out, errs = run(t, env, append([]string{"publish", "--delay", "1s", "--count", "2", "--id-prefix", "shaped-"}, shape...)...)
+	if code != ExitOK || !strings.Contains(errs, "route not checked") || strings.Contains(out+errs, "s3cret") {
+		t.Fatalf("publish with the shape given: exit %d\n%s%s", code, out, errs)
+	}
+	checkOnTime(t, a.wait(t, "ws.done", 2, time.Minute), notLate, p)
+	time.Sleep(300 * time.Millisecond)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n := len(a.got["ws.unroutable"]); n != 0 {
+		t.Errorf("%d message(s) in ws.unroutable", n)
+	}
+}
+
 // On the real broker: a new quorum ladder is direct from RabbitMQ 3.13 and
 // prefix before it (with a note saying why); a classic one is direct on both.
 func TestNewLadderLayoutFollowsBrokerVersion(t *testing.T) {

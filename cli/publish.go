@@ -73,6 +73,9 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := e.unreadShape(r, "nothing published"); err != nil {
+		return err
+	}
 	req.Ladder = r.ladder
 	g := r.graph()
 	if !r.discovered {
@@ -95,7 +98,7 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	}
 	if r.snap == nil {
 		// Warned only once AMQP is up: if it is not, its error is the one to read.
-		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("route not checked (management API: %v); relying on mandatory returns", r.mgmtErr))))
+		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("route not checked (management API: %v); keys follow the shape the flags give", r.mgmtErr))))
 	}
 	var total broker.PublishResult
 	start := time.Now()

@@ -224,6 +224,9 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, req ops.ReplayRequ
 		if err != nil {
 			return rp, err
 		}
+		if err := e.unreadShape(r, "nothing replayed"); err != nil {
+			return rp, err
+		}
 		if r.snap != nil && !r.discovered {
 			return rp, fmt.Errorf("%s; nothing was replayed", e.noLadder(r))
 		}

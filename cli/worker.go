@@ -131,6 +131,9 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := e.unreadShape(r, "worker not started"); err != nil {
+		return err
+	}
 	if r.snap != nil && !r.discovered {
 		return fmt.Errorf("%s (rungs apply creates one)", e.noLadder(r))
 	}

@@ -357,7 +357,12 @@ func (s *stallRun) stall(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					r := rungs(t, s.env, "publish", "--ladder", l, "--delay", strconv.Itoa(d)+"s", "--count", strconv.Itoa(stallPerRun), "--id-prefix", prefix, "--json")
+					// With the ladder's shape, as a script that knows its
+					// ladder would: thirty publishes at once can outwait the
+					// management API of a loaded node, and publish needs
+					// the shape from one or the other.
+					args := append([]string{"publish", "--delay", strconv.Itoa(d) + "s", "--count", strconv.Itoa(stallPerRun), "--id-prefix", prefix, "--json"}, s.shape(l)...)
+					r := rungs(t, s.env, args...)
 					var rep publishReport
 					if err := json.Unmarshal([]byte(r.out), &rep); err != nil || r.code != 0 {
 						t.Errorf("publish %s: exit %d %v\n%s%s", prefix, r.code, err, r.out, r.errOut)
@@ -379,6 +384,17 @@ func (s *stallRun) stall(t *testing.T) {
 	if len(s.stalled) == 0 {
 		t.Fatalf("%d restarts in flight left no rung with expired messages waiting; the broker did not stall", len(downUntil))
 	}
+}
+
+// shape is the flags that describe ladder l as applied.
+func (s *stallRun) shape(l string) []string {
+	for _, f := range s.found {
+		if f.Ladder.Name == l {
+			return []string{"--ladder", l, "--layout", f.Ladder.Layout, "--unit", topology.FormatDelay(f.Ladder.Unit),
+				"--levels", strconv.Itoa(f.Ladder.Levels), "--radix", strconv.Itoa(f.Ladder.Radix)}
+		}
+	}
+	return []string{"--ladder", l}
 }
 
 // stillStalled watches the ladders for up to window and returns the rungs
