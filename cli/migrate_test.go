@@ -142,24 +142,24 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
 	c := dial(t, cfg)
-	// The source: 8 binary levels of 200ms (up to 51s), no destinations.
-	// Every batch the migration moves waits in a rung it reaches with over
-	// 5s to spare, however slowly a loaded machine runs the dry run and the
-	// refusals first (a 100ms unit left 2.5s for all that, and a run with
-	// eight such tests at once ran out of it).
-	mustRun(t, env, "apply", "--ladder", "s", "--layout", "suffix", "--unit", "200ms", "--levels", "8", "--queue-type", "classic")
-	// The target: up to 15.75s in steps of 250ms, delivering to s.work.
-	mustRun(t, env, "apply", "--ladder", "p", "--unit", "250ms", "--levels", "6", "--radix", "2", "--target", "s.work", "--queue-type", "classic")
+	// The source: 7 binary levels of 1s (up to 2m7s), no destinations.
+	// The batch the migration must find in a lower rung stays in one from
+	// 32s to 56s after it was published, so that the dry run and the
+	// migration may start anywhere in 23s: with 200ms units it had 5.7s,
+	// then 8.9s, and CI runs under load began the migration after both.
+	mustRun(t, env, "apply", "--ladder", "s", "--layout", "suffix", "--unit", "1s", "--levels", "7", "--queue-type", "classic")
+	// The target: up to 63.5s in steps of 500ms, delivering to s.work.
+	mustRun(t, env, "apply", "--ladder", "p", "--unit", "500ms", "--levels", "7", "--radix", "2", "--target", "s.work", "--queue-type", "classic")
 	a := watch(t, c, "s.work", "p.done")
 
-	// Published in this order, so that a dry run's first 10 of the 25.6s
+	// Published in this order, so that a dry run's first 10 of the 64s
 	// rung show a parked batch too.
 	batches := []published{
-		publishDelayed(t, env, "s", "two-", 2*time.Second, 5, ""),                // done before the migration
-		publishDelayed(t, env, "s", "hops3-", 22400*time.Millisecond, 5, ""),     // 12.8s, then the 6.4s and 3.2s rungs
-		publishDelayed(t, env, "s", "twenty6-", 26*time.Second, 5, ""),           // still in its first rung (25.6s)
-		publishDelayed(t, env, "s", "forty-", 40*time.Second, 5, ""),             // likewise, and over p's maximum: parked
-		publishDelayed(t, env, "s", "twenty6.4-", 26400*time.Millisecond, 5, ""), // in its first rung too; 28s would be 1s too long for p (timestamps are whole seconds)
+		publishDelayed(t, env, "s", "two-", 2*time.Second, 5, ""),         // done before the migration
+		publishDelayed(t, env, "s", "hops3-", 56*time.Second, 5, ""),      // 32s, then the 16s and 8s rungs
+		publishDelayed(t, env, "s", "seventy-", 70*time.Second, 5, ""),    // still in its first rung (64s)
+		publishDelayed(t, env, "s", "hundred20-", 120*time.Second, 5, ""), // likewise, and over p's maximum until 56.5s: parked
+		publishDelayed(t, env, "s", "ninety4-", 94*time.Second, 5, ""),    // in its first rung too; within p's 63.5s from 31.5s on (timestamps are whole seconds)
 	}
 	// Refusals first, while the batches still sit in their first rungs,
 	// so that the dry run and the migration meet them where they expect.
@@ -169,19 +169,17 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 	if code, _, errs := run(t, env, "migrate", "--from", "s", "--to", "p", "--yes", "--read-only"); code == ExitOK || !strings.Contains(errs, "read-only") {
 		t.Errorf("migrate --read-only: exit %d %s", code, errs)
 	}
-	time.Sleep(13500*time.Millisecond - time.Since(batches[0].at))
+	time.Sleep(33*time.Second - time.Since(batches[0].at))
 
-	src := topology.Ladder{Name: "s", Layout: "suffix", Unit: 200 * time.Millisecond, Levels: 8}
+	src := topology.Ladder{Name: "s", Layout: "suffix", Unit: time.Second, Levels: 7}
 	src, _ = src.Normalize()
 	// A dry run says where each would go and moves nothing.
 	out := mustRun(t, env, "migrate", "--from", "s", "--to", "p", "--dest", "s.work", "--dry-run")
-	// hops3- waits in the 6.4s rung until 19.2s, then in the 3.2s one
-	// until 22.4s: a CI run under load began the migration after 19.2s.
-	if !strings.Contains(out, "s.delay.32 (6.4s): 5 ready") && !strings.Contains(out, "s.delay.16 (3.2s): 5 ready") {
+	if !strings.Contains(out, "s.delay.16 (16s): 5 ready") && !strings.Contains(out, "s.delay.8 (8s): 5 ready") {
 		t.Errorf("dry run lacks the batch in a lower rung:\n%s", out)
 	}
-	for _, want := range []string{"dry run: nothing was moved", "s.delay.128 (25.6s): 15 ready", "(x-death)", "(timestamp)", "via p.ingest key ", "→ s.work",
-		"→ park: its remaining delay exceeds the maximum of ladder p (15.75s)"} {
+	for _, want := range []string{"dry run: nothing was moved", "s.delay.64 (1m4s): 15 ready", "(x-death)", "(timestamp)", "via p.ingest key ", "→ s.work",
+		"→ park: its remaining delay exceeds the maximum of ladder p ("} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run lacks %q:\n%s", want, out)
 		}
@@ -189,19 +187,19 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 
 	start := time.Now()
 	res := runMigrateJSON(t, env, "--from", "s", "--to", "p", "--dest", "s.work")
-	t.Logf("migrated in %s: %+v", time.Since(start), res)
+	t.Logf("migrated %s after the first publish, in %s: %+v", start.Sub(batches[0].at).Round(time.Millisecond), time.Since(start), res)
 	if res.Moved != 15 || res.Parked != 5 || res.Stayed != 0 || res.Unknown != 0 || res.Stopped != broker.StopEmpty {
 		t.Errorf("migrate: %+v", res)
 	}
-	if len(res.Rungs) != 8 || res.Rungs[0].Queue != "s.delay.128" || res.Rungs[7].Queue != "s.delay.1" {
+	if len(res.Rungs) != 7 || res.Rungs[0].Queue != "s.delay.64" || res.Rungs[6].Queue != "s.delay.1" {
 		t.Errorf("rungs not drained from the longest down: %+v", res.Rungs)
 	}
 	rungsEmpty(t, c, src)
 
 	// Late by up to 1s for whole-second timestamps, plus the 1s --margin,
-	// plus up to the 250ms unit of p, plus the broker's own lag.
-	got := a.wait(t, "s.work", 15, 30*time.Second)
-	checkOnTime(t, got, 2600*time.Millisecond, batches[1], batches[2], batches[4])
+	// plus up to the 500ms unit of p, plus the broker's own lag (2.5s left for a loaded machine).
+	got := a.wait(t, "s.work", 15, 2*time.Minute)
+	checkOnTime(t, got, 5*time.Second, batches[1], batches[2], batches[4])
 	for _, d := range got {
 		m, _ := d.Headers[topology.HeaderMigrated].(map[string]any)
 		if m["from"] != "s" || m["to"] != "p" || m["from-layout"] != "suffix" {
@@ -211,7 +209,7 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 		if strings.HasPrefix(d.MessageID, "hops3-") && (m["basis"] != string(topology.BasisDeath) || !saved) {
 			t.Errorf("%s: basis %v, x-rungs-x-death %v", d.MessageID, m["basis"], saved)
 		}
-		if strings.HasPrefix(d.MessageID, "twenty") && m["basis"] != string(topology.BasisPublish) {
+		if (strings.HasPrefix(d.MessageID, "seventy-") || strings.HasPrefix(d.MessageID, "ninety4-")) && m["basis"] != string(topology.BasisPublish) {
 			t.Errorf("%s: basis %v", d.MessageID, m["basis"])
 		}
 	}
@@ -225,7 +223,7 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 	for _, d := range parked {
 		reason, _ := d.Headers[topology.HeaderReason].(string)
 		ms, _ := topology.HeaderInt(d.Headers[topology.HeaderRemainingMS])
-		if !strings.HasPrefix(d.MessageID, "forty-") || !strings.Contains(reason, "exceeds the maximum of ladder p") || ms <= 15750 || ms > 40000 {
+		if !strings.HasPrefix(d.MessageID, "hundred20-") || !strings.Contains(reason, "exceeds the maximum of ladder p") || ms <= 63500 || ms > 120000 {
 			t.Errorf("parked %s: %q, %dms left", d.MessageID, reason, ms)
 		}
 	}
