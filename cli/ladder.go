@@ -56,9 +56,15 @@ func (lf *ladderFlags) shapeGiven() bool {
 // ladder guessed from the defaults computes keys its bindings do not
 // route, and the ladder's unroutable queue takes every message (a CI run
 // under load published 2,600 messages that way, confirmed).
-func (e *env) unreadShape(r resolved, doing string) error {
+func (e *env) unreadShape(ctx context.Context, r resolved, doing string) error {
 	if r.snap != nil || e.opts.ladder.shapeGiven() {
 		return nil
+	}
+	// A broker that refuses the user (or is down) refuses AMQP too, and
+	// that is the error to read first, as it was before the shape was
+	// needed.
+	if _, err := e.amqp(ctx); err != nil {
+		return err
 	}
 	return fmt.Errorf("%s: the management API did not answer (%v), so the shape of ladder %s is unknown and guessed keys would route into its unroutable queue; try again, or give --layout, --unit, --levels and --radix to go without it",
 		doing, oneLine(broker.Redact(fmt.Sprint(r.mgmtErr))), e.opts.ladder.name)

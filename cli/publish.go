@@ -73,7 +73,7 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := e.unreadShape(r, "nothing published"); err != nil {
+	if err := e.unreadShape(ctx, r, "nothing published"); err != nil {
 		return err
 	}
 	req.Ladder = r.ladder

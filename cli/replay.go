@@ -224,7 +224,7 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, req ops.ReplayRequ
 		if err != nil {
 			return rp, err
 		}
-		if err := e.unreadShape(r, "nothing replayed"); err != nil {
+		if err := e.unreadShape(ctx, r, "nothing replayed"); err != nil {
 			return rp, err
 		}
 		if r.snap != nil && !r.discovered {

@@ -131,7 +131,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := e.unreadShape(r, "worker not started"); err != nil {
+	if err := e.unreadShape(ctx, r, "worker not started"); err != nil {
 		return err
 	}
 	if r.snap != nil && !r.discovered {
