@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -30,6 +31,14 @@ var FilterTermNames = []string{"id", "correlation-id", "where", "body", "dest", 
 // naming the term.
 func ParseFilterLine(line string) (FilterTerms, error) {
 	var t FilterTerms
+	// A control character (a newline from a pasted argument) is a blank:
+	// kept, it would split the one-line error it ends up in.
+	line = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, line)
 	words, err := splitTerms(line)
 	if err != nil {
 		return t, err
