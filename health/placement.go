@@ -20,21 +20,21 @@ type Placement struct {
 	Leaders map[string]int
 	// Nodes are every node a rung runs on: leaders and members, sorted.
 	Nodes []string
-	// Lost counts, for each node that is down, the ladder's queues (rungs
-	// and the others) that lost their member on it.
-	Lost map[string]int
+	// Lost names, for each node that is down, the ladder's queues (rungs
+	// and the others) that lost their member on it, in row order.
+	Lost map[string][]string
 }
 
 // Place reads the placement off a ladder's rung rows.
 func Place(rows []Row) Placement {
-	p := Placement{Leaders: map[string]int{}, Lost: map[string]int{}}
+	p := Placement{Leaders: map[string]int{}, Lost: map[string][]string{}}
 	nodes := map[string]bool{}
 	for _, r := range rows {
 		if r.Missing {
 			continue
 		}
 		for _, n := range r.Stats.LostMembers() {
-			p.Lost[n]++
+			p.Lost[n] = append(p.Lost[n], r.Queue)
 		}
 		if r.Kind != RungRow {
 			continue
@@ -97,17 +97,23 @@ func (p Placement) Spread() string {
 	return strings.Join(parts, " · ")
 }
 
-// LostText says which nodes the ladder's queues lost members on, e.g.
-// "92 queues lost their member on rabbit@c"; "" when none did.
-func (p Placement) LostText() string {
+// LostNodes are the nodes the ladder's queues lost members on, sorted.
+func (p Placement) LostNodes() []string {
 	nodes := make([]string, 0, len(p.Lost))
 	for n := range p.Lost {
 		nodes = append(nodes, n)
 	}
 	sort.Strings(nodes)
+	return nodes
+}
+
+// LostText says which nodes the ladder's queues lost members on, e.g.
+// "92 queues lost their member on rabbit@c"; "" when none did.
+func (p Placement) LostText() string {
+	nodes := p.LostNodes()
 	parts := make([]string, 0, len(nodes))
 	for _, n := range nodes {
-		c := p.Lost[n]
+		c := len(p.Lost[n])
 		parts = append(parts, fmt.Sprintf("%d %s lost %s member on %s", c, topology.Plural(int64(c), "queue", "queues"), topology.Plural(int64(c), "its", "their"), n))
 	}
 	return strings.Join(parts, "; ")

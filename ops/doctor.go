@@ -359,16 +359,9 @@ func checkLadder(lr DoctorLadder, out *Findings) {
 func checkPlacement(lr DoctorLadder, out *Findings) {
 	area := LadderArea(lr.Found.Ladder)
 	p := lr.Placement
-	byNode := map[string][]string{}
 	var noQuorum []string
 	for _, r := range lr.Rows {
-		if r.Missing {
-			continue
-		}
-		for _, n := range r.Stats.LostMembers() {
-			byNode[n] = append(byNode[n], r.Queue)
-		}
-		if !r.Stats.HasQuorum() {
+		if !r.Missing && !r.Stats.HasQuorum() {
 			noQuorum = append(noQuorum, r.Queue)
 		}
 	}
@@ -376,19 +369,14 @@ func checkPlacement(lr DoctorLadder, out *Findings) {
 		out.Add(area, FindingProblem, "%d %s without quorum (half their members or fewer online): %s; they take, deliver and dead-letter nothing until a majority of their nodes is back",
 			len(noQuorum), plural(len(noQuorum), "queue", "queues"), nameSome(noQuorum, 5))
 	}
-	nodes := make([]string, 0, len(byNode))
-	for n := range byNode {
-		nodes = append(nodes, n)
-	}
-	slices.Sort(nodes)
-	for _, n := range nodes {
-		qs := byNode[n]
+	for _, n := range p.LostNodes() {
+		qs := p.Lost[n]
 		out.Add(area, FindingWarn, "%d %s lost %s member on %s: %s; each works while a majority of its members runs it",
 			len(qs), plural(len(qs), "queue", "queues"), plural(len(qs), "its", "their"), n, nameSome(qs, 5))
 	}
 	if w := p.OneNodeWarning(lr.Found.Ladder.Vhost, lr.Found.Ladder.Name); w != "" {
 		out.Add(area, FindingWarn, "%s", w)
-	} else if p.Clustered() && len(byNode) == 0 {
+	} else if p.Clustered() && len(p.Lost) == 0 {
 		out.Add(area, FindingOK, "rungs run on %d nodes, every member online; leaders: %s", len(p.Nodes), p.Spread())
 	}
 }
