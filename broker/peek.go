@@ -239,7 +239,8 @@ func heldOnReturn(ds []DelayedRetry) (DelayedRetry, bool) {
 // 4.3.6:
 //   - before 4.3 every hand-back raises a quorum message's
 //     x-delivery-count, and a delivery limit dead-letters a message peeked
-//     once too often, which from a rung is early: --force;
+//     once too often, which from a rung is early: --force, unless the
+//     rung is known to have no limit (as rungs declares its own);
 //   - from 4.3 the peek's nack is a return, which raises only
 //     x-acquired-count: a peek cannot push a message on early, and needs
 //     no --force;
@@ -287,6 +288,13 @@ func (r *PeekRisk) assessCountedPeek(q topology.Queue, limit int, known bool) {
 	r.ChangesBroker = true
 	r.Effects = append(r.Effects, "a quorum queue counts the peek as a delivery: each message's x-delivery-count rises by one")
 	switch {
+	case r.Rung && known && limit == 0:
+		// rungs declares its quorum rungs so on 4.0-4.2
+		// (topology.Plan.ForRelease), and 3.x has no default: the count
+		// rises in this rung only (the next queue starts its own), and
+		// no limit acts on it.
+		r.Why = fmt.Sprintf("%s is a rung of quorum ladder %s with no delivery limit: peeking raises each message's x-delivery-count in this rung, "+
+			"which nothing acts on, and cannot move a message on early", q.Name, r.Ladder)
 	case r.Rung:
 		r.NeedsForce = true
 		r.Why = fmt.Sprintf("%s is a rung of quorum ladder %s: peeking raises each message's x-delivery-count, and with a delivery limit "+

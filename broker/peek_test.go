@@ -26,7 +26,8 @@ func TestAssessPeek(t *testing.T) {
 	}{
 		"classic rung":               {q: topology.Queue{Name: "c.rung.01"}, known: true},
 		"classic work queue":         {q: topology.Queue{Name: "work"}, known: true},
-		"quorum rung":                {q: topology.Queue{Name: "q.rung.01", Args: qq}, known: true, force: true, write: true},
+		"quorum rung, limit 20":      {q: topology.Queue{Name: "q.rung.01", Args: qq}, limit: 20, known: true, force: true, write: true},
+		"quorum rung, no limit":      {q: topology.Queue{Name: "q.rung.01", Args: qq}, known: true, write: true},
 		"quorum rung, limit unknown": {q: topology.Queue{Name: "q.rung.00", Args: qq}, force: true, write: true},
 		"quorum queue with a limit":  {q: topology.Queue{Name: "dlq", Args: qq}, limit: 5, known: true, force: true, write: true},
 		"quorum queue, no limit":     {q: topology.Queue{Name: "dlq", Args: qq}, known: true, write: true},
@@ -66,6 +67,7 @@ func TestAssessPeekByRelease(t *testing.T) {
 		force, write bool
 	}{
 		"4.0 rung":                            {q: rung, f: PeekFacts{Version: v40, Limit: 20, LimitKnown: true}, force: true, write: true},
+		"4.0 rung as rungs declares it":       {q: rung, f: PeekFacts{Version: v40, LimitKnown: true}, write: true},
 		"4.3 rung":                            {q: rung, f: PeekFacts{Version: v43, Limit: 20, LimitKnown: true}},
 		"4.3 rung, limit 1":                   {q: rung, f: PeekFacts{Version: v43, Limit: 1, LimitKnown: true}},
 		"4.3 rung, delayed retry of returns":  {q: rung, f: PeekFacts{Version: v43, Limit: 20, LimitKnown: true, DelayedRetries: all}, force: true, write: true},

@@ -41,9 +41,12 @@ Peeking takes the messages with basic.get and hands them back, so:
       (x-delivery-count + 1). With a delivery limit (x-delivery-limit, a
       delivery-limit policy, RabbitMQ 4's default of 20) a message peeked
       once too often is dead-lettered; from a rung of a quorum ladder that
-      pushes it into the next rung early. peek refuses quorum rungs and
-      quorum queues with a delivery limit unless --force, and --read-only
-      refuses quorum queues altogether;
+      pushes it into the next rung early. peek refuses quorum rungs with a
+      delivery limit (or one it cannot read) and quorum queues with a limit
+      unless --force, and --read-only refuses quorum queues altogether.
+      rungs apply declares its quorum rungs with no limit on RabbitMQ 4.0
+      to 4.2 (x-delivery-limit -1; 3.x has no default), so their peeks need
+      no --force; rungs declared by an older rungs keep 4's default of 20;
     - from RabbitMQ 4.3 the hand-back is a return: x-delivery-count stays
       (0 for a message never delivered) and x-acquired-count rises, so no
       delivery limit acts and peek needs no --force. Only a delayed retry
@@ -55,7 +58,7 @@ Peeking takes the messages with basic.get and hands them back, so:
 the redelivered flag.`,
 		Example: `  rungs peek jobs.parked
   rungs peek orders.dlq -n 50 --json
-  rungs peek jobs.rung.03 --force     # a quorum rung before RabbitMQ 4.3: see above`,
+  rungs peek jobs.rung.03 --force     # a quorum rung with a delivery limit, before RabbitMQ 4.3: see above`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return e.runPeek(cmd.Context(), args[0], n, maxBody, force)

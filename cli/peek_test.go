@@ -138,6 +138,12 @@ func TestPeekDrawsTheHopsOfADeadLetter(t *testing.T) {
 // (and read-only mode refuses it). From 4.3 a peek's nack does not count:
 // 25 peeks of a resting rung need no --force, leave every message in
 // place with its count at 0, and none arrives early.
+// rungs apply declares its quorum rungs so that reading them is safe on
+// every release: on 4.0 to 4.2 with no delivery limit (x-delivery-limit -1),
+// on 3.x as they are (no default limit), and 4.3 does not count a peek. So
+// 25 peeks of a rung need no --force and push nothing on early. A ladder an
+// earlier rungs declared keeps 4's default of 20: there peek still needs
+// --force on 4.0, and apply keeps it working, with no drift, and says so.
 func TestPeekOfAQuorumRungByRelease(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
@@ -150,40 +156,76 @@ func TestPeekOfAQuorumRungByRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustRun(t, env, "apply", "--ladder", "q", "--layout", "prefix", "--unit", "1s", "--levels", "7", "--radix", "2", "--queue-type", "quorum")
+	wantLimit := ver.QuorumDefaultDeliveryLimit() > 0
+	for _, name := range []string{"q.rung.06", "q.rung.00", "q.unroutable", "q.done"} {
+		q, ok := vhostSnapshot(t, cfg).Queue(name)
+		limit, has := q.Args["x-delivery-limit"]
+		want := wantLimit && name != "q.done" // done is a destination: its consumers' limit is theirs
+		if !ok || has != want || (has && topology.NormalizeArg(limit) != int64(-1)) {
+			t.Errorf("%v: %s (found %v) has x-delivery-limit %v, want it %v", ver, name, ok, limit, want)
+		}
+	}
+	if out := mustRun(t, env, "plan", "--ladder", "q"); !strings.Contains(out, "drift: none") {
+		t.Errorf("%v: plan of an applied quorum ladder:\n%s", ver, out)
+	}
 	// 66s: 64s in q.rung.06, then 2s in q.rung.01. 25 peeks on a loaded
 	// machine took longer than a 16s rung once (eight tests at a time).
 	const delay = 66 * time.Second
 	before := time.Now()
 	mustRun(t, env, "publish", "--ladder", "q", "--delay", "66s", "--count", "2")
 	if ver.QuorumRequeueNackCounts() {
-		code, out, errs := run(t, env, "peek", "q.rung.06")
-		if code != ExitUsage || !strings.Contains(errs, "quorum ladder q") || !strings.Contains(errs, "--force") || out != "" {
-			t.Fatalf("%v: peek of a quorum rung: exit %d, %q", ver, code, errs)
-		}
-		code, _, errs = run(t, env, "peek", "q.rung.06", "--force", "--read-only")
+		// A read still raises the rung's count, so read-only refuses it.
+		code, _, errs := run(t, env, "peek", "q.rung.06", "--read-only")
 		if code == ExitOK || !strings.Contains(errs, "read-only") {
 			t.Fatalf("%v: read-only peek of a quorum rung: exit %d, %q", ver, code, errs)
 		}
-		out = mustRun(t, env, "peek", "q.rung.06", "--force")
-		if !strings.Contains(out, "2 of 2 ready") || !strings.Contains(out, "x-delivery-count 0 before this peek") {
-			t.Errorf("%v: forced peek:\n%s", ver, out)
-		}
-		return
 	}
 	for i := range 25 {
 		args := []string{"peek", "q.rung.06"}
-		if i%2 == 1 {
+		if i%2 == 1 && !ver.QuorumRequeueNackCounts() {
 			args = append(args, "--read-only") // nothing a limit acts on changes
 		}
 		out := mustRun(t, env, args...)
 		if !strings.Contains(out, "2 of 2 ready") {
 			t.Fatalf("%v: peek %d:\n%s", ver, i, out)
 		}
-		if i == 24 && strings.Contains(out, "x-delivery-count 1") {
+		if i == 24 && !ver.QuorumRequeueNackCounts() && strings.Contains(out, "x-delivery-count 1") {
 			t.Errorf("%v: after 24 peeks a message's delivery count rose:\n%s", ver, out)
 		}
 	}
+
+	// A ladder an earlier rungs declared, with the release's default limit.
+	old, err := topology.Ladder{Name: "o", Vhost: cfg.Vhost, Layout: "prefix", Unit: time.Second, Levels: 7, Radix: 2, QueueType: topology.Quorum}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := dial(t, cfg)
+	if _, err := c.Apply(context.Background(), old.Plan()); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, env, "publish", "--ladder", "o", "--delay", "66s")
+	code, out, errs := run(t, env, "apply", "--ladder", "o", "--layout", "prefix", "--unit", "1s", "--levels", "7", "--radix", "2", "--queue-type", "quorum")
+	if code != ExitOK || !strings.Contains(out, "drift: none") {
+		t.Fatalf("%v: apply over an earlier rungs' quorum ladder: exit %d\n%s%s", ver, code, out, errs)
+	}
+	if warned := strings.Contains(errs, "keep RabbitMQ "+ver.String()+"'s default delivery limit of 20"); warned != (wantLimit && ver.QuorumRequeueNackCounts()) {
+		t.Errorf("%v: apply over an earlier rungs' ladder warned %v: %q", ver, warned, errs)
+	}
+	if q, _ := vhostSnapshot(t, cfg).Queue("o.rung.06"); q.Args["x-delivery-limit"] != nil {
+		t.Errorf("%v: apply changed an existing rung's arguments: %v", ver, q.Args)
+	}
+	if wantLimit && ver.QuorumRequeueNackCounts() {
+		code, out, errs := run(t, env, "peek", "o.rung.06")
+		if code != ExitUsage || !strings.Contains(errs, "quorum ladder o") || !strings.Contains(errs, "limit is 20") || !strings.Contains(errs, "--force") || out != "" {
+			t.Fatalf("%v: peek of a rung with the default limit: exit %d, %q", ver, code, errs)
+		}
+		if out := mustRun(t, env, "peek", "o.rung.06", "--force"); !strings.Contains(out, "1 of 1 ready") {
+			t.Errorf("%v: forced peek:\n%s", ver, out)
+		}
+	} else if out := mustRun(t, env, "peek", "o.rung.06"); !strings.Contains(out, "1 of 1 ready") {
+		t.Errorf("%v: peek of an earlier rungs' rung:\n%s", ver, out)
+	}
+
 	got := 0
 	if err := testutil.Until(t, delay+30*time.Second, func() error {
 		for got < 2 {

@@ -153,7 +153,7 @@ func TestScreensGolden(t *testing.T) {
 		},
 		"peek-force": func(t *testing.T, w, h int) App {
 			fb := newFake(fixture.Busy())
-			fb.limitKnown = true
+			fb.limit, fb.limitKnown = 20, true // 4.0's default, on a rung an earlier rungs declared
 			a, _ := newApp(t, fb, Options{Ladder: "retry4"}, w, h)
 			a = keys(t, load(t, a, fb), ":")
 			a = typeText(t, a, "peek retry4.rung.02.3")

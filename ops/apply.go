@@ -32,7 +32,9 @@ type ApplyPlan struct {
 // name (two shapes share its entry and level exchanges, whose bindings
 // would deliver a message twice), a layout the release cannot route
 // (topology.LayoutBroken), and an object the broker would refuse to
-// declare again (topology.Plan.Conflicts). When the version cannot be
+// declare again (topology.Plan.Conflicts). A quorum ladder's queues that
+// rungs alone reads are declared for the release (topology.Plan.ForRelease),
+// and existing ones are kept as they are. When the version cannot be
 // read, apply goes ahead with a warning: refusing every broker without a
 // management API would make the direct layout unusable there.
 func PlanApply(req ApplyRequest) (ApplyPlan, error) {
@@ -50,9 +52,21 @@ func PlanApply(req ApplyRequest) (ApplyPlan, error) {
 		out.Warnings = append(out.Warnings, w)
 	}
 	out.Plan = l.Plan()
+	var v topology.Version
+	if l.ReleaseDependent() {
+		var verr error
+		if v, verr = req.Version(); verr != nil {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("the broker's version was not read (%v), so the quorum rungs are declared with the release's default delivery limit: on RabbitMQ 4.0 to 4.2 that is 20, and reading them (peek, scheduled) needs --force", verr))
+		}
+		out.Plan = out.Plan.ForRelease(v)
+	}
 	if req.Snap == nil {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("cannot read the vhost through the management API (%v), so apply cannot check for conflicting objects or a ladder of another shape under this name", req.SnapErr))
 		return out, nil
+	}
+	if kept := out.Plan.KeptDefaultLimit(*req.Snap); len(kept) > 0 && v.QuorumRequeueNackCounts() {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s of ladder %s keep RabbitMQ %s's default delivery limit of %d (declared before rungs turned it off; the broker refuses to change it in place), so reading them (peek, scheduled) needs --force; to lift it, move the messages out (rungs migrate), rungs teardown %s, and apply again",
+			topology.Counted(len(kept), "queue", "queues"), l.Name, v, v.QuorumDefaultDeliveryLimit(), l.Name))
 	}
 	out.Plan = out.Plan.KeepingLegacyArgs(*req.Snap)
 	if c := out.Plan.Conflicts(*req.Snap); len(c) > 0 {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -50,14 +51,59 @@ func TestPlanApply(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		case tc.err == "" && len(ap.Plan.Queues) == 0:
 			t.Errorf("%s: no plan", tc.name)
-		case tc.warning == "" && len(ap.Warnings) > 0, tc.warning != "" && (len(ap.Warnings) != 1 || !strings.Contains(ap.Warnings[0], tc.warning)):
+		case tc.warning == "" && len(ap.Warnings) > 0, tc.warning != "" && (len(ap.Warnings) == 0 || !strings.Contains(ap.Warnings[0], tc.warning)):
 			t.Errorf("%s: warnings %q, want %q", tc.name, ap.Warnings, tc.warning)
 		}
 	}
-	// A prefix ladder does not depend on the release: it is not read.
-	prefix, _ := topology.Ladder{Name: "jobs", Vhost: "/", Layout: "prefix", Levels: 3, Radix: 2}.Normalize()
+	// A classic prefix ladder does not depend on the release: it is not read.
+	prefix, _ := topology.Ladder{Name: "jobs", Vhost: "/", Layout: "prefix", Levels: 3, Radix: 2, QueueType: topology.Classic}.Normalize()
 	if _, err := PlanApply(ApplyRequest{Ladder: prefix, Snap: &topology.Snapshot{}, Version: func() (topology.Version, error) { t.Fatal("version read"); return topology.Version{}, nil }}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A quorum ladder's rungs and unroutable queue are declared without a
+// delivery limit where the release has a default (4.0 on); queues that
+// exist keep what they have, and on 4.0 to 4.2, where reading them then
+// needs --force, apply says so. An unread version declares no argument,
+// and says what that costs.
+func TestPlanApplyDeclaresRungsWithoutTheDefaultLimit(t *testing.T) {
+	l, _ := topology.Ladder{Name: "jobs", Vhost: "/", Layout: "prefix", Levels: 3, Radix: 2, QueueType: topology.Quorum}.Normalize()
+	limits := func(p topology.Plan) (n int) {
+		for _, q := range p.Queues {
+			if q.Args["x-delivery-limit"] == int64(-1) {
+				n++
+			}
+		}
+		return n
+	}
+	rungs := len(l.Rungs()) + 1 // and the unroutable queue
+	empty := topology.Snapshot{}
+	old := l.Plan().Snapshot() // applied by an earlier rungs
+	for _, tc := range []struct {
+		ver     string
+		snap    *topology.Snapshot
+		limited int
+		warning string
+	}{
+		{"3.10.8", &empty, 0, ""},
+		{"4.0.5", &empty, rungs, ""},
+		{"4.3.6", &empty, rungs, ""},
+		{"4.0.5", nil, rungs, "cannot read the vhost"},
+		{"4.0.5", &old, 0, fmt.Sprintf("%d queues of ladder jobs keep RabbitMQ 4.0.5's default delivery limit of 20", rungs)},
+		{"4.3.6", &old, 0, ""},
+		{"", &empty, 0, "the broker's version was not read (no answer), so the quorum rungs are declared with the release's default delivery limit"},
+	} {
+		ap, err := PlanApply(ApplyRequest{Ladder: l, Snap: tc.snap, SnapErr: errors.New("401"), Version: version(tc.ver)})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.ver, err)
+		}
+		if n := limits(ap.Plan); n != tc.limited {
+			t.Errorf("%q over %v: %d queues without a limit, want %d", tc.ver, tc.snap != nil, n, tc.limited)
+		}
+		if w := strings.Join(ap.Warnings, "\n"); (tc.warning == "") != (w == "") || !strings.Contains(w, tc.warning) {
+			t.Errorf("%q over %v: warnings %q, want %q", tc.ver, tc.snap != nil, w, tc.warning)
+		}
 	}
 }
 

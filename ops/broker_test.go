@@ -224,8 +224,18 @@ func TestPeekGateOnTheBroker(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool { _, ok := s.Queue("limited"); return ok })
+	// gn is applied as rungs apply declares it on this release; gq as an
+	// earlier rungs did, with the release's default delivery limit.
 	v := e.version(t)
+	gn, _ := topology.Ladder{Name: "gn", Vhost: e.vhost, Layout: "prefix", Unit: time.Second, Levels: 3, Radix: 2, QueueType: topology.Quorum}.Normalize()
+	if _, err := e.conn.Apply(ctxFor(t, time.Minute), gn.Plan().ForRelease(v)); err != nil {
+		t.Fatalf("%v: %v", v, err)
+	}
+	snap := e.snapshotWhen(t, func(s topology.Snapshot) bool {
+		_, ok := s.Queue("limited")
+		_, gnOK := s.Queue(gn.Rungs()[1].Queue)
+		return ok && gnOK
+	})
 	ladders := Ladders(topology.Discover(snap))
 	gate := func(name string, force, readOnly bool) PeekGate {
 		t.Helper()
@@ -257,9 +267,21 @@ func TestPeekGateOnTheBroker(t *testing.T) {
 		"quorum, read-only":         {gate("qq", false, true), PeekReadOnly, "qq is a quorum queue"},
 		"quorum, version's default": {gate("qq", false, false), PeekOK, "qq is a quorum queue"},
 	}
-	// RabbitMQ 4 gives every quorum queue a delivery limit of 20; 3.x none.
+	// RabbitMQ 4 gives every quorum queue a delivery limit of 20; 3.x none,
+	// so there a rung with no limit is read without --force.
 	if n := v.QuorumDefaultDeliveryLimit(); n > 0 {
 		cases["quorum, version's default"] = want{gate("qq", false, false), PeekNeedsForce, fmt.Sprintf("delivery limit of %d", n)}
+	} else {
+		cases["quorum rung"] = want{gate(rung, false, false), PeekOK, "rung of quorum ladder gq with no delivery limit"}
+	}
+	// A rung as rungs apply declares it is read without --force on every
+	// release; before 4.3 a read still raises its count, so read-only
+	// refuses it.
+	gnRung := gn.Rungs()[1].Queue
+	cases["rung applied for the release"] = want{gate(gnRung, false, false), PeekOK, ""}
+	if v.QuorumRequeueNackCounts() {
+		cases["rung applied for the release"] = want{cases["rung applied for the release"].got, PeekOK, "rung of quorum ladder gn with no delivery limit"}
+		cases["rung applied for the release, read-only"] = want{gate(gnRung, false, true), PeekReadOnly, "with no delivery limit"}
 	}
 	if !v.QuorumRequeueNackCounts() {
 		// 4.3: a peek's nack is a return, which no limit counts.

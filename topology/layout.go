@@ -292,19 +292,29 @@ func LegacyQueueArg(want, got Args, key string) bool {
 }
 
 // WithLegacyArgs returns the queue's arguments as the plan declares them,
-// plus any legacy argument (LegacyQueueArg) the broker's queue got has.
+// adjusted to what the broker's queue got has where the difference is not
+// drift: a legacy argument (LegacyQueueArg) it has is added, and the "no
+// delivery limit" of ForRelease (releaseQueueArg) is taken as the queue
+// has it, present or not.
 func WithLegacyArgs(want, got Args) Args {
 	var out Args
-	for k, v := range got {
-		if LegacyQueueArg(want, got, k) {
-			if out == nil {
-				out = Args{}
-				for wk, wv := range want {
-					out[wk] = wv
-				}
+	edit := func() {
+		if out == nil {
+			out = Args{}
+			for wk, wv := range want {
+				out[wk] = wv
 			}
+		}
+	}
+	for k, v := range got {
+		if LegacyQueueArg(want, got, k) || releaseQueueArg(want, got, k) {
+			edit()
 			out[k] = v
 		}
+	}
+	if _, ok := got[deliveryLimitArg]; !ok && releaseQueueArg(want, got, deliveryLimitArg) {
+		edit()
+		delete(out, deliveryLimitArg)
 	}
 	if out == nil {
 		return want
