@@ -97,7 +97,7 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 			return err
 		}
 	} else {
-		rep, err := e.observe(ctx, ops.Scope{Vhost: e.vhost(), Ladders: []string{l.Name}}, nil)
+		rep, err := e.observe(ctx, ops.ScopeOf(e.vhost(), l), nil)
 		if err != nil {
 			return err
 		}

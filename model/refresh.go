@@ -159,11 +159,10 @@ func (a App) newObserver() ops.Observer {
 // scope is what the screen in front shows: the ladder open (and a peek
 // from it), else every ladder of the vhost, for the list.
 func (a App) scope() ops.Scope {
-	s := ops.Scope{Vhost: a.vhost}
 	if a.screen == screenLadder || a.screen == screenScheduled || a.screen == screenPeek && a.peek.Back() == screenLadder {
-		s.Ladders = []string{a.ladder.Found().Ladder.Name}
+		return ops.ScopeOf(a.vhost, a.ladder.Found().Ladder)
 	}
-	return s
+	return ops.Scope{Vhost: a.vhost}
 }
 
 // followScreen points the observer at what the screen now shows and reads

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -37,6 +38,10 @@ const SnapshotEvery = 6
 type Scope struct {
 	Vhost   string
 	Ladders []string
+	// Layouts, when set, pins a named ladder to its layout: ladders of
+	// other layouts may share a name in one vhost (a suffix ladder and a
+	// prefix one, say), and an operation on one must not watch the other.
+	Layouts map[string]string
 	// Inbound makes each snapshot also read every binding into the
 	// ladders' queues, from whatever exchange (topology.Scope.Inbound): a
 	// check such as doctor wants a stray binding into a rung, which the
@@ -55,12 +60,33 @@ const perQueueStats = 128
 
 // Same reports whether two scopes watch the same objects.
 func (s Scope) Same(t Scope) bool {
-	return s.Vhost == t.Vhost && s.Inbound == t.Inbound && slices.Equal(s.Ladders, t.Ladders)
+	return s.Vhost == t.Vhost && s.Inbound == t.Inbound && slices.Equal(s.Ladders, t.Ladders) && maps.Equal(s.Layouts, t.Layouts)
 }
 
-// Watches reports whether the ladder is in scope.
+// ScopeOf is the scope of exactly these ladders of one vhost, each by name
+// and layout.
+func ScopeOf(vhost string, ls ...topology.Ladder) Scope {
+	s := Scope{Vhost: vhost, Layouts: map[string]string{}}
+	for _, l := range ls {
+		if !slices.Contains(s.Ladders, l.Name) {
+			s.Ladders = append(s.Ladders, l.Name)
+		}
+		s.Layouts[l.Name] = l.Layout
+	}
+	return s
+}
+
+// Watches reports whether the ladder is in scope: by name, and by layout
+// where the scope pins one.
 func (s Scope) Watches(l topology.Ladder) bool {
-	return len(s.Ladders) == 0 || slices.Contains(s.Ladders, l.Name)
+	if len(s.Ladders) == 0 {
+		return true
+	}
+	if !slices.Contains(s.Ladders, l.Name) {
+		return false
+	}
+	layout, pinned := s.Layouts[l.Name]
+	return !pinned || layout == l.Layout
 }
 
 // Read is one request the observer asks for: the full snapshot of its

@@ -284,6 +284,30 @@ func TestObserverScope(t *testing.T) {
 	if len(rep.Ladders) != 1 || rep.Ladders[0].Found.Ladder.Name != "b" || rep.Totals.Ladders != 1 {
 		t.Fatalf("scope b: %d ladders", len(rep.Ladders))
 	}
+	// Two layouts under one name: a scope of one ladder watches that one.
+	pre, err := topology.Ladder{Name: "b", Layout: "prefix", Levels: 2, Radix: 2, Unit: time.Second}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	suf, err := topology.Ladder{Name: "b", Layout: "suffix", Levels: 2, Radix: 2, Unit: time.Second}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := pre.Plan().Snapshot().Merge(suf.Plan().Snapshot())
+	for _, l := range []topology.Ladder{pre, suf} {
+		sc := ScopeOf("/", l)
+		if !sc.Watches(l) || sc.Same(Scope{Vhost: "/", Ladders: []string{"b"}}) {
+			t.Errorf("ScopeOf(%s): %+v", l.Layout, sc)
+		}
+		o, _, err := NewObserver(sc).Refresh(context.Background(), &recorded{snaps: []topology.Snapshot{both}}, time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := o.Report(o.At())
+		if len(rep.Ladders) != 1 || !SameLadder(rep.Ladders[0].Found.Ladder, l) {
+			t.Errorf("scope of the %s ladder b watches %d ladders", l.Layout, len(rep.Ladders))
+		}
+	}
 }
 
 // TestObserverWithScope narrows and widens an observer, as the console
