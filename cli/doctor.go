@@ -164,6 +164,7 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 		o, vh.WatchErr = e.watchStalls(ctx, insp, o)
 		vh.Report = o.Report(o.At())
 		vh.Policies, vh.PoliciesErr = quorumPolicies(ctx, e, m, vh.Report)
+		vh.KeySamples = sampleCeleryKeys(ctx, e, m, vh)
 	}
 	// The delays outside ladders: a paged listing of every queue, since
 	// the management API cannot filter by arguments; a vhost's whole
@@ -183,6 +184,28 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 		}
 	}
 	return f, nil
+}
+
+// sampleCeleryKeys reads the routing keys at the heads of the Celery
+// ladders' rungs of one vhost (ops.SampleKeys). The AMQP connection is to
+// the command's vhost: another vhost's ladders are not read.
+func sampleCeleryKeys(ctx context.Context, e *env, m *broker.Management, vh *ops.DoctorVhost) []ops.KeySample {
+	var out []ops.KeySample
+	ladders := ops.Ladders(vh.Found)
+	for _, l := range ladders {
+		if l.Layout != "celery" || vh.Vhost != e.vhost() {
+			continue
+		}
+		c, err := e.amqp(ctx)
+		if err != nil {
+			out = append(out, ops.KeySample{Ladder: l.Name, Err: err})
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 2*e.opts.timeout)
+		out = append(out, ops.SampleKeys(cctx, m, c, l, vh.Report.Snapshot, ladders))
+		cancel()
+	}
+	return out
 }
 
 // quorumPolicies reads the policies of a vhost that holds a quorum ladder:

@@ -85,6 +85,9 @@ type DoctorVhost struct {
 	DelaySnap  topology.Snapshot
 	DelaysErr  error
 	DelaysRead bool
+	// KeySamples are the routing keys read at the heads of each Celery
+	// ladder's rungs (SampleKeys).
+	KeySamples []KeySample
 }
 
 // DoctorLadder is what a ladder's checks see: its report and the facts of
@@ -105,7 +108,7 @@ type DoctorLadder struct {
 var (
 	doctorChecks = []func(DoctorFacts, *Findings){
 		checkConnections, checkPlugins, checkLaddersFound, checkQuorumRelease,
-		checkFeatureFlags, checkBCCRelease, checkEachLadder, checkDelays,
+		checkFeatureFlags, checkBCCRelease, checkEachLadder, checkDelays, checkCeleryKeys,
 	}
 	ladderChecks = []func(DoctorLadder, *Findings){
 		checkLadder, checkPlacement, checkDelayedRetry,

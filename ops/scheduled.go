@@ -111,11 +111,7 @@ func schedule(l topology.Ladder, dflt, queue string, d broker.Delivery, pos int,
 		if id, ok := d.Headers[topology.HeaderCeleryID]; ok {
 			m.TaskID = headerText(id)
 		}
-		if words := strings.SplitN(d.RoutingKey, ".", l.Levels+1); len(words) > l.Levels {
-			if m.Stacked, _ = topology.CeleryStacked(words[l.Levels], l.Levels); m.Stacked > 0 {
-				m.RetriesLeft = topology.CeleryRetriesLeft(len(d.RoutingKey), l.Levels)
-			}
-		}
+		m.Stacked, m.RetriesLeft = l.KeyStack(d.RoutingKey)
 	}
 	if m.Dest == "" {
 		m.Dest = dflt

@@ -170,6 +170,23 @@ func CeleryStacked(rest string, levels int) (stacked int, routingKey string) {
 	}
 }
 
+// KeyStack reads a Celery key's stacked delay prefixes (CeleryStacked) and,
+// when it has any, how many more delayed retries it survives
+// (CeleryRetriesLeft); 0, 0 for a key of any other layout.
+func (l Ladder) KeyStack(key string) (stacked, retriesLeft int) {
+	if l.Layout != "celery" {
+		return 0, 0
+	}
+	words := strings.SplitN(key, ".", l.Levels+1)
+	if len(words) <= l.Levels {
+		return 0, 0
+	}
+	if stacked, _ = CeleryStacked(words[l.Levels], l.Levels); stacked == 0 {
+		return 0, 0
+	}
+	return stacked, CeleryRetriesLeft(len(key), l.Levels)
+}
+
 // CeleryRetriesLeft is how many more delayed retries a key of keyBytes
 // bytes survives on a kombu that stacks prefixes, each adding levels·2
 // bytes, before it passes AMQP's 255.
