@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -338,6 +342,21 @@ func TestPublishWithoutManagementNeedsTheShape(t *testing.T) {
 	if code == ExitOK || strings.Contains(line, "\n") || !strings.Contains(line, "nothing published: the management API did not answer") ||
 		!strings.Contains(line, "give --layout, --unit, --levels and --radix") || strings.Contains(out+errs, "s3cret") {
 		t.Fatalf("publish without the management API or the shape: exit %d\n%s%s", code, out, errs)
+	}
+	// A management API that answers but refuses the user is not "did not
+	// answer": the line says what it said and what to change.
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, `{"error":"not_authorised","reason":"Not management user"}`)
+	}))
+	defer refusing.Close()
+	refused := maps.Clone(env)
+	refused["RUNGS_MGMT_URL"] = refusing.URL
+	code, out, errs = run(t, refused, "publish", "--ladder", "ws", "--delay", "1s", "--id-prefix", "guess-")
+	if line := strings.TrimRight(errs, "\n"); code == ExitOK || strings.Contains(line, "\n") || !strings.Contains(line, "the management API refused the user") ||
+		!strings.Contains(line, "Not management user") || !strings.Contains(line, "management (or monitoring) tag") {
+		t.Fatalf("publish with a management API that refuses the user: exit %d\n%s%s", code, out, errs)
 	}
 	p := published{prefix: "shaped-", delay: time.Second, at: time.Now()}
 	code, out, errs = run(t, env, append([]string{"publish", "--delay", "1s", "--count", "2", "--id-prefix", "shaped-"}, shape...)...)

@@ -66,8 +66,14 @@ func (e *env) unreadShape(ctx context.Context, r resolved, doing string) error {
 	if _, err := e.amqp(ctx); err != nil {
 		return err
 	}
-	return fmt.Errorf("%s: the management API did not answer (%v), so the shape of ladder %s is unknown and guessed keys would route into its unroutable queue; try again, or give --layout, --unit, --levels and --radix to go without it",
-		doing, oneLine(broker.Redact(fmt.Sprint(r.mgmtErr))), e.opts.ladder.name)
+	// A broker that answers but refuses the user (401: no management tag;
+	// 403) did answer: say what it said, and what to change.
+	how, fix := "did not answer", "try again"
+	if errors.Is(r.mgmtErr, broker.ErrUnauthorized) {
+		how, fix = "refused the user", "give the user the management (or monitoring) tag"
+	}
+	return fmt.Errorf("%s: the management API %s (%v), so the shape of ladder %s is unknown and guessed keys would route into its unroutable queue; %s, or give --layout, --unit, --levels and --radix to go without it",
+		doing, how, oneLine(broker.Redact(fmt.Sprint(r.mgmtErr))), e.opts.ladder.name, fix)
 }
 
 // shapeFlags are the flags that change a ladder's plan.
