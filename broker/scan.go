@@ -93,7 +93,12 @@ func (c *Conn) Scan(ctx context.Context, queue string, o ScanOptions) (ScanStats
 	// Whatever ends the scan, nothing may stay blocked forwarding to it.
 	defer h.drop()
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	var first, last time.Time
+	// last starts at the scan's start, not at zero: until the first
+	// message comes, "nothing has come for scanQuiet" counts from there. A
+	// zero start once ended a scan of 24,676 messages of a quorum queue on
+	// a loaded 3.10.8 at its first probe, with none read: the queue had
+	// already reported none ready, all of them on their way.
+	first, last := time.Time{}, time.Now()
 	each := func(d amqp.Delivery) {
 		last = time.Now()
 		if first.IsZero() {

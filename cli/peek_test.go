@@ -164,6 +164,9 @@ func TestPeekOfAQuorumRungByRelease(t *testing.T) {
 		if !ok || has != want || (has && topology.NormalizeArg(limit) != int64(-1)) {
 			t.Errorf("%v: %s (found %v) has x-delivery-limit %v, want it %v", ver, name, ok, limit, want)
 		}
+		if q.Args["x-queue-leader-locator"] != "balanced" {
+			t.Errorf("%v: %s has x-queue-leader-locator %v, want balanced", ver, name, q.Args["x-queue-leader-locator"])
+		}
 	}
 	if out := mustRun(t, env, "plan", "--ladder", "q"); !strings.Contains(out, "drift: none") {
 		t.Errorf("%v: plan of an applied quorum ladder:\n%s", ver, out)
@@ -211,7 +214,7 @@ func TestPeekOfAQuorumRungByRelease(t *testing.T) {
 	if warned := strings.Contains(errs, "keep RabbitMQ "+ver.String()+"'s default delivery limit of 20"); warned != (wantLimit && ver.QuorumRequeueNackCounts()) {
 		t.Errorf("%v: apply over an earlier rungs' ladder warned %v: %q", ver, warned, errs)
 	}
-	if q, _ := vhostSnapshot(t, cfg).Queue("o.rung.06"); q.Args["x-delivery-limit"] != nil {
+	if q, _ := vhostSnapshot(t, cfg).Queue("o.rung.06"); q.Args["x-delivery-limit"] != nil || q.Args["x-queue-leader-locator"] != nil {
 		t.Errorf("%v: apply changed an existing rung's arguments: %v", ver, q.Args)
 	}
 	if wantLimit && ver.QuorumRequeueNackCounts() {

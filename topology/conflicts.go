@@ -8,7 +8,7 @@ var brokerChecked = map[string]bool{
 	"alternate-exchange": true, "x-dead-letter-exchange": true, "x-dead-letter-routing-key": true,
 	"x-dead-letter-strategy": true, "x-delivery-limit": true, "x-expires": true, "x-max-length": true,
 	"x-max-length-bytes": true, "x-max-priority": true, "x-message-ttl": true, "x-overflow": true,
-	"x-queue-mode": true, "x-queue-type": true, "x-quorum-initial-group-size": true,
+	"x-queue-leader-locator": true, "x-queue-mode": true, "x-queue-type": true, "x-quorum-initial-group-size": true,
 	"x-single-active-consumer": true,
 }
 

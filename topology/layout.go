@@ -312,9 +312,11 @@ func WithLegacyArgs(want, got Args) Args {
 			out[k] = v
 		}
 	}
-	if _, ok := got[deliveryLimitArg]; !ok && releaseQueueArg(want, got, deliveryLimitArg) {
-		edit()
-		delete(out, deliveryLimitArg)
+	for k := range releaseArgs {
+		if _, ok := got[k]; !ok && releaseQueueArg(want, got, k) {
+			edit()
+			delete(out, k)
+		}
 	}
 	if out == nil {
 		return want

@@ -23,33 +23,52 @@ package topology
 // differently would make the library's declaration fail, so their plans
 // stay as the library has them.
 
+// In a cluster, a quorum queue's leader does the queue's work (every
+// expiry and dead-lettering of a rung), and by default it is placed on the
+// node the declaring client is connected to: a ladder applied through one
+// node leads from that node alone. x-queue-leader-locator "balanced" places
+// each new queue's leader on the node that leads the fewest (a random node
+// beyond 1,000 queues). Measured on 3.10.8, 4.0.5 and 4.3.6: each accepts
+// the argument, and each refuses to declare an existing queue again with
+// it added, removed or changed (PRECONDITION_FAILED), so a queue keeps what
+// it was created with and neither way is drift.
+
 const (
 	deliveryLimitArg = "x-delivery-limit"
 	// noDeliveryLimit is the x-delivery-limit that 4.0 on read as none.
-	noDeliveryLimit = int64(-1)
+	noDeliveryLimit  = int64(-1)
+	leaderLocatorArg = "x-queue-leader-locator"
+	balancedLeaders  = "balanced"
 )
 
-// ForRelease is the plan as apply declares it on release v: for a quorum
-// ladder of rungs' own layouts on a release whose quorum queues have a
-// default delivery limit, every rung and the unroutable queue get
-// x-delivery-limit -1. Any other plan is returned as is.
+// releaseArgs are the arguments ForRelease may add, with their values.
+var releaseArgs = map[string]any{deliveryLimitArg: noDeliveryLimit, leaderLocatorArg: balancedLeaders}
+
+// ForRelease is the plan as apply declares it on release v, for a quorum
+// ladder of rungs' own layouts: every queue gets x-queue-leader-locator
+// balanced (3.10 on), and where the release gives quorum queues a default
+// delivery limit (4.0 on), every rung and the unroutable queue get
+// x-delivery-limit -1. Any other plan, or an unknown release, is returned
+// as is.
 func (p Plan) ForRelease(v Version) Plan {
 	l := p.Ladder
-	if l.QueueType != Quorum || !ownLayout(l.Layout) || !v.Known() || v.QuorumDefaultDeliveryLimit() == 0 {
+	if !l.ReleaseDependent() || !v.AtLeast(3, 10, 0) {
 		return p
 	}
 	qs := make([]Queue, len(p.Queues))
 	copy(qs, p.Queues)
 	for i, q := range qs {
-		role, _, ok := l.QueueRole(q.Name)
-		if !ok || (role != RoleRung && role != RoleUnroutable) {
+		if q.Args["x-queue-type"] != string(Quorum) {
 			continue
 		}
-		a := make(Args, len(q.Args)+1)
+		a := make(Args, len(q.Args)+2)
 		for k, v := range q.Args {
 			a[k] = v
 		}
-		a[deliveryLimitArg] = noDeliveryLimit
+		a[leaderLocatorArg] = balancedLeaders
+		if role, _, ok := l.QueueRole(q.Name); ok && (role == RoleRung || role == RoleUnroutable) && v.QuorumDefaultDeliveryLimit() > 0 {
+			a[deliveryLimitArg] = noDeliveryLimit
+		}
 		qs[i].Args = a
 	}
 	p.Queues = qs
@@ -66,14 +85,15 @@ func ownLayout(name string) bool {
 }
 
 // releaseQueueArg reports whether the difference in key between a plan's
-// queue (want) and the broker's (got) is only whether ForRelease's "no
-// delivery limit" was declared: a ladder applied on 3.x and upgraded, or
-// applied by a rungs before this one, lacks it; one applied on 4.x has it
-// where a plan made without the release lacks it. Neither is drift, and
-// apply keeps what the queue has: the broker refuses to declare it again
-// with the argument added or removed.
+// queue (want) and the broker's (got) is only whether one of ForRelease's
+// arguments was declared: a ladder applied by a rungs before this one, or
+// on 3.x and upgraded, lacks it; one applied on this release has it where
+// a plan made without the release lacks it. Neither is drift, and apply
+// keeps what the queue has: the broker refuses to declare it again with
+// the argument added or removed.
 func releaseQueueArg(want, got Args, key string) bool {
-	if key != deliveryLimitArg || want["x-queue-type"] != string(Quorum) {
+	value, ours := releaseArgs[key]
+	if !ours || want["x-queue-type"] != string(Quorum) {
 		return false
 	}
 	w, wok := want[key]
@@ -82,9 +102,9 @@ func releaseQueueArg(want, got Args, key string) bool {
 		return false
 	}
 	if wok {
-		return NormalizeArg(w) == noDeliveryLimit
+		return NormalizeArg(w) == value
 	}
-	return NormalizeArg(g) == noDeliveryLimit
+	return NormalizeArg(g) == value
 }
 
 // ReleaseDependent reports whether the ladder's plan depends on the

@@ -13,49 +13,57 @@ func mustVersion(t *testing.T, s string) Version {
 	return v
 }
 
-// On a release whose quorum queues have a default delivery limit, apply
-// declares the rungs and the unroutable queue of rungs' own quorum ladders
-// without one; nothing else changes, and nothing changes elsewhere.
-func TestForReleaseTurnsTheDefaultLimitOffWhereOneExists(t *testing.T) {
+// For a quorum ladder of rungs' own layouts, apply places every queue's
+// leader across the cluster (3.10 on) and, on a release whose quorum
+// queues have a default delivery limit, declares the rungs and the
+// unroutable queue without one; nothing else changes, and nothing changes
+// elsewhere.
+func TestForRelease(t *testing.T) {
 	for _, layout := range []string{"direct", "prefix", "suffix"} {
 		l := mustLadder(t, Ladder{Name: "j", Layout: layout, Levels: 3, Radix: 2, QueueType: Quorum})
 		plan := l.Plan()
-		for _, rel := range []string{"4.0.5", "4.2.1", "4.3.6"} {
-			p := plan.ForRelease(mustVersion(t, rel))
+		for _, rel := range []string{"3.10.8", "3.13.7", "4.0.5", "4.2.1", "4.3.6"} {
+			v := mustVersion(t, rel)
+			p := plan.ForRelease(v)
 			for i, q := range p.Queues {
 				role, _, _ := l.QueueRole(q.Name)
-				limit, has := q.Args["x-delivery-limit"]
-				want := role == RoleRung || role == RoleUnroutable
-				if has != want || (has && limit != int64(-1)) {
+				limit, hasLimit := q.Args["x-delivery-limit"]
+				wantLimit := (role == RoleRung || role == RoleUnroutable) && v.Major >= 4
+				if hasLimit != wantLimit || (hasLimit && limit != int64(-1)) {
 					t.Errorf("%s on %s: %s (%s) has x-delivery-limit %v", layout, rel, q.Name, role, limit)
 				}
-				if d := ArgsDiff(plan.Queues[i].Args, q.Args); len(d) > 1 || (len(d) == 1) != want {
+				if q.Args["x-queue-leader-locator"] != "balanced" {
+					t.Errorf("%s on %s: %s has x-queue-leader-locator %v", layout, rel, q.Name, q.Args["x-queue-leader-locator"])
+				}
+				want := 1
+				if wantLimit {
+					want = 2
+				}
+				if d := ArgsDiff(plan.Queues[i].Args, q.Args); len(d) != want {
 					t.Errorf("%s on %s: %s differs from the plan by %v", layout, rel, q.Name, d)
 				}
-				if _, touched := plan.Queues[i].Args["x-delivery-limit"]; touched {
+				if len(plan.Queues[i].Args) != len(q.Args)-want {
 					t.Fatalf("ForRelease changed the plan it was called on: %s", q.Name)
 				}
 			}
 		}
-		for _, rel := range []string{"3.10.8", "3.13.7", ""} {
+		for _, rel := range []string{"3.9.29", ""} {
 			v, _ := ParseVersion(rel)
-			for _, q := range plan.ForRelease(v).Queues {
-				if _, has := q.Args["x-delivery-limit"]; has {
-					t.Errorf("%s on %q: %s has a delivery limit argument (3.x dead-letters at the first hand-back with -1)", layout, rel, q.Name)
-				}
+			if p := plan.ForRelease(v); len(ArgsDiff(p.Queues[0].Args, plan.Queues[0].Args)) != 0 {
+				t.Errorf("%s on %q: %v", layout, rel, p.Queues[0].Args)
 			}
 		}
 		classic := mustLadder(t, Ladder{Name: "j", Layout: layout, Levels: 3, Radix: 2, QueueType: Classic})
 		for _, q := range classic.Plan().ForRelease(mustVersion(t, "4.0.5")).Queues {
-			if _, has := q.Args["x-delivery-limit"]; has {
-				t.Errorf("classic %s: %s has a delivery limit argument", layout, q.Name)
+			if len(ArgsDiff(q.Args, Args{})) != len(q.Args) || q.Args["x-delivery-limit"] != nil || q.Args["x-queue-leader-locator"] != nil {
+				t.Errorf("classic %s: %s has %v", layout, q.Name, q.Args)
 			}
 		}
 	}
 	nsb := mustLadder(t, Ladder{Layout: "nsb", QueueType: Quorum})
 	for _, q := range nsb.Plan().ForRelease(mustVersion(t, "4.0.5")).Queues {
-		if _, has := q.Args["x-delivery-limit"]; has {
-			t.Errorf("nsb: %s has a delivery limit argument NServiceBus does not declare", q.Name)
+		if q.Args["x-delivery-limit"] != nil || q.Args["x-queue-leader-locator"] != nil {
+			t.Errorf("nsb: %s has arguments NServiceBus does not declare: %v", q.Name, q.Args)
 		}
 	}
 }
@@ -88,7 +96,29 @@ func TestDeliveryLimitByReleaseIsNoDrift(t *testing.T) {
 			t.Errorf("%s: conflicts %v", name, c)
 		}
 	}
-	// A limit an operator set is drift, and a conflict apply refuses.
+	// Another leader locator, or a limit an operator set, is drift, and a
+	// conflict apply refuses.
+	for _, locator := range []string{"client-local"} {
+		snap := on4.Snapshot()
+		for i, q := range snap.Queues {
+			if q.Name == "j.rung.00" {
+				args := Args{}
+				for k, v := range q.Args {
+					args[k] = v
+				}
+				args["x-queue-leader-locator"] = locator
+				snap.Queues[i].Args = args
+			}
+		}
+		for _, p := range []Plan{plain, on4} {
+			if d := Diff(p, snap); len(d) != 1 {
+				t.Errorf("a rung with locator %s: drift %v, want one", locator, d)
+			}
+			if c := p.KeepingLegacyArgs(snap).Conflicts(snap); len(c) != 1 {
+				t.Errorf("a rung with locator %s: conflicts %v, want one", locator, c)
+			}
+		}
+	}
 	snap := on4.Snapshot()
 	for i, q := range snap.Queues {
 		if q.Name == "j.rung.00" {
