@@ -98,7 +98,7 @@ func TestDeliveryLimitByReleaseIsNoDrift(t *testing.T) {
 	}
 	// Another leader locator, or a limit an operator set, is drift, and a
 	// conflict apply refuses.
-	for _, locator := range []string{"client-local"} {
+	for key, value := range map[string]any{"x-queue-leader-locator": "client-local", "x-delivery-limit": int64(5)} {
 		snap := on4.Snapshot()
 		for i, q := range snap.Queues {
 			if q.Name == "j.rung.00" {
@@ -106,36 +106,17 @@ func TestDeliveryLimitByReleaseIsNoDrift(t *testing.T) {
 				for k, v := range q.Args {
 					args[k] = v
 				}
-				args["x-queue-leader-locator"] = locator
+				args[key] = value
 				snap.Queues[i].Args = args
 			}
 		}
 		for _, p := range []Plan{plain, on4} {
 			if d := Diff(p, snap); len(d) != 1 {
-				t.Errorf("a rung with locator %s: drift %v, want one", locator, d)
+				t.Errorf("a rung with %s %v: drift %v, want one", key, value, d)
 			}
 			if c := p.KeepingLegacyArgs(snap).Conflicts(snap); len(c) != 1 {
-				t.Errorf("a rung with locator %s: conflicts %v, want one", locator, c)
+				t.Errorf("a rung with %s %v: conflicts %v, want one", key, value, c)
 			}
-		}
-	}
-	snap := on4.Snapshot()
-	for i, q := range snap.Queues {
-		if q.Name == "j.rung.00" {
-			args := Args{}
-			for k, v := range q.Args {
-				args[k] = v
-			}
-			args["x-delivery-limit"] = int64(5)
-			snap.Queues[i].Args = args
-		}
-	}
-	for _, p := range []Plan{plain, on4} {
-		if d := Diff(p, snap); len(d) != 1 {
-			t.Errorf("a rung with a limit of 5: drift %v, want one", d)
-		}
-		if c := p.KeepingLegacyArgs(snap).Conflicts(snap); len(c) != 1 {
-			t.Errorf("a rung with a limit of 5: conflicts %v, want one", c)
 		}
 	}
 }
