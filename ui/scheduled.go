@@ -180,12 +180,22 @@ func scheduledSecond(s ScheduledState, st Styles, w int) string {
 		return ""
 	}
 	var found, est []string
+	var nFound, nEst int64
 	for _, hz := range s.Horizons {
 		found = append(found, st.Muted.Render(hz.Label+" ")+topology.FormatCount(hz.Found))
 		est = append(est, topology.FormatCount(hz.Estimate))
+		nFound, nEst = nFound+hz.Found, nEst+hz.Estimate
 	}
 	sep := st.Faint.Render(" · ")
-	line := st.Label.Render("due in ") + strings.Join(found, sep) + st.Muted.Render("   by depth ") + strings.Join(est, st.Faint.Render("·"))
+	line := st.Label.Render("due in ") + strings.Join(found, sep)
+	if nEst == 0 && nFound > 0 {
+		// The depths are the broker's statistics, which reach a new
+		// ladder's rungs seconds after its messages: zeros beside what
+		// the scan found would contradict it.
+		line += st.Muted.Render("   by depth: no statistics yet")
+	} else {
+		line += st.Muted.Render("   by depth ") + strings.Join(est, st.Faint.Render("·"))
+	}
 	return ansi.Truncate(line, w, "…")
 }
 

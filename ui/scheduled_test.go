@@ -42,6 +42,9 @@ func TestScheduledViewGolden(t *testing.T) {
 		"cancelled":           {Ladder: "orders", Phase: ScanCancelled, Scanned: 2000, Total: 4000, Matched: 2, Rows: scheduledRows(now)[:2], Now: now},
 		"failed":              {Ladder: "orders", Phase: ScanFailed, Scanned: 10, Err: "scan orders.delay.L03: connection closed", Now: now},
 		"stacked-key":         {Ladder: "celery", Phase: ScanDone, Scanned: 3, Total: 3, Matched: 1, Rows: stackedRows(now), Horizons: horizons, Now: now},
+		// A new ladder: the scan found messages the statistics do not list yet.
+		"no-statistics-yet": {Ladder: "orders", Phase: ScanDone, Scanned: 5, Matched: 5, Rows: scheduledRows(now), Now: now,
+			Horizons: []Horizon{{"1m", 1, 0}, {"1h", 3, 0}, {"1d", 1, 0}, {"later", 0, 0}}},
 	}
 	for name, s := range cases {
 		for _, sz := range sizes {
