@@ -52,17 +52,20 @@ func PlanApply(req ApplyRequest) (ApplyPlan, error) {
 		out.Warnings = append(out.Warnings, w)
 	}
 	out.Plan = l.Plan()
+	if req.Snap == nil {
+		// Without the vhost, apply cannot tell which queues exist, and an
+		// existing queue must be declared again exactly as it was: so no
+		// release arguments (topology.Plan.ForRelease).
+		out.Warnings = append(out.Warnings, fmt.Sprintf("cannot read the vhost through the management API (%v), so apply cannot check for conflicting objects or a ladder of another shape under this name, and declares quorum rungs as before (leaders on the node it is connected to; on RabbitMQ 4.0 to 4.2 the default delivery limit, so reading them needs --force)", req.SnapErr))
+		return out, nil
+	}
 	var v topology.Version
 	if l.ReleaseDependent() {
 		var verr error
 		if v, verr = req.Version(); verr != nil {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("the broker's version was not read (%v), so the quorum rungs are declared with the release's default delivery limit: on RabbitMQ 4.0 to 4.2 that is 20, and reading them (peek, scheduled) needs --force", verr))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("the broker's version was not read (%v), so the quorum rungs are declared as before: leaders on the node apply is connected to, and on RabbitMQ 4.0 to 4.2 the default delivery limit of 20, so reading them (peek, scheduled) needs --force", verr))
 		}
 		out.Plan = out.Plan.ForRelease(v)
-	}
-	if req.Snap == nil {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("cannot read the vhost through the management API (%v), so apply cannot check for conflicting objects or a ladder of another shape under this name", req.SnapErr))
-		return out, nil
 	}
 	if kept := out.Plan.KeptDefaultLimit(*req.Snap); len(kept) > 0 && v.QuorumRequeueNackCounts() {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s of ladder %s keep RabbitMQ %s's default delivery limit of %d (declared before rungs turned it off; the broker refuses to change it in place), so reading them (peek, scheduled) needs --force; to lift it, move the messages out (rungs migrate), rungs teardown %s, and apply again",
