@@ -12,8 +12,10 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// The drain phase at a small N (RUNGS_DRAIN_N for more): every message
-// arrives and no rung is ever judged stalled while the storm drains.
+// The drain phase at a small N (RUNGS_DRAIN_N for more; RUNGS_DRAIN_TYPE,
+// RUNGS_DRAIN_RADIX and RUNGS_DRAIN_DELAY change the ladder and the
+// delay): every message arrives and no rung is ever judged stalled while
+// the storm drains.
 // RUNGS_DRAIN_RECORD=FILE writes the readings for health's tests.
 // Timings are reported, not asserted.
 func TestDrainSmall(t *testing.T) {
@@ -27,8 +29,9 @@ func TestDrainSmall(t *testing.T) {
 	if d, err := time.ParseDuration(os.Getenv("RUNGS_DRAIN_DELAY")); err == nil && d > 0 {
 		o.Delay = d
 	}
+	radix, _ := strconv.Atoi(os.Getenv("RUNGS_DRAIN_RADIX")) // 0: the default
 	var err error
-	if o.Ladder, err = (topology.Ladder{Name: "storm", QueueType: topology.QueueType(os.Getenv("RUNGS_DRAIN_TYPE"))}).Normalize(); err != nil {
+	if o.Ladder, err = (topology.Ladder{Name: "storm", Radix: radix, QueueType: topology.QueueType(os.Getenv("RUNGS_DRAIN_TYPE"))}).Normalize(); err != nil {
 		t.Fatal(err)
 	}
 	if path := os.Getenv("RUNGS_DRAIN_RECORD"); path != "" {
