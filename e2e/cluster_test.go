@@ -469,7 +469,7 @@ func TestClusterStallCures(t *testing.T) {
 		if err := c.script("up"); err != nil {
 			t.Fatal(err)
 		}
-	}, c.logTail, "cs", "csb")
+	}, c.logTail, true, "cs", "csb")
 	s.stall(t)
 	ver, err := s.mgmt.Version(context.Background())
 	if err != nil {

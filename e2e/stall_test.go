@@ -306,13 +306,18 @@ func newStallRun(t *testing.T, role string, ladders ...string) *stallRun {
 		n.must("down")
 		time.Sleep(time.Until(until))
 		n.must("up")
-	}, n.logTail, ladders...)
+	}, n.logTail, false, ladders...)
 	s.n = n
 	return s
 }
 
-// applyStallLadders applies the ladders through cfg's vhost /.
-func applyStallLadders(t *testing.T, cfg broker.Config, restart func(time.Time), logTail func(int) string, ladders ...string) *stallRun {
+// applyStallLadders applies the ladders through cfg's vhost /, with rungs
+// apply, or with clientLocal as a declaration that leaves each leader on
+// the node it was declared through (as an earlier rungs did, before apply
+// spread leaders): on a 4.0.5 cluster of three, six whole-cluster restarts
+// in flight stalled no rung of ladders whose leaders apply had spread
+// over the nodes, and the cluster's stall test needs stalls to cure.
+func applyStallLadders(t *testing.T, cfg broker.Config, restart func(time.Time), logTail func(int) string, clientLocal bool, ladders ...string) *stallRun {
 	s := &stallRun{
 		cfg: cfg, restart: restart, logTail: logTail, ladders: ladders,
 		env:       []string{"RUNGS_URL=" + cfg.URL, "RUNGS_MGMT_URL=" + cfg.MgmtURL, "RUNGS_VHOST=/"},
@@ -323,10 +328,40 @@ func applyStallLadders(t *testing.T, cfg broker.Config, restart func(time.Time),
 		t.Fatal(err)
 	}
 	for _, l := range ladders {
-		mustRungs(t, s.env, "apply", "--ladder", l, "--unit", "1ms", "--levels", "6", "--queue-type", "quorum")
+		if clientLocal {
+			declareClientLocal(t, cfg, s.mgmt, l)
+		} else {
+			mustRungs(t, s.env, "apply", "--ladder", l, "--unit", "1ms", "--levels", "6", "--queue-type", "quorum")
+		}
 		s.found = append(s.found, topology.Found{Ladder: ladderOf(t, s.mgmt, l)})
 	}
 	return s
+}
+
+// declareClientLocal declares the ladder `rungs apply --ladder NAME --unit
+// 1ms --levels 6 --queue-type quorum` makes on this release, without the
+// arguments apply adds by release (topology.Plan.ForRelease): its leaders
+// stay on the node cfg connects to.
+func declareClientLocal(t *testing.T, cfg broker.Config, m *broker.Management, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	v, err := m.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := topology.Ladder{Name: name, Vhost: "/", Layout: v.NewLadderLayout(topology.Quorum), Unit: time.Millisecond, Levels: 6, QueueType: topology.Quorum}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Apply(ctx, l.Plan()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // stall publishes into every ladder and restarts the node mid-flight until
