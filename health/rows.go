@@ -157,6 +157,7 @@ func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 	listed := map[string]bool{}
 	ages := MaxAge(l)
 	drain := w.Flows.ladderDrain(l, nil)
+	feeds := ladderFeeds{rungs: l.Rungs(), ends: ladderEnds(l)}
 	var rows []Row
 	add := func(r Row) {
 		if listed[r.Queue] {
@@ -174,7 +175,7 @@ func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 		r.Drift = drift[r.Queue]
 		in, out := w.Flows.Rates(r.Queue)
 		r.InRate, r.OutRate = max(in, r.Stats.PublishRate), max(out, r.Stats.OutRate())
-		judge(&r, facts{maxAge: ages[r.Level], watch: w, drain: drain})
+		judge(&r, facts{maxAge: ages[r.Level], watch: w, drain: drain, feeds: feeds})
 		rows = append(rows, r)
 	}
 	for _, r := range l.Rungs() {
@@ -214,6 +215,8 @@ type facts struct {
 	watch  Watch
 	// drain is the ladder's measured capacity (no hops or backlog yet).
 	drain Drain
+	// feeds is where the ladder's messages can go (fedFrom).
+	feeds ladderFeeds
 }
 
 // A rule looks at one row and raises what it finds (r.raise). Every rule
@@ -268,7 +271,7 @@ func stalledRung(r *Row, f facts) {
 		return
 	}
 	waited := f.watch.waited(r.Queue)
-	if s := Stalled(r.Stats, r.TTL, waited, f.watch.Interval); s != "" && !f.leaving(r, waited) {
+	if s := Stalled(r.Stats, r.TTL, waited, f.watch.Interval); s != "" && !f.leaving(r, waited) && !f.fedFrom(r) {
 		r.Stalled, r.Waited = true, waited
 		r.raise(Problem, "stalled "+topology.FormatCount(r.Stats.Expired), s)
 	}
