@@ -377,12 +377,7 @@ func (f facts) fedFrom(r *Row) bool {
 
 // held reports whether queue had messages at any reading since since.
 func (f Flows) held(queue string, since time.Time) bool {
-	for _, s := range f.samples {
-		if !s.at.Before(since) && s.q[queue].messages > 0 {
-			return true
-		}
-	}
-	return false
+	return f.anySince(queue, since, func(d depth) bool { return d.messages > 0 })
 }
 
 // rose reports whether queue's depth rose between two readings, the later
@@ -399,8 +394,14 @@ func (f Flows) rose(queue string, since time.Time) bool {
 // published reports whether a client published to queue at any reading
 // since since (the management API's publish rate counts clients only).
 func (f Flows) published(queue string, since time.Time) bool {
+	return f.anySince(queue, since, func(d depth) bool { return d.pub > 0 })
+}
+
+// anySince reports whether queue's figures satisfied ok at any reading
+// since since.
+func (f Flows) anySince(queue string, since time.Time, ok func(depth) bool) bool {
 	for _, s := range f.samples {
-		if !s.at.Before(since) && s.q[queue].pub > 0 {
+		if !s.at.Before(since) && ok(s.q[queue]) {
 			return true
 		}
 	}

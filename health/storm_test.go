@@ -33,6 +33,16 @@ func loadRecording(t *testing.T, name string) Recording {
 	return r
 }
 
+// noStalled fails t for each row of lr judged stalled at at.
+func noStalled(t *testing.T, at time.Duration, lr LadderReport) {
+	t.Helper()
+	for _, row := range lr.Rows {
+		if row.Stalled {
+			t.Errorf("%s: %s judged stalled: %s", at, row.Queue, row.Status)
+		}
+	}
+}
+
 // A saturated drain: the expired count rises while messages leave. It is
 // backlogged, never stalled, and its forecast follows the measured drain.
 func TestRecordedStormIsBackloggedNotStalled(t *testing.T) {
@@ -43,11 +53,7 @@ func TestRecordedStormIsBackloggedNotStalled(t *testing.T) {
 	var lastExpired int64
 	finish := time.Duration(r.Samples[len(r.Samples)-1].MS) * time.Millisecond
 	err := r.Replay(DefaultInterval, func(at time.Duration, lr LadderReport) {
-		for _, row := range lr.Rows {
-			if row.Stalled {
-				t.Errorf("%s: %s judged stalled: %s", at, row.Queue, row.Status)
-			}
-		}
+		noStalled(t, at, lr)
 		if lr.Totals.Backlogged > 0 {
 			backlogged++
 			if lr.Totals.Expired > lastExpired {
@@ -209,11 +215,7 @@ func TestRecordedMillionStormIsNeverStalled(t *testing.T) {
 	r := loadRecording(t, "storm-1m-4.3.json")
 	var backlogged int
 	err := r.Replay(DefaultInterval, func(at time.Duration, lr LadderReport) {
-		for _, row := range lr.Rows {
-			if row.Stalled {
-				t.Errorf("%s: %s judged stalled: %s", at, row.Queue, row.Status)
-			}
-		}
+		noStalled(t, at, lr)
 		if lr.Totals.Backlogged > 0 {
 			backlogged++
 		}
