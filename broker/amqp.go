@@ -362,6 +362,18 @@ func (c *Conn) channel(ctx context.Context) (*amqp.Channel, *amqp.Connection, er
 // error ends the run. A step may close the channel on purpose (a 404 it
 // tolerates): the next step gets a new one.
 func (c *Conn) steps(ctx context.Context, n int, do func(ch *amqp.Channel, i int) error) error {
+	return c.timedSteps(ctx, n, 0, do)
+}
+
+// declarations runs the many small steps of an apply or teardown, each
+// bounded by the request timeout rather than the run by a total: a tall
+// ladder on a loaded broker is slow because it is hundreds of round trips,
+// not because one of them hangs, and only a hung one should end the run.
+func (c *Conn) declarations(ctx context.Context, n int, do func(ch *amqp.Channel, i int) error) error {
+	return c.timedSteps(ctx, n, c.ep.timeout, do)
+}
+
+func (c *Conn) timedSteps(ctx context.Context, n int, each time.Duration, do func(ch *amqp.Channel, i int) error) error {
 	var ch *amqp.Channel
 	var conn *amqp.Connection
 	defer func() {
@@ -379,17 +391,25 @@ func (c *Conn) steps(ctx context.Context, n int, do func(ch *amqp.Channel, i int
 				return err
 			}
 		}
+		sctx, cancel := ctx, context.CancelFunc(func() {})
+		if each > 0 {
+			sctx, cancel = context.WithTimeout(ctx, each)
+		}
 		// amqp091 calls take no context; closing the channel is what
 		// interrupts a call that ctx has given up on.
 		cur := ch
-		stop := context.AfterFunc(ctx, func() { _ = cur.Close() })
+		stop := context.AfterFunc(sctx, func() { _ = cur.Close() })
 		err := do(ch, i)
 		stop()
+		late := sctx.Err() != nil
+		cancel()
 		switch {
 		case err == nil:
 			i++
 		case ctx.Err() != nil:
 			return ctx.Err()
+		case late:
+			return fmt.Errorf("step %d of %d: no answer from the broker within %s: %w", i+1, n, each, context.DeadlineExceeded)
 		case conn.IsClosed() && !malformed(err):
 			// Lost the connection: redo step i on the next one.
 		default:
@@ -421,7 +441,7 @@ func (c *Conn) Apply(ctx context.Context, p topology.Plan) (ApplyResult, error) 
 		return res, ErrReadOnly
 	}
 	nx, nq := len(p.Exchanges), len(p.Queues)
-	err := c.steps(ctx, nx+nq+len(p.Bindings), func(ch *amqp.Channel, i int) error {
+	err := c.declarations(ctx, nx+nq+len(p.Bindings), func(ch *amqp.Channel, i int) error {
 		switch {
 		case i < nx:
 			x := p.Exchanges[i]
@@ -459,7 +479,7 @@ func (c *Conn) Teardown(ctx context.Context, p topology.Plan) error {
 		return ErrReadOnly
 	}
 	nq := len(p.Queues)
-	err := c.steps(ctx, nq+len(p.Exchanges), func(ch *amqp.Channel, i int) error {
+	err := c.declarations(ctx, nq+len(p.Exchanges), func(ch *amqp.Channel, i int) error {
 		if i < nq {
 			name := p.Queues[i].Name
 			if _, err := ch.QueueDelete(name, false, false, false); err != nil && !isCode(err, amqp.NotFound) {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -72,17 +71,17 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(e.Out, "created destination queue %s (durable, %s)\n", t, l.QueueType)
 		}
 	}
-	// A tall ladder is hundreds of declarations, each a round trip.
-	actx, cancel := context.WithTimeout(ctx, 4*e.opts.timeout)
-	defer cancel()
 	// A destination that receives through an exchange of its own (Celery
 	// binds the queue's exchange, not the queue) needs that exchange.
 	if closed := plan.Closed(); len(closed.Exchanges) > len(plan.Exchanges) {
-		if _, err := conn.Apply(actx, topology.Plan{Ladder: l, Exchanges: closed.Exchanges[len(plan.Exchanges):]}); err != nil {
+		if _, err := conn.Apply(ctx, topology.Plan{Ladder: l, Exchanges: closed.Exchanges[len(plan.Exchanges):]}); err != nil {
 			return fmt.Errorf("destination exchange: %w", err)
 		}
 	}
-	res, err := conn.Apply(actx, plan)
+	// A tall ladder is hundreds of declarations: --timeout bounds each of
+	// them (broker.Conn.Apply), never the run, which a loaded broker makes
+	// slow without anything being wrong.
+	res, err := conn.Apply(ctx, plan)
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", l.Name, err)
 	}
