@@ -2,6 +2,7 @@ package health
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"testing"
 	"time"
@@ -213,17 +214,41 @@ func snapshotOf(l topology.Ladder, s RecordedSample) topology.Snapshot {
 // reading may be stalled.
 func TestRecordedMillionStormIsNeverStalled(t *testing.T) {
 	r := loadRecording(t, "storm-1m-4.3.json")
+	finish := time.Duration(r.Samples[len(r.Samples)-1].MS) * time.Millisecond
 	var backlogged int
+	var peak LadderReport
+	var peakAt time.Duration
+	worst := 0.0
 	err := r.Replay(DefaultInterval, func(at time.Duration, lr LadderReport) {
 		noStalled(t, at, lr)
 		if lr.Totals.Backlogged > 0 {
 			backlogged++
 		}
+		if lr.Forecast.Unknown != 0 {
+			t.Errorf("%s: %d messages forecast as never arriving; all did", at, lr.Forecast.Unknown)
+		}
+		if lr.Drain.Finish == 0 {
+			return
+		}
+		if lr.Totals.Expired > peak.Totals.Expired {
+			peak, peakAt = lr, at
+		}
+		worst = max(worst, math.Abs(float64(at+lr.Drain.Finish-finish))/float64(finish))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if backlogged == 0 {
 		t.Error("no reading backlogged: the recording is not a storm")
+	}
+	// The target: the finish predicted at the peak of the
+	// backlog within a fifth of the actual one.
+	d := peak.Drain
+	got := peakAt + d.Finish
+	miss := float64(got-finish) / float64(finish)
+	t.Logf("peak at %s: %d expired, %.0f hops/s over %s, %d hops left; predicted finish %s, actual %s (%+.0f%%); worst after it %.0f%%",
+		peakAt, peak.Totals.Expired, d.Capacity, d.Span, d.Hops, got.Round(time.Second), finish.Round(time.Second), 100*miss, 100*worst)
+	if math.Abs(miss) > 0.2 {
+		t.Errorf("predicted finish at the peak %s, actual %s: %+.0f%%, want within 20%%", got, finish, 100*miss)
 	}
 }
