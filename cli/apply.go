@@ -58,7 +58,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	}
 	// Said only once the broker answers: when neither API does, the
 	// connection error is the one line to print.
-	e.printLayoutNote(r)
+	e.view().printLayoutNote(r)
 	for _, w := range ap.Warnings {
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(w)))
 	}

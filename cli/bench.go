@@ -232,7 +232,7 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 		}
 		return err
 	}
-	return e.printBench(bf, rep.Markdown(), rep, rep.Problems)
+	return e.view().printBench(bf, rep.Markdown(), rep, rep.Problems)
 }
 
 // benchBroker is the management client of a benchmark, which writes.
@@ -260,7 +260,7 @@ func (e *env) defaultLadder(ctx context.Context) (topology.Ladder, error) {
 	if err != nil {
 		return l, err
 	}
-	e.printLayoutNote(resolved{layoutNote: note})
+	e.view().printLayoutNote(resolved{layoutNote: note})
 	if _, err := e.refuseBrokenBCC(ctx, l); err != nil {
 		return l, err
 	}
@@ -269,18 +269,18 @@ func (e *env) defaultLadder(ctx context.Context) (topology.Ladder, error) {
 
 // printBench writes a report as Markdown (and to --markdown) or JSON, and
 // fails when the run found problems.
-func (e *env) printBench(bf benchFlags, md string, rep any, problems []string) error {
+func (v view) printBench(bf benchFlags, md string, rep any, problems []string) error {
 	if bf.markdown != "" {
 		if err := os.WriteFile(bf.markdown, []byte(md), 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", bf.markdown, err)
 		}
 	}
-	if e.opts.json {
-		if err := writeJSON(e.Out, rep); err != nil {
+	if v.json {
+		if err := writeJSON(v.Out, rep); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprint(e.Out, md)
+		fmt.Fprint(v.Out, md)
 	}
 	if n := len(problems); n > 0 {
 		return fmt.Errorf("benchmark found %s, first: %s", topology.Counted(n, "problem", "problems"), problems[0])

@@ -28,5 +28,5 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 		}
 		return err
 	}
-	return e.printBench(bf, rep.Markdown(), rep, rep.Problems)
+	return e.view().printBench(bf, rep.Markdown(), rep, rep.Problems)
 }

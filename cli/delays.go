@@ -44,14 +44,14 @@ func (e *env) discoverDelays(ctx context.Context, m *broker.Management, vhosts [
 }
 
 // printDelays writes the inventories under the ladders' table.
-func (e *env) printDelays(invs []topology.Inventory) {
+func (v view) printDelays(invs []topology.Inventory) {
 	for _, inv := range invs {
 		if inv.Empty() {
-			fmt.Fprintf(e.Out, "\nno delays outside ladders in vhost %s\n", inv.Vhost)
+			fmt.Fprintf(v.Out, "\nno delays outside ladders in vhost %s\n", inv.Vhost)
 			continue
 		}
-		fmt.Fprintf(e.Out, "\ndelays outside ladders in vhost %s: %s\n", inv.Vhost, topology.Counted(inv.Queues(), "queue", "queues"))
-		w := table(e.Out)
+		fmt.Fprintf(v.Out, "\ndelays outside ladders in vhost %s: %s\n", inv.Vhost, topology.Counted(inv.Queues(), "queue", "queues"))
+		w := table(v.Out)
 		fmt.Fprintln(w, "  group\tqueues\tdelays\twaiting\toldest\tdead-letter to")
 		for _, g := range inv.Groups {
 			fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%s\t%s\n", g.ID(), len(g.Queues), delaysText(g), topology.FormatCount(g.Messages), oldestText(g), strings.Join(g.DeadLetterTo, "; "))
@@ -60,7 +60,7 @@ func (e *env) printDelays(invs []topology.Inventory) {
 		for _, g := range inv.Groups {
 			for _, q := range g.Queues {
 				if q.Consumers > 0 {
-					fmt.Fprintf(e.Out, "  warning: %s has %s: they take its messages before their delay (or left less than a statistics interval ago)\n",
+					fmt.Fprintf(v.Out, "  warning: %s has %s: they take its messages before their delay (or left less than a statistics interval ago)\n",
 						q.Name, topology.Counted(q.Consumers, "consumer", "consumers"))
 				}
 			}
@@ -70,7 +70,7 @@ func (e *env) printDelays(invs []topology.Inventory) {
 			if p.Reported {
 				n = topology.FormatCount(p.Delayed) + " delayed"
 			}
-			fmt.Fprintf(e.Out, "  plugin exchange %s (x-delayed-message, routes as %s): %s\n", p.Name, orDash(p.DelayedType), n)
+			fmt.Fprintf(v.Out, "  plugin exchange %s (x-delayed-message, routes as %s): %s\n", p.Name, orDash(p.DelayedType), n)
 		}
 	}
 }

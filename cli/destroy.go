@@ -15,17 +15,18 @@ import (
 )
 
 // confirm asks the operator to type a word before a destructive action. It
-// returns nil with --yes, and refuses outright when nobody can answer
-// (stdin is not a terminal), so a script never destroys by accident.
-func (e *env) confirm(what, word string) error {
-	if e.opts.yes {
+// returns nil when yes (--yes) says so, and refuses outright when nobody
+// can answer (stdin is not a terminal), so a script never destroys by
+// accident.
+func (v view) confirm(yes bool, what, word string) error {
+	if yes {
 		return nil
 	}
-	if !e.Interactive {
+	if !v.Interactive {
 		return usageErr("%s needs --yes (or run it in a terminal to confirm by typing %q)", what, word)
 	}
-	fmt.Fprintf(e.Err, "%s\nType %q to confirm: ", what, word)
-	line, err := bufio.NewReader(e.In).ReadString('\n')
+	fmt.Fprintf(v.Err, "%s\nType %q to confirm: ", what, word)
+	line, err := bufio.NewReader(v.In).ReadString('\n')
 	if err != nil && line == "" {
 		return usageErr("not confirmed: %v", err)
 	}
@@ -93,7 +94,7 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 		return fmt.Errorf("%w; nothing was purged", err)
 	}
 	what := fmt.Sprintf("purge %s in vhost %s: about %s will be lost", strings.Join(short(plan.Names(), 4), ", "), e.vhost(), plan.Total().Describe())
-	if err := e.confirm(what, word); err != nil {
+	if err := e.view().confirm(e.opts.yes, what, word); err != nil {
 		return err
 	}
 	conn, err := e.amqp(ctx)
@@ -156,7 +157,7 @@ func (e *env) runTeardown(ctx context.Context) error {
 	plan := l.Plan()
 	what := fmt.Sprintf("teardown %s: delete %d queues and %d exchanges; %d message(s) in flight will be lost",
 		describe(l), len(plan.Queues), len(plan.Exchanges), inFlight)
-	if err := e.confirm(what, l.Name); err != nil {
+	if err := e.view().confirm(e.opts.yes, what, l.Name); err != nil {
 		return err
 	}
 	conn, err := e.amqp(ctx)

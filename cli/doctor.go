@@ -79,19 +79,19 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool, target
 		return err
 	}
 	facts.Target = target
-	return e.printDoctor(ops.Doctor(facts))
+	return e.view().printDoctor(ops.Doctor(facts))
 }
 
 // printDoctor prints doctor's findings, text or JSON: a problem among them
 // exits 1.
-func (e *env) printDoctor(checks ops.Findings) error {
+func (v view) printDoctor(checks ops.Findings) error {
 	problems := checks.Problems()
-	if e.opts.json {
-		if err := writeJSON(e.Out, map[string]any{"ok": problems == 0, "problems": problems, "checks": checks}); err != nil {
+	if v.json {
+		if err := writeJSON(v.Out, map[string]any{"ok": problems == 0, "problems": problems, "checks": checks}); err != nil {
 			return err
 		}
 	} else {
-		printChecks(e, checks, problems)
+		printChecks(v, checks, problems)
 	}
 	if problems > 0 {
 		return &exitError{ExitError, nil}
@@ -221,7 +221,7 @@ func quorumPolicies(ctx context.Context, e *env, m *broker.Management, rep healt
 	return broker.Policies{}, nil
 }
 
-func printChecks(e *env, checks []check, problems int) {
+func printChecks(v view, checks []check, problems int) {
 	marks := map[string]string{checkOK: "✓", checkInfo: "·", checkWarn: "!", checkProblem: "✗"}
 	// Checks of one area are printed together, areas in the order they
 	// first came up (a ladder's needs are judged after it is found).
@@ -234,14 +234,14 @@ func printChecks(e *env, checks []check, problems int) {
 		byArea[c.Area] = append(byArea[c.Area], c)
 	}
 	for _, area := range areas {
-		fmt.Fprintln(e.Out, area)
+		fmt.Fprintln(v.Out, area)
 		for _, c := range byArea[area] {
-			fmt.Fprintf(e.Out, "  %s %s\n", marks[c.Status], c.Text)
+			fmt.Fprintf(v.Out, "  %s %s\n", marks[c.Status], c.Text)
 		}
 	}
 	if problems == 0 {
-		fmt.Fprintln(e.Out, "no problems found")
+		fmt.Fprintln(v.Out, "no problems found")
 	} else {
-		fmt.Fprintf(e.Out, "%s found\n", topology.Counted(problems, "problem", "problems"))
+		fmt.Fprintf(v.Out, "%s found\n", topology.Counted(problems, "problem", "problems"))
 	}
 }

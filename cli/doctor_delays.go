@@ -58,5 +58,5 @@ func (e *env) doctorDefinitions(path string, target topology.Version) error {
 		inv := topology.TakeInventory(snap, found)
 		checks = append(checks, ops.DelayChecks(ops.DelayArea(vh), inv, snap, found, running, target)...)
 	}
-	return e.printDoctor(checks)
+	return e.view().printDoctor(checks)
 }

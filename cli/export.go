@@ -64,7 +64,7 @@ After importing, rungs plan --ladder NAME shows no drift: the export is the plan
 				fmt.Fprintf(e.Err, "rungs: note: the broker was not read (%v); exporting the ladder the flags describe\n", r.mgmtErr)
 			case !r.discovered:
 				fmt.Fprintf(e.Err, "rungs: note: %s; exporting the ladder the flags describe\n", e.noLadder(r))
-				e.printLayoutNote(r)
+				e.view().printLayoutNote(r)
 			}
 			var data []byte
 			if format == formatTerraform {

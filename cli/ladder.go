@@ -260,9 +260,9 @@ func (e *env) newLadderLayout(ctx context.Context, l *topology.Ladder) (string, 
 }
 
 // printLayoutNote says why a new ladder is not of the default layout.
-func (e *env) printLayoutNote(r resolved) {
+func (v view) printLayoutNote(r resolved) {
 	if r.layoutNote != "" {
-		fmt.Fprintln(e.Err, "rungs: note: "+r.layoutNote)
+		fmt.Fprintln(v.Err, "rungs: note: "+r.layoutNote)
 	}
 }
 

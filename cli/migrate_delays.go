@@ -58,7 +58,7 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 	}
 	what := fmt.Sprintf("migrate about %d message(s) from the %d delay queue(s) of %s\n  into %s;\n  messages it cannot take go to %s",
 		dm.ready, len(dm.group.Queues), dm.group.ID(), describe(dm.g.To), dm.park)
-	if err := e.confirm(what, dm.group.Name); err != nil {
+	if err := e.view().confirm(e.opts.yes, what, dm.group.Name); err != nil {
 		return err
 	}
 	conn, err := e.amqp(ctx)
@@ -73,7 +73,7 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 	}
 	res, err := ops.Drain(ctx, conn, steps, mf.limit, nil)
 	if err != nil || res.Stopped != broker.StopEmpty && res.Stopped != broker.StopLimit {
-		e.reportMigrateDelays(dm, res)
+		e.view().reportMigrateDelays(dm, res)
 		if err != nil {
 			return err
 		}
@@ -82,7 +82,7 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 		}
 		return nil
 	}
-	e.reportMigrateDelays(dm, res)
+	e.view().reportMigrateDelays(dm, res)
 	if res.Stayed > 0 {
 		return fmt.Errorf("%d message(s) stayed in the delay queues of %s (reasons above)", res.Stayed, dm.group.ID())
 	}
@@ -94,8 +94,8 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 
 // reportMigrateDelays says what a migration of delays did, per queue and
 // in all, in the shape of a ladder's migration report.
-func (e *env) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
-	if e.opts.json {
+func (v view) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
+	if v.json {
 		type jsonQueue struct {
 			Queue   string `json:"queue"`
 			Moved   int    `json:"moved"`
@@ -109,7 +109,7 @@ func (e *env) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
 		for _, r := range res.Rungs {
 			qs = append(qs, jsonQueue{r.Queue, r.Moved, r.Parked, r.Stayed, r.Unknown, r.Left, r.Stopped})
 		}
-		_ = writeJSON(e.Out, map[string]any{
+		_ = writeJSON(v.Out, map[string]any{
 			"from_delays": dm.group.ID(), "to": toJSONLadder(dm.g.To), "park": dm.park,
 			"moved": res.Moved, "parked": res.Parked, "stayed": res.Stayed, "unknown": res.Unknown,
 			"reconnects": res.Reconnects, "reasons": res.Reasons, "rungs": qs,
@@ -117,9 +117,9 @@ func (e *env) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
 		})
 		return
 	}
-	fmt.Fprintf(e.Out, "migrated %d message(s) from the delay queues of %s into %s %q in %s; stopped: %s\n",
+	fmt.Fprintf(v.Out, "migrated %d message(s) from the delay queues of %s into %s %q in %s; stopped: %s\n",
 		res.Moved, dm.group.ID(), dm.g.To.Layout, dm.g.To.Name, res.Elapsed.Round(time.Millisecond), res.Stopped)
-	w := table(e.Out)
+	w := table(v.Out)
 	fmt.Fprintln(w, "  queue\tmoved\tparked\tstayed\tleft")
 	for _, r := range res.Rungs {
 		left := "?"
@@ -131,16 +131,16 @@ func (e *env) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
 	fmt.Fprintf(w, "  total\t%d\t%d\t%d\n", res.Moved, res.Parked, res.Stayed)
 	_ = w.Flush()
 	if res.Parked > 0 {
-		fmt.Fprintf(e.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.Parked, dm.park)
+		fmt.Fprintf(v.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.Parked, dm.park)
 	}
 	if res.Unknown > 0 || res.Reconnects > 0 {
-		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.Unknown, topology.Counted(res.Reconnects, "time", "times"))
+		fmt.Fprintf(v.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.Unknown, topology.Counted(res.Reconnects, "time", "times"))
 	}
 	for _, l := range ui.ReasonLines(res.Reasons) {
-		fmt.Fprintln(e.Out, l)
+		fmt.Fprintln(v.Out, l)
 	}
 	for _, l := range res.HeldElsewhere() {
-		fmt.Fprintln(e.Out, "  warning: "+l)
+		fmt.Fprintln(v.Out, "  warning: "+l)
 	}
 }
 

@@ -275,14 +275,6 @@ func (e *env) amqp(ctx context.Context) (*broker.Conn, error) {
 	return e.conn, nil
 }
 
-// width is how wide human output may be: the terminal's, else 100.
-func (e *env) width() int {
-	if e.Width > 0 {
-		return e.Width
-	}
-	return 100
-}
-
 // vhost is the vhost commands act on.
 func (e *env) vhost() string { return e.config().EffectiveVhost() }
 

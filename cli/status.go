@@ -58,16 +58,17 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		fmt.Fprintf(e.Out, "no ladders in vhost %s\n", e.vhost())
 		return nil
 	}
+	width := e.view().width()
 	for i, lr := range rep.Ladders {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
 		}
 		rows, folded := health.StatusRows(lr, all)
-		fmt.Fprint(e.Out, ui.LadderText(lr, rows, folded, e.width()))
+		fmt.Fprint(e.Out, ui.LadderText(lr, rows, folded, width))
 		if lr.Forecast.Messages > 0 {
-			fmt.Fprint(e.Out, "\n", ui.ForecastText(lr.Forecast, e.width()))
+			fmt.Fprint(e.Out, "\n", ui.ForecastText(lr.Forecast, width))
 		}
-		if d := ui.DrainText(lr.Totals, lr.Drain, e.width()); d != "" {
+		if d := ui.DrainText(lr.Totals, lr.Drain, width); d != "" {
 			fmt.Fprint(e.Out, "\n", d)
 		}
 	}
@@ -232,7 +233,7 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONStatus(states))
 	}
-	defer e.printDelays(invs)
+	defer e.view().printDelays(invs)
 	if len(states) == 0 {
 		where := strings.Join(vhosts, ", ")
 		if allVhosts {

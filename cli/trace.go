@@ -43,7 +43,7 @@ resting in a rung no longer shows them).`,
 			if err != nil {
 				return err
 			}
-			e.printLayoutNote(r)
+			e.view().printLayoutNote(r)
 			req := ops.TraceRequest{Ladder: r.ladder, Dest: dest, Key: key}
 			if key == "" {
 				if req.Delay, err = topology.ParseDelay(args[0]); err != nil {
@@ -60,7 +60,7 @@ resting in a rung no longer shows them).`,
 					return err
 				}
 			} else {
-				e.printTrace(tr, check)
+				e.view().printTrace(tr, check)
 			}
 			if check.Err != nil {
 				return &exitError{ExitDrift, nil}
@@ -136,20 +136,20 @@ func (r resolved) graph() *topology.Graph {
 	return topology.NewGraph(*r.snap)
 }
 
-func (e *env) printTrace(tr topology.Trace, c ops.RouteCheck) {
+func (v view) printTrace(tr topology.Trace, c ops.RouteCheck) {
 	l := tr.Ladder
-	fmt.Fprintln(e.Out, describe(l))
+	fmt.Fprintln(v.Out, describe(l))
 	rounded := ""
 	if tr.Delay != tr.Requested {
 		rounded = fmt.Sprintf(" (%s rounded up to the %s unit)", topology.FormatDelay(tr.Requested), topology.FormatDelay(l.Unit))
 	}
-	fmt.Fprintf(e.Out, "delay    %s%s\n", topology.FormatDelay(tr.Delay), rounded)
-	fmt.Fprintf(e.Out, "key      %s\n", tr.Key)
+	fmt.Fprintf(v.Out, "delay    %s%s\n", topology.FormatDelay(tr.Delay), rounded)
+	fmt.Fprintf(v.Out, "key      %s\n", tr.Key)
 	if len(tr.BCC) > 0 {
-		fmt.Fprintf(e.Out, "BCC      %s   (header BCC: one key per hop, then delivery)\n", strings.Join(tr.BCC, "  "))
+		fmt.Fprintf(v.Out, "BCC      %s   (header BCC: one key per hop, then delivery)\n", strings.Join(tr.BCC, "  "))
 	}
-	fmt.Fprintf(e.Out, "publish  to exchange %s\n", tr.Exchange)
-	w := table(e.Out)
+	fmt.Fprintf(v.Out, "publish  to exchange %s\n", tr.Exchange)
+	w := table(v.Out)
 	fmt.Fprintln(w, "hop\tqueue\tttl\tenters\tleaves")
 	for i, h := range tr.Hops {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", i+1, h.Queue, topology.FormatDelay(h.TTL), topology.FormatDelay(h.Start), topology.FormatDelay(h.End))
@@ -158,11 +158,11 @@ func (e *env) printTrace(tr topology.Trace, c ops.RouteCheck) {
 	w.Flush()
 	switch {
 	case c.Err != nil:
-		fmt.Fprintf(e.Out, "BROKEN on the broker: %v\n", c.Err)
+		fmt.Fprintf(v.Out, "BROKEN on the broker: %v\n", c.Err)
 	case c.Checked:
-		fmt.Fprintln(e.Out, "checked: the broker's bindings route it exactly this way")
+		fmt.Fprintln(v.Out, "checked: the broker's bindings route it exactly this way")
 	default:
-		fmt.Fprintln(e.Out, c.Unchecked)
+		fmt.Fprintln(v.Out, c.Unchecked)
 	}
 }
 

@@ -133,7 +133,7 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 			return fmt.Errorf("--rabbitmqctl %q cannot reach the node (%s); nothing was changed", ctl, why)
 		}
 	}
-	if err := e.confirm(what, l.Name); err != nil {
+	if err := e.view().confirm(e.opts.yes, what, l.Name); err != nil {
 		return err
 	}
 	switch remedy {

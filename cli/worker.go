@@ -197,7 +197,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 	}
 	notify := func(ev retry.Event) {
 		st.count(ev)
-		e.printJob(ev)
+		e.view().printJob(ev)
 		if wf.jobs > 0 && st.finished() >= wf.jobs {
 			stop()
 		}
@@ -248,13 +248,13 @@ func describePolicy(p retry.Policy) string {
 }
 
 // printJob prints one line per job handled (a JSON object with --json).
-func (e *env) printJob(ev retry.Event) {
+func (v view) printJob(ev retry.Event) {
 	id := ev.Delivery.MessageID
 	if id == "" {
 		id = "job"
 	}
 	now := time.Now()
-	if e.opts.json {
+	if v.json {
 		line := map[string]any{"time": now.UTC().Format(time.RFC3339Nano), "job": id, "attempt": ev.Attempt, "ok": ev.Err == nil}
 		if ev.Err != nil {
 			line["error"] = ev.Err.Error()
@@ -266,7 +266,7 @@ func (e *env) printJob(ev retry.Event) {
 		if ev.RetryErr != nil {
 			line["retry_error"] = ev.RetryErr.Error()
 		}
-		_ = writeJSON(e.Out, line)
+		_ = writeJSON(v.Out, line)
 		return
 	}
 	var what string
@@ -280,7 +280,7 @@ func (e *env) printJob(ev retry.Event) {
 	default:
 		what = fmt.Sprintf("failed: %v; retry in %s (key %s)", ev.Err, topology.FormatDelay(ev.Outcome.Delay), ev.Outcome.Key)
 	}
-	fmt.Fprintf(e.Out, "%s  %s  attempt %d  %s\n", now.Format("15:04:05.000"), id, ev.Attempt, what)
+	fmt.Fprintf(v.Out, "%s  %s  attempt %d  %s\n", now.Format("15:04:05.000"), id, ev.Attempt, what)
 }
 
 // feedJobs publishes demo jobs into the worker's queue at rate a second,
