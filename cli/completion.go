@@ -30,7 +30,7 @@ func (e *env) registerCompletions(root *cobra.Command) {
 	}
 	_ = root.RegisterFlagCompletionFunc("ladder", e.completeLadders)
 	_ = root.RegisterFlagCompletionFunc("vhost", e.completeVhosts)
-	_ = root.RegisterFlagCompletionFunc("context", e.completeContexts)
+	_ = root.RegisterFlagCompletionFunc("context", e.conf.completeContexts)
 	_ = root.RegisterFlagCompletionFunc("layout", fixed(topology.LayoutNames()...))
 	_ = root.RegisterFlagCompletionFunc("queue-type", fixed(string(topology.Classic), string(topology.Quorum)))
 	_ = root.RegisterFlagCompletionFunc("radix", fixed("2", "4", "8", "16"))

@@ -13,7 +13,7 @@ import (
 // The config file, the timeout and --read-only do carry over: read-only
 // asked for on the command line stays on whatever the context says.
 func (e *env) connectContext(ctx context.Context, name string) (model.Backends, error) {
-	x := &env{IO: e.IO, opts: options{configPath: e.opts.configPath, context: name, timeout: e.opts.timeout}}
+	x := &env{IO: e.IO, opts: options{timeout: e.opts.timeout}}
 	getenv := e.Getenv
 	x.Getenv = func(k string) string {
 		switch k {
@@ -22,6 +22,7 @@ func (e *env) connectContext(ctx context.Context, name string) (model.Backends, 
 		}
 		return getenv(k)
 	}
+	x.conf = configSource{getenv: x.Getenv, pathFlag: e.conf.pathFlag, contextFlag: name}
 	cfg := x.config()
 	if err := x.configErr(); err != nil {
 		return model.Backends{}, err

@@ -73,11 +73,9 @@ type env struct {
 	// flags are the root's persistent flags, to tell a flag given
 	// explicitly from its default.
 	flags *pflag.FlagSet
-	// The config file (contexts), read once, and the broker configuration
-	// resolved from flags, environment and context, once.
-	cfg       configFile
-	cfgLoaded bool
-	cfgErr    error
+	conf  configSource
+	// The broker configuration resolved from flags, environment and
+	// context, once.
 	brokerCfg *broker.Config
 	brokerErr error
 }
@@ -91,7 +89,6 @@ type options struct {
 	refresh             time.Duration
 	ladder              ladderFlags
 	noColor             bool
-	configPath, context string
 }
 
 // Run executes rungs with args and returns the process exit code.
@@ -170,6 +167,7 @@ With no subcommand it opens the console.`,
 	}
 	f := root.PersistentFlags()
 	e.flags = f
+	e.conf.getenv = e.Getenv
 	// Defaults from the environment are applied in config(), not here:
 	// a flag's default is printed by --help, and RUNGS_URL holds a password.
 	f.StringVar(&e.opts.url, "url", "", "AMQP URL, amqps:// for TLS (env RUNGS_URL; default: guest on localhost:5672)")
@@ -182,8 +180,8 @@ With no subcommand it opens the console.`,
 	f.BoolVar(&e.opts.json, "json", false, "print machine-readable JSON")
 	f.DurationVar(&e.opts.timeout, "timeout", 10*time.Second, "timeout for each broker request")
 	f.DurationVar(&e.opts.refresh, "refresh", 0, "console refresh interval (default: the broker's statistics interval, 5s)")
-	f.StringVar(&e.opts.configPath, "config", "", "config file with named contexts (env RUNGS_CONFIG; default: $XDG_CONFIG_HOME/rungs/config.json)")
-	f.StringVar(&e.opts.context, "context", "", "named broker from the config file (env RUNGS_CONTEXT; default: its current_context)")
+	f.StringVar(&e.conf.pathFlag, "config", "", "config file with named contexts (env RUNGS_CONFIG; default: $XDG_CONFIG_HOME/rungs/config.json)")
+	f.StringVar(&e.conf.contextFlag, "context", "", "named broker from the config file (env RUNGS_CONTEXT; default: its current_context)")
 	e.opts.ladder.register(f)
 	e.registerCompletions(root)
 	root.AddCommand(
@@ -195,23 +193,12 @@ With no subcommand it opens the console.`,
 	return root
 }
 
-// envOr picks the flag's value if given, else the environment's, else def.
-func (e *env) envOr(name, flag, def string) string {
-	if flag != "" {
-		return flag
-	}
-	if v := e.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 // config is the broker configuration that flags, environment and context
 // describe (see resolveConfig). If they do not resolve, configErr says why
 // and the clients refuse to open.
 func (e *env) config() broker.Config {
 	if e.brokerCfg == nil {
-		cfg, err := e.resolveConfig()
+		cfg, err := e.conf.resolveConfig(e.opts, e.flags != nil && e.flags.Changed("read-only"))
 		e.brokerCfg, e.brokerErr = &cfg, err
 	}
 	return *e.brokerCfg
@@ -221,14 +208,6 @@ func (e *env) config() broker.Config {
 func (e *env) configErr() error {
 	e.config()
 	return e.brokerErr
-}
-
-// flag looks up a persistent flag by name.
-func (e *env) flag(name string) *pflag.Flag {
-	if e.flags == nil {
-		return nil
-	}
-	return e.flags.Lookup(name)
 }
 
 // brokerVersion is the broker's version from the management API, read
