@@ -35,10 +35,10 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	if err := e.opts.ladder.check(); err != nil {
 		return err
 	}
-	if err := e.refuseReadOnly("apply"); err != nil {
+	if err := refuseReadOnly(e.config(), "apply"); err != nil {
 		return err
 	}
-	r, err := e.resolveLadder(ctx)
+	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -219,7 +218,7 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	if err != nil {
 		return err
 	}
-	def, err := e.defaultLadder(cmd.Context())
+	def, err := e.opts.ladder.defaultLadder(e.view(), e.vhost(), func() (topology.Version, error) { return e.brokerVersion(cmd.Context()) })
 	if err != nil {
 		return err
 	}
@@ -237,31 +236,30 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 
 // benchBroker is the management client of a benchmark, which writes.
 func (e *env) benchBroker() (*broker.Management, error) {
-	if err := e.refuseReadOnly("bench"); err != nil {
+	if err := refuseReadOnly(e.config(), "bench"); err != nil {
 		return nil, err
 	}
 	return e.management()
 }
 
 // defaultLadder is the ladder `rungs apply` declares with the same ladder
-// flags on this broker: by default its version's default ladder (queue
-// type, layout, radix), through apply's own path, so that the benchmark
-// never decides it a second time.
-func (e *env) defaultLadder(ctx context.Context) (topology.Ladder, error) {
-	lf := &e.opts.ladder
+// flags on a broker of this version: by default the version's default
+// ladder (queue type, layout, radix), through apply's own path, so that the
+// benchmark never decides it a second time.
+func (lf *ladderFlags) defaultLadder(v view, vhost string, version func() (topology.Version, error)) (topology.Ladder, error) {
 	if err := lf.check(); err != nil {
 		return topology.Ladder{}, err
 	}
-	l, err := lf.fromFlags(e.vhost(), nil)
+	l, err := lf.fromFlags(vhost, nil)
 	if err != nil {
 		return l, err
 	}
-	note, err := e.newLadderLayout(ctx, &l)
+	note, err := lf.newLadderLayout(vhost, &l, version)
 	if err != nil {
 		return l, err
 	}
-	e.view().printLayoutNote(resolved{layoutNote: note})
-	if _, err := e.refuseBrokenBCC(ctx, l); err != nil {
+	v.printLayoutNote(resolved{layoutNote: note})
+	if _, err := refuseBrokenBCC(l, version); err != nil {
 		return l, err
 	}
 	return l, nil

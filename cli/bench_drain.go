@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/bench"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // runDrain runs the drain phase (--drain) and prints its report.
@@ -15,7 +16,7 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	if err != nil {
 		return err
 	}
-	l, err := e.defaultLadder(cmd.Context())
+	l, err := e.opts.ladder.defaultLadder(e.view(), e.vhost(), func() (topology.Version, error) { return e.brokerVersion(cmd.Context()) })
 	if err != nil {
 		return err
 	}

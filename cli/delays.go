@@ -16,9 +16,9 @@ import (
 // vhost discover looked in (every vhost the user may read with
 // --all-vhosts). It lists every queue of those vhosts, paged, which is
 // why discover does it only with --delays.
-func (e *env) discoverDelays(ctx context.Context, m *broker.Management, vhosts []string, d broker.Discovery) ([]topology.Inventory, error) {
+func discoverDelays(ctx context.Context, m *broker.Management, timeout time.Duration, vhosts []string, d broker.Discovery) ([]topology.Inventory, error) {
 	if vhosts == nil {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		cctx, cancel := context.WithTimeout(ctx, timeout)
 		all, err := m.Vhosts(cctx)
 		cancel()
 		if err != nil {
@@ -32,7 +32,7 @@ func (e *env) discoverDelays(ctx context.Context, m *broker.Management, vhosts [
 	}
 	var out []topology.Inventory
 	for _, v := range vhosts {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		cctx, cancel := context.WithTimeout(ctx, timeout)
 		inv, _, err := ops.Delays(cctx, m, v, d.Found)
 		cancel()
 		if err != nil {

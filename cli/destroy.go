@@ -60,7 +60,7 @@ a terminal. --read-only refuses it.`,
 }
 
 func (e *env) runPurge(ctx context.Context, args []string) error {
-	if err := e.refuseReadOnly("purge"); err != nil {
+	if err := refuseReadOnly(e.config(), "purge"); err != nil {
 		return err
 	}
 	insp, err := e.reader()
@@ -138,15 +138,15 @@ ladder's name typed at a terminal. --read-only refuses it.`,
 }
 
 func (e *env) runTeardown(ctx context.Context) error {
-	if err := e.refuseReadOnly("teardown"); err != nil {
+	if err := refuseReadOnly(e.config(), "teardown"); err != nil {
 		return err
 	}
-	r, err := e.resolveLadder(ctx)
+	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
 	if err != nil {
 		return err
 	}
 	if r.snap != nil && !r.discovered {
-		return fmt.Errorf("%s; nothing was deleted", e.noLadder(r))
+		return fmt.Errorf("%s; nothing was deleted", e.opts.ladder.noLadder(r))
 	}
 	l := r.ladder
 	var inFlight int64

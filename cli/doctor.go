@@ -60,7 +60,7 @@ reads only: nothing on the broker changes. It exits 0 when nothing is wrong
 				return err
 			}
 			if definitions != "" {
-				return e.doctorDefinitions(definitions, t)
+				return doctorDefinitions(e.view(), e.vhost(), definitions, t)
 			}
 			return e.runDoctor(cmd.Context(), e.opts.ladder.named(), allVhosts, t)
 		},
@@ -161,7 +161,7 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 		if !ok {
 			continue
 		}
-		o, vh.WatchErr = e.watchStalls(ctx, insp, o)
+		o, vh.WatchErr = watchStalls(ctx, e.view(), insp, o)
 		vh.Report = o.Report(o.At())
 		vh.Policies, vh.PoliciesErr = quorumPolicies(ctx, e, m, vh.Report)
 		vh.KeySamples = sampleCeleryKeys(ctx, e, m, vh)

@@ -196,21 +196,22 @@ type resolved struct {
 	layoutNote string
 }
 
-// resolveLadder combines flags and discovery: a ladder found on the broker
-// under the flag's name supplies every shape flag not given explicitly.
-func (e *env) resolveLadder(ctx context.Context) (resolved, error) {
-	return e.resolveLadderFrom(ctx, e.ladderSnapshot)
+// resolveLadderFrom is ladderFlags.resolve over the snapshot read returns,
+// in the vhost the command acts on.
+func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) (topology.Snapshot, error)) (resolved, error) {
+	return e.opts.ladder.resolve(ctx, e.vhost(), read, func() (topology.Version, error) { return e.brokerVersion(ctx) })
 }
 
-// resolveLadderFrom is resolveLadder over the snapshot read returns.
-func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) (topology.Snapshot, error)) (resolved, error) {
-	lf := &e.opts.ladder
+// resolve combines flags and discovery: a ladder found on the broker
+// under the flag's name supplies every shape flag not given explicitly. A
+// new ladder's layout may depend on the broker's version.
+func (lf *ladderFlags) resolve(ctx context.Context, vhost string, read func(context.Context) (topology.Snapshot, error), version func() (topology.Version, error)) (resolved, error) {
 	if err := lf.check(); err != nil {
 		return resolved{}, err
 	}
 	snap, err := read(ctx)
 	if err != nil {
-		l, ferr := lf.fromFlags(e.vhost(), nil)
+		l, ferr := lf.fromFlags(vhost, nil)
 		return resolved{ladder: l, mgmtErr: err}, ferr
 	}
 	r := resolved{snap: &snap}
@@ -225,7 +226,7 @@ func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) 
 		return resolved{}, usageErr("%v: add --layout", err)
 	case err == nil:
 		r.discovered, r.existing = true, f.Ladder
-		l, err := lf.fromFlags(e.vhost(), &f.Ladder)
+		l, err := lf.fromFlags(vhost, &f.Ladder)
 		if err != nil {
 			return resolved{}, err
 		}
@@ -233,10 +234,10 @@ func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) 
 		r.ladder = l
 	}
 	if !r.discovered {
-		if r.ladder, err = lf.fromFlags(e.vhost(), nil); err != nil {
+		if r.ladder, err = lf.fromFlags(vhost, nil); err != nil {
 			return resolved{}, err
 		}
-		if r.layoutNote, err = e.newLadderLayout(ctx, &r.ladder); err != nil {
+		if r.layoutNote, err = lf.newLadderLayout(vhost, &r.ladder, version); err != nil {
 			return resolved{}, err
 		}
 	}
@@ -246,12 +247,12 @@ func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) 
 // newLadderLayout gives a new ladder the layout its broker's release
 // calls for unless --layout asks for one (ops.LadderSpec.NewLadder). It
 // returns the note to print, or "".
-func (e *env) newLadderLayout(ctx context.Context, l *topology.Ladder) (string, error) {
-	spec, err := e.opts.ladder.spec()
+func (lf *ladderFlags) newLadderLayout(vhost string, l *topology.Ladder, version func() (topology.Version, error)) (string, error) {
+	spec, err := lf.spec()
 	if err != nil {
 		return "", err
 	}
-	nl, note, err := spec.NewLadder(e.vhost(), *l, func() (topology.Version, error) { return e.brokerVersion(ctx) })
+	nl, note, err := spec.NewLadder(vhost, *l, version)
 	if err != nil {
 		return "", usageErr("%v", err)
 	}
@@ -284,8 +285,8 @@ func describe(l topology.Ladder) string { return l.Describe() }
 // noLadder says that r's ladder is not on the broker, naming its layout
 // only when --layout asked for one: a ladder of another layout under the
 // name would have been found.
-func (e *env) noLadder(r resolved) string {
-	if e.opts.ladder.set.Lookup("layout").Changed {
+func (lf *ladderFlags) noLadder(r resolved) string {
+	if lf.set.Lookup("layout").Changed {
 		return fmt.Sprintf("no %s ladder %q in vhost %s", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
 	}
 	return fmt.Sprintf("no ladder %q in vhost %s", r.ladder.Name, r.ladder.Vhost)

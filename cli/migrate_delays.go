@@ -45,7 +45,7 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 		return err
 	}
 	if !mf.dryRun {
-		if err := e.refuseReadOnly("migrate"); err != nil {
+		if err := refuseReadOnly(e.config(), "migrate"); err != nil {
 			return err
 		}
 	}

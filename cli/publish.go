@@ -66,10 +66,10 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := e.refuseReadOnly("publish"); err != nil {
+	if err := refuseReadOnly(e.config(), "publish"); err != nil {
 		return err
 	}
-	r, err := e.resolveLadder(ctx)
+	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	case err != nil:
 		return usageErr("%v", err)
 	case r.snap != nil && !r.discovered:
-		return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.noLadder(r))
+		return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.opts.ladder.noLadder(r))
 	}
 	tr := msg.Trace
 	conn, err := e.amqp(ctx)

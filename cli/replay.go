@@ -104,7 +104,7 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 		return err
 	}
 	if !rf.dryRun {
-		if err := e.refuseReadOnly("replay"); err != nil {
+		if err := refuseReadOnly(e.config(), "replay"); err != nil {
 			return err
 		}
 	}
@@ -228,7 +228,7 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, req ops.ReplayRequ
 			return rp, err
 		}
 		if r.snap != nil && !r.discovered {
-			return rp, fmt.Errorf("%s; nothing was replayed", e.noLadder(r))
+			return rp, fmt.Errorf("%s; nothing was replayed", e.opts.ladder.noLadder(r))
 		}
 		req.To.Ladder = &r.ladder
 	}

@@ -183,7 +183,7 @@ With no subcommand it opens the console.`,
 	f.StringVar(&e.conf.pathFlag, "config", "", "config file with named contexts (env RUNGS_CONFIG; default: $XDG_CONFIG_HOME/rungs/config.json)")
 	f.StringVar(&e.conf.contextFlag, "context", "", "named broker from the config file (env RUNGS_CONTEXT; default: its current_context)")
 	e.opts.ladder.register(f)
-	e.registerCompletions(root)
+	registerCompletions(root, e.completeLadders, e.completeVhosts, e.conf.completeContexts)
 	root.AddCommand(
 		e.applyCommand(), e.planCommand(), e.traceCommand(), e.publishCommand(),
 		e.statusCommand(), e.discoverCommand(), e.purgeCommand(), e.teardownCommand(),
@@ -258,9 +258,9 @@ func (e *env) amqp(ctx context.Context) (*broker.Conn, error) {
 func (e *env) vhost() string { return e.config().EffectiveVhost() }
 
 // refuseReadOnly stops a mutating command before it opens a connection,
-// whether --read-only or the context asked for read-only.
-func (e *env) refuseReadOnly(what string) error {
-	if e.config().ReadOnly {
+// whether --read-only or the context asked for read-only (cfg).
+func refuseReadOnly(cfg broker.Config, what string) error {
+	if cfg.ReadOnly {
 		return fmt.Errorf("%s: %w", what, broker.ErrReadOnly)
 	}
 	return nil

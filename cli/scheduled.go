@@ -198,7 +198,11 @@ func (e *env) runScheduledList(ctx context.Context, sf scheduledFlags) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.scanScheduled(ctx, job)
+	conn, err := e.amqp(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := scanScheduled(ctx, e.view(), conn, job)
 	if err != nil {
 		return err
 	}
@@ -207,15 +211,11 @@ func (e *env) runScheduledList(ctx context.Context, sf scheduledFlags) error {
 }
 
 // scanScheduled runs the scan with a bar on a terminal.
-func (e *env) scanScheduled(ctx context.Context, job scheduledJob) (ops.ScanResult, error) {
-	conn, err := e.amqp(ctx)
-	if err != nil {
-		return ops.ScanResult{}, err
-	}
-	bar := e.view().scanBar()
+func scanScheduled(ctx context.Context, v view, conn *broker.Conn, job scheduledJob) (ops.ScanResult, error) {
+	bar := v.scanBar()
 	res, err := job.plan.Run(ctx, conn, bar)
 	if bar != nil {
-		fmt.Fprint(e.Err, "\r\033[K")
+		fmt.Fprint(v.Err, "\r\033[K")
 	}
 	if ctx.Err() != nil {
 		return res, &exitError{130, fmt.Errorf("scan interrupted after %d message(s); nothing was changed", res.Seen)}
@@ -416,7 +416,7 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 		return usageErr("--window must be at least 1")
 	}
 	if !sf.dryRun {
-		if err := e.refuseReadOnly("scheduled " + string(a)); err != nil {
+		if err := refuseReadOnly(e.config(), "scheduled "+string(a)); err != nil {
 			return err
 		}
 	}
@@ -430,7 +430,11 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 		return scheduledUsage(err)
 	}
 	if sf.dryRun {
-		res, err := e.scanScheduled(ctx, job)
+		conn, err := e.amqp(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := scanScheduled(ctx, e.view(), conn, job)
 		if err != nil {
 			return err
 		}

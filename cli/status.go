@@ -42,7 +42,11 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	if only != "" {
 		scope.Ladders = []string{only}
 	}
-	rep, err := e.observe(ctx, scope, func(found []topology.Found) error {
+	insp, err := e.reader()
+	if err != nil {
+		return err
+	}
+	rep, err := observe(ctx, e.view(), insp, scope, func(found []topology.Found) error {
 		if only != "" && len(found) == 0 {
 			return fmt.Errorf("no ladder %q in vhost %s (rungs discover lists the ladders there)", only, e.vhost())
 		}
@@ -215,7 +219,7 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 		scope := ops.Scope{Vhost: vh, Ladders: names}
 		snap := d.Snapshots[vh]
 		o, _ := ops.NewObserver(scope).Observe(ops.Reading{Read: ops.Read{Scope: scope, Snapshot: true}, Snap: snap, Queues: snap.Queues, At: time.Now()})
-		o, err := e.watchStalls(ctx, insp, o)
+		o, err := watchStalls(ctx, e.view(), insp, o)
 		if err != nil {
 			return err
 		}
@@ -223,7 +227,7 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 	}
 	var invs []topology.Inventory
 	if delays {
-		if invs, err = e.discoverDelays(ctx, m, vhosts, d); err != nil {
+		if invs, err = discoverDelays(ctx, m, e.opts.timeout, vhosts, d); err != nil {
 			return err
 		}
 	}

@@ -87,7 +87,7 @@ func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
 	if err != nil {
 		return topology.Snapshot{}, err
 	}
-	return ops.ReadLadder(ctx, insp, e.vhost(), e.ladderNames()...)
+	return ops.ReadLadder(ctx, insp, e.vhost(), e.opts.ladder.names(e.vhost())...)
 }
 
 // checkSnapshot is ladderSnapshot for a drift check (ops.ReadCheck):
@@ -97,21 +97,21 @@ func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
 	if err != nil {
 		return topology.Snapshot{}, err
 	}
-	return ops.ReadCheck(ctx, insp, e.vhost(), e.ladderNames()...)
+	return ops.ReadCheck(ctx, insp, e.vhost(), e.opts.ladder.names(e.vhost())...)
 }
 
-// ladderNames is --ladder's name as a scope names it: none (every ladder)
+// names is --ladder's name as a scope names it: none (every ladder)
 // when it is empty.
-func (e *env) ladderNames() []string {
-	n := e.opts.ladder.name
+func (lf *ladderFlags) names(vhost string) []string {
+	n := lf.name
 	if n == "" {
 		return nil
 	}
 	// A layout whose ladder name is fixed or defaults otherwise (celery,
 	// nsb) names its objects by that name, not by the default one: read
 	// the name the flags' ladder normalizes to, and the one given.
-	if e.opts.ladder.set.Lookup("layout").Changed {
-		if l, err := e.opts.ladder.fromFlags(e.vhost(), nil); err == nil && l.Name != n {
+	if lf.set.Lookup("layout").Changed {
+		if l, err := lf.fromFlags(vhost, nil); err == nil && l.Name != n {
 			return []string{l.Name, n}
 		}
 	}

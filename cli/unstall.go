@@ -73,7 +73,7 @@ on the node. --read-only refuses it.`,
 }
 
 func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
-	if err := e.refuseReadOnly("unstall"); err != nil {
+	if err := refuseReadOnly(e.config(), "unstall"); err != nil {
 		return err
 	}
 	snap, err := e.ladderSnapshot(ctx)
@@ -97,7 +97,11 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 			return err
 		}
 	} else {
-		rep, err := e.observe(ctx, ops.ScopeOf(e.vhost(), l), nil)
+		insp, err := e.reader()
+		if err != nil {
+			return err
+		}
+		rep, err := observe(ctx, e.view(), insp, ops.ScopeOf(e.vhost(), l), nil)
 		if err != nil {
 			return err
 		}

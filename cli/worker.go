@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -124,10 +125,10 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 	case wf.jobs < 0:
 		return usageErr("--jobs cannot be negative")
 	}
-	if err := e.refuseReadOnly("worker"); err != nil {
+	if err := refuseReadOnly(e.config(), "worker"); err != nil {
 		return err
 	}
-	r, err := e.resolveLadder(ctx)
+	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 		return err
 	}
 	if r.snap != nil && !r.discovered {
-		return fmt.Errorf("%s (rungs apply creates one)", e.noLadder(r))
+		return fmt.Errorf("%s (rungs apply creates one)", e.opts.ladder.noLadder(r))
 	}
 	l := r.ladder
 	queue := wf.queue
@@ -180,7 +181,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 		feeder.Add(1)
 		go func() {
 			defer feeder.Done()
-			e.feedJobs(ctx, conn, queue, feed, wf.jobs)
+			feedJobs(ctx, conn, e.Err, queue, feed, wf.jobs)
 		}()
 	}
 	var st workerStats
@@ -285,7 +286,7 @@ func (v view) printJob(ev retry.Event) {
 
 // feedJobs publishes demo jobs into the worker's queue at rate a second,
 // n of them (0: until ctx ends).
-func (e *env) feedJobs(ctx context.Context, conn *broker.Conn, queue string, rate float64, n int) {
+func feedJobs(ctx context.Context, conn *broker.Conn, errs io.Writer, queue string, rate float64, n int) {
 	every := time.Duration(float64(time.Second) / rate)
 	tick := time.NewTicker(max(every, time.Millisecond))
 	defer tick.Stop()
@@ -295,7 +296,7 @@ func (e *env) feedJobs(ctx context.Context, conn *broker.Conn, queue string, rat
 		body := fmt.Sprintf(`{"job":%d,"demo":true}`, i)
 		msg := broker.Message{RoutingKey: queue, MessageID: id, Body: []byte(body), ContentType: "application/json", Persistent: true, Timestamp: time.Now()}
 		if _, err := conn.Publish(ctx, []broker.Message{msg}); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(e.Err, "rungs: feed: %v\n", err)
+			fmt.Fprintf(errs, "rungs: feed: %v\n", err)
 		}
 		select {
 		case <-tick.C:
