@@ -43,7 +43,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	l := r.ladder
-	req := ops.ApplyRequest{Ladder: l, Snap: r.snap, SnapErr: r.mgmtErr, Version: func() (topology.Version, error) { return e.brokerVersion(ctx) }}
+	req := ops.ApplyRequest{Ladder: l, Snap: r.snap, SnapErr: r.mgmtErr, Version: func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }}
 	if r.discovered {
 		req.Existing = &r.existing
 	}
@@ -52,7 +52,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	plan := ap.Plan
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}

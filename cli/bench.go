@@ -214,11 +214,11 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	if err != nil {
 		return err
 	}
-	m, err := e.benchBroker()
+	m, err := e.clients().benchBroker()
 	if err != nil {
 		return err
 	}
-	def, err := e.opts.ladder.defaultLadder(e.view(), e.vhost(), func() (topology.Version, error) { return e.brokerVersion(cmd.Context()) })
+	def, err := e.opts.ladder.defaultLadder(e.view(), e.vhost(), func() (topology.Version, error) { return e.clients().brokerVersion(cmd.Context()) })
 	if err != nil {
 		return err
 	}
@@ -235,11 +235,11 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 }
 
 // benchBroker is the management client of a benchmark, which writes.
-func (e *env) benchBroker() (*broker.Management, error) {
-	if err := refuseReadOnly(e.config(), "bench"); err != nil {
+func (c *clients) benchBroker() (*broker.Management, error) {
+	if err := refuseReadOnly(c.cfg, "bench"); err != nil {
 		return nil, err
 	}
-	return e.management()
+	return c.management()
 }
 
 // defaultLadder is the ladder `rungs apply` declares with the same ladder

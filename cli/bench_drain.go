@@ -12,11 +12,11 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	if bf.drain < 1 {
 		return usageErr("--drain %d: want at least 1 message", bf.drain)
 	}
-	m, err := e.benchBroker()
+	m, err := e.clients().benchBroker()
 	if err != nil {
 		return err
 	}
-	l, err := e.opts.ladder.defaultLadder(e.view(), e.vhost(), func() (topology.Version, error) { return e.brokerVersion(cmd.Context()) })
+	l, err := e.opts.ladder.defaultLadder(e.view(), e.vhost(), func() (topology.Version, error) { return e.clients().brokerVersion(cmd.Context()) })
 	if err != nil {
 		return err
 	}

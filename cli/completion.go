@@ -39,7 +39,7 @@ func registerCompletions(root *cobra.Command, ladders, vhosts, contexts cobra.Co
 // completeLadders offers the names of the ladders in the vhost, discovered
 // on the broker within completionTimeout; nothing if it does not answer.
 func (e *env) completeLadders(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -66,7 +66,7 @@ func (e *env) completeLadders(cmd *cobra.Command, _ []string, prefix string) ([]
 
 // completeVhosts offers the vhosts the user can see.
 func (e *env) completeVhosts(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

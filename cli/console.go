@@ -16,11 +16,11 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 	if err := e.opts.ladder.check(); err != nil {
 		return err
 	}
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}

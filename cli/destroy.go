@@ -63,7 +63,7 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if err := refuseReadOnly(e.config(), "purge"); err != nil {
 		return err
 	}
-	insp, err := e.reader()
+	insp, err := e.clients().reader()
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 		}
 		req.Ladder, word = f.Ladder, f.Ladder.Name
 	}
-	v, _ := e.brokerVersion(ctx) // unknown: only ready messages are counted (the 3.x and 4.0 rule)
+	v, _ := e.clients().brokerVersion(ctx) // unknown: only ready messages are counted (the 3.x and 4.0 rule)
 	plan, err := ops.PlanPurge(snap, found, v, req)
 	if err != nil {
 		return fmt.Errorf("%w; nothing was purged", err)
@@ -97,7 +97,7 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if err := e.view().confirm(e.opts.yes, what, word); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (e *env) runTeardown(ctx context.Context) error {
 	if err := e.view().confirm(e.opts.yes, what, l.Name); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}

@@ -102,7 +102,7 @@ func (v view) printDoctor(checks ops.Findings) error {
 // doctorFacts reads what ops.Doctor judges. A failed read is a fact to
 // report, not an error; only an unreadable list of vhosts stops doctor.
 func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.DoctorFacts, error) {
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return ops.DoctorFacts{}, err
 	}
@@ -115,7 +115,7 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 	if f.OverviewErr = call(func(c context.Context) (err error) { f.Overview, err = m.Overview(c); return }); f.OverviewErr != nil {
 		return f, nil
 	}
-	if c, err := e.amqp(ctx); err != nil {
+	if c, err := e.clients().amqp(ctx); err != nil {
 		f.AMQPErr = err
 	} else {
 		f.AMQPVhost = c.Vhost()
@@ -196,7 +196,7 @@ func sampleCeleryKeys(ctx context.Context, e *env, m *broker.Management, vh *ops
 		if l.Layout != "celery" || vh.Vhost != e.vhost() {
 			continue
 		}
-		c, err := e.amqp(ctx)
+		c, err := e.clients().amqp(ctx)
 		if err != nil {
 			out = append(out, ops.KeySample{Ladder: l.Name, Err: err})
 			continue

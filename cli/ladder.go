@@ -63,7 +63,7 @@ func (e *env) unreadShape(ctx context.Context, r resolved, doing string) error {
 	// A broker that refuses the user (or is down) refuses AMQP too, and
 	// that is the error to read first, as it was before the shape was
 	// needed.
-	if _, err := e.amqp(ctx); err != nil {
+	if _, err := e.clients().amqp(ctx); err != nil {
 		return err
 	}
 	// A broker that answers but refuses the user (401: no management tag;
@@ -199,7 +199,7 @@ type resolved struct {
 // resolveLadderFrom is ladderFlags.resolve over the snapshot read returns,
 // in the vhost the command acts on.
 func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) (topology.Snapshot, error)) (resolved, error) {
-	return e.opts.ladder.resolve(ctx, e.vhost(), read, func() (topology.Version, error) { return e.brokerVersion(ctx) })
+	return e.opts.ladder.resolve(ctx, e.vhost(), read, func() (topology.Version, error) { return e.clients().brokerVersion(ctx) })
 }
 
 // resolve combines flags and discovery: a ladder found on the broker

@@ -126,7 +126,7 @@ func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
 	if err := e.view().confirm(e.opts.yes, what, mp.Migration.From.Name); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (mf migrateFlags) check() error {
 // planMigrate reads both ladders by name and lets ops.PlanMigrate find
 // and check them.
 func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (ops.MigratePlan, error) {
-	insp, err := e.reader()
+	insp, err := e.clients().reader()
 	var snap topology.Snapshot
 	if err == nil {
 		// Listed, not read by name (Inbound): a ladder of another layout
@@ -335,7 +335,7 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 		facts := broker.PeekFacts{}
 		if !mr.Missing {
 			// A failure leaves the limit unknown, which the gate weighs.
-			facts, _ = e.mgmt.PeekFacts(ctx, e.vhost(), mr.Queue)
+			facts, _ = e.clients().mgmt.PeekFacts(ctx, e.vhost(), mr.Queue)
 		}
 		skipped, note := mp.GatePreview(mr, facts, mf.force, e.config().ReadOnly)
 		rp.Skipped = skipped
@@ -347,7 +347,7 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 			continue
 		}
 		if conn == nil {
-			c, err := e.amqp(ctx)
+			c, err := e.clients().amqp(ctx)
 			if err != nil {
 				return err
 			}

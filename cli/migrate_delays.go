@@ -61,7 +61,7 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 	if err := e.view().confirm(e.opts.yes, what, dm.group.Name); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (e *env) planMigrateDelays(ctx context.Context, mf migrateFlags) (delayMigr
 	// Every ladder of the vhost, as discover reads them, so that their
 	// rungs are not taken for delay queues; then the inventory's paged
 	// listing, the one whole-vhost read a migration of delays needs.
-	insp, err := e.reader()
+	insp, err := e.clients().reader()
 	var o ops.Observer
 	if err == nil {
 		o, err = ops.ReadLadders(ctx, insp, ops.Scope{Vhost: e.vhost()})
@@ -160,7 +160,7 @@ func (e *env) planMigrateDelays(ctx context.Context, mf migrateFlags) (delayMigr
 	var snap topology.Snapshot
 	if err == nil {
 		var m *broker.Management
-		if m, err = e.management(); err == nil {
+		if m, err = e.clients().management(); err == nil {
 			cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 			inv, snap, err = ops.Delays(cctx, m, e.vhost(), o.Found())
 			cancel()
@@ -236,7 +236,7 @@ func (e *env) dryRunMigrateDelays(ctx context.Context, mf migrateFlags, dm delay
 		// its messages, by release.
 		sq, _ := dm.snap.Queue(q.Name)
 		var pf ops.PeekFacter
-		if m, err := e.management(); err == nil {
+		if m, err := e.clients().management(); err == nil {
 			pf = m
 		}
 		facts := ops.ReadPeekFacts(ctx, pf, e.vhost(), sq, topology.Version{})
@@ -258,7 +258,7 @@ func (e *env) dryRunMigrateDelays(ctx context.Context, mf migrateFlags, dm delay
 			continue
 		}
 		if conn == nil {
-			c, err := e.amqp(ctx)
+			c, err := e.clients().amqp(ctx)
 			if err != nil {
 				return err
 			}

@@ -89,7 +89,7 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 	if err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 // assessPeek reads what ops.ReadPeek reads of the queue, by name, and
 // decides whether peeking may go ahead.
 func (e *env) assessPeek(ctx context.Context, queue string, force bool) (peekPlan, error) {
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return e.view().gatePeek(ops.PeekRequest{Queue: topology.Queue{Name: queue}, Unchecked: err}, force, e.opts.readOnly)
 	}

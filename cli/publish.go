@@ -92,7 +92,7 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.opts.ladder.noLadder(r))
 	}
 	tr := msg.Trace
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}

@@ -126,7 +126,7 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 	if err := e.view().confirm(e.opts.yes, what, rf.from); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (rf replayFlags) request() (ops.ReplayRequest, error) {
 // answers.
 func (e *env) planReplay(ctx context.Context, rf replayFlags, req ops.ReplayRequest) (replayJob, error) {
 	var rp replayJob
-	insp, err := e.reader()
+	insp, err := e.clients().reader()
 	if err == nil {
 		rp.scope, err = ops.ReadReplay(ctx, insp, e.vhost(), req, rf.toLadder)
 	}
@@ -290,7 +290,7 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) er
 	}
 	req := ops.PeekRequest{Queue: topology.Queue{Name: rf.from}, Unchecked: rp.snapErr}
 	if rp.scope != nil {
-		m, err := e.management()
+		m, err := e.clients().management()
 		if err != nil {
 			return err
 		}
@@ -301,7 +301,7 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) er
 	if _, err := e.view().gatePeek(req, false, e.opts.readOnly); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
-	"github.com/rungs-dev/rungs/topology"
 )
 
 // Exit codes. Drift has its own so that `rungs plan` can gate a deploy.
@@ -68,16 +67,13 @@ type IO struct {
 type env struct {
 	IO
 	opts options
-	mgmt *broker.Management
-	conn *broker.Conn
 	// flags are the root's persistent flags, to tell a flag given
 	// explicitly from its default.
 	flags *pflag.FlagSet
 	conf  configSource
-	// The broker configuration resolved from flags, environment and
-	// context, once.
-	brokerCfg *broker.Config
-	brokerErr error
+	// cl is nil until the broker configuration is first asked for: it is
+	// resolved from flags, environment and context once they are parsed.
+	cl *clients
 }
 
 // options are the flags shared by every command.
@@ -138,8 +134,8 @@ func oneLine(s string) string {
 }
 
 func (e *env) close() {
-	if e.conn != nil {
-		e.conn.Close()
+	if e.cl != nil {
+		e.cl.close()
 	}
 }
 
@@ -193,66 +189,22 @@ With no subcommand it opens the console.`,
 	return root
 }
 
-// config is the broker configuration that flags, environment and context
-// describe (see resolveConfig). If they do not resolve, configErr says why
-// and the clients refuse to open.
-func (e *env) config() broker.Config {
-	if e.brokerCfg == nil {
+// clients are the broker's clients, with the configuration that flags,
+// environment and context describe (see resolveConfig).
+func (e *env) clients() *clients {
+	if e.cl == nil {
 		cfg, err := e.conf.resolveConfig(e.opts, e.flags != nil && e.flags.Changed("read-only"))
-		e.brokerCfg, e.brokerErr = &cfg, err
+		e.cl = &clients{cfg: cfg, err: err}
 	}
-	return *e.brokerCfg
+	return e.cl
 }
+
+// config is the broker configuration. If it does not resolve, configErr
+// says why and the clients refuse to open.
+func (e *env) config() broker.Config { return e.clients().cfg }
 
 // configErr is why the configuration does not resolve, if it does not.
-func (e *env) configErr() error {
-	e.config()
-	return e.brokerErr
-}
-
-// brokerVersion is the broker's version from the management API, read
-// once per command however many checks ask for it.
-func (e *env) brokerVersion(ctx context.Context) (topology.Version, error) {
-	m, err := e.management()
-	if err != nil {
-		return topology.Version{}, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-	defer cancel()
-	return m.Version(cctx)
-}
-
-// management opens (once) the management API client.
-func (e *env) management() (*broker.Management, error) {
-	if err := e.configErr(); err != nil {
-		return nil, err
-	}
-	if e.mgmt == nil {
-		m, err := broker.NewManagement(e.config())
-		if err != nil {
-			return nil, err
-		}
-		e.mgmt = m
-	}
-	return e.mgmt, nil
-}
-
-// amqp opens (once) the AMQP connection.
-func (e *env) amqp(ctx context.Context) (*broker.Conn, error) {
-	if err := e.configErr(); err != nil {
-		return nil, err
-	}
-	if e.conn == nil {
-		ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		defer cancel()
-		c, err := broker.Dial(ctx, e.config())
-		if err != nil {
-			return nil, err
-		}
-		e.conn = c
-	}
-	return e.conn, nil
-}
+func (e *env) configErr() error { return e.clients().err }
 
 // vhost is the vhost commands act on.
 func (e *env) vhost() string { return e.config().EffectiveVhost() }

@@ -166,7 +166,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, f ops.Filter
 	case err != nil:
 		return job, usageErr("no ladder %q in vhost %s; nothing was read or changed", q.Name, e.vhost())
 	}
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return job, err
 	}
@@ -198,7 +198,7 @@ func (e *env) runScheduledList(ctx context.Context, sf scheduledFlags) error {
 	if err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
@@ -430,7 +430,7 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 		return scheduledUsage(err)
 	}
 	if sf.dryRun {
-		conn, err := e.amqp(ctx)
+		conn, err := e.clients().amqp(ctx)
 		if err != nil {
 			return err
 		}
@@ -447,7 +447,7 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 	if err := e.view().confirm(yes, what, job.plan.Ladder.Name); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	if only != "" {
 		scope.Ladders = []string{only}
 	}
-	insp, err := e.reader()
+	insp, err := e.clients().reader()
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ drift from the plan those parameters imply.`,
 }
 
 func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return err
 	}

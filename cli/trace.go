@@ -83,7 +83,7 @@ func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
 	if err := topology.CheckName(e.opts.ladder.name); err != nil {
 		return topology.Snapshot{}, usageErr("--ladder: %v", err)
 	}
-	insp, err := e.reader()
+	insp, err := e.clients().reader()
 	if err != nil {
 		return topology.Snapshot{}, err
 	}
@@ -93,7 +93,7 @@ func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
 // checkSnapshot is ladderSnapshot for a drift check (ops.ReadCheck):
 // left-over rungs and stray bindings included.
 func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
-	insp, err := e.reader()
+	insp, err := e.clients().reader()
 	if err != nil {
 		return topology.Snapshot{}, err
 	}
@@ -120,12 +120,12 @@ func (lf *ladderFlags) names(vhost string) []string {
 
 // reader is the management API as an operation reads it through ops,
 // each request bounded by --timeout.
-func (e *env) reader() (ops.Inspector, error) {
-	m, err := e.management()
+func (c *clients) reader() (ops.Inspector, error) {
+	m, err := c.management()
 	if err != nil {
 		return nil, err
 	}
-	return timed{m, e.opts.timeout}, nil
+	return timed{m, c.cfg.Timeout}, nil
 }
 
 // graph is the ladder's bindings, nil without the management API.

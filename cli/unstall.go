@@ -81,7 +81,7 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 		return err
 	}
 	// Reading the ladder opened the management API.
-	u := unstaller{m: e.mgmt, vhost: e.vhost(), timeout: e.opts.timeout, view: e.view()}
+	u := unstaller{m: e.clients().mgmt, vhost: e.vhost(), timeout: e.opts.timeout, view: e.view()}
 	f, err := ops.FindLadder(topology.Discover(snap), e.opts.ladder.query())
 	switch {
 	case errors.Is(err, ops.ErrNoLadder):

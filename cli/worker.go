@@ -146,7 +146,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 			queue = l.Targets[0]
 		}
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
