@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -66,4 +67,14 @@ func (c *clients) amqp(ctx context.Context) (*broker.Conn, error) {
 		c.conn = conn
 	}
 	return c.conn, nil
+}
+
+// reader is the management API as an operation reads it through ops,
+// each request bounded by --timeout.
+func (c *clients) reader() (ops.Inspector, error) {
+	m, err := c.management()
+	if err != nil {
+		return nil, err
+	}
+	return timed{m, c.cfg.Timeout}, nil
 }

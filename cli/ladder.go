@@ -291,3 +291,54 @@ func (lf *ladderFlags) noLadder(r resolved) string {
 	}
 	return fmt.Sprintf("no ladder %q in vhost %s", r.ladder.Name, r.ladder.Vhost)
 }
+
+// ladderSnapshot reads the objects of the --ladder ladder only, by name
+// (ops.ReadLadder): beside 10,000 other queues, the vhost's definitions
+// and bindings are megabytes where the ladder's are kilobytes, and a
+// listing makes the broker walk every queue.
+func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
+	if err := topology.CheckName(e.opts.ladder.name); err != nil {
+		return topology.Snapshot{}, usageErr("--ladder: %v", err)
+	}
+	insp, err := e.clients().reader()
+	if err != nil {
+		return topology.Snapshot{}, err
+	}
+	return ops.ReadLadder(ctx, insp, e.vhost(), e.opts.ladder.names(e.vhost())...)
+}
+
+// checkSnapshot is ladderSnapshot for a drift check (ops.ReadCheck):
+// left-over rungs and stray bindings included.
+func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
+	insp, err := e.clients().reader()
+	if err != nil {
+		return topology.Snapshot{}, err
+	}
+	return ops.ReadCheck(ctx, insp, e.vhost(), e.opts.ladder.names(e.vhost())...)
+}
+
+// names is --ladder's name as a scope names it: none (every ladder)
+// when it is empty.
+func (lf *ladderFlags) names(vhost string) []string {
+	n := lf.name
+	if n == "" {
+		return nil
+	}
+	// A layout whose ladder name is fixed or defaults otherwise (celery,
+	// nsb) names its objects by that name, not by the default one: read
+	// the name the flags' ladder normalizes to, and the one given.
+	if lf.set.Lookup("layout").Changed {
+		if l, err := lf.fromFlags(vhost, nil); err == nil && l.Name != n {
+			return []string{l.Name, n}
+		}
+	}
+	return []string{n}
+}
+
+// graph is the ladder's bindings, nil without the management API.
+func (r resolved) graph() *topology.Graph {
+	if r.snap == nil {
+		return nil
+	}
+	return topology.NewGraph(*r.snap)
+}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -73,67 +72,6 @@ resting in a rung no longer shows them).`,
 	// the same name would hide.
 	cmd.Flags().StringVarP(&key, "routing-key", "k", "", "decode this routing key instead of a delay")
 	return cmd
-}
-
-// ladderSnapshot reads the objects of the --ladder ladder only, by name
-// (ops.ReadLadder): beside 10,000 other queues, the vhost's definitions
-// and bindings are megabytes where the ladder's are kilobytes, and a
-// listing makes the broker walk every queue.
-func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
-	if err := topology.CheckName(e.opts.ladder.name); err != nil {
-		return topology.Snapshot{}, usageErr("--ladder: %v", err)
-	}
-	insp, err := e.clients().reader()
-	if err != nil {
-		return topology.Snapshot{}, err
-	}
-	return ops.ReadLadder(ctx, insp, e.vhost(), e.opts.ladder.names(e.vhost())...)
-}
-
-// checkSnapshot is ladderSnapshot for a drift check (ops.ReadCheck):
-// left-over rungs and stray bindings included.
-func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
-	insp, err := e.clients().reader()
-	if err != nil {
-		return topology.Snapshot{}, err
-	}
-	return ops.ReadCheck(ctx, insp, e.vhost(), e.opts.ladder.names(e.vhost())...)
-}
-
-// names is --ladder's name as a scope names it: none (every ladder)
-// when it is empty.
-func (lf *ladderFlags) names(vhost string) []string {
-	n := lf.name
-	if n == "" {
-		return nil
-	}
-	// A layout whose ladder name is fixed or defaults otherwise (celery,
-	// nsb) names its objects by that name, not by the default one: read
-	// the name the flags' ladder normalizes to, and the one given.
-	if lf.set.Lookup("layout").Changed {
-		if l, err := lf.fromFlags(vhost, nil); err == nil && l.Name != n {
-			return []string{l.Name, n}
-		}
-	}
-	return []string{n}
-}
-
-// reader is the management API as an operation reads it through ops,
-// each request bounded by --timeout.
-func (c *clients) reader() (ops.Inspector, error) {
-	m, err := c.management()
-	if err != nil {
-		return nil, err
-	}
-	return timed{m, c.cfg.Timeout}, nil
-}
-
-// graph is the ladder's bindings, nil without the management API.
-func (r resolved) graph() *topology.Graph {
-	if r.snap == nil {
-		return nil
-	}
-	return topology.NewGraph(*r.snap)
 }
 
 func (v view) printTrace(tr topology.Trace, c ops.RouteCheck) {

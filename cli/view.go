@@ -1,5 +1,11 @@
 package cli
 
+import (
+	"bufio"
+	"fmt"
+	"strings"
+)
+
 // view is what a report needs of an invocation: where to write, how wide,
 // whether as JSON, and whether a person is there to see progress or to
 // answer. It holds no broker client, so what only prints cannot reach the
@@ -18,4 +24,26 @@ func (v view) width() int {
 		return v.Width
 	}
 	return 100
+}
+
+// confirm asks the operator to type a word before a destructive action. It
+// returns nil when yes (--yes) says so, and refuses outright when nobody
+// can answer (stdin is not a terminal), so a script never destroys by
+// accident.
+func (v view) confirm(yes bool, what, word string) error {
+	if yes {
+		return nil
+	}
+	if !v.Interactive {
+		return usageErr("%s needs --yes (or run it in a terminal to confirm by typing %q)", what, word)
+	}
+	fmt.Fprintf(v.Err, "%s\nType %q to confirm: ", what, word)
+	line, err := bufio.NewReader(v.In).ReadString('\n')
+	if err != nil && line == "" {
+		return usageErr("not confirmed: %v", err)
+	}
+	if strings.TrimSpace(line) != word {
+		return usageErr("not confirmed (typed %q, expected %q); nothing was changed", strings.TrimSpace(line), word)
+	}
+	return nil
 }
