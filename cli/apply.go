@@ -35,15 +35,15 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	if err := e.opts.ladder.check(); err != nil {
 		return err
 	}
-	if err := e.refuseReadOnly("apply"); err != nil {
+	if err := refuseReadOnly(e.config(), "apply"); err != nil {
 		return err
 	}
-	r, err := e.resolveLadder(ctx)
+	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
 	if err != nil {
 		return err
 	}
 	l := r.ladder
-	req := ops.ApplyRequest{Ladder: l, Snap: r.snap, SnapErr: r.mgmtErr, Version: func() (topology.Version, error) { return e.brokerVersion(ctx) }}
+	req := ops.ApplyRequest{Ladder: l, Snap: r.snap, SnapErr: r.mgmtErr, Version: func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }}
 	if r.discovered {
 		req.Existing = &r.existing
 	}
@@ -52,13 +52,13 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	plan := ap.Plan
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
 	// Said only once the broker answers: when neither API does, the
 	// connection error is the one line to print.
-	e.printLayoutNote(r)
+	e.view().printLayoutNote(r)
 	for _, w := range ap.Warnings {
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(w)))
 	}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
@@ -12,8 +10,8 @@ import (
 // release cannot route (ops.CheckLayout), and returns the warning line to
 // print once the broker answers, so that a broker nobody reaches gets one
 // error line.
-func (e *env) refuseBrokenBCC(ctx context.Context, l topology.Ladder) (warning string, err error) {
-	w, err := ops.CheckLayout(l, func() (topology.Version, error) { return e.brokerVersion(ctx) })
+func refuseBrokenBCC(l topology.Ladder, version func() (topology.Version, error)) (warning string, err error) {
+	w, err := ops.CheckLayout(l, version)
 	if w == "" || err != nil {
 		return "", err
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -215,11 +214,11 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	if err != nil {
 		return err
 	}
-	m, err := e.benchBroker()
+	m, err := e.clients().benchBroker()
 	if err != nil {
 		return err
 	}
-	def, err := e.defaultLadder(cmd.Context())
+	def, err := e.opts.ladder.defaultLadder(e.view(), e.vhost(), func() (topology.Version, error) { return e.clients().brokerVersion(cmd.Context()) })
 	if err != nil {
 		return err
 	}
@@ -232,36 +231,35 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 		}
 		return err
 	}
-	return e.printBench(bf, rep.Markdown(), rep, rep.Problems)
+	return e.view().printBench(bf, rep.Markdown(), rep, rep.Problems)
 }
 
 // benchBroker is the management client of a benchmark, which writes.
-func (e *env) benchBroker() (*broker.Management, error) {
-	if err := e.refuseReadOnly("bench"); err != nil {
+func (c *clients) benchBroker() (*broker.Management, error) {
+	if err := refuseReadOnly(c.cfg, "bench"); err != nil {
 		return nil, err
 	}
-	return e.management()
+	return c.management()
 }
 
 // defaultLadder is the ladder `rungs apply` declares with the same ladder
-// flags on this broker: by default its version's default ladder (queue
-// type, layout, radix), through apply's own path, so that the benchmark
-// never decides it a second time.
-func (e *env) defaultLadder(ctx context.Context) (topology.Ladder, error) {
-	lf := &e.opts.ladder
+// flags on a broker of this version: by default the version's default
+// ladder (queue type, layout, radix), through apply's own path, so that the
+// benchmark never decides it a second time.
+func (lf *ladderFlags) defaultLadder(v view, vhost string, version func() (topology.Version, error)) (topology.Ladder, error) {
 	if err := lf.check(); err != nil {
 		return topology.Ladder{}, err
 	}
-	l, err := lf.fromFlags(e.vhost(), nil)
+	l, err := lf.fromFlags(vhost, nil)
 	if err != nil {
 		return l, err
 	}
-	note, err := e.newLadderLayout(ctx, &l)
+	note, err := lf.newLadderLayout(vhost, &l, version)
 	if err != nil {
 		return l, err
 	}
-	e.printLayoutNote(resolved{layoutNote: note})
-	if _, err := e.refuseBrokenBCC(ctx, l); err != nil {
+	v.printLayoutNote(resolved{layoutNote: note})
+	if _, err := refuseBrokenBCC(l, version); err != nil {
 		return l, err
 	}
 	return l, nil
@@ -269,18 +267,18 @@ func (e *env) defaultLadder(ctx context.Context) (topology.Ladder, error) {
 
 // printBench writes a report as Markdown (and to --markdown) or JSON, and
 // fails when the run found problems.
-func (e *env) printBench(bf benchFlags, md string, rep any, problems []string) error {
+func (v view) printBench(bf benchFlags, md string, rep any, problems []string) error {
 	if bf.markdown != "" {
 		if err := os.WriteFile(bf.markdown, []byte(md), 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", bf.markdown, err)
 		}
 	}
-	if e.opts.json {
-		if err := writeJSON(e.Out, rep); err != nil {
+	if v.json {
+		if err := writeJSON(v.Out, rep); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprint(e.Out, md)
+		fmt.Fprint(v.Out, md)
 	}
 	if n := len(problems); n > 0 {
 		return fmt.Errorf("benchmark found %s, first: %s", topology.Counted(n, "problem", "problems"), problems[0])

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/bench"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // runDrain runs the drain phase (--drain) and prints its report.
@@ -11,11 +12,11 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	if bf.drain < 1 {
 		return usageErr("--drain %d: want at least 1 message", bf.drain)
 	}
-	m, err := e.benchBroker()
+	m, err := e.clients().benchBroker()
 	if err != nil {
 		return err
 	}
-	l, err := e.defaultLadder(cmd.Context())
+	l, err := e.opts.ladder.defaultLadder(e.view(), e.vhost(), func() (topology.Version, error) { return e.clients().brokerVersion(cmd.Context()) })
 	if err != nil {
 		return err
 	}
@@ -28,5 +29,5 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 		}
 		return err
 	}
-	return e.printBench(bf, rep.Markdown(), rep, rep.Problems)
+	return e.view().printBench(bf, rep.Markdown(), rep, rep.Problems)
 }

@@ -118,16 +118,16 @@ func TestTraceRoundsUpAndDecodesKeys(t *testing.T) {
 }
 
 func TestPurgeAndTeardownNeedConfirmation(t *testing.T) {
-	e := &env{IO: IO{In: strings.NewReader("wrong\n"), Interactive: true, Err: &bytes.Buffer{}}}
-	if err := e.confirm("purge q", "q"); err == nil {
+	v := view{IO: IO{In: strings.NewReader("wrong\n"), Interactive: true, Err: &bytes.Buffer{}}}
+	if err := v.confirm(false, "purge q", "q"); err == nil {
 		t.Error("a wrong typed word confirmed")
 	}
-	e = &env{IO: IO{In: strings.NewReader("q\n"), Interactive: true, Err: &bytes.Buffer{}}}
-	if err := e.confirm("purge q", "q"); err != nil {
+	v = view{IO: IO{In: strings.NewReader("q\n"), Interactive: true, Err: &bytes.Buffer{}}}
+	if err := v.confirm(false, "purge q", "q"); err != nil {
 		t.Errorf("typed confirmation refused: %v", err)
 	}
-	e = &env{IO: IO{In: strings.NewReader("q\n"), Interactive: false, Err: &bytes.Buffer{}}}
-	if err := e.confirm("purge q", "q"); err == nil || !strings.Contains(err.Error(), "--yes") {
+	v = view{IO: IO{In: strings.NewReader("q\n"), Interactive: false, Err: &bytes.Buffer{}}}
+	if err := v.confirm(false, "purge q", "q"); err == nil || !strings.Contains(err.Error(), "--yes") {
 		t.Errorf("non-interactive purge without --yes: %v", err)
 	}
 }

@@ -17,8 +17,8 @@ import (
 const completionTimeout = 2 * time.Second
 
 // registerCompletions adds the completion command and dynamic completion
-// of the persistent flags.
-func (e *env) registerCompletions(root *cobra.Command) {
+// of the persistent flags: ladders, vhosts and contexts complete as asked.
+func registerCompletions(root *cobra.Command, ladders, vhosts, contexts cobra.CompletionFunc) {
 	// Cobra's default completion command has no examples; ours says how
 	// to install the script in each shell.
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -28,9 +28,9 @@ func (e *env) registerCompletions(root *cobra.Command) {
 			return vals, cobra.ShellCompDirectiveNoFileComp
 		}
 	}
-	_ = root.RegisterFlagCompletionFunc("ladder", e.completeLadders)
-	_ = root.RegisterFlagCompletionFunc("vhost", e.completeVhosts)
-	_ = root.RegisterFlagCompletionFunc("context", e.completeContexts)
+	_ = root.RegisterFlagCompletionFunc("ladder", ladders)
+	_ = root.RegisterFlagCompletionFunc("vhost", vhosts)
+	_ = root.RegisterFlagCompletionFunc("context", contexts)
 	_ = root.RegisterFlagCompletionFunc("layout", fixed(topology.LayoutNames()...))
 	_ = root.RegisterFlagCompletionFunc("queue-type", fixed(string(topology.Classic), string(topology.Quorum)))
 	_ = root.RegisterFlagCompletionFunc("radix", fixed("2", "4", "8", "16"))
@@ -39,7 +39,7 @@ func (e *env) registerCompletions(root *cobra.Command) {
 // completeLadders offers the names of the ladders in the vhost, discovered
 // on the broker within completionTimeout; nothing if it does not answer.
 func (e *env) completeLadders(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -66,7 +66,7 @@ func (e *env) completeLadders(cmd *cobra.Command, _ []string, prefix string) ([]
 
 // completeVhosts offers the vhosts the user can see.
 func (e *env) completeVhosts(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

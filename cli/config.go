@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -56,16 +57,40 @@ type contextConfig struct {
 	PasswordFile string `json:"password_file,omitempty"`
 }
 
+// configSource is where contexts come from: the config file that --config
+// or the environment names, and the context that --context, the
+// environment or the file picks. Every command and every completion asks,
+// so the file is read once.
+type configSource struct {
+	getenv func(string) string
+	// --config and --context, "" when not given.
+	pathFlag, contextFlag string
+	file                  configFile
+	loaded                bool
+	err                   error
+}
+
+// envOr picks the flag's value if given, else the environment's, else def.
+func (c *configSource) envOr(name, flag, def string) string {
+	if flag != "" {
+		return flag
+	}
+	if v := c.getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 // configPath is the config file in use: --config, else RUNGS_CONFIG, else
 // $XDG_CONFIG_HOME/rungs/config.json, else ~/.config/rungs/config.json.
-func (e *env) configPath() string {
-	if p := e.envOr("RUNGS_CONFIG", e.opts.configPath, ""); p != "" {
+func (c *configSource) configPath() string {
+	if p := c.envOr("RUNGS_CONFIG", c.pathFlag, ""); p != "" {
 		return p
 	}
-	if x := e.Getenv("XDG_CONFIG_HOME"); x != "" {
+	if x := c.getenv("XDG_CONFIG_HOME"); x != "" {
 		return filepath.Join(x, "rungs", "config.json")
 	}
-	home := e.Getenv("HOME")
+	home := c.getenv("HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
@@ -74,51 +99,51 @@ func (e *env) configPath() string {
 
 // loadConfig reads the config file once. A missing file is an empty
 // configuration unless it was named explicitly.
-func (e *env) loadConfig() (configFile, error) {
-	if e.cfgLoaded {
-		return e.cfg, e.cfgErr
+func (c *configSource) loadConfig() (configFile, error) {
+	if c.loaded {
+		return c.file, c.err
 	}
-	e.cfgLoaded = true
-	path := e.configPath()
+	c.loaded = true
+	path := c.configPath()
 	data, err := os.ReadFile(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && e.opts.configPath == "" && e.Getenv("RUNGS_CONFIG") == "":
-		return e.cfg, nil
+	case errors.Is(err, fs.ErrNotExist) && c.pathFlag == "" && c.getenv("RUNGS_CONFIG") == "":
+		return c.file, nil
 	case err != nil:
-		e.cfgErr = usageErr("config file: %v", err)
-		return e.cfg, e.cfgErr
+		c.err = usageErr("config file: %v", err)
+		return c.file, c.err
 	}
-	if err := json.Unmarshal(data, &e.cfg); err != nil {
+	if err := json.Unmarshal(data, &c.file); err != nil {
 		// The decoder's message quotes no content, only positions.
-		e.cfgErr = usageErr("config file %s: %v", path, err)
+		c.err = usageErr("config file %s: %v", path, err)
 	}
-	return e.cfg, e.cfgErr
+	return c.file, c.err
 }
 
 // contextName is the context in use: --context, else RUNGS_CONTEXT, else the
 // file's current_context; "" when none applies.
-func (e *env) contextName() (string, error) {
-	cf, err := e.loadConfig()
+func (c *configSource) contextName() (string, error) {
+	cf, err := c.loadConfig()
 	if err != nil {
 		return "", err
 	}
-	name := e.envOr("RUNGS_CONTEXT", e.opts.context, cf.CurrentContext)
+	name := c.envOr("RUNGS_CONTEXT", c.contextFlag, cf.CurrentContext)
 	if name == "" {
 		return "", nil
 	}
 	if _, ok := cf.Contexts[name]; !ok {
-		return "", usageErr("no context %q in %s (rungs config contexts lists them)", name, e.configPath())
+		return "", usageErr("no context %q in %s (rungs config contexts lists them)", name, c.configPath())
 	}
 	return name, nil
 }
 
 // activeContext is the context in use and its settings.
-func (e *env) activeContext() (string, contextConfig, error) {
-	name, err := e.contextName()
+func (c *configSource) activeContext() (string, contextConfig, error) {
+	name, err := c.contextName()
 	if err != nil || name == "" {
 		return "", contextConfig{}, err
 	}
-	return name, e.cfg.Contexts[name], nil
+	return name, c.file.Contexts[name], nil
 }
 
 // resolveConfig is the broker configuration, each setting taken from, in
@@ -126,9 +151,9 @@ func (e *env) activeContext() (string, contextConfig, error) {
 // A password missing from the URL in use comes from the context's
 // password_env or password_file (when the URL is the context's), else from
 // RUNGS_PASSWORD. Read-only is on if the flag or the context says so,
-// unless --read-only=false is given explicitly.
-func (e *env) resolveConfig() (broker.Config, error) {
-	_, cc, err := e.activeContext()
+// unless --read-only=false is given explicitly (readOnlyGiven).
+func (c *configSource) resolveConfig(o options, readOnlyGiven bool) (broker.Config, error) {
+	_, cc, err := c.activeContext()
 	if err != nil {
 		return broker.Config{}, err
 	}
@@ -136,7 +161,7 @@ func (e *env) resolveConfig() (broker.Config, error) {
 		if flag != "" {
 			return flag, false
 		}
-		if v := e.Getenv(envName); envName != "" && v != "" {
+		if v := c.getenv(envName); envName != "" && v != "" {
 			return v, false
 		}
 		if ctx != "" {
@@ -144,22 +169,22 @@ func (e *env) resolveConfig() (broker.Config, error) {
 		}
 		return def, false
 	}
-	cfg := broker.Config{ReadOnly: cc.ReadOnly, Timeout: e.opts.timeout}
-	if fl := e.flag("read-only"); fl != nil && fl.Changed {
-		cfg.ReadOnly = e.opts.readOnly
+	cfg := broker.Config{ReadOnly: cc.ReadOnly, Timeout: o.timeout}
+	if readOnlyGiven {
+		cfg.ReadOnly = o.readOnly
 	}
 	var urlFromCtx, mgmtFromCtx bool
-	cfg.URL, urlFromCtx = pick(e.opts.url, "RUNGS_URL", cc.URL, broker.DefaultURL)
-	cfg.MgmtURL, mgmtFromCtx = pick(e.opts.mgmtURL, "RUNGS_MGMT_URL", cc.MgmtURL, "")
-	cfg.Vhost, _ = pick(e.opts.vhost, "RUNGS_VHOST", cc.Vhost, "")
-	cfg.CACert, _ = pick(e.opts.caCert, "", cc.CACert, "")
-	cfg.ClientCert, _ = pick(e.opts.cert, "", cc.Cert, "")
-	cfg.ClientKey, _ = pick(e.opts.key, "", cc.Key, "")
+	cfg.URL, urlFromCtx = pick(o.url, "RUNGS_URL", cc.URL, broker.DefaultURL)
+	cfg.MgmtURL, mgmtFromCtx = pick(o.mgmtURL, "RUNGS_MGMT_URL", cc.MgmtURL, "")
+	cfg.Vhost, _ = pick(o.vhost, "RUNGS_VHOST", cc.Vhost, "")
+	cfg.CACert, _ = pick(o.caCert, "", cc.CACert, "")
+	cfg.ClientCert, _ = pick(o.cert, "", cc.Cert, "")
+	cfg.ClientKey, _ = pick(o.key, "", cc.Key, "")
 
 	// The context's password belongs to the context's URLs; a URL given
 	// by flag or environment does not borrow it.
 	if urlFromCtx || mgmtFromCtx {
-		pw, err := contextPassword(cc, e.Getenv)
+		pw, err := contextPassword(cc, c.getenv)
 		if err != nil {
 			return cfg, err
 		}
@@ -170,7 +195,7 @@ func (e *env) resolveConfig() (broker.Config, error) {
 			cfg.MgmtURL = withPassword(cfg.MgmtURL, pw)
 		}
 	}
-	if pw := e.Getenv("RUNGS_PASSWORD"); pw != "" {
+	if pw := c.getenv("RUNGS_PASSWORD"); pw != "" {
 		cfg.URL = withPassword(cfg.URL, pw)
 		cfg.MgmtURL = withPassword(cfg.MgmtURL, pw)
 	}
@@ -249,7 +274,7 @@ explicitly still wins over the context's value.`,
 		// resolve (a current context whose password is missing), so only
 		// a file that does not parse stops them.
 		PersistentPreRunE: func(*cobra.Command, []string) error {
-			_, err := e.loadConfig()
+			_, err := e.conf.loadConfig()
 			return err
 		},
 	}
@@ -262,7 +287,7 @@ read-only and where its password comes from.`,
 		Example: `  rungs config contexts
   rungs config contexts --json`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return e.listContexts() },
+		RunE: func(*cobra.Command, []string) error { return e.view().listContexts(&e.conf) },
 	}
 	use := &cobra.Command{
 		Use:   "use NAME",
@@ -271,8 +296,8 @@ read-only and where its password comes from.`,
 uses when neither --context nor $RUNGS_CONTEXT names one.`,
 		Example:           `  rungs config use prod`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: e.completeContexts,
-		RunE:              func(_ *cobra.Command, args []string) error { return e.useContext(args[0]) },
+		ValidArgsFunction: e.conf.completeContexts,
+		RunE:              func(_ *cobra.Command, args []string) error { return e.conf.useContext(e.Out, args[0]) },
 	}
 	path := &cobra.Command{
 		Use:     "path",
@@ -280,7 +305,7 @@ uses when neither --context nor $RUNGS_CONTEXT names one.`,
 		Example: `  $EDITOR "$(rungs config path)"`,
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintln(e.Out, e.configPath())
+			fmt.Fprintln(e.Out, e.conf.configPath())
 			return nil
 		},
 	}
@@ -311,12 +336,12 @@ func credentialSource(cc contextConfig) string {
 	return "none"
 }
 
-func (e *env) listContexts() error {
-	cf, err := e.loadConfig()
+func (v view) listContexts(c *configSource) error {
+	cf, err := c.loadConfig()
 	if err != nil {
 		return err
 	}
-	current, err := e.contextName()
+	current, err := c.contextName()
 	if err != nil {
 		current = ""
 	}
@@ -339,17 +364,17 @@ func (e *env) listContexts() error {
 			Credentials: credentialSource(cc),
 		})
 	}
-	if e.opts.json {
+	if v.json {
 		if out == nil {
 			out = []jctx{}
 		}
-		return writeJSON(e.Out, map[string]any{"config": e.configPath(), "contexts": out})
+		return writeJSON(v.Out, map[string]any{"config": c.configPath(), "contexts": out})
 	}
 	if len(out) == 0 {
-		fmt.Fprintf(e.Out, "no contexts in %s\n", e.configPath())
+		fmt.Fprintf(v.Out, "no contexts in %s\n", c.configPath())
 		return nil
 	}
-	w := table(e.Out)
+	w := table(v.Out)
 	fmt.Fprintln(w, "\tcontext\turl\tvhost\tread-only\tpassword")
 	for _, c := range out {
 		mark, ro, vh := "", "", c.Vhost
@@ -367,37 +392,37 @@ func (e *env) listContexts() error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if warn := e.exposedPasswords(cf); warn != "" {
-		fmt.Fprintln(e.Err, "rungs: warning: "+warn)
+	if warn := c.exposedPasswords(cf); warn != "" {
+		fmt.Fprintln(v.Err, "rungs: warning: "+warn)
 	}
 	return nil
 }
 
 // exposedPasswords warns when the file holds a password in a URL and other
 // users may read it.
-func (e *env) exposedPasswords(cf configFile) string {
-	st, err := os.Stat(e.configPath())
+func (c *configSource) exposedPasswords(cf configFile) string {
+	st, err := os.Stat(c.configPath())
 	if err != nil || st.Mode().Perm()&0o077 == 0 {
 		return ""
 	}
 	for _, n := range cf.contextNames() {
 		if credentialSource(cf.Contexts[n]) == "in url" {
-			return fmt.Sprintf("%s holds a password and is readable by other users (chmod 600 it, or use password_env / password_file)", e.configPath())
+			return fmt.Sprintf("%s holds a password and is readable by other users (chmod 600 it, or use password_env / password_file)", c.configPath())
 		}
 	}
 	return ""
 }
 
 // useContext rewrites current_context, keeping everything else in the file.
-func (e *env) useContext(name string) error {
-	cf, err := e.loadConfig()
+func (c *configSource) useContext(w io.Writer, name string) error {
+	cf, err := c.loadConfig()
 	if err != nil {
 		return err
 	}
 	if _, ok := cf.Contexts[name]; !ok {
-		return usageErr("no context %q in %s (known: %s)", name, e.configPath(), strings.Join(cf.contextNames(), ", "))
+		return usageErr("no context %q in %s (known: %s)", name, c.configPath(), strings.Join(cf.contextNames(), ", "))
 	}
-	path := e.configPath()
+	path := c.configPath()
 	raw := map[string]json.RawMessage{}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -423,13 +448,13 @@ func (e *env) useContext(name string) error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	fmt.Fprintf(e.Out, "current context: %s\n", name)
+	fmt.Fprintf(w, "current context: %s\n", name)
 	return nil
 }
 
 // completeContexts completes context names for `config use` and --context.
-func (e *env) completeContexts(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	cf, err := e.loadConfig()
+func (c *configSource) completeContexts(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	cf, err := c.loadConfig()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

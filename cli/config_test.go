@@ -52,7 +52,7 @@ func resolveFor(t *testing.T, vars map[string]string, args ...string) (string, s
 	if err := x.rootCommand().ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := x.resolveConfig()
+	cfg, err := x.config(), x.configErr()
 	return cfg.URL + " vhost=" + cfg.Vhost, cfg.MgmtURL, cfg.ReadOnly, err
 }
 

@@ -16,16 +16,16 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 	if err := e.opts.ladder.check(); err != nil {
 		return err
 	}
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
 	ladder := e.opts.ladder.named()
-	current, _ := e.contextName()
+	current, _ := e.conf.contextName()
 	app := model.New(model.Options{
 		Backends: model.Backends{
 			Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
@@ -34,7 +34,7 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 			Close: func() { _ = conn.Close() },
 		},
 		Refresh: e.opts.refresh, Ladder: ladder,
-		Contexts: e.cfg.contextNames(), Context: current, Connect: e.connectContext,
+		Contexts: e.conf.file.contextNames(), Context: current, Connect: e.connectContext,
 	})
 	final, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(e.In), tea.WithOutput(e.Out)).Run()
 	if a, ok := final.(model.App); ok {

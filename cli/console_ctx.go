@@ -13,23 +13,22 @@ import (
 // The config file, the timeout and --read-only do carry over: read-only
 // asked for on the command line stays on whatever the context says.
 func (e *env) connectContext(ctx context.Context, name string) (model.Backends, error) {
-	x := &env{IO: e.IO, opts: options{configPath: e.opts.configPath, context: name, timeout: e.opts.timeout}}
 	getenv := e.Getenv
-	x.Getenv = func(k string) string {
+	conf := configSource{getenv: func(k string) string {
 		switch k {
 		case "RUNGS_URL", "RUNGS_MGMT_URL", "RUNGS_VHOST", "RUNGS_CONTEXT":
 			return ""
 		}
 		return getenv(k)
-	}
-	cfg := x.config()
-	if err := x.configErr(); err != nil {
+	}, pathFlag: e.conf.pathFlag, contextFlag: name}
+	cfg, err := conf.resolveConfig(options{timeout: e.opts.timeout}, false)
+	if err != nil {
 		return model.Backends{}, err
 	}
 	if e.config().ReadOnly && e.opts.readOnly {
-		x.brokerCfg.ReadOnly = true
 		cfg.ReadOnly = true
 	}
+	x := &clients{cfg: cfg}
 	m, err := x.management()
 	if err != nil {
 		return model.Backends{}, err
@@ -41,7 +40,7 @@ func (e *env) connectContext(ctx context.Context, name string) (model.Backends, 
 	return model.Backends{
 		Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
 		Peeker: conn, Mover: conn, Limits: m, Scheduler: conn,
-		Vhost: x.vhost(), BrokerLabel: brokerLabel(cfg.URL), ReadOnly: cfg.ReadOnly,
+		Vhost: cfg.EffectiveVhost(), BrokerLabel: brokerLabel(cfg.URL), ReadOnly: cfg.ReadOnly,
 		Close: x.close,
 	}, nil
 }

@@ -16,9 +16,9 @@ import (
 // vhost discover looked in (every vhost the user may read with
 // --all-vhosts). It lists every queue of those vhosts, paged, which is
 // why discover does it only with --delays.
-func (e *env) discoverDelays(ctx context.Context, m *broker.Management, vhosts []string, d broker.Discovery) ([]topology.Inventory, error) {
+func discoverDelays(ctx context.Context, m *broker.Management, timeout time.Duration, vhosts []string, d broker.Discovery) ([]topology.Inventory, error) {
 	if vhosts == nil {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		cctx, cancel := context.WithTimeout(ctx, timeout)
 		all, err := m.Vhosts(cctx)
 		cancel()
 		if err != nil {
@@ -32,7 +32,7 @@ func (e *env) discoverDelays(ctx context.Context, m *broker.Management, vhosts [
 	}
 	var out []topology.Inventory
 	for _, v := range vhosts {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		cctx, cancel := context.WithTimeout(ctx, timeout)
 		inv, _, err := ops.Delays(cctx, m, v, d.Found)
 		cancel()
 		if err != nil {
@@ -44,14 +44,14 @@ func (e *env) discoverDelays(ctx context.Context, m *broker.Management, vhosts [
 }
 
 // printDelays writes the inventories under the ladders' table.
-func (e *env) printDelays(invs []topology.Inventory) {
+func (v view) printDelays(invs []topology.Inventory) {
 	for _, inv := range invs {
 		if inv.Empty() {
-			fmt.Fprintf(e.Out, "\nno delays outside ladders in vhost %s\n", inv.Vhost)
+			fmt.Fprintf(v.Out, "\nno delays outside ladders in vhost %s\n", inv.Vhost)
 			continue
 		}
-		fmt.Fprintf(e.Out, "\ndelays outside ladders in vhost %s: %s\n", inv.Vhost, topology.Counted(inv.Queues(), "queue", "queues"))
-		w := table(e.Out)
+		fmt.Fprintf(v.Out, "\ndelays outside ladders in vhost %s: %s\n", inv.Vhost, topology.Counted(inv.Queues(), "queue", "queues"))
+		w := table(v.Out)
 		fmt.Fprintln(w, "  group\tqueues\tdelays\twaiting\toldest\tdead-letter to")
 		for _, g := range inv.Groups {
 			fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%s\t%s\n", g.ID(), len(g.Queues), delaysText(g), topology.FormatCount(g.Messages), oldestText(g), strings.Join(g.DeadLetterTo, "; "))
@@ -60,7 +60,7 @@ func (e *env) printDelays(invs []topology.Inventory) {
 		for _, g := range inv.Groups {
 			for _, q := range g.Queues {
 				if q.Consumers > 0 {
-					fmt.Fprintf(e.Out, "  warning: %s has %s: they take its messages before their delay (or left less than a statistics interval ago)\n",
+					fmt.Fprintf(v.Out, "  warning: %s has %s: they take its messages before their delay (or left less than a statistics interval ago)\n",
 						q.Name, topology.Counted(q.Consumers, "consumer", "consumers"))
 				}
 			}
@@ -70,7 +70,7 @@ func (e *env) printDelays(invs []topology.Inventory) {
 			if p.Reported {
 				n = topology.FormatCount(p.Delayed) + " delayed"
 			}
-			fmt.Fprintf(e.Out, "  plugin exchange %s (x-delayed-message, routes as %s): %s\n", p.Name, orDash(p.DelayedType), n)
+			fmt.Fprintf(v.Out, "  plugin exchange %s (x-delayed-message, routes as %s): %s\n", p.Name, orDash(p.DelayedType), n)
 		}
 	}
 }

@@ -60,7 +60,7 @@ reads only: nothing on the broker changes. It exits 0 when nothing is wrong
 				return err
 			}
 			if definitions != "" {
-				return e.doctorDefinitions(definitions, t)
+				return doctorDefinitions(e.view(), e.vhost(), definitions, t)
 			}
 			return e.runDoctor(cmd.Context(), e.opts.ladder.named(), allVhosts, t)
 		},
@@ -79,19 +79,19 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool, target
 		return err
 	}
 	facts.Target = target
-	return e.printDoctor(ops.Doctor(facts))
+	return e.view().printDoctor(ops.Doctor(facts))
 }
 
 // printDoctor prints doctor's findings, text or JSON: a problem among them
 // exits 1.
-func (e *env) printDoctor(checks ops.Findings) error {
+func (v view) printDoctor(checks ops.Findings) error {
 	problems := checks.Problems()
-	if e.opts.json {
-		if err := writeJSON(e.Out, map[string]any{"ok": problems == 0, "problems": problems, "checks": checks}); err != nil {
+	if v.json {
+		if err := writeJSON(v.Out, map[string]any{"ok": problems == 0, "problems": problems, "checks": checks}); err != nil {
 			return err
 		}
 	} else {
-		printChecks(e, checks, problems)
+		printChecks(v, checks, problems)
 	}
 	if problems > 0 {
 		return &exitError{ExitError, nil}
@@ -102,7 +102,7 @@ func (e *env) printDoctor(checks ops.Findings) error {
 // doctorFacts reads what ops.Doctor judges. A failed read is a fact to
 // report, not an error; only an unreadable list of vhosts stops doctor.
 func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.DoctorFacts, error) {
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return ops.DoctorFacts{}, err
 	}
@@ -115,7 +115,7 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 	if f.OverviewErr = call(func(c context.Context) (err error) { f.Overview, err = m.Overview(c); return }); f.OverviewErr != nil {
 		return f, nil
 	}
-	if c, err := e.amqp(ctx); err != nil {
+	if c, err := e.clients().amqp(ctx); err != nil {
 		f.AMQPErr = err
 	} else {
 		f.AMQPVhost = c.Vhost()
@@ -161,7 +161,7 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 		if !ok {
 			continue
 		}
-		o, vh.WatchErr = e.watchStalls(ctx, insp, o)
+		o, vh.WatchErr = watchStalls(ctx, e.view(), insp, o)
 		vh.Report = o.Report(o.At())
 		vh.Policies, vh.PoliciesErr = quorumPolicies(ctx, e, m, vh.Report)
 		vh.KeySamples = sampleCeleryKeys(ctx, e, m, vh)
@@ -196,7 +196,7 @@ func sampleCeleryKeys(ctx context.Context, e *env, m *broker.Management, vh *ops
 		if l.Layout != "celery" || vh.Vhost != e.vhost() {
 			continue
 		}
-		c, err := e.amqp(ctx)
+		c, err := e.clients().amqp(ctx)
 		if err != nil {
 			out = append(out, ops.KeySample{Ladder: l.Name, Err: err})
 			continue
@@ -221,7 +221,7 @@ func quorumPolicies(ctx context.Context, e *env, m *broker.Management, rep healt
 	return broker.Policies{}, nil
 }
 
-func printChecks(e *env, checks []check, problems int) {
+func printChecks(v view, checks []check, problems int) {
 	marks := map[string]string{checkOK: "✓", checkInfo: "·", checkWarn: "!", checkProblem: "✗"}
 	// Checks of one area are printed together, areas in the order they
 	// first came up (a ladder's needs are judged after it is found).
@@ -234,14 +234,14 @@ func printChecks(e *env, checks []check, problems int) {
 		byArea[c.Area] = append(byArea[c.Area], c)
 	}
 	for _, area := range areas {
-		fmt.Fprintln(e.Out, area)
+		fmt.Fprintln(v.Out, area)
 		for _, c := range byArea[area] {
-			fmt.Fprintf(e.Out, "  %s %s\n", marks[c.Status], c.Text)
+			fmt.Fprintf(v.Out, "  %s %s\n", marks[c.Status], c.Text)
 		}
 	}
 	if problems == 0 {
-		fmt.Fprintln(e.Out, "no problems found")
+		fmt.Fprintln(v.Out, "no problems found")
 	} else {
-		fmt.Fprintf(e.Out, "%s found\n", topology.Counted(problems, "problem", "problems"))
+		fmt.Fprintf(v.Out, "%s found\n", topology.Counted(problems, "problem", "problems"))
 	}
 }

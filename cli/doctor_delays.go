@@ -24,8 +24,8 @@ func parseTarget(s string) (topology.Version, error) {
 // doctorDefinitions checks the delays in an exported definitions file
 // (rabbitmqctl export_definitions, or the management UI's export) without
 // a broker: what an upgrade to --target breaks, judged on the release that
-// exported it.
-func (e *env) doctorDefinitions(path string, target topology.Version) error {
+// exported it. A file that lists no vhost is checked as vhost's.
+func doctorDefinitions(v view, vhost, path string, target topology.Version) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return usageErr("--definitions: %v", err)
@@ -40,11 +40,11 @@ func (e *env) doctorDefinitions(path string, target topology.Version) error {
 		return usageErr("--definitions %s is not a definitions file: %v", path, err)
 	}
 	running, _ := topology.ParseVersion(head.Version)
-	vhosts := []string{e.vhost()}
+	vhosts := []string{vhost}
 	if len(head.Vhosts) > 0 {
 		vhosts = nil
-		for _, v := range head.Vhosts {
-			vhosts = append(vhosts, v.Name)
+		for _, hv := range head.Vhosts {
+			vhosts = append(vhosts, hv.Name)
 		}
 	}
 	checks := ops.Findings{}
@@ -58,5 +58,5 @@ func (e *env) doctorDefinitions(path string, target topology.Version) error {
 		inv := topology.TakeInventory(snap, found)
 		checks = append(checks, ops.DelayChecks(ops.DelayArea(vh), inv, snap, found, running, target)...)
 	}
-	return e.printDoctor(checks)
+	return v.printDoctor(checks)
 }

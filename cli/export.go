@@ -55,7 +55,7 @@ After importing, rungs plan --ladder NAME shows no drift: the export is the plan
 			if format != formatDefinitions && format != formatTerraform {
 				return usageErr("--format %q: want definitions or terraform", format)
 			}
-			r, err := e.resolveLadder(cmd.Context())
+			r, err := e.resolveLadderFrom(cmd.Context(), e.ladderSnapshot)
 			if err != nil {
 				return err
 			}
@@ -63,8 +63,8 @@ After importing, rungs plan --ladder NAME shows no drift: the export is the plan
 			case r.snap == nil:
 				fmt.Fprintf(e.Err, "rungs: note: the broker was not read (%v); exporting the ladder the flags describe\n", r.mgmtErr)
 			case !r.discovered:
-				fmt.Fprintf(e.Err, "rungs: note: %s; exporting the ladder the flags describe\n", e.noLadder(r))
-				e.printLayoutNote(r)
+				fmt.Fprintf(e.Err, "rungs: note: %s; exporting the ladder the flags describe\n", e.opts.ladder.noLadder(r))
+				e.view().printLayoutNote(r)
 			}
 			var data []byte
 			if format == formatTerraform {

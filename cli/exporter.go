@@ -29,7 +29,7 @@ monitoring tag. Example alert rules and a Grafana dashboard are in deploy/.`,
   rungs exporter --listen 127.0.0.1:9478 --all-vhosts --context prod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := e.management()
+			m, err := e.clients().management()
 			if err != nil {
 				return err
 			}

@@ -63,7 +63,7 @@ func (e *env) unreadShape(ctx context.Context, r resolved, doing string) error {
 	// A broker that refuses the user (or is down) refuses AMQP too, and
 	// that is the error to read first, as it was before the shape was
 	// needed.
-	if _, err := e.amqp(ctx); err != nil {
+	if _, err := e.clients().amqp(ctx); err != nil {
 		return err
 	}
 	// A broker that answers but refuses the user (401: no management tag;
@@ -196,21 +196,22 @@ type resolved struct {
 	layoutNote string
 }
 
-// resolveLadder combines flags and discovery: a ladder found on the broker
-// under the flag's name supplies every shape flag not given explicitly.
-func (e *env) resolveLadder(ctx context.Context) (resolved, error) {
-	return e.resolveLadderFrom(ctx, e.ladderSnapshot)
+// resolveLadderFrom is ladderFlags.resolve over the snapshot read returns,
+// in the vhost the command acts on.
+func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) (topology.Snapshot, error)) (resolved, error) {
+	return e.opts.ladder.resolve(ctx, e.vhost(), read, func() (topology.Version, error) { return e.clients().brokerVersion(ctx) })
 }
 
-// resolveLadderFrom is resolveLadder over the snapshot read returns.
-func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) (topology.Snapshot, error)) (resolved, error) {
-	lf := &e.opts.ladder
+// resolve combines flags and discovery: a ladder found on the broker
+// under the flag's name supplies every shape flag not given explicitly. A
+// new ladder's layout may depend on the broker's version.
+func (lf *ladderFlags) resolve(ctx context.Context, vhost string, read func(context.Context) (topology.Snapshot, error), version func() (topology.Version, error)) (resolved, error) {
 	if err := lf.check(); err != nil {
 		return resolved{}, err
 	}
 	snap, err := read(ctx)
 	if err != nil {
-		l, ferr := lf.fromFlags(e.vhost(), nil)
+		l, ferr := lf.fromFlags(vhost, nil)
 		return resolved{ladder: l, mgmtErr: err}, ferr
 	}
 	r := resolved{snap: &snap}
@@ -225,7 +226,7 @@ func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) 
 		return resolved{}, usageErr("%v: add --layout", err)
 	case err == nil:
 		r.discovered, r.existing = true, f.Ladder
-		l, err := lf.fromFlags(e.vhost(), &f.Ladder)
+		l, err := lf.fromFlags(vhost, &f.Ladder)
 		if err != nil {
 			return resolved{}, err
 		}
@@ -233,10 +234,10 @@ func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) 
 		r.ladder = l
 	}
 	if !r.discovered {
-		if r.ladder, err = lf.fromFlags(e.vhost(), nil); err != nil {
+		if r.ladder, err = lf.fromFlags(vhost, nil); err != nil {
 			return resolved{}, err
 		}
-		if r.layoutNote, err = e.newLadderLayout(ctx, &r.ladder); err != nil {
+		if r.layoutNote, err = lf.newLadderLayout(vhost, &r.ladder, version); err != nil {
 			return resolved{}, err
 		}
 	}
@@ -246,12 +247,12 @@ func (e *env) resolveLadderFrom(ctx context.Context, read func(context.Context) 
 // newLadderLayout gives a new ladder the layout its broker's release
 // calls for unless --layout asks for one (ops.LadderSpec.NewLadder). It
 // returns the note to print, or "".
-func (e *env) newLadderLayout(ctx context.Context, l *topology.Ladder) (string, error) {
-	spec, err := e.opts.ladder.spec()
+func (lf *ladderFlags) newLadderLayout(vhost string, l *topology.Ladder, version func() (topology.Version, error)) (string, error) {
+	spec, err := lf.spec()
 	if err != nil {
 		return "", err
 	}
-	nl, note, err := spec.NewLadder(e.vhost(), *l, func() (topology.Version, error) { return e.brokerVersion(ctx) })
+	nl, note, err := spec.NewLadder(vhost, *l, version)
 	if err != nil {
 		return "", usageErr("%v", err)
 	}
@@ -260,9 +261,9 @@ func (e *env) newLadderLayout(ctx context.Context, l *topology.Ladder) (string, 
 }
 
 // printLayoutNote says why a new ladder is not of the default layout.
-func (e *env) printLayoutNote(r resolved) {
+func (v view) printLayoutNote(r resolved) {
 	if r.layoutNote != "" {
-		fmt.Fprintln(e.Err, "rungs: note: "+r.layoutNote)
+		fmt.Fprintln(v.Err, "rungs: note: "+r.layoutNote)
 	}
 }
 
@@ -284,9 +285,60 @@ func describe(l topology.Ladder) string { return l.Describe() }
 // noLadder says that r's ladder is not on the broker, naming its layout
 // only when --layout asked for one: a ladder of another layout under the
 // name would have been found.
-func (e *env) noLadder(r resolved) string {
-	if e.opts.ladder.set.Lookup("layout").Changed {
+func (lf *ladderFlags) noLadder(r resolved) string {
+	if lf.set.Lookup("layout").Changed {
 		return fmt.Sprintf("no %s ladder %q in vhost %s", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
 	}
 	return fmt.Sprintf("no ladder %q in vhost %s", r.ladder.Name, r.ladder.Vhost)
+}
+
+// ladderSnapshot reads the objects of the --ladder ladder only, by name
+// (ops.ReadLadder): beside 10,000 other queues, the vhost's definitions
+// and bindings are megabytes where the ladder's are kilobytes, and a
+// listing makes the broker walk every queue.
+func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
+	if err := topology.CheckName(e.opts.ladder.name); err != nil {
+		return topology.Snapshot{}, usageErr("--ladder: %v", err)
+	}
+	insp, err := e.clients().reader()
+	if err != nil {
+		return topology.Snapshot{}, err
+	}
+	return ops.ReadLadder(ctx, insp, e.vhost(), e.opts.ladder.names(e.vhost())...)
+}
+
+// checkSnapshot is ladderSnapshot for a drift check (ops.ReadCheck):
+// left-over rungs and stray bindings included.
+func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
+	insp, err := e.clients().reader()
+	if err != nil {
+		return topology.Snapshot{}, err
+	}
+	return ops.ReadCheck(ctx, insp, e.vhost(), e.opts.ladder.names(e.vhost())...)
+}
+
+// names is --ladder's name as a scope names it: none (every ladder)
+// when it is empty.
+func (lf *ladderFlags) names(vhost string) []string {
+	n := lf.name
+	if n == "" {
+		return nil
+	}
+	// A layout whose ladder name is fixed or defaults otherwise (celery,
+	// nsb) names its objects by that name, not by the default one: read
+	// the name the flags' ladder normalizes to, and the one given.
+	if lf.set.Lookup("layout").Changed {
+		if l, err := lf.fromFlags(vhost, nil); err == nil && l.Name != n {
+			return []string{l.Name, n}
+		}
+	}
+	return []string{n}
+}
+
+// graph is the ladder's bindings, nil without the management API.
+func (r resolved) graph() *topology.Graph {
+	if r.snap == nil {
+		return nil
+	}
+	return topology.NewGraph(*r.snap)
 }

@@ -107,7 +107,7 @@ func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
 		return err
 	}
 	if !mf.dryRun {
-		if err := e.refuseReadOnly("migrate"); err != nil {
+		if err := refuseReadOnly(e.config(), "migrate"); err != nil {
 			return err
 		}
 	}
@@ -123,19 +123,19 @@ func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
 	if mf.limit > 0 {
 		what += fmt.Sprintf(" (at most %d messages)", mf.limit)
 	}
-	if err := e.confirm(what, mp.Migration.From.Name); err != nil {
+	if err := e.view().confirm(e.opts.yes, what, mp.Migration.From.Name); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
-	bar := e.migrateBar(mp)
+	bar := e.view().migrateBar(mp)
 	res, err := mp.Run(ctx, conn, mf.limit, bar)
 	if bar != nil {
 		fmt.Fprintln(e.Err)
 	}
-	e.reportMigrate(mp, res)
+	e.view().reportMigrate(mp, res)
 	switch {
 	case ctx.Err() != nil:
 		return &exitError{130, fmt.Errorf("migrate interrupted after %d message(s); the rest stay in %s", res.Moved+res.Parked, mp.Migration.From.Name)}
@@ -180,7 +180,7 @@ func (mf migrateFlags) check() error {
 // planMigrate reads both ladders by name and lets ops.PlanMigrate find
 // and check them.
 func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (ops.MigratePlan, error) {
-	insp, err := e.reader()
+	insp, err := e.clients().reader()
 	var snap topology.Snapshot
 	if err == nil {
 		// Listed, not read by name (Inbound): a ladder of another layout
@@ -203,8 +203,8 @@ func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (ops.MigratePlan
 
 // migrateBar draws a progress bar on stderr, rewriting one line, when a
 // person is watching.
-func (e *env) migrateBar(mp ops.MigratePlan) func(i int, queue string, done ops.MigrateResult, p broker.MoveProgress) {
-	if !e.Interactive || e.opts.json {
+func (v view) migrateBar(mp ops.MigratePlan) func(i int, queue string, done ops.MigrateResult, p broker.MoveProgress) {
+	if !v.Interactive || v.json {
 		return nil
 	}
 	total := int(mp.Ready)
@@ -213,10 +213,10 @@ func (e *env) migrateBar(mp ops.MigratePlan) func(i int, queue string, done ops.
 		line := fmt.Sprintf("migrate %s %d/%d  rung %d/%d %s  moved %d · parked %d · %s/s",
 			textBar(n, total, 24), n, total, i+1, len(mp.Rungs), queue,
 			done.Moved+p.Moved, done.Parked+p.Parked, topology.FormatRate(p.Rate()))
-		if w := e.width(); len(line) > w-1 {
+		if w := v.width(); len(line) > w-1 {
 			line = line[:w-1]
 		}
-		fmt.Fprintf(e.Err, "\r%-*s", e.width()-1, line)
+		fmt.Fprintf(v.Err, "\r%-*s", v.width()-1, line)
 	}
 }
 
@@ -230,8 +230,8 @@ func textBar(n, total, w int) string {
 	return "[" + strings.Repeat("#", fill) + strings.Repeat("-", w-fill) + "]"
 }
 
-func (e *env) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
-	if e.opts.json {
+func (v view) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
+	if v.json {
 		type jsonRung struct {
 			Queue   string `json:"queue"`
 			Moved   int    `json:"moved"`
@@ -245,7 +245,7 @@ func (e *env) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
 		for _, r := range res.Rungs {
 			rungs = append(rungs, jsonRung{r.Queue, r.Moved, r.Parked, r.Stayed, r.Unknown, r.Left, r.Stopped})
 		}
-		_ = writeJSON(e.Out, map[string]any{
+		_ = writeJSON(v.Out, map[string]any{
 			"from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park,
 			"moved": res.Moved, "parked": res.Parked, "stayed": res.Stayed, "unknown": res.Unknown,
 			"reconnects": res.Reconnects, "reasons": res.Reasons, "rungs": rungs,
@@ -257,9 +257,9 @@ func (e *env) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
 	if s := res.Elapsed.Seconds(); s > 0 {
 		rate = float64(res.Moved+res.Parked) / s
 	}
-	fmt.Fprintf(e.Out, "migrated %d message(s) from %s %q into %s %q in %s (%.0f/s); stopped: %s\n",
+	fmt.Fprintf(v.Out, "migrated %d message(s) from %s %q into %s %q in %s (%.0f/s); stopped: %s\n",
 		res.Moved, mp.Migration.From.Layout, mp.Migration.From.Name, mp.Migration.To.Layout, mp.Migration.To.Name, res.Elapsed.Round(time.Millisecond), rate, res.Stopped)
-	w := table(e.Out)
+	w := table(v.Out)
 	fmt.Fprintln(w, "  rung\tmoved\tparked\tstayed\tleft")
 	for _, r := range res.Rungs {
 		left := "?"
@@ -275,16 +275,16 @@ func (e *env) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
 	fmt.Fprintf(w, "  total\t%d\t%d\t%d\n", res.Moved, res.Parked, res.Stayed)
 	_ = w.Flush()
 	if res.Parked > 0 {
-		fmt.Fprintf(e.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.Parked, mp.Park)
+		fmt.Fprintf(v.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.Parked, mp.Park)
 	}
 	if res.Unknown > 0 || res.Reconnects > 0 {
-		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.Unknown, topology.Counted(res.Reconnects, "time", "times"))
+		fmt.Fprintf(v.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.Unknown, topology.Counted(res.Reconnects, "time", "times"))
 	}
 	for _, l := range ui.ReasonLines(res.Reasons) {
-		fmt.Fprintln(e.Out, l)
+		fmt.Fprintln(v.Out, l)
 	}
 	for _, l := range res.HeldElsewhere() {
-		fmt.Fprintln(e.Out, "  warning: "+l)
+		fmt.Fprintln(v.Out, "  warning: "+l)
 	}
 }
 
@@ -335,7 +335,7 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 		facts := broker.PeekFacts{}
 		if !mr.Missing {
 			// A failure leaves the limit unknown, which the gate weighs.
-			facts, _ = e.mgmt.PeekFacts(ctx, e.vhost(), mr.Queue)
+			facts, _ = e.clients().mgmt.PeekFacts(ctx, e.vhost(), mr.Queue)
 		}
 		skipped, note := mp.GatePreview(mr, facts, mf.force, e.config().ReadOnly)
 		rp.Skipped = skipped
@@ -347,7 +347,7 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 			continue
 		}
 		if conn == nil {
-			c, err := e.amqp(ctx)
+			c, err := e.clients().amqp(ctx)
 			if err != nil {
 				return err
 			}

@@ -45,7 +45,7 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 		return err
 	}
 	if !mf.dryRun {
-		if err := e.refuseReadOnly("migrate"); err != nil {
+		if err := refuseReadOnly(e.config(), "migrate"); err != nil {
 			return err
 		}
 	}
@@ -58,10 +58,10 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 	}
 	what := fmt.Sprintf("migrate about %d message(s) from the %d delay queue(s) of %s\n  into %s;\n  messages it cannot take go to %s",
 		dm.ready, len(dm.group.Queues), dm.group.ID(), describe(dm.g.To), dm.park)
-	if err := e.confirm(what, dm.group.Name); err != nil {
+	if err := e.view().confirm(e.opts.yes, what, dm.group.Name); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 	}
 	res, err := ops.Drain(ctx, conn, steps, mf.limit, nil)
 	if err != nil || res.Stopped != broker.StopEmpty && res.Stopped != broker.StopLimit {
-		e.reportMigrateDelays(dm, res)
+		e.view().reportMigrateDelays(dm, res)
 		if err != nil {
 			return err
 		}
@@ -82,7 +82,7 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 		}
 		return nil
 	}
-	e.reportMigrateDelays(dm, res)
+	e.view().reportMigrateDelays(dm, res)
 	if res.Stayed > 0 {
 		return fmt.Errorf("%d message(s) stayed in the delay queues of %s (reasons above)", res.Stayed, dm.group.ID())
 	}
@@ -94,8 +94,8 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 
 // reportMigrateDelays says what a migration of delays did, per queue and
 // in all, in the shape of a ladder's migration report.
-func (e *env) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
-	if e.opts.json {
+func (v view) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
+	if v.json {
 		type jsonQueue struct {
 			Queue   string `json:"queue"`
 			Moved   int    `json:"moved"`
@@ -109,7 +109,7 @@ func (e *env) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
 		for _, r := range res.Rungs {
 			qs = append(qs, jsonQueue{r.Queue, r.Moved, r.Parked, r.Stayed, r.Unknown, r.Left, r.Stopped})
 		}
-		_ = writeJSON(e.Out, map[string]any{
+		_ = writeJSON(v.Out, map[string]any{
 			"from_delays": dm.group.ID(), "to": toJSONLadder(dm.g.To), "park": dm.park,
 			"moved": res.Moved, "parked": res.Parked, "stayed": res.Stayed, "unknown": res.Unknown,
 			"reconnects": res.Reconnects, "reasons": res.Reasons, "rungs": qs,
@@ -117,9 +117,9 @@ func (e *env) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
 		})
 		return
 	}
-	fmt.Fprintf(e.Out, "migrated %d message(s) from the delay queues of %s into %s %q in %s; stopped: %s\n",
+	fmt.Fprintf(v.Out, "migrated %d message(s) from the delay queues of %s into %s %q in %s; stopped: %s\n",
 		res.Moved, dm.group.ID(), dm.g.To.Layout, dm.g.To.Name, res.Elapsed.Round(time.Millisecond), res.Stopped)
-	w := table(e.Out)
+	w := table(v.Out)
 	fmt.Fprintln(w, "  queue\tmoved\tparked\tstayed\tleft")
 	for _, r := range res.Rungs {
 		left := "?"
@@ -131,16 +131,16 @@ func (e *env) reportMigrateDelays(dm delayMigration, res ops.MigrateResult) {
 	fmt.Fprintf(w, "  total\t%d\t%d\t%d\n", res.Moved, res.Parked, res.Stayed)
 	_ = w.Flush()
 	if res.Parked > 0 {
-		fmt.Fprintf(e.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.Parked, dm.park)
+		fmt.Fprintf(v.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.Parked, dm.park)
 	}
 	if res.Unknown > 0 || res.Reconnects > 0 {
-		fmt.Fprintf(e.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.Unknown, topology.Counted(res.Reconnects, "time", "times"))
+		fmt.Fprintf(v.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.Unknown, topology.Counted(res.Reconnects, "time", "times"))
 	}
 	for _, l := range ui.ReasonLines(res.Reasons) {
-		fmt.Fprintln(e.Out, l)
+		fmt.Fprintln(v.Out, l)
 	}
 	for _, l := range res.HeldElsewhere() {
-		fmt.Fprintln(e.Out, "  warning: "+l)
+		fmt.Fprintln(v.Out, "  warning: "+l)
 	}
 }
 
@@ -151,7 +151,7 @@ func (e *env) planMigrateDelays(ctx context.Context, mf migrateFlags) (delayMigr
 	// Every ladder of the vhost, as discover reads them, so that their
 	// rungs are not taken for delay queues; then the inventory's paged
 	// listing, the one whole-vhost read a migration of delays needs.
-	insp, err := e.reader()
+	insp, err := e.clients().reader()
 	var o ops.Observer
 	if err == nil {
 		o, err = ops.ReadLadders(ctx, insp, ops.Scope{Vhost: e.vhost()})
@@ -160,7 +160,7 @@ func (e *env) planMigrateDelays(ctx context.Context, mf migrateFlags) (delayMigr
 	var snap topology.Snapshot
 	if err == nil {
 		var m *broker.Management
-		if m, err = e.management(); err == nil {
+		if m, err = e.clients().management(); err == nil {
 			cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 			inv, snap, err = ops.Delays(cctx, m, e.vhost(), o.Found())
 			cancel()
@@ -236,7 +236,7 @@ func (e *env) dryRunMigrateDelays(ctx context.Context, mf migrateFlags, dm delay
 		// its messages, by release.
 		sq, _ := dm.snap.Queue(q.Name)
 		var pf ops.PeekFacter
-		if m, err := e.management(); err == nil {
+		if m, err := e.clients().management(); err == nil {
 			pf = m
 		}
 		facts := ops.ReadPeekFacts(ctx, pf, e.vhost(), sq, topology.Version{})
@@ -258,7 +258,7 @@ func (e *env) dryRunMigrateDelays(ctx context.Context, mf migrateFlags, dm delay
 			continue
 		}
 		if conn == nil {
-			c, err := e.amqp(ctx)
+			c, err := e.clients().amqp(ctx)
 			if err != nil {
 				return err
 			}

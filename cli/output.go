@@ -123,3 +123,11 @@ func indent(s, by string) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
+
+// short lists at most n names, then how many more.
+func short(names []string, n int) []string {
+	if len(names) <= n {
+		return names
+	}
+	return append(append([]string(nil), names[:n]...), fmt.Sprintf("and %d more", len(names)-n))
+}

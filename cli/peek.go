@@ -89,7 +89,7 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 	if err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
@@ -106,23 +106,23 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONPeek(res, stories, pp.gate))
 	}
-	e.printPeek(res, stories, pp.gate, maxBody)
+	e.view().printPeek(res, stories, pp.gate, maxBody)
 	return nil
 }
 
 // assessPeek reads what ops.ReadPeek reads of the queue, by name, and
 // decides whether peeking may go ahead.
 func (e *env) assessPeek(ctx context.Context, queue string, force bool) (peekPlan, error) {
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
-		return e.gatePeek(ops.PeekRequest{Queue: topology.Queue{Name: queue}, Unchecked: err}, force)
+		return e.view().gatePeek(ops.PeekRequest{Queue: topology.Queue{Name: queue}, Unchecked: err}, force, e.opts.readOnly)
 	}
 	insp := timed{m, e.opts.timeout}
 	req, err := ops.ReadPeek(ctx, insp, m, e.vhost(), queue)
 	if err != nil {
 		return peekPlan{}, err
 	}
-	pp, err := e.gatePeek(req, force)
+	pp, err := e.view().gatePeek(req, force, e.opts.readOnly)
 	if req.Unchecked == nil {
 		pp.insp = insp
 	}
@@ -130,8 +130,8 @@ func (e *env) assessPeek(ctx context.Context, queue string, force bool) (peekPla
 }
 
 // gatePeek words ops.GatePeek's verdict on req.
-func (e *env) gatePeek(req ops.PeekRequest, force bool) (peekPlan, error) {
-	req.Force, req.ReadOnly = force, e.opts.readOnly
+func (v view) gatePeek(req ops.PeekRequest, force, readOnly bool) (peekPlan, error) {
+	req.Force, req.ReadOnly = force, readOnly
 	pp := peekPlan{ladders: req.Ladders}
 	queue := req.Queue.Name
 	pp.gate = ops.GatePeek(req)
@@ -143,15 +143,15 @@ func (e *env) gatePeek(req ops.PeekRequest, force bool) (peekPlan, error) {
 	case g.Verdict == ops.PeekNeedsForce:
 		return pp, usageErr("refusing to peek %s: %s; add --force to peek anyway", queue, g.Why)
 	case g.Note != "" && !g.Checked:
-		fmt.Fprintf(e.Err, "rungs: warning: %s\n", g.Note)
+		fmt.Fprintf(v.Err, "rungs: warning: %s\n", g.Note)
 	case g.Note != "":
-		fmt.Fprintf(e.Err, "rungs: note: %s\n", g.Note)
+		fmt.Fprintf(v.Err, "rungs: note: %s\n", g.Note)
 	}
 	return pp, nil
 }
 
-func (e *env) printPeek(res broker.PeekResult, stories []topology.Story, g ops.PeekGate, maxBody int) {
-	w := e.Out
+func (v view) printPeek(res broker.PeekResult, stories []topology.Story, g ops.PeekGate, maxBody int) {
+	w := v.Out
 	qt := ""
 	if g.Checked {
 		qt = fmt.Sprintf(" (%s queue)", g.Risk.Type)

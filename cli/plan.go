@@ -27,8 +27,8 @@ ones, so --unit 2s shows the same ladder at 2s.`,
 			if err != nil {
 				return err
 			}
-			e.printLayoutNote(r)
-			return e.printPlan(r, objects)
+			e.view().printLayoutNote(r)
+			return e.view().printPlan(r, objects)
 		},
 	}
 	cmd.Flags().BoolVar(&objects, "objects", false, "list every exchange, queue and binding")
@@ -36,13 +36,13 @@ ones, so --unit 2s shows the same ladder at 2s.`,
 	return cmd
 }
 
-func (e *env) printPlan(r resolved, objects bool) error {
+func (v view) printPlan(r resolved, objects bool) error {
 	plan := r.ladder.Plan()
 	var drift []topology.Drift
 	if r.snap != nil {
 		drift = topology.Diff(plan, *r.snap)
 	}
-	if e.opts.json {
+	if v.json {
 		type jx struct {
 			Name string         `json:"name"`
 			Type string         `json:"type"`
@@ -79,19 +79,19 @@ func (e *env) printPlan(r resolved, objects bool) error {
 		if r.mgmtErr != nil {
 			out.Error = r.mgmtErr.Error()
 		}
-		if err := writeJSON(e.Out, out); err != nil {
+		if err := writeJSON(v.Out, out); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintln(e.Out, describe(r.ladder))
-		fmt.Fprintf(e.Out, "  %s, %s, %s; a random delay takes %.1f hops on average, %d at most\n",
+		fmt.Fprintln(v.Out, describe(r.ladder))
+		fmt.Fprintf(v.Out, "  %s, %s, %s; a random delay takes %.1f hops on average, %d at most\n",
 			topology.Counted(len(plan.Exchanges), "exchange", "exchanges"), topology.Counted(len(plan.Queues), "queue", "queues"),
 			topology.Counted(len(plan.Bindings), "binding", "bindings"), r.ladder.MeanHops(), r.ladder.Levels)
 		if len(r.ladder.RadixCosts()) > 1 { // prefix and direct: the radix is a choice
-			printRadixCosts(e, r.ladder)
+			printRadixCosts(v, r.ladder)
 		}
 		if objects {
-			w := table(e.Out)
+			w := table(v.Out)
 			for _, x := range plan.Exchanges {
 				fmt.Fprintf(w, "  exchange\t%s\t%s\t%s\n", x.Name, x.Type, x.Args)
 			}
@@ -104,9 +104,9 @@ func (e *env) printPlan(r resolved, objects bool) error {
 			w.Flush()
 		}
 		if r.snap == nil {
-			fmt.Fprintf(e.Err, "rungs: could not read the broker, drift not checked: %v\n", r.mgmtErr)
+			fmt.Fprintf(v.Err, "rungs: could not read the broker, drift not checked: %v\n", r.mgmtErr)
 		} else {
-			printDrift(e.Out, drift)
+			printDrift(v.Out, drift)
 		}
 	}
 	if r.snap == nil {
@@ -128,8 +128,8 @@ func nonNil(a topology.Args) map[string]any {
 // printRadixCosts shows what the same range costs in each radix: a higher
 // radix means fewer, cheaper hops (docs/benchmarks measures it) for more
 // queues.
-func printRadixCosts(e *env, l topology.Ladder) {
-	w := table(e.Out)
+func printRadixCosts(v view, l topology.Ladder) {
+	w := table(v.Out)
 	fmt.Fprintln(w, "  radix\tlevels\trungs\tbindings\tmean hops\tmax hops\t")
 	for _, c := range l.RadixCosts() {
 		mark := ""

@@ -66,10 +66,10 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := e.refuseReadOnly("publish"); err != nil {
+	if err := refuseReadOnly(e.config(), "publish"); err != nil {
 		return err
 	}
-	r, err := e.resolveLadder(ctx)
+	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
 	if err != nil {
 		return err
 	}
@@ -89,10 +89,10 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	case err != nil:
 		return usageErr("%v", err)
 	case r.snap != nil && !r.discovered:
-		return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.noLadder(r))
+		return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.opts.ladder.noLadder(r))
 	}
 	tr := msg.Trace
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		if wait := paceWait(sent, rate, time.Since(start)); wait > 0 {
 			select {
 			case <-ctx.Done():
-				e.reportPublish(tr, total, pf.count, time.Since(start))
+				e.view().reportPublish(tr, total, pf.count, time.Since(start))
 				return fmt.Errorf("publish stopped after %d of %d messages were confirmed: %w", total.Confirmed, pf.count, ctx.Err())
 			case <-time.After(wait):
 			}
@@ -125,11 +125,11 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		total.Failed += res.Failed
 		sent += n
 		if perr != nil {
-			e.reportPublish(tr, total, pf.count, time.Since(start))
+			e.view().reportPublish(tr, total, pf.count, time.Since(start))
 			return fmt.Errorf("publish stopped after %d of %d messages were confirmed: %w", total.Confirmed, pf.count, perr)
 		}
 	}
-	e.reportPublish(tr, total, pf.count, time.Since(start))
+	e.view().reportPublish(tr, total, pf.count, time.Since(start))
 	return nil
 }
 
@@ -174,19 +174,19 @@ func paceWait(sent int, rate float64, elapsed time.Duration) time.Duration {
 	return max(0, time.Duration(float64(sent)/rate*float64(time.Second))-elapsed)
 }
 
-func (e *env) reportPublish(tr topology.Trace, r broker.PublishResult, asked int, took time.Duration) {
-	if e.opts.json {
-		_ = writeJSON(e.Out, map[string]any{
+func (v view) reportPublish(tr topology.Trace, r broker.PublishResult, asked int, took time.Duration) {
+	if v.json {
+		_ = writeJSON(v.Out, map[string]any{
 			"requested": asked, "confirmed": r.Confirmed, "returned": r.Returned, "nacked": r.Nacked, "failed": r.Failed,
 			"routing_key": tr.Key, "exchange": tr.Exchange, "target": tr.Target, "delay_ms": ms(tr.Delay),
 			"arrives_in": topology.FormatDelay(tr.Delay), "seconds": took.Seconds(),
 		})
 		return
 	}
-	fmt.Fprintf(e.Out, "published %d of %d to %s with key %s: %d confirmed, %d returned, %d nacked, %d failed (%s)\n",
+	fmt.Fprintf(v.Out, "published %d of %d to %s with key %s: %d confirmed, %d returned, %d nacked, %d failed (%s)\n",
 		r.Confirmed, asked, tr.Exchange, tr.Key, r.Confirmed, r.Returned, r.Nacked, r.Failed, took.Round(time.Millisecond))
 	if r.Confirmed > 0 {
-		fmt.Fprintf(e.Out, "they reach %s in %s, after %s\n", tr.Target, topology.FormatDelay(tr.Delay), topology.Counted(len(tr.Hops), "rung", "rungs"))
+		fmt.Fprintf(v.Out, "they reach %s in %s, after %s\n", tr.Target, topology.FormatDelay(tr.Delay), topology.Counted(len(tr.Hops), "rung", "rungs"))
 	}
 }
 

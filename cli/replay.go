@@ -104,7 +104,7 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 		return err
 	}
 	if !rf.dryRun {
-		if err := e.refuseReadOnly("replay"); err != nil {
+		if err := refuseReadOnly(e.config(), "replay"); err != nil {
 			return err
 		}
 	}
@@ -123,16 +123,16 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 	if rf.limit > 0 {
 		what += fmt.Sprintf(" (at most %d)", rf.limit)
 	}
-	if err := e.confirm(what, rf.from); err != nil {
+	if err := e.view().confirm(e.opts.yes, what, rf.from); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
-	rp.Options.Progress = e.replayProgress()
+	rp.Options.Progress = e.view().replayProgress()
 	res, err := conn.Move(ctx, rp.Options)
-	e.reportReplay(rf, rp, res)
+	e.view().reportReplay(rf, rp, res)
 	switch {
 	case ctx.Err() != nil:
 		return &exitError{130, fmt.Errorf("replay interrupted after %d message(s); the rest stay on %s", res.Moved+res.Parked, rf.from)}
@@ -204,7 +204,7 @@ func (rf replayFlags) request() (ops.ReplayRequest, error) {
 // answers.
 func (e *env) planReplay(ctx context.Context, rf replayFlags, req ops.ReplayRequest) (replayJob, error) {
 	var rp replayJob
-	insp, err := e.reader()
+	insp, err := e.clients().reader()
 	if err == nil {
 		rp.scope, err = ops.ReadReplay(ctx, insp, e.vhost(), req, rf.toLadder)
 	}
@@ -228,7 +228,7 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, req ops.ReplayRequ
 			return rp, err
 		}
 		if r.snap != nil && !r.discovered {
-			return rp, fmt.Errorf("%s; nothing was replayed", e.noLadder(r))
+			return rp, fmt.Errorf("%s; nothing was replayed", e.opts.ladder.noLadder(r))
 		}
 		req.To.Ladder = &r.ladder
 	}
@@ -250,8 +250,8 @@ func (e *env) planReplay(ctx context.Context, rf replayFlags, req ops.ReplayRequ
 }
 
 // replayProgress prints a line to stderr every few seconds at a terminal.
-func (e *env) replayProgress() func(broker.MoveProgress) {
-	if !e.Interactive || e.opts.json {
+func (v view) replayProgress() func(broker.MoveProgress) {
+	if !v.Interactive || v.json {
 		return nil
 	}
 	var last time.Time
@@ -260,17 +260,17 @@ func (e *env) replayProgress() func(broker.MoveProgress) {
 			return
 		}
 		last = time.Now()
-		fmt.Fprintf(e.Err, "replay: %d moved, %d parked, %d kept, %.0f/s\n", p.Moved, p.Parked, p.Kept, p.Rate())
+		fmt.Fprintf(v.Err, "replay: %d moved, %d parked, %d kept, %.0f/s\n", p.Moved, p.Parked, p.Kept, p.Rate())
 	}
 }
 
-func (e *env) reportReplay(rf replayFlags, rp replayJob, res broker.MoveProgress) {
-	if e.opts.json {
+func (v view) reportReplay(rf replayFlags, rp replayJob, res broker.MoveProgress) {
+	if v.json {
 		reasons := res.Reasons
 		if reasons == nil {
 			reasons = map[string]int{}
 		}
-		_ = writeJSON(e.Out, map[string]any{
+		_ = writeJSON(v.Out, map[string]any{
 			"source": rf.from, "destination": rp.Describe, "moved": res.Moved, "parked": res.Parked, "kept": res.Kept,
 			"skipped": res.Skipped, "unknown": res.Unknown, "reconnects": res.Reconnects, "reasons": reasons,
 			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "rate": res.Rate(), "source_ready": res.SourceReady,
@@ -278,7 +278,7 @@ func (e *env) reportReplay(rf replayFlags, rp replayJob, res broker.MoveProgress
 		return
 	}
 	for _, l := range ui.ReplayReport(res, rf.from, rp.Describe, rf.park, "--where") {
-		fmt.Fprintln(e.Out, l)
+		fmt.Fprintln(v.Out, l)
 	}
 }
 
@@ -290,7 +290,7 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) er
 	}
 	req := ops.PeekRequest{Queue: topology.Queue{Name: rf.from}, Unchecked: rp.snapErr}
 	if rp.scope != nil {
-		m, err := e.management()
+		m, err := e.clients().management()
 		if err != nil {
 			return err
 		}
@@ -298,10 +298,10 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) er
 			return err
 		}
 	}
-	if _, err := e.gatePeek(req, false); err != nil {
+	if _, err := e.view().gatePeek(req, false, e.opts.readOnly); err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
-	"github.com/rungs-dev/rungs/topology"
 )
 
 // Exit codes. Drift has its own so that `rungs plan` can gate a deploy.
@@ -68,18 +67,13 @@ type IO struct {
 type env struct {
 	IO
 	opts options
-	mgmt *broker.Management
-	conn *broker.Conn
 	// flags are the root's persistent flags, to tell a flag given
 	// explicitly from its default.
 	flags *pflag.FlagSet
-	// The config file (contexts), read once, and the broker configuration
-	// resolved from flags, environment and context, once.
-	cfg       configFile
-	cfgLoaded bool
-	cfgErr    error
-	brokerCfg *broker.Config
-	brokerErr error
+	conf  configSource
+	// cl is nil until the broker configuration is first asked for: it is
+	// resolved from flags, environment and context once they are parsed.
+	cl *clients
 }
 
 // options are the flags shared by every command.
@@ -91,7 +85,6 @@ type options struct {
 	refresh             time.Duration
 	ladder              ladderFlags
 	noColor             bool
-	configPath, context string
 }
 
 // Run executes rungs with args and returns the process exit code.
@@ -141,8 +134,8 @@ func oneLine(s string) string {
 }
 
 func (e *env) close() {
-	if e.conn != nil {
-		e.conn.Close()
+	if e.cl != nil {
+		e.cl.close()
 	}
 }
 
@@ -170,6 +163,7 @@ With no subcommand it opens the console.`,
 	}
 	f := root.PersistentFlags()
 	e.flags = f
+	e.conf.getenv = e.Getenv
 	// Defaults from the environment are applied in config(), not here:
 	// a flag's default is printed by --help, and RUNGS_URL holds a password.
 	f.StringVar(&e.opts.url, "url", "", "AMQP URL, amqps:// for TLS (env RUNGS_URL; default: guest on localhost:5672)")
@@ -182,10 +176,10 @@ With no subcommand it opens the console.`,
 	f.BoolVar(&e.opts.json, "json", false, "print machine-readable JSON")
 	f.DurationVar(&e.opts.timeout, "timeout", 10*time.Second, "timeout for each broker request")
 	f.DurationVar(&e.opts.refresh, "refresh", 0, "console refresh interval (default: the broker's statistics interval, 5s)")
-	f.StringVar(&e.opts.configPath, "config", "", "config file with named contexts (env RUNGS_CONFIG; default: $XDG_CONFIG_HOME/rungs/config.json)")
-	f.StringVar(&e.opts.context, "context", "", "named broker from the config file (env RUNGS_CONTEXT; default: its current_context)")
+	f.StringVar(&e.conf.pathFlag, "config", "", "config file with named contexts (env RUNGS_CONFIG; default: $XDG_CONFIG_HOME/rungs/config.json)")
+	f.StringVar(&e.conf.contextFlag, "context", "", "named broker from the config file (env RUNGS_CONTEXT; default: its current_context)")
 	e.opts.ladder.register(f)
-	e.registerCompletions(root)
+	registerCompletions(root, e.completeLadders, e.completeVhosts, e.conf.completeContexts)
 	root.AddCommand(
 		e.applyCommand(), e.planCommand(), e.traceCommand(), e.publishCommand(),
 		e.statusCommand(), e.discoverCommand(), e.purgeCommand(), e.teardownCommand(),
@@ -195,101 +189,30 @@ With no subcommand it opens the console.`,
 	return root
 }
 
-// envOr picks the flag's value if given, else the environment's, else def.
-func (e *env) envOr(name, flag, def string) string {
-	if flag != "" {
-		return flag
+// clients are the broker's clients, with the configuration that flags,
+// environment and context describe (see resolveConfig).
+func (e *env) clients() *clients {
+	if e.cl == nil {
+		cfg, err := e.conf.resolveConfig(e.opts, e.flags != nil && e.flags.Changed("read-only"))
+		e.cl = &clients{cfg: cfg, err: err}
 	}
-	if v := e.Getenv(name); v != "" {
-		return v
-	}
-	return def
+	return e.cl
 }
 
-// config is the broker configuration that flags, environment and context
-// describe (see resolveConfig). If they do not resolve, configErr says why
-// and the clients refuse to open.
-func (e *env) config() broker.Config {
-	if e.brokerCfg == nil {
-		cfg, err := e.resolveConfig()
-		e.brokerCfg, e.brokerErr = &cfg, err
-	}
-	return *e.brokerCfg
-}
+// config is the broker configuration. If it does not resolve, configErr
+// says why and the clients refuse to open.
+func (e *env) config() broker.Config { return e.clients().cfg }
 
 // configErr is why the configuration does not resolve, if it does not.
-func (e *env) configErr() error {
-	e.config()
-	return e.brokerErr
-}
-
-// flag looks up a persistent flag by name.
-func (e *env) flag(name string) *pflag.Flag {
-	if e.flags == nil {
-		return nil
-	}
-	return e.flags.Lookup(name)
-}
-
-// brokerVersion is the broker's version from the management API, read
-// once per command however many checks ask for it.
-func (e *env) brokerVersion(ctx context.Context) (topology.Version, error) {
-	m, err := e.management()
-	if err != nil {
-		return topology.Version{}, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-	defer cancel()
-	return m.Version(cctx)
-}
-
-// management opens (once) the management API client.
-func (e *env) management() (*broker.Management, error) {
-	if err := e.configErr(); err != nil {
-		return nil, err
-	}
-	if e.mgmt == nil {
-		m, err := broker.NewManagement(e.config())
-		if err != nil {
-			return nil, err
-		}
-		e.mgmt = m
-	}
-	return e.mgmt, nil
-}
-
-// amqp opens (once) the AMQP connection.
-func (e *env) amqp(ctx context.Context) (*broker.Conn, error) {
-	if err := e.configErr(); err != nil {
-		return nil, err
-	}
-	if e.conn == nil {
-		ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		defer cancel()
-		c, err := broker.Dial(ctx, e.config())
-		if err != nil {
-			return nil, err
-		}
-		e.conn = c
-	}
-	return e.conn, nil
-}
-
-// width is how wide human output may be: the terminal's, else 100.
-func (e *env) width() int {
-	if e.Width > 0 {
-		return e.Width
-	}
-	return 100
-}
+func (e *env) configErr() error { return e.clients().err }
 
 // vhost is the vhost commands act on.
 func (e *env) vhost() string { return e.config().EffectiveVhost() }
 
 // refuseReadOnly stops a mutating command before it opens a connection,
-// whether --read-only or the context asked for read-only.
-func (e *env) refuseReadOnly(what string) error {
-	if e.config().ReadOnly {
+// whether --read-only or the context asked for read-only (cfg).
+func refuseReadOnly(cfg broker.Config, what string) error {
+	if cfg.ReadOnly {
 		return fmt.Errorf("%s: %w", what, broker.ErrReadOnly)
 	}
 	return nil

@@ -166,7 +166,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, f ops.Filter
 	case err != nil:
 		return job, usageErr("no ladder %q in vhost %s; nothing was read or changed", q.Name, e.vhost())
 	}
-	m, err := e.management()
+	m, err := e.clients().management()
 	if err != nil {
 		return job, err
 	}
@@ -198,24 +198,24 @@ func (e *env) runScheduledList(ctx context.Context, sf scheduledFlags) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.scanScheduled(ctx, job)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
-	e.printScheduled(job, res, "")
+	res, err := scanScheduled(ctx, e.view(), conn, job)
+	if err != nil {
+		return err
+	}
+	e.view().printScheduled(job, res, "")
 	return nil
 }
 
 // scanScheduled runs the scan with a bar on a terminal.
-func (e *env) scanScheduled(ctx context.Context, job scheduledJob) (ops.ScanResult, error) {
-	conn, err := e.amqp(ctx)
-	if err != nil {
-		return ops.ScanResult{}, err
-	}
-	bar := e.scanBar()
+func scanScheduled(ctx context.Context, v view, conn *broker.Conn, job scheduledJob) (ops.ScanResult, error) {
+	bar := v.scanBar()
 	res, err := job.plan.Run(ctx, conn, bar)
 	if bar != nil {
-		fmt.Fprint(e.Err, "\r\033[K")
+		fmt.Fprint(v.Err, "\r\033[K")
 	}
 	if ctx.Err() != nil {
 		return res, &exitError{130, fmt.Errorf("scan interrupted after %d message(s); nothing was changed", res.Seen)}
@@ -224,15 +224,15 @@ func (e *env) scanScheduled(ctx context.Context, job scheduledJob) (ops.ScanResu
 }
 
 // scanBar rewrites one line of stderr while a person watches.
-func (e *env) scanBar() func(ops.ScanProgress) {
-	if !e.Interactive || e.opts.json {
+func (v view) scanBar() func(ops.ScanProgress) {
+	if !v.Interactive || v.json {
 		return nil
 	}
 	return func(p ops.ScanProgress) {
 		if p.Done {
 			return
 		}
-		fmt.Fprintf(e.Err, "\r\033[Kscanning %s %s %s/%s read, %s matched, rung %d of %d",
+		fmt.Fprintf(v.Err, "\r\033[Kscanning %s %s %s/%s read, %s matched, rung %d of %d",
 			textBar(p.Seen, max(p.Total, 1), 24), fmt.Sprintf("%3.0f%%", 100*p.Fraction()),
 			topology.FormatCount(int64(p.Seen)), topology.FormatCount(int64(p.Total)), topology.FormatCount(int64(p.Matched)), p.Index+1, p.Rungs)
 	}
@@ -267,10 +267,10 @@ type jsonHorizons struct {
 	Later  int `json:"later"`
 }
 
-func (e *env) printScheduled(job scheduledJob, res ops.ScanResult, action string) {
+func (v view) printScheduled(job scheduledJob, res ops.ScanResult, action string) {
 	now := time.Now()
 	est := depthHorizons(job)
-	if e.opts.json {
+	if v.json {
 		msgs := make([]jsonScheduled, 0, len(res.Messages))
 		for _, m := range res.Messages {
 			msgs = append(msgs, jsonScheduled{
@@ -281,8 +281,8 @@ func (e *env) printScheduled(job scheduledJob, res ops.ScanResult, action string
 			})
 		}
 		bases := map[string]int{}
-		for k, v := range res.Bases {
-			bases[string(k)] = v
+		for k, n := range res.Bases {
+			bases[string(k)] = n
 		}
 		out := map[string]any{
 			"ladder": res.Ladder.Name, "layout": res.Ladder.Layout, "vhost": res.Ladder.Vhost, "filter": job.plan.Filter.String(),
@@ -294,7 +294,7 @@ func (e *env) printScheduled(job scheduledJob, res ops.ScanResult, action string
 		if action != "" {
 			out["dry_run"], out["action"] = true, action
 		}
-		_ = writeJSON(e.Out, out)
+		_ = writeJSON(v.Out, out)
 		return
 	}
 	l := res.Ladder
@@ -302,23 +302,23 @@ func (e *env) printScheduled(job scheduledJob, res ops.ScanResult, action string
 	if action != "" {
 		head = fmt.Sprintf("dry run: would %s %s message(s) of %s (%s); nothing was changed", action, topology.FormatCount(int64(res.Matched)), l.Name, job.plan.Filter)
 	}
-	fmt.Fprintln(e.Out, head)
+	fmt.Fprintln(v.Out, head)
 	h := res.Horizons
-	fmt.Fprintf(e.Out, "due  next minute %s · next hour %s · next day %s · later %s   (estimate from depths: %s · %s · %s · %s)\n",
+	fmt.Fprintf(v.Out, "due  next minute %s · next hour %s · next day %s · later %s   (estimate from depths: %s · %s · %s · %s)\n",
 		topology.FormatCount(int64(h.Minute)), topology.FormatCount(int64(h.Hour)), topology.FormatCount(int64(h.Day)), topology.FormatCount(int64(h.Later)),
 		topology.FormatCount(int64(est.Minute)), topology.FormatCount(int64(est.Hour)), topology.FormatCount(int64(est.Day)), topology.FormatCount(int64(est.Later)))
-	fmt.Fprintf(e.Out, "read in %s; a rung was held at most %s\n", topology.FormatSpan(res.Elapsed.Round(time.Millisecond)), topology.FormatSpan(res.Held.Round(time.Millisecond)))
+	fmt.Fprintf(v.Out, "read in %s; a rung was held at most %s\n", topology.FormatSpan(res.Elapsed.Round(time.Millisecond)), topology.FormatSpan(res.Held.Round(time.Millisecond)))
 	if res.Foreign > 0 {
-		fmt.Fprintf(e.Out, "%s message(s) carry a routing key of no path of %s and were left out\n", topology.FormatCount(int64(res.Foreign)), l.Name)
+		fmt.Fprintf(v.Out, "%s message(s) carry a routing key of no path of %s and were left out\n", topology.FormatCount(int64(res.Foreign)), l.Name)
 	}
 	if note := res.StackedNote(); note != "" {
-		fmt.Fprintln(e.Out, "warning: "+note)
+		fmt.Fprintln(v.Out, "warning: "+note)
 	}
 	if len(res.Messages) == 0 {
 		return
 	}
 	if len(res.Messages) < res.Matched {
-		fmt.Fprintf(e.Out, "the %d earliest due:\n", len(res.Messages))
+		fmt.Fprintf(v.Out, "the %d earliest due:\n", len(res.Messages))
 	}
 	rows := [][]string{{"DUE (UTC)", "LEFT", "BASIS", "RUNG", "DEST", "MESSAGE-ID", "CORRELATION-ID", "BODY"}}
 	for _, m := range res.Messages {
@@ -329,7 +329,7 @@ func (e *env) printScheduled(job scheduledJob, res ops.ScanResult, action string
 		rows = append(rows, []string{dueText(m), topology.FormatDelay(m.Left(now).Round(time.Second)), string(m.Basis), m.Rung, dashed(m.Dest), dashed(id), dashed(m.CorrelationID), clip(m.Preview, 30)})
 	}
 	for _, line := range ui.AlignRows(rows) {
-		fmt.Fprintln(e.Out, strings.TrimRight(line, " "))
+		fmt.Fprintln(v.Out, strings.TrimRight(line, " "))
 	}
 }
 
@@ -416,7 +416,7 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 		return usageErr("--window must be at least 1")
 	}
 	if !sf.dryRun {
-		if err := e.refuseReadOnly("scheduled " + string(a)); err != nil {
+		if err := refuseReadOnly(e.config(), "scheduled "+string(a)); err != nil {
 			return err
 		}
 	}
@@ -430,35 +430,32 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 		return scheduledUsage(err)
 	}
 	if sf.dryRun {
-		res, err := e.scanScheduled(ctx, job)
+		conn, err := e.clients().amqp(ctx)
 		if err != nil {
 			return err
 		}
-		e.printScheduled(job, res, string(a))
+		res, err := scanScheduled(ctx, e.view(), conn, job)
+		if err != nil {
+			return err
+		}
+		e.view().printScheduled(job, res, string(a))
 		return nil
 	}
 	what := fmt.Sprintf("%s (about %s message(s) in flight are read)", plan.Describe, topology.FormatCount(int64(job.plan.Ready)))
-	if a == ops.ActDiscard {
-		// Typed, always: --yes does not discard.
-		yes := e.opts.yes
-		e.opts.yes = false
-		err = e.confirm(what, job.plan.Ladder.Name)
-		e.opts.yes = yes
-	} else {
-		err = e.confirm(what, job.plan.Ladder.Name)
+	// Typed, always: --yes does not discard.
+	yes := e.opts.yes && a != ops.ActDiscard
+	if err := e.view().confirm(yes, what, job.plan.Ladder.Name); err != nil {
+		return err
 	}
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
-	conn, err := e.amqp(ctx)
-	if err != nil {
-		return err
-	}
-	res, err := plan.Run(ctx, conn, e.actionBar(a))
+	res, err := plan.Run(ctx, conn, e.view().actionBar(a))
 	if e.Interactive && !e.opts.json {
 		fmt.Fprint(e.Err, "\r\033[K")
 	}
-	e.reportAction(plan, res)
+	e.view().reportAction(plan, res)
 	switch {
 	case ctx.Err() != nil:
 		return &exitError{130, fmt.Errorf("%s interrupted after %d message(s); the rest keep their due times", a, res.Acted)}
@@ -470,8 +467,8 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 	return nil
 }
 
-func (e *env) actionBar(a ops.Action) func(ops.ActionProgress) {
-	if !e.Interactive || e.opts.json {
+func (v view) actionBar(a ops.Action) func(ops.ActionProgress) {
+	if !v.Interactive || v.json {
 		return nil
 	}
 	var last time.Time
@@ -481,36 +478,36 @@ func (e *env) actionBar(a ops.Action) func(ops.ActionProgress) {
 		}
 		last = time.Now()
 		acted := p.Result.Acted + p.Move.Moved + p.Move.Parked + p.Move.Dropped
-		fmt.Fprintf(e.Err, "\r\033[K%s: rung %d of %d (%s): %s done, %s left in place", a, p.Index+1, p.Rungs, p.Rung,
+		fmt.Fprintf(v.Err, "\r\033[K%s: rung %d of %d (%s): %s done, %s left in place", a, p.Index+1, p.Rungs, p.Rung,
 			topology.FormatCount(int64(acted)), topology.FormatCount(int64(p.Result.Left+p.Move.Skipped)))
 	}
 }
 
-func (e *env) reportAction(p ops.ActionPlan, res ops.ActionResult) {
+func (v view) reportAction(p ops.ActionPlan, res ops.ActionResult) {
 	verb := map[ops.Action]string{ops.ActCancel: "parked in " + p.Park, ops.ActDiscard: "discarded", ops.ActReschedule: "rescheduled", ops.ActFire: "fired"}[p.Action]
-	if e.opts.json {
+	if v.json {
 		reasons := res.Reasons
 		if reasons == nil {
 			reasons = map[string]int{}
 		}
-		_ = writeJSON(e.Out, map[string]any{
+		_ = writeJSON(v.Out, map[string]any{
 			"ladder": p.Scan.Ladder.Name, "action": string(p.Action), "filter": p.Scan.Filter.String(), "park": p.Park,
 			"acted": res.Acted, "left": res.Left, "kept": res.Kept, "possible_duplicates": res.Unknown, "reconnects": res.Reconnects,
 			"reasons": reasons, "held_ms": ms(res.Held), "elapsed_ms": ms(res.Elapsed),
 		})
 		return
 	}
-	fmt.Fprintf(e.Out, "%s message(s) %s; %s left in place (held at most %s); %s\n", topology.FormatCount(int64(res.Acted)), verb,
+	fmt.Fprintf(v.Out, "%s message(s) %s; %s left in place (held at most %s); %s\n", topology.FormatCount(int64(res.Acted)), verb,
 		topology.FormatCount(int64(res.Left)), topology.FormatSpan(res.Held.Round(time.Millisecond)), topology.FormatSpan(res.Elapsed.Round(time.Millisecond)))
 	if res.Unknown > 0 {
-		fmt.Fprintf(e.Out, "%d possible duplicate(s): copies confirmed whose original may have stayed (they carry x-rungs-replay-id)\n", res.Unknown)
+		fmt.Fprintf(v.Out, "%d possible duplicate(s): copies confirmed whose original may have stayed (they carry x-rungs-replay-id)\n", res.Unknown)
 	}
-	for k, v := range res.Reasons {
+	for k, n := range res.Reasons {
 		if k != ops.CancelReason {
-			fmt.Fprintf(e.Out, "  %d stayed: %s\n", v, k)
+			fmt.Fprintf(v.Out, "  %d stayed: %s\n", n, k)
 		}
 	}
 	if p.Action == ops.ActCancel && res.Acted > 0 {
-		fmt.Fprintf(e.Out, "undo: rungs replay --from %s --to-origin\n", p.Park)
+		fmt.Fprintf(v.Out, "undo: rungs replay --from %s --to-origin\n", p.Park)
 	}
 }

@@ -64,12 +64,7 @@ func (t timed) Stats(ctx context.Context, vhost string) ([]topology.Queue, error
 // rung has dead-lettered some) before judging. The
 // report is as of the last reading. found lists the ladders in scope, for
 // a command to refuse a name that is not there before it waits.
-func (e *env) observe(ctx context.Context, scope ops.Scope, found func([]topology.Found) error) (health.Report, error) {
-	m, err := e.management()
-	if err != nil {
-		return health.Report{}, err
-	}
-	insp := timed{m, e.opts.timeout}
+func observe(ctx context.Context, v view, insp ops.Inspector, scope ops.Scope, found func([]topology.Found) error) (health.Report, error) {
 	o, err := observeLadders(ctx, insp, scope)
 	if err != nil {
 		return health.Report{}, err
@@ -79,7 +74,7 @@ func (e *env) observe(ctx context.Context, scope ops.Scope, found func([]topolog
 			return health.Report{}, err
 		}
 	}
-	o, err = e.watchStalls(ctx, insp, o)
+	o, err = watchStalls(ctx, v, insp, o)
 	if err != nil {
 		return health.Report{}, err
 	}
@@ -96,10 +91,10 @@ func observeLadders(ctx context.Context, insp ops.Inspector, scope ops.Scope) (o
 
 // watchStalls runs the observer's stall watch in real time, saying on
 // stderr how long it waits.
-func (e *env) watchStalls(ctx context.Context, insp ops.Inspector, o ops.Observer) (ops.Observer, error) {
+func watchStalls(ctx context.Context, v view, insp ops.Inspector, o ops.Observer) (ops.Observer, error) {
 	return o.WatchStalls(ctx, insp, time.Now, ops.Sleep, func(w ops.StallWatch) {
-		if !e.opts.json {
-			fmt.Fprintf(e.Err, "%s with expired messages waiting to be dead-lettered: watching up to %s whether they drain…\n",
+		if !v.json {
+			fmt.Fprintf(v.Err, "%s with expired messages waiting to be dead-lettered: watching up to %s whether they drain…\n",
 				topology.Counted(w.Rungs, "rung", "rungs"), topology.FormatSpan(w.Window))
 		}
 	})

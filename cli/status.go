@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -42,7 +40,11 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	if only != "" {
 		scope.Ladders = []string{only}
 	}
-	rep, err := e.observe(ctx, scope, func(found []topology.Found) error {
+	insp, err := e.clients().reader()
+	if err != nil {
+		return err
+	}
+	rep, err := observe(ctx, e.view(), insp, scope, func(found []topology.Found) error {
 		if only != "" && len(found) == 0 {
 			return fmt.Errorf("no ladder %q in vhost %s (rungs discover lists the ladders there)", only, e.vhost())
 		}
@@ -58,16 +60,17 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		fmt.Fprintf(e.Out, "no ladders in vhost %s\n", e.vhost())
 		return nil
 	}
+	width := e.view().width()
 	for i, lr := range rep.Ladders {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
 		}
 		rows, folded := health.StatusRows(lr, all)
-		fmt.Fprint(e.Out, ui.LadderText(lr, rows, folded, e.width()))
+		fmt.Fprint(e.Out, ui.LadderText(lr, rows, folded, width))
 		if lr.Forecast.Messages > 0 {
-			fmt.Fprint(e.Out, "\n", ui.ForecastText(lr.Forecast, e.width()))
+			fmt.Fprint(e.Out, "\n", ui.ForecastText(lr.Forecast, width))
 		}
-		if d := ui.DrainText(lr.Totals, lr.Drain, e.width()); d != "" {
+		if d := ui.DrainText(lr.Totals, lr.Drain, width); d != "" {
 			fmt.Fprint(e.Out, "\n", d)
 		}
 	}
@@ -154,105 +157,6 @@ func toJSONStatus(ls []health.LadderReport) any {
 		})
 	}
 	return out
-}
-
-func (e *env) discoverCommand() *cobra.Command {
-	var allVhosts, delays bool
-	cmd := &cobra.Command{
-		Use:   "discover",
-		Short: "Find every ladder on the broker, of every layout",
-		Long: `discover reads the vhost (or every vhost) through the management API and
-recognises ladders by their rung queues: rungs' own direct and prefix ladders, the seed
-003 Terraform suffix ladders, NServiceBus' delay infrastructure (v2 and v1)
-and Celery's native delayed delivery. It
-infers each ladder's unit, levels, radix and queue type, and counts its
-drift from the plan those parameters imply.`,
-		Example: `  rungs discover
-  rungs discover --all-vhosts --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.runDiscover(cmd.Context(), allVhosts, delays)
-		},
-	}
-	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "look in every vhost")
-	cmd.Flags().BoolVar(&delays, "delays", false, "also list every delay outside ladders: TTL queues and retry tiers by application, delayed-message plugin exchanges (lists every queue of the vhost; see docs/delays.md)")
-	return cmd
-}
-
-func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
-	m, err := e.management()
-	if err != nil {
-		return err
-	}
-	var vhosts []string
-	if !allVhosts {
-		vhosts = []string{e.vhost()}
-	}
-	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-	d, err := m.DiscoverLadders(cctx, vhosts)
-	cancel()
-	if err != nil {
-		return err
-	}
-	if err := d.HiddenError(); err != nil {
-		if !allVhosts {
-			return err
-		}
-		fmt.Fprintf(e.Err, "rungs: %v\n", err)
-	}
-	// The discovery's snapshot of each vhost's ladders is the observer's
-	// first reading, as if it had read it itself: no request per vhost
-	// unless a rung holds expired messages and its stall must be watched.
-	var states []health.LadderReport
-	insp := timed{m, e.opts.timeout}
-	for i := 0; i < len(d.Found); {
-		vh := d.Found[i].Ladder.Vhost
-		var names []string
-		for ; i < len(d.Found) && d.Found[i].Ladder.Vhost == vh; i++ {
-			names = append(names, d.Found[i].Ladder.Name)
-		}
-		scope := ops.Scope{Vhost: vh, Ladders: names}
-		snap := d.Snapshots[vh]
-		o, _ := ops.NewObserver(scope).Observe(ops.Reading{Read: ops.Read{Scope: scope, Snapshot: true}, Snap: snap, Queues: snap.Queues, At: time.Now()})
-		o, err := e.watchStalls(ctx, insp, o)
-		if err != nil {
-			return err
-		}
-		states = append(states, o.Report(o.At()).Ladders...)
-	}
-	var invs []topology.Inventory
-	if delays {
-		if invs, err = e.discoverDelays(ctx, m, vhosts, d); err != nil {
-			return err
-		}
-	}
-	if e.opts.json && delays {
-		return writeJSON(e.Out, map[string]any{"ladders": toJSONStatus(states), "delays": toJSONDelays(invs)})
-	}
-	if e.opts.json {
-		return writeJSON(e.Out, toJSONStatus(states))
-	}
-	defer e.printDelays(invs)
-	if len(states) == 0 {
-		where := strings.Join(vhosts, ", ")
-		if allVhosts {
-			where = "any vhost " + m.User() + " may read"
-		}
-		fmt.Fprintf(e.Out, "no ladders in %s\n", where)
-		return nil
-	}
-	w := table(e.Out)
-	fmt.Fprintln(w, "vhost\tladder\tlayout\tunit\tlevels\tmax delay\tqueues\tin flight\tunroutable\tstalled\tdrift\ttargets")
-	for _, st := range states {
-		l, tt := st.Found.Ladder, st.Totals
-		levels := fmt.Sprintf("%d", l.Levels)
-		if l.Radix != 2 {
-			levels += fmt.Sprintf("×r%d", l.Radix)
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.Vhost, l.Name, l.Layout, topology.FormatDelay(l.Unit), levels,
-			topology.FormatDelay(l.MaxDelay()), l.QueueType, tt.InFlight, tt.Unroutable, tt.Stalled, tt.Drift, strings.Join(l.Targets, ","))
-	}
-	return w.Flush()
 }
 
 // toJSONDrain is the ladder's measured drain: hops a second over the span

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -43,7 +42,7 @@ resting in a rung no longer shows them).`,
 			if err != nil {
 				return err
 			}
-			e.printLayoutNote(r)
+			e.view().printLayoutNote(r)
 			req := ops.TraceRequest{Ladder: r.ladder, Dest: dest, Key: key}
 			if key == "" {
 				if req.Delay, err = topology.ParseDelay(args[0]); err != nil {
@@ -60,7 +59,7 @@ resting in a rung no longer shows them).`,
 					return err
 				}
 			} else {
-				e.printTrace(tr, check)
+				e.view().printTrace(tr, check)
 			}
 			if check.Err != nil {
 				return &exitError{ExitDrift, nil}
@@ -75,81 +74,20 @@ resting in a rung no longer shows them).`,
 	return cmd
 }
 
-// ladderSnapshot reads the objects of the --ladder ladder only, by name
-// (ops.ReadLadder): beside 10,000 other queues, the vhost's definitions
-// and bindings are megabytes where the ladder's are kilobytes, and a
-// listing makes the broker walk every queue.
-func (e *env) ladderSnapshot(ctx context.Context) (topology.Snapshot, error) {
-	if err := topology.CheckName(e.opts.ladder.name); err != nil {
-		return topology.Snapshot{}, usageErr("--ladder: %v", err)
-	}
-	insp, err := e.reader()
-	if err != nil {
-		return topology.Snapshot{}, err
-	}
-	return ops.ReadLadder(ctx, insp, e.vhost(), e.ladderNames()...)
-}
-
-// checkSnapshot is ladderSnapshot for a drift check (ops.ReadCheck):
-// left-over rungs and stray bindings included.
-func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
-	insp, err := e.reader()
-	if err != nil {
-		return topology.Snapshot{}, err
-	}
-	return ops.ReadCheck(ctx, insp, e.vhost(), e.ladderNames()...)
-}
-
-// ladderNames is --ladder's name as a scope names it: none (every ladder)
-// when it is empty.
-func (e *env) ladderNames() []string {
-	n := e.opts.ladder.name
-	if n == "" {
-		return nil
-	}
-	// A layout whose ladder name is fixed or defaults otherwise (celery,
-	// nsb) names its objects by that name, not by the default one: read
-	// the name the flags' ladder normalizes to, and the one given.
-	if e.opts.ladder.set.Lookup("layout").Changed {
-		if l, err := e.opts.ladder.fromFlags(e.vhost(), nil); err == nil && l.Name != n {
-			return []string{l.Name, n}
-		}
-	}
-	return []string{n}
-}
-
-// reader is the management API as an operation reads it through ops,
-// each request bounded by --timeout.
-func (e *env) reader() (ops.Inspector, error) {
-	m, err := e.management()
-	if err != nil {
-		return nil, err
-	}
-	return timed{m, e.opts.timeout}, nil
-}
-
-// graph is the ladder's bindings, nil without the management API.
-func (r resolved) graph() *topology.Graph {
-	if r.snap == nil {
-		return nil
-	}
-	return topology.NewGraph(*r.snap)
-}
-
-func (e *env) printTrace(tr topology.Trace, c ops.RouteCheck) {
+func (v view) printTrace(tr topology.Trace, c ops.RouteCheck) {
 	l := tr.Ladder
-	fmt.Fprintln(e.Out, describe(l))
+	fmt.Fprintln(v.Out, describe(l))
 	rounded := ""
 	if tr.Delay != tr.Requested {
 		rounded = fmt.Sprintf(" (%s rounded up to the %s unit)", topology.FormatDelay(tr.Requested), topology.FormatDelay(l.Unit))
 	}
-	fmt.Fprintf(e.Out, "delay    %s%s\n", topology.FormatDelay(tr.Delay), rounded)
-	fmt.Fprintf(e.Out, "key      %s\n", tr.Key)
+	fmt.Fprintf(v.Out, "delay    %s%s\n", topology.FormatDelay(tr.Delay), rounded)
+	fmt.Fprintf(v.Out, "key      %s\n", tr.Key)
 	if len(tr.BCC) > 0 {
-		fmt.Fprintf(e.Out, "BCC      %s   (header BCC: one key per hop, then delivery)\n", strings.Join(tr.BCC, "  "))
+		fmt.Fprintf(v.Out, "BCC      %s   (header BCC: one key per hop, then delivery)\n", strings.Join(tr.BCC, "  "))
 	}
-	fmt.Fprintf(e.Out, "publish  to exchange %s\n", tr.Exchange)
-	w := table(e.Out)
+	fmt.Fprintf(v.Out, "publish  to exchange %s\n", tr.Exchange)
+	w := table(v.Out)
 	fmt.Fprintln(w, "hop\tqueue\tttl\tenters\tleaves")
 	for i, h := range tr.Hops {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", i+1, h.Queue, topology.FormatDelay(h.TTL), topology.FormatDelay(h.Start), topology.FormatDelay(h.End))
@@ -158,11 +96,11 @@ func (e *env) printTrace(tr topology.Trace, c ops.RouteCheck) {
 	w.Flush()
 	switch {
 	case c.Err != nil:
-		fmt.Fprintf(e.Out, "BROKEN on the broker: %v\n", c.Err)
+		fmt.Fprintf(v.Out, "BROKEN on the broker: %v\n", c.Err)
 	case c.Checked:
-		fmt.Fprintln(e.Out, "checked: the broker's bindings route it exactly this way")
+		fmt.Fprintln(v.Out, "checked: the broker's bindings route it exactly this way")
 	default:
-		fmt.Fprintln(e.Out, c.Unchecked)
+		fmt.Fprintln(v.Out, c.Unchecked)
 	}
 }
 

@@ -73,13 +73,15 @@ on the node. --read-only refuses it.`,
 }
 
 func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
-	if err := e.refuseReadOnly("unstall"); err != nil {
+	if err := refuseReadOnly(e.config(), "unstall"); err != nil {
 		return err
 	}
 	snap, err := e.ladderSnapshot(ctx)
 	if err != nil {
 		return err
 	}
+	// Reading the ladder opened the management API.
+	u := unstaller{m: e.clients().mgmt, vhost: e.vhost(), timeout: e.opts.timeout, view: e.view()}
 	f, err := ops.FindLadder(topology.Discover(snap), e.opts.ladder.query())
 	switch {
 	case errors.Is(err, ops.ErrNoLadder):
@@ -97,7 +99,7 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 			return err
 		}
 	} else {
-		rep, err := e.observe(ctx, ops.ScopeOf(e.vhost(), l), nil)
+		rep, err := observe(ctx, u.view, timed{u.m, u.timeout}, ops.ScopeOf(u.vhost, l), nil)
 		if err != nil {
 			return err
 		}
@@ -114,8 +116,8 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	}
 	remedy := topology.RemedyRaRestart
 	if ctl == "" {
-		ver, _ := e.mgmt.Version(ctx) // unread: the policy, as before 4.3
-		if remedy, err = ops.ChooseRemedy(ver, targets, e.quorumMembers(ctx)); err != nil {
+		ver, _ := u.m.Version(ctx) // unread: the policy, as before 4.3
+		if remedy, err = ops.ChooseRemedy(ver, targets, u.quorumMembers(ctx)); err != nil {
 			return err
 		}
 	}
@@ -125,7 +127,7 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	if ctl != "" {
 		// Check the node answers before asking, so that a wrong prefix
 		// fails with nothing changed.
-		if out, err := e.rabbitmqctlEval(ctx, ctl, "ok."); err != nil {
+		if out, err := u.rabbitmqctlEval(ctx, ctl, "ok."); err != nil {
 			why := err.Error()
 			if l := firstLine(out); l != "" {
 				why += ": " + l
@@ -133,100 +135,110 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 			return fmt.Errorf("--rabbitmqctl %q cannot reach the node (%s); nothing was changed", ctl, why)
 		}
 	}
-	if err := e.confirm(what, l.Name); err != nil {
+	if err := e.view().confirm(e.opts.yes, what, l.Name); err != nil {
 		return err
 	}
 	switch remedy {
 	case topology.RemedyLeaderMove:
-		return e.unstallLeaderMove(ctx, targets)
+		return u.unstallLeaderMove(ctx, targets)
 	case topology.RemedyPolicy:
-		return e.unstallPolicy(ctx, targets)
+		return u.unstallPolicy(ctx, targets)
 	}
-	return e.unstallRaft(ctx, targets, ctl)
+	return u.unstallRaft(ctx, targets, ctl)
+}
+
+// unstaller applies a remedy to stalled rungs, through the management API
+// of their vhost or through rabbitmqctl, and watches them drain: it needs
+// no flag, only the open client and where to report.
+type unstaller struct {
+	m       *broker.Management
+	vhost   string
+	timeout time.Duration
+	view
 }
 
 // quorumMembers counts a quorum queue's members, each read bounded by
 // --timeout.
-func (e *env) quorumMembers(ctx context.Context) func(queue string) (int, error) {
+func (u unstaller) quorumMembers(ctx context.Context) func(queue string) (int, error) {
 	return func(queue string) (int, error) {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		cctx, cancel := context.WithTimeout(ctx, u.timeout)
 		defer cancel()
-		_, members, err := e.mgmt.QuorumMembers(cctx, e.vhost(), queue)
+		_, members, err := u.m.QuorumMembers(cctx, u.vhost, queue)
 		return len(members), err
 	}
 }
 
 // unstallLeaderMove moves every target's leader to another member, then
 // waits for each waiting count to fall.
-func (e *env) unstallLeaderMove(ctx context.Context, targets []ops.StalledRung) error {
+func (u unstaller) unstallLeaderMove(ctx context.Context, targets []ops.StalledRung) error {
 	for _, t := range targets {
-		cctx, cancel := context.WithTimeout(ctx, max(e.opts.timeout, 30*time.Second))
-		from, to, err := e.mgmt.MoveLeader(cctx, e.vhost(), t.Queue.Name)
+		cctx, cancel := context.WithTimeout(ctx, max(u.timeout, 30*time.Second))
+		from, to, err := u.m.MoveLeader(cctx, u.vhost, t.Queue.Name)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.Queue.Name, err)
 		}
-		fmt.Fprintf(e.Out, "%s: moved its leader from %s to %s (%s is a follower again)\n", t.Queue.Name, from, to, from)
+		fmt.Fprintf(u.Out, "%s: moved its leader from %s to %s (%s is a follower again)\n", t.Queue.Name, from, to, from)
 	}
-	return e.reportDrain(ctx, targets, "the leader move")
+	return u.reportDrain(ctx, targets, "the leader move")
 }
 
 // unstallPolicy nudges every target with a policy, waits for each waiting
 // count to fall, and deletes the policies whatever happened.
-func (e *env) unstallPolicy(ctx context.Context, targets []ops.StalledRung) error {
-	m := e.mgmt
+func (u unstaller) unstallPolicy(ctx context.Context, targets []ops.StalledRung) error {
+	m := u.m
 	var undos []func(context.Context) error
 	defer func() {
 		for _, undo := range undos {
 			// A fresh context: the policies must go even if ctx was cancelled.
-			cctx, cancel := context.WithTimeout(context.Background(), e.opts.timeout)
+			cctx, cancel := context.WithTimeout(context.Background(), u.timeout)
 			if err := undo(cctx); err != nil {
-				fmt.Fprintf(e.Err, "warning: %v (delete it by hand: its name starts with %s)\n", err, broker.NudgePolicyPrefix)
+				fmt.Fprintf(u.Err, "warning: %v (delete it by hand: its name starts with %s)\n", err, broker.NudgePolicyPrefix)
 			}
 			cancel()
 		}
 	}()
 	for _, t := range targets {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		name, undo, err := m.NudgeDeadLettering(cctx, e.vhost(), t.Queue)
+		cctx, cancel := context.WithTimeout(ctx, u.timeout)
+		name, undo, err := m.NudgeDeadLettering(cctx, u.vhost, t.Queue)
 		cancel()
 		if err != nil {
 			return err
 		}
 		undos = append(undos, undo)
-		fmt.Fprintf(e.Out, "%s: declared policy %s\n", t.Queue.Name, name)
+		fmt.Fprintf(u.Out, "%s: declared policy %s\n", t.Queue.Name, name)
 	}
-	stuck, err := e.verifyDrain(ctx, targets)
+	stuck, err := u.verifyDrain(ctx, targets)
 	if err != nil {
 		return err
 	}
 	if len(stuck) == 0 {
 		return nil
 	}
-	fmt.Fprintf(e.Err, "the policy did not get %s moving; on the node, run:\n", strings.Join(stalledNames(stuck), ", "))
+	fmt.Fprintf(u.Err, "the policy did not get %s moving; on the node, run:\n", strings.Join(stalledNames(stuck), ", "))
 	for _, t := range stuck {
-		fmt.Fprintf(e.Err, "  rabbitmqctl eval '%s'\n", broker.RaftRestartExpr(e.vhost(), t.Queue.Name))
+		fmt.Fprintf(u.Err, "  rabbitmqctl eval '%s'\n", broker.RaftRestartExpr(u.vhost, t.Queue.Name))
 	}
-	fmt.Fprintln(e.Err, "or run unstall again with --rabbitmqctl PREFIX")
+	fmt.Fprintln(u.Err, "or run unstall again with --rabbitmqctl PREFIX")
 	return &exitError{ExitError, nil}
 }
 
 // unstallRaft restarts every target's Ra member through rabbitmqctl.
-func (e *env) unstallRaft(ctx context.Context, targets []ops.StalledRung, prefix string) error {
+func (u unstaller) unstallRaft(ctx context.Context, targets []ops.StalledRung, prefix string) error {
 	for _, t := range targets {
-		out, err := e.rabbitmqctlEval(ctx, prefix, broker.RaftRestartExpr(e.vhost(), t.Queue.Name))
+		out, err := u.rabbitmqctlEval(ctx, prefix, broker.RaftRestartExpr(u.vhost, t.Queue.Name))
 		if err != nil {
 			return fmt.Errorf("%s: rabbitmqctl eval failed (%v): %s", t.Queue.Name, err, firstLine(out))
 		}
-		fmt.Fprintf(e.Out, "%s: restarted Ra member %s\n", t.Queue.Name, lastLine(out))
+		fmt.Fprintf(u.Out, "%s: restarted Ra member %s\n", t.Queue.Name, lastLine(out))
 	}
-	return e.reportDrain(ctx, targets, "the Ra member restart")
+	return u.reportDrain(ctx, targets, "the Ra member restart")
 }
 
 // reportDrain verifies that every target drains after a remedy, and fails
 // naming those that do not.
-func (e *env) reportDrain(ctx context.Context, targets []ops.StalledRung, remedy string) error {
-	stuck, err := e.verifyDrain(ctx, targets)
+func (u unstaller) reportDrain(ctx context.Context, targets []ops.StalledRung, remedy string) error {
+	stuck, err := u.verifyDrain(ctx, targets)
 	if err != nil {
 		return err
 	}
@@ -239,8 +251,8 @@ func (e *env) reportDrain(ctx context.Context, targets []ops.StalledRung, remedy
 // rabbitmqctlEval runs `PREFIX eval EXPR`. The prefix is the operator's
 // own shell words (kubectl exec ...), so a shell runs it; the expression is
 // quoted as one argument.
-func (e *env) rabbitmqctlEval(ctx context.Context, prefix, expr string) (string, error) {
-	cctx, cancel := context.WithTimeout(ctx, max(e.opts.timeout, 30*time.Second))
+func (u unstaller) rabbitmqctlEval(ctx context.Context, prefix, expr string) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, max(u.timeout, 30*time.Second))
 	defer cancel()
 	out, err := exec.CommandContext(cctx, "sh", "-c", prefix+" eval "+shellQuote(expr)).CombinedOutput()
 	return string(out), err
@@ -249,15 +261,15 @@ func (e *env) rabbitmqctlEval(ctx context.Context, prefix, expr string) (string,
 // verifyDrain re-reads the statistics until every target's waiting count
 // has fallen below what it was, or unstallVerify passes; it reports each
 // rung's figures and returns the targets that did not move.
-func (e *env) verifyDrain(ctx context.Context, targets []ops.StalledRung) ([]ops.StalledRung, error) {
+func (u unstaller) verifyDrain(ctx context.Context, targets []ops.StalledRung) ([]ops.StalledRung, error) {
 	pending := append([]ops.StalledRung(nil), targets...)
 	deadline := time.Now().Add(unstallVerify)
 	for len(pending) > 0 && time.Now().Before(deadline) {
 		if err := ops.Sleep(ctx, ops.StallSampleEvery); err != nil {
 			return pending, err
 		}
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		qs, err := ops.LookupQueues(cctx, e.mgmt, e.vhost(), stalledNames(pending))
+		cctx, cancel := context.WithTimeout(ctx, u.timeout)
+		qs, err := ops.LookupQueues(cctx, u.m, u.vhost, stalledNames(pending))
 		cancel()
 		if err != nil {
 			return pending, err
@@ -267,7 +279,7 @@ func (e *env) verifyDrain(ctx context.Context, targets []ops.StalledRung) ([]ops
 		for _, t := range pending {
 			q, _ := now.Queue(t.Queue.Name)
 			if q.Stats.Expired < t.Before {
-				fmt.Fprintf(e.Out, "%s: draining, %s waiting to be dead-lettered (was %s)\n", t.Queue.Name,
+				fmt.Fprintf(u.Out, "%s: draining, %s waiting to be dead-lettered (was %s)\n", t.Queue.Name,
 					topology.FormatCount(q.Stats.Expired), topology.FormatCount(t.Before))
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -124,10 +125,10 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 	case wf.jobs < 0:
 		return usageErr("--jobs cannot be negative")
 	}
-	if err := e.refuseReadOnly("worker"); err != nil {
+	if err := refuseReadOnly(e.config(), "worker"); err != nil {
 		return err
 	}
-	r, err := e.resolveLadder(ctx)
+	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 		return err
 	}
 	if r.snap != nil && !r.discovered {
-		return fmt.Errorf("%s (rungs apply creates one)", e.noLadder(r))
+		return fmt.Errorf("%s (rungs apply creates one)", e.opts.ladder.noLadder(r))
 	}
 	l := r.ladder
 	queue := wf.queue
@@ -145,7 +146,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 			queue = l.Targets[0]
 		}
 	}
-	conn, err := e.amqp(ctx)
+	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 		feeder.Add(1)
 		go func() {
 			defer feeder.Done()
-			e.feedJobs(ctx, conn, queue, feed, wf.jobs)
+			feedJobs(ctx, conn, e.Err, queue, feed, wf.jobs)
 		}()
 	}
 	var st workerStats
@@ -197,7 +198,7 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 	}
 	notify := func(ev retry.Event) {
 		st.count(ev)
-		e.printJob(ev)
+		e.view().printJob(ev)
 		if wf.jobs > 0 && st.finished() >= wf.jobs {
 			stop()
 		}
@@ -248,13 +249,13 @@ func describePolicy(p retry.Policy) string {
 }
 
 // printJob prints one line per job handled (a JSON object with --json).
-func (e *env) printJob(ev retry.Event) {
+func (v view) printJob(ev retry.Event) {
 	id := ev.Delivery.MessageID
 	if id == "" {
 		id = "job"
 	}
 	now := time.Now()
-	if e.opts.json {
+	if v.json {
 		line := map[string]any{"time": now.UTC().Format(time.RFC3339Nano), "job": id, "attempt": ev.Attempt, "ok": ev.Err == nil}
 		if ev.Err != nil {
 			line["error"] = ev.Err.Error()
@@ -266,7 +267,7 @@ func (e *env) printJob(ev retry.Event) {
 		if ev.RetryErr != nil {
 			line["retry_error"] = ev.RetryErr.Error()
 		}
-		_ = writeJSON(e.Out, line)
+		_ = writeJSON(v.Out, line)
 		return
 	}
 	var what string
@@ -280,12 +281,12 @@ func (e *env) printJob(ev retry.Event) {
 	default:
 		what = fmt.Sprintf("failed: %v; retry in %s (key %s)", ev.Err, topology.FormatDelay(ev.Outcome.Delay), ev.Outcome.Key)
 	}
-	fmt.Fprintf(e.Out, "%s  %s  attempt %d  %s\n", now.Format("15:04:05.000"), id, ev.Attempt, what)
+	fmt.Fprintf(v.Out, "%s  %s  attempt %d  %s\n", now.Format("15:04:05.000"), id, ev.Attempt, what)
 }
 
 // feedJobs publishes demo jobs into the worker's queue at rate a second,
 // n of them (0: until ctx ends).
-func (e *env) feedJobs(ctx context.Context, conn *broker.Conn, queue string, rate float64, n int) {
+func feedJobs(ctx context.Context, conn *broker.Conn, errs io.Writer, queue string, rate float64, n int) {
 	every := time.Duration(float64(time.Second) / rate)
 	tick := time.NewTicker(max(every, time.Millisecond))
 	defer tick.Stop()
@@ -295,7 +296,7 @@ func (e *env) feedJobs(ctx context.Context, conn *broker.Conn, queue string, rat
 		body := fmt.Sprintf(`{"job":%d,"demo":true}`, i)
 		msg := broker.Message{RoutingKey: queue, MessageID: id, Body: []byte(body), ContentType: "application/json", Persistent: true, Timestamp: time.Now()}
 		if _, err := conn.Publish(ctx, []broker.Message{msg}); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(e.Err, "rungs: feed: %v\n", err)
+			fmt.Fprintf(errs, "rungs: feed: %v\n", err)
 		}
 		select {
 		case <-tick.C:
