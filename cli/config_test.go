@@ -213,6 +213,24 @@ func TestContextAgainstTheBroker(t *testing.T) {
 	if code, _, errs := run(t, vars, "--context", "ro", "purge", "--ladder", "ctx", "--yes"); code == ExitOK || !strings.Contains(errs, "read-only") {
 		t.Fatalf("purge in a read-only context: exit %d %s", code, errs)
 	}
+	// Before 4.3, reading a quorum queue counts a delivery on it: a
+	// read-only context refuses that as --read-only does. From 4.3 a peek
+	// changes nothing that can act on a message, so both allow it.
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver, err := m.Version(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, vars, "--context", "ro", "peek", "ctx.unroutable")
+	if refused := code != ExitOK && strings.Contains(errs, "read-only"); refused != ver.QuorumRequeueNackCounts() {
+		t.Fatalf("peek of a quorum queue in a read-only context on %s: exit %d %s", ver, code, errs)
+	}
+	if code, _, errs := run(t, vars, "--context", "ro", "--read-only=false", "peek", "ctx.unroutable", "--force"); code != ExitOK {
+		t.Fatalf("peek with --read-only=false over the context: exit %d %s", code, errs)
+	}
 
 	e := &env{IO: IO{Getenv: func(k string) string { return vars[k] }}}
 	if err := e.rootCommand().ParseFlags(nil); err != nil {

@@ -115,14 +115,14 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 func (e *env) assessPeek(ctx context.Context, queue string, force bool) (peekPlan, error) {
 	m, err := e.clients().management()
 	if err != nil {
-		return e.view().gatePeek(ops.PeekRequest{Queue: topology.Queue{Name: queue}, Unchecked: err}, force, e.opts.readOnly)
+		return e.view().gatePeek(ops.PeekRequest{Queue: topology.Queue{Name: queue}, Unchecked: err}, force, e.config().ReadOnly)
 	}
 	insp := timed{m, e.opts.timeout}
 	req, err := ops.ReadPeek(ctx, insp, m, e.vhost(), queue)
 	if err != nil {
 		return peekPlan{}, err
 	}
-	pp, err := e.view().gatePeek(req, force, e.opts.readOnly)
+	pp, err := e.view().gatePeek(req, force, e.config().ReadOnly)
 	if req.Unchecked == nil {
 		pp.insp = insp
 	}

@@ -298,7 +298,7 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) er
 			return err
 		}
 	}
-	if _, err := e.view().gatePeek(req, false, e.opts.readOnly); err != nil {
+	if _, err := e.view().gatePeek(req, false, e.config().ReadOnly); err != nil {
 		return err
 	}
 	conn, err := e.clients().amqp(ctx)

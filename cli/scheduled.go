@@ -172,7 +172,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, f ops.Filter
 	}
 	job.plan, err = ops.PlanScan(ctx, m, ops.ScanRequest{
 		Ladder: fl.Ladder, Snap: snap, Ladders: ops.Ladders(found), Filter: f, Keep: sf.keep,
-		Force: sf.force, ReadOnly: e.opts.readOnly,
+		Force: sf.force, ReadOnly: e.config().ReadOnly,
 	})
 	var ref *ops.ScanRefusal
 	switch {
