@@ -161,6 +161,7 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 		publishDelayed(t, env, "s", "hundred20-", 120*time.Second, 5, ""), // likewise, and over p's maximum until 56.5s: parked
 		publishDelayed(t, env, "s", "ninety4-", 94*time.Second, 5, ""),    // in its first rung too; within p's 63.5s from 31.5s on (timestamps are whole seconds)
 	}
+	lastPublished := time.Now()
 	// Refusals first, while the batches still sit in their first rungs,
 	// so that the dry run and the migration meet them where they expect.
 	if code, _, errs := run(t, env, "migrate", "--from", "s", "--to", "p"); code != ExitUsage || !strings.Contains(errs, "--yes") {
@@ -169,7 +170,12 @@ func TestMigrateSuffixToPrefix(t *testing.T) {
 	if code, _, errs := run(t, env, "migrate", "--from", "s", "--to", "p", "--yes", "--read-only"); code == ExitOK || !strings.Contains(errs, "read-only") {
 		t.Errorf("migrate --read-only: exit %d %s", code, errs)
 	}
-	time.Sleep(33*time.Second - time.Since(batches[0].at))
+	// Timed from when the last batch was published: it must have waited
+	// 31.5s to be within p's maximum, and a loaded CI machine took seconds
+	// to publish the batches before it, which once left it parked when the
+	// wait was timed from the first. The first batches have waited longer,
+	// never past 56s unless publishing and the dry run took 22s.
+	time.Sleep(33*time.Second - time.Since(lastPublished))
 
 	src := topology.Ladder{Name: "s", Layout: "suffix", Unit: time.Second, Levels: 7}
 	src, _ = src.Normalize()

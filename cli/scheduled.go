@@ -286,7 +286,7 @@ func (v view) printScheduled(job scheduledJob, res ops.ScanResult, action string
 		}
 		out := map[string]any{
 			"ladder": res.Ladder.Name, "layout": res.Ladder.Layout, "vhost": res.Ladder.Vhost, "filter": job.plan.Filter.String(),
-			"seen": res.Seen, "matched": res.Matched, "foreign": res.Foreign, "stacked_keys": res.Stacked, "bases": bases,
+			"seen": res.Seen, "recounted": res.Recounted, "matched": res.Matched, "foreign": res.Foreign, "stacked_keys": res.Stacked, "bases": bases,
 			"horizons":             jsonHorizons(res.Horizons),
 			"horizons_from_depths": jsonHorizons(est),
 			"held_ms":              ms(res.Held), "elapsed_ms": ms(res.Elapsed), "messages": msgs,
@@ -308,6 +308,9 @@ func (v view) printScheduled(job scheduledJob, res ops.ScanResult, action string
 		topology.FormatCount(int64(h.Minute)), topology.FormatCount(int64(h.Hour)), topology.FormatCount(int64(h.Day)), topology.FormatCount(int64(h.Later)),
 		topology.FormatCount(int64(est.Minute)), topology.FormatCount(int64(est.Hour)), topology.FormatCount(int64(est.Day)), topology.FormatCount(int64(est.Later)))
 	fmt.Fprintf(v.Out, "read in %s; a rung was held at most %s\n", topology.FormatSpan(res.Elapsed.Round(time.Millisecond)), topology.FormatSpan(res.Held.Round(time.Millisecond)))
+	if res.Recounted > 0 {
+		fmt.Fprintf(v.Out, "%s message(s) moved down the ladder while it was read and were counted once, in the rung they left\n", topology.FormatCount(int64(res.Recounted)))
+	}
 	if res.Foreign > 0 {
 		fmt.Fprintf(v.Out, "%s message(s) carry a routing key of no path of %s and were left out\n", topology.FormatCount(int64(res.Foreign)), l.Name)
 	}

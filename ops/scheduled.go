@@ -418,7 +418,7 @@ type ScanResult struct {
 	Ladder topology.Ladder
 	// Messages are the Keep earliest-due matches, earliest first.
 	Messages []ScheduledMessage
-	// Seen messages were read, Matched of them selected; Foreign could not
+	// Seen messages were read (each once), Matched of them selected; Foreign could not
 	// be placed in the ladder (a routing key of another ladder, put there
 	// by hand) and match nothing.
 	Seen, Matched, Foreign int
@@ -429,6 +429,10 @@ type ScanResult struct {
 	// Horizons and Bases count every match, kept or not.
 	Horizons Horizons
 	Bases    map[topology.DueBasis]int
+	// Recounted are messages read again in a lower rung after the scan had
+	// read them in a higher one (they moved on while it read the rungs
+	// between): they are counted once, where they were first read.
+	Recounted int
 	// Held is the longest any rung was held out of reach of expiry: what
 	// the scan can have added to the lateness of messages it read.
 	Held    time.Duration
@@ -464,11 +468,17 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 	}
 	var err error
 	dflt := defaultDest(p.Ladder)
+	read := readRungs{}
 	for i, r := range rungs {
 		pr.Index, pr.Rung = i, r.Queue.Name
 		report(false)
 		var st broker.ScanStats
+		began := time.Now()
 		st, err = s.Scan(ctx, r.Queue.Name, broker.ScanOptions{Listed: int(r.Queue.Stats.Messages()), Each: func(pm broker.PeekedMessage) {
+			if read.readBefore(pm.Delivery.Headers) {
+				res.Recounted++
+				return
+			}
 			res.Seen++
 			now := time.Now()
 			m, err := schedule(p.Ladder, dflt, r.Queue.Name, pm.Delivery, pm.Position, now)
@@ -492,6 +502,9 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 			pushKeep(keep, m, p.Keep)
 			report(false)
 		}})
+		if _, rung, ok := p.Ladder.QueueRole(r.Queue.Name); ok && st.Stopped == broker.ScanEmpty {
+			read[r.Queue.Name] = readSpan{began: began, ended: time.Now(), ttl: rung.TTL}
+		}
 		res.Rungs = append(res.Rungs, st)
 		res.Held = max(res.Held, st.Held)
 		if err != nil {
@@ -505,6 +518,52 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 	}
 	report(true)
 	return res, err
+}
+
+// readRungs are the rungs a scan has read to the end, by queue.
+type readRungs map[string]readSpan
+
+// readSpan is when a scan read a rung, and the rung's TTL.
+type readSpan struct {
+	began, ended time.Time
+	ttl          time.Duration
+}
+
+// readBefore reports whether a message read now, in a lower rung, was
+// certainly read already in a higher one: its x-death says it expired
+// from a rung the scan read to the end, after that read ended, and it had
+// entered that rung before the read began, so it sat there, ready, while
+// the scan read everything ready. A rung's messages expire at the
+// earliest a TTL after they entered, so it entered by its expiry less the
+// TTL. x-death times are whole seconds: the true expiry lies within the
+// second after, and each bound takes the side that keeps a message rather
+// than drop it. So a message is never dropped that the scan did not see,
+// though one that moved within a second of a read's end is counted twice,
+// as before.
+//
+// Without it, a scan of Celery's ladder on a loaded 3.10.8 listed 29
+// messages for 20 tasks: those that moved from a rung read early to one
+// read later were counted in both.
+func (r readRungs) readBefore(headers map[string]any) bool {
+	if len(r) == 0 {
+		return false
+	}
+	deaths, err := topology.ParseDeaths(headers)
+	if err != nil {
+		return false
+	}
+	for _, d := range deaths {
+		span, ok := r[d.Queue]
+		if !ok || d.Reason != "expired" || d.Time.IsZero() || d.Count != 1 {
+			continue
+		}
+		leftAfter := !d.Time.Before(span.ended)
+		enteredBefore := !d.Time.Add(time.Second - span.ttl).After(span.began)
+		if leftAfter && enteredBefore {
+			return true
+		}
+	}
+	return false
 }
 
 // StackedNote says what stacked Celery keys mean, for a scan that found

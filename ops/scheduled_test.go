@@ -186,3 +186,39 @@ func TestScanFindsStackedCeleryKeys(t *testing.T) {
 		t.Error("a scan with no stacked key has a note")
 	}
 }
+
+// A message met again in a lower rung is dropped only when it certainly
+// sat, ready, in a higher rung for the whole of that rung's read.
+func TestReadBefore(t *testing.T) {
+	base := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	read := readRungs{
+		"a": {began: base.Add(500 * time.Millisecond), ended: base.Add(2300 * time.Millisecond), ttl: 16 * time.Second},
+		"b": {began: base.Add(500 * time.Millisecond), ended: base.Add(2300 * time.Millisecond), ttl: 2 * time.Second},
+	}
+	death := func(queue, reason string, count int64, at time.Time) map[string]any {
+		return map[string]any{"x-death": []any{map[string]any{"queue": queue, "reason": reason, "count": count, "time": at}}}
+	}
+	for _, c := range []struct {
+		name    string
+		headers map[string]any
+		want    bool
+	}{
+		{"left a after its read, entered long before", death("a", "expired", 1, base.Add(3*time.Second)), true},
+		{"left a in the second its read ended", death("a", "expired", 1, base.Add(2*time.Second)), false},
+		{"left b after its read, but may have entered during it", death("b", "expired", 1, base.Add(3*time.Second)), false},
+		{"left a so late it entered after the read began", death("a", "expired", 1, base.Add(17*time.Second)), false},
+		{"left a at the last second it can have been read", death("a", "expired", 1, base.Add(15*time.Second)), true},
+		{"a rung not read", death("c", "expired", 1, base.Add(3*time.Second)), false},
+		{"rejected, not expired", death("a", "rejected", 1, base.Add(3*time.Second)), false},
+		{"passed a twice: the time is the first pass", death("a", "expired", 2, base.Add(3*time.Second)), false},
+		{"no x-death", map[string]any{}, false},
+		{"a malformed x-death", map[string]any{"x-death": "a"}, false},
+	} {
+		if got := read.readBefore(c.headers); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if (readRungs{}).readBefore(death("a", "expired", 1, base)) {
+		t.Error("nothing read yet, yet a message was read before")
+	}
+}
