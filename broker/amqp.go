@@ -366,12 +366,17 @@ func (c *Conn) steps(ctx context.Context, n int, do func(ch *amqp.Channel, i int
 }
 
 // declarations runs the many small steps of an apply or teardown, each
-// bounded by the request timeout rather than the run by a total: a tall
-// ladder on a loaded broker is slow because it is hundreds of round trips,
-// not because one of them hangs, and only a hung one should end the run.
+// bounded on its own rather than the run by a total: a tall ladder on a
+// loaded broker is slow because it is hundreds of round trips, not because
+// one of them hangs, and only a hung one should end the run. The bound is
+// the request timeout, but at least declareTimeout.
 func (c *Conn) declarations(ctx context.Context, n int, do func(ch *amqp.Channel, i int) error) error {
-	return c.timedSteps(ctx, n, c.ep.timeout, do)
+	return c.timedSteps(ctx, n, max(c.ep.timeout, declareTimeout), do)
 }
+
+// declareTimeout is the least a declaration is given: a loaded 3.10.8
+// took 21s to start one quorum queue (its Raft member and log).
+const declareTimeout = 30 * time.Second
 
 func (c *Conn) timedSteps(ctx context.Context, n int, each time.Duration, do func(ch *amqp.Channel, i int) error) error {
 	var ch *amqp.Channel
@@ -400,9 +405,14 @@ func (c *Conn) timedSteps(ctx context.Context, n int, each time.Duration, do fun
 		cur := ch
 		stop := context.AfterFunc(sctx, func() { _ = cur.Close() })
 		err := do(ch, i)
-		stop()
-		late := sctx.Err() != nil
+		late := !stop()
 		cancel()
+		if late {
+			// The channel is being closed under the step, which may
+			// have succeeded just before: never use it again.
+			_ = ch.Close()
+			ch = nil
+		}
 		switch {
 		case err == nil:
 			i++

@@ -66,10 +66,11 @@ After importing, rungs plan --ladder NAME shows no drift: the export is the plan
 				fmt.Fprintf(e.Err, "rungs: note: %s; exporting the ladder the flags describe\n", e.opts.ladder.noLadder(r))
 				e.view().printLayoutNote(r)
 			}
+			plan := e.declaredPlan(cmd.Context(), r)
 			var data []byte
 			if format == formatTerraform {
-				data = terraformExport(r.ladder)
-			} else if data, err = definitionsExport(r.ladder); err != nil {
+				data = terraformExport(r.ladder, plan)
+			} else if data, err = definitionsExport(r.ladder, plan); err != nil {
 				return err
 			}
 			if out == "" || out == "-" {
@@ -79,7 +80,7 @@ After importing, rungs plan --ladder NAME shows no drift: the export is the plan
 			if err := os.WriteFile(out, data, 0o644); err != nil {
 				return err
 			}
-			p := r.ladder.Plan().Closed()
+			p := plan.Closed()
 			fmt.Fprintf(e.Err, "wrote %s: %s, %s, %s\n", out, topology.Counted(len(p.Exchanges), "exchange", "exchanges"),
 				topology.Counted(len(p.Queues), "queue", "queues"), topology.Counted(len(p.Bindings), "binding", "bindings"))
 			return nil
@@ -95,13 +96,13 @@ After importing, rungs plan --ladder NAME shows no drift: the export is the plan
 	return cmd
 }
 
-// definitionsExport is the ladder's closed plan as definitions JSON.
-func definitionsExport(l topology.Ladder) ([]byte, error) {
+// definitionsExport is the ladder's plan p, closed, as definitions JSON.
+func definitionsExport(l topology.Ladder, p topology.Plan) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(broker.PlanDefinitions(l.Plan().Closed(), l.Vhost)); err != nil {
+	if err := enc.Encode(broker.PlanDefinitions(p.Closed(), l.Vhost)); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -111,8 +112,8 @@ func definitionsExport(l topology.Ladder) ([]byte, error) {
 // cyrilgdn/rabbitmq provider, formatted as `terraform fmt` formats it.
 // Bindings refer to the exchange and queue resources, so Terraform creates
 // them first and destroys them last.
-func terraformExport(l topology.Ladder) []byte {
-	p := l.Plan().Closed()
+func terraformExport(l topology.Ladder, plan topology.Plan) []byte {
+	p := plan.Closed()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", describe(l))
 	fmt.Fprintf(&b, "# Written by rungs export (%s): %s, %s, %s.\n", Version,

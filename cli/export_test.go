@@ -152,6 +152,7 @@ func TestExportedDefinitionsImportWithoutDriftAndDeliver(t *testing.T) {
 			t.Parallel()
 			env, cfg := brokerEnv(t)
 			defs := mustRun(t, env, append([]string{"export"}, tc.shape...)...)
+			checkExportedReleaseArgs(t, cfg, tc.ladder, defs, tc.discover == "prefix" || tc.discover == "direct")
 			// An import of a few hundred objects takes the broker seconds
 			// while the other cases import theirs: a request bound for a
 			// test's set-up, not rungs' own per-request timeout.
@@ -210,5 +211,46 @@ func TestCeleryLadderApplyTracePublish(t *testing.T) {
 	mustRun(t, env, "publish", "--ladder", "billing_celery", "--delay", "1s", "--to", "invoices")
 	if got := drain(t, dial(t, cfg), "invoices", 1, 15*time.Second); len(got) != 1 {
 		t.Fatal("the delayed task did not reach invoices")
+	}
+}
+
+// checkExportedReleaseArgs checks that an export read from the broker
+// declares the quorum rungs of rungs' own layouts (own) as apply would on
+// its release: balanced leaders, and no delivery limit where the release
+// sets one by default; classic rungs and a library's ladder get neither.
+func checkExportedReleaseArgs(t *testing.T, cfg broker.Config, ladder, defs string, own bool) {
+	t.Helper()
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver, err := m.Version(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Queues []struct {
+			Name      string
+			Arguments map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(defs), &d); err != nil {
+		t.Fatal(err)
+	}
+	rungs := 0
+	for _, q := range d.Queues {
+		if !strings.HasPrefix(q.Name, ladder+".rung.") {
+			continue
+		}
+		rungs++
+		own := own && q.Arguments["x-queue-type"] == "quorum"
+		_, balanced := q.Arguments["x-queue-leader-locator"]
+		limit, limited := q.Arguments["x-delivery-limit"]
+		if balanced != own || limited != (own && ver.QuorumDefaultDeliveryLimit() > 0) || limited && limit != float64(-1) {
+			t.Errorf("on %s, rung %s exported with %v", ver, q.Name, q.Arguments)
+		}
+	}
+	if own && rungs == 0 {
+		t.Errorf("no rung of %s in the export", ladder)
 	}
 }

@@ -342,3 +342,18 @@ func (r resolved) graph() *topology.Graph {
 	}
 	return topology.NewGraph(*r.snap)
 }
+
+// declaredPlan is the plan apply would declare for r's ladder (see
+// ops.DeclaredPlan), so that plan --objects and export show the arguments
+// apply gives a quorum ladder on this release. Where the vhost was not
+// read it says what the plan lacks.
+func (e *env) declaredPlan(ctx context.Context, r resolved) topology.Plan {
+	p, warnings := ops.DeclaredPlan(r.ladder, r.snap, func() (topology.Version, error) { return e.clients().brokerVersion(ctx) })
+	if r.snap == nil && r.ladder.ReleaseDependent() {
+		warnings = append(warnings, "the broker's release is unknown, so the quorum queues lack the arguments apply gives them there (x-queue-leader-locator balanced from RabbitMQ 3.10, x-delivery-limit -1 on rungs from 4.0)")
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(w)))
+	}
+	return p
+}

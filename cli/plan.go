@@ -28,7 +28,7 @@ ones, so --unit 2s shows the same ladder at 2s.`,
 				return err
 			}
 			e.view().printLayoutNote(r)
-			return e.view().printPlan(r, objects)
+			return e.view().printPlan(r, e.declaredPlan(cmd.Context(), r), objects)
 		},
 	}
 	cmd.Flags().BoolVar(&objects, "objects", false, "list every exchange, queue and binding")
@@ -36,8 +36,7 @@ ones, so --unit 2s shows the same ladder at 2s.`,
 	return cmd
 }
 
-func (v view) printPlan(r resolved, objects bool) error {
-	plan := r.ladder.Plan()
+func (v view) printPlan(r resolved, plan topology.Plan, objects bool) error {
 	var drift []topology.Drift
 	if r.snap != nil {
 		drift = topology.Diff(plan, *r.snap)

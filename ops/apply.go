@@ -51,32 +51,44 @@ func PlanApply(req ApplyRequest) (ApplyPlan, error) {
 	if w != "" {
 		out.Warnings = append(out.Warnings, w)
 	}
-	out.Plan = l.Plan()
 	if req.Snap == nil {
-		// Without the vhost, apply cannot tell which queues exist, and an
-		// existing queue must be declared again exactly as it was: so no
-		// release arguments (topology.Plan.ForRelease).
+		out.Plan = l.Plan()
 		out.Warnings = append(out.Warnings, fmt.Sprintf("cannot read the vhost through the management API (%v), so apply cannot check for conflicting objects or a ladder of another shape under this name, and declares quorum rungs as before (leaders on the node it is connected to; on RabbitMQ 4.0 to 4.2 the default delivery limit, so reading them needs --force)", req.SnapErr))
 		return out, nil
 	}
-	var v topology.Version
-	if l.ReleaseDependent() {
-		var verr error
-		if v, verr = req.Version(); verr != nil {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("the broker's version was not read (%v), so the quorum rungs are declared as before: leaders on the node apply is connected to, and on RabbitMQ 4.0 to 4.2 the default delivery limit of 20, so reading them (peek, scheduled) needs --force", verr))
-		}
-		out.Plan = out.Plan.ForRelease(v)
-	}
-	if kept := out.Plan.KeptDefaultLimit(*req.Snap); len(kept) > 0 && v.QuorumRequeueNackCounts() {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s of ladder %s keep RabbitMQ %s's default delivery limit of %d (declared before rungs turned it off; the broker refuses to change it in place), so reading them (peek, scheduled) needs --force; to lift it, move the messages out (rungs migrate), rungs teardown %s, and apply again",
-			topology.Counted(len(kept), "queue", "queues"), l.Name, v, v.QuorumDefaultDeliveryLimit(), l.Name))
-	}
-	out.Plan = out.Plan.KeepingLegacyArgs(*req.Snap)
+	var ws []string
+	out.Plan, ws = DeclaredPlan(l, req.Snap, req.Version)
+	out.Warnings = append(out.Warnings, ws...)
 	if c := out.Plan.Conflicts(*req.Snap); len(c) > 0 {
 		return ApplyPlan{}, fmt.Errorf("apply %s: %s %s exists with other arguments: %s (rungs never deletes it for you); nothing was declared%s",
 			l.Name, c[0].Object, c[0].Name, c[0].Detail, more(len(c)-1, "conflict"))
 	}
 	return out, nil
+}
+
+// DeclaredPlan is what apply declares for l in the vhost snap (nil when
+// it was not read): for a quorum ladder of rungs' own layouts, its queues
+// as the release wants them (topology.Plan.ForRelease), except that a
+// queue that exists keeps the arguments it has, since the broker refuses
+// to declare it again with others. plan --objects and export show the
+// same. Without the vhost no release argument is added: which queues
+// exist is unknown. The warnings say what could not be done.
+func DeclaredPlan(l topology.Ladder, snap *topology.Snapshot, version func() (topology.Version, error)) (topology.Plan, []string) {
+	p := l.Plan()
+	if snap == nil || !l.ReleaseDependent() {
+		return p, nil
+	}
+	var warnings []string
+	v, err := version()
+	if err != nil {
+		warnings = append(warnings, fmt.Sprintf("the broker's version was not read (%v), so the quorum rungs are declared as before: leaders on the node apply is connected to, and on RabbitMQ 4.0 to 4.2 the default delivery limit of 20, so reading them (peek, scheduled) needs --force", err))
+	}
+	p = p.ForRelease(v)
+	if kept := p.KeptDefaultLimit(*snap); len(kept) > 0 && v.QuorumRequeueNackCounts() {
+		warnings = append(warnings, fmt.Sprintf("%s of ladder %s keep RabbitMQ %s's default delivery limit of %d (declared before rungs turned it off; the broker refuses to change it in place), so reading them (peek, scheduled) needs --force; to lift it, move the messages out (rungs migrate), rungs teardown %s, and apply again",
+			topology.Counted(len(kept), "queue", "queues"), l.Name, v, v.QuorumDefaultDeliveryLimit(), l.Name))
+	}
+	return p.KeepingLegacyArgs(*snap), warnings
 }
 
 // more says how many more there are, if any.
