@@ -252,3 +252,43 @@ func TestRecordedMillionStormIsNeverStalled(t *testing.T) {
 		t.Errorf("predicted finish at the peak %s, actual %s: %+.0f%%, want within 20%%", got, finish, 100*miss)
 	}
 }
+
+// A rung fed faster than it forwards, whose lower rung passes on to the
+// done queue as fast as it is fed, as a 1,000,000 storm on 4.0.5 showed
+// for readings at a time: the 16s rung's depth and expired count only rise
+// and the 4s rung's depth stands still, but the done queue gains, which
+// only the 16s rung can have fed. It is never stalled; with the done queue
+// standing still too, it is.
+func TestFedThroughAStillLowerRung(t *testing.T) {
+	l, err := RecordedLadder{Name: "s", Layout: "direct", Radix: 16, Levels: 2, UnitMS: 1000, QueueType: "quorum"}.Ladder("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, low, done := l.Name+".rung.01.1", l.Name+".rung.00.4", l.Name+".done"
+	judge := func(arrive int64) (stalled []time.Duration) {
+		rec := Recording{Ladder: RecordedLadderOf(l)}
+		for i := int64(0); i <= 60; i++ {
+			rec.Samples = append(rec.Samples, RecordedSample{MS: i * 1000, Queues: map[string][5]int64{
+				top:  {20000, 0, 50000 + 5000*i, 0, 6000 * 1000},
+				low:  {5000, 0, 0, 0, 0},
+				done: {arrive * i, 0, 0, 0, 0},
+			}})
+		}
+		if err := rec.Replay(DefaultInterval, func(at time.Duration, lr LadderReport) {
+			for _, row := range lr.Rows {
+				if row.Queue == top && row.Stalled {
+					stalled = append(stalled, at)
+				}
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return stalled
+	}
+	if at := judge(1000); len(at) > 0 {
+		t.Errorf("the top rung judged stalled at %v while the done queue gained", at)
+	}
+	if at := judge(0); len(at) == 0 {
+		t.Error("nothing arrived anywhere for a minute, and the top rung was never judged stalled")
+	}
+}
