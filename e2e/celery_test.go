@@ -149,9 +149,10 @@ func TestCeleryWorkerThroughItsLadder(t *testing.T) {
 	}
 
 	var list struct {
-		Matched  int            `json:"matched"`
-		Bases    map[string]int `json:"bases"`
-		Messages []struct {
+		Matched   int            `json:"matched"`
+		Recounted int            `json:"recounted"`
+		Bases     map[string]int `json:"bases"`
+		Messages  []struct {
 			TaskID string `json:"task_id"`
 			Due    string `json:"due"`
 			Exact  bool   `json:"exact"`
@@ -186,8 +187,16 @@ func TestCeleryWorkerThroughItsLadder(t *testing.T) {
 		}
 		due[m.TaskID] = at
 	}
-	if list.Matched != 2*n || len(due) != 2*n {
-		t.Fatalf("listed %d (%d by task id) of %d delayed tasks:\n%s", list.Matched, len(due), 2*n, out)
+	// Every task is listed. A task that moved down a rung while the scan
+	// read the rungs between may be listed twice (docs/scheduled.md): the
+	// scan counts it once only when x-death's whole seconds prove it sat in
+	// the higher rung for all of that rung's read, and on a loaded 3.10.8 a
+	// batch of ten moved within such a second.
+	if list.Matched < 2*n || len(due) != 2*n || list.Matched > 4*n {
+		t.Fatalf("listed %d (%d by task id, %d met again and counted once) of %d delayed tasks:\n%s", list.Matched, len(due), list.Recounted, 2*n, out)
+	}
+	if list.Matched > 2*n {
+		t.Logf("%d tasks listed twice: they moved down a rung while the scan read", list.Matched-2*n)
 	}
 	for prefix, d := range spans {
 		for i := 0; i < n; i++ {
