@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"strings"
@@ -473,13 +474,14 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 		pr.Index, pr.Rung = i, r.Queue.Name
 		report(false)
 		var st broker.ScanStats
-		began := time.Now()
+		cur := &rungRead{began: time.Now(), head: map[uint64]int{}}
 		st, err = s.Scan(ctx, r.Queue.Name, broker.ScanOptions{Listed: int(r.Queue.Stats.Messages()), Each: func(pm broker.PeekedMessage) {
-			if read.readBefore(pm.Delivery.Headers) {
+			if read.readBefore(pm.Delivery) {
 				res.Recounted++
 				return
 			}
 			res.Seen++
+			cur.remember(pm.Delivery, pm.Position)
 			now := time.Now()
 			m, err := schedule(p.Ladder, dflt, r.Queue.Name, pm.Delivery, pm.Position, now)
 			if err != nil {
@@ -503,7 +505,8 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 			report(false)
 		}})
 		if _, rung, ok := p.Ladder.QueueRole(r.Queue.Name); ok && st.Stopped == broker.ScanEmpty {
-			read[r.Queue.Name] = readSpan{began: began, ended: time.Now(), ttl: rung.TTL}
+			cur.ended, cur.ttl, cur.whole = time.Now(), rung.TTL, st.Seen <= headKeep
+			read[r.Queue.Name] = cur
 		}
 		res.Rungs = append(res.Rungs, st)
 		res.Held = max(res.Held, st.Held)
@@ -521,49 +524,103 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 }
 
 // readRungs are the rungs a scan has read to the end, by queue.
-type readRungs map[string]readSpan
+type readRungs map[string]*rungRead
 
-// readSpan is when a scan read a rung, and the rung's TTL.
-type readSpan struct {
+// rungRead is what a scan keeps of a rung it read: when, the rung's TTL,
+// and fingerprints of the messages at its head. One TTL holds every
+// message of a rung, so they leave it in queue order: the ones that move
+// on while the scan reads lower rungs are its head.
+type rungRead struct {
 	began, ended time.Time
 	ttl          time.Duration
+	head         map[uint64]int
+	// whole says the head holds every message read.
+	whole bool
 }
 
-// readBefore reports whether a message read now, in a lower rung, was
-// certainly read already in a higher one: its x-death says it expired
-// from a rung the scan read to the end, after that read ended, and it had
-// entered that rung before the read began, so it sat there, ready, while
-// the scan read everything ready. A rung's messages expire at the
-// earliest a TTL after they entered, so it entered by its expiry less the
-// TTL. x-death times are whole seconds: the true expiry lies within the
-// second after, and each bound takes the side that keeps a message rather
-// than drop it. So a message is never dropped that the scan did not see,
-// though one that moved within a second of a read's end is counted twice,
-// as before.
+// headKeep is how many messages of each rung's head a scan remembers:
+// more than leave a rung in the seconds a scan of the lower rungs takes,
+// a few megabytes at most.
+const headKeep = 20000
+
+// remember records a message read at position pos of the rung.
+func (rr *rungRead) remember(d broker.Delivery, pos int) {
+	if pos < headKeep {
+		rr.head[fingerprint(d)]++
+	}
+}
+
+// readBefore reports whether a message read now, in a lower rung, was read
+// already in a higher one. Its x-death names the rung it expired from and
+// when (whole seconds). If the scan read that rung and remembers a message
+// of the same fingerprint at its head, which cannot have left before the
+// read began, it is that message. Beyond the remembered head it is that
+// message only if the times prove it: it expired after the rung's read
+// ended, and had entered before the read began (its expiry less the
+// rung's TTL), so it sat there, ready, while the scan read everything
+// ready. Each bound takes the side that keeps a message rather than drop
+// it: a message the scan did not see is never dropped.
 //
 // Without it, a scan of Celery's ladder on a loaded 3.10.8 listed 29
-// messages for 20 tasks: those that moved from a rung read early to one
-// read later were counted in both.
-func (r readRungs) readBefore(headers map[string]any) bool {
+// messages for 20 tasks: a batch that moved from a rung read early to one
+// read later was counted in both.
+func (r readRungs) readBefore(d broker.Delivery) bool {
 	if len(r) == 0 {
 		return false
 	}
-	deaths, err := topology.ParseDeaths(headers)
+	deaths, err := topology.ParseDeaths(d.Headers)
 	if err != nil {
 		return false
 	}
-	for _, d := range deaths {
-		span, ok := r[d.Queue]
-		if !ok || d.Reason != "expired" || d.Time.IsZero() || d.Count != 1 {
+	for _, death := range deaths {
+		rr, ok := r[death.Queue]
+		if !ok || death.Reason != "expired" || death.Time.IsZero() || death.Count != 1 {
 			continue
 		}
-		leftAfter := !d.Time.Before(span.ended)
-		enteredBefore := !d.Time.Add(time.Second - span.ttl).After(span.began)
+		if fp := fingerprint(d); rr.head[fp] > 0 && !death.Time.Before(rr.began.Truncate(time.Second)) {
+			rr.head[fp]--
+			return true
+		}
+		if rr.whole {
+			continue
+		}
+		leftAfter := !death.Time.Before(rr.ended)
+		enteredBefore := !death.Time.Add(time.Second - rr.ttl).After(rr.began)
 		if leftAfter && enteredBefore {
 			return true
 		}
 	}
 	return false
+}
+
+// fingerprint identifies a message across a hop: everything a client set,
+// none of what dead-lettering or a read changes (x-death and its kin, the
+// delivery counts, the routing, the per-message TTL, the redelivered flag).
+func fingerprint(d broker.Delivery) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%q|%q|%q|%q|%q|%q|%q|%d|%d|", d.MessageID, d.CorrelationID, d.Type, d.AppID, d.ContentType, d.ContentEncoding, d.ReplyTo, d.Priority, d.Timestamp.Unix())
+	keys := make([]string, 0, len(d.Headers))
+	for k := range d.Headers {
+		if !hopHeader(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "%q=%v|", k, d.Headers[k])
+	}
+	h.Write(d.Body)
+	return h.Sum64()
+}
+
+// hopHeader reports whether the broker sets or changes a header as a
+// message moves or is read.
+func hopHeader(k string) bool {
+	switch k {
+	case topology.HeaderDeath, "x-delivery-count", "x-acquired-count", "CC", "BCC":
+		return true
+	}
+	return strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-")
 }
 
 // StackedNote says what stacked Celery keys mean, for a scan that found
