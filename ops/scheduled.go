@@ -469,12 +469,12 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 	}
 	var err error
 	dflt := defaultDest(p.Ladder)
-	read := readRungs{}
+	read, budget := readRungs{}, headBudget
 	for i, r := range rungs {
 		pr.Index, pr.Rung = i, r.Queue.Name
 		report(false)
 		var st broker.ScanStats
-		cur := &rungRead{began: time.Now(), head: map[uint64]int{}}
+		cur := &rungRead{began: time.Now(), head: map[uint64]int{}, keep: min(headKeep, budget)}
 		st, err = s.Scan(ctx, r.Queue.Name, broker.ScanOptions{Listed: int(r.Queue.Stats.Messages()), Each: func(pm broker.PeekedMessage) {
 			if read.readBefore(pm.Delivery) {
 				res.Recounted++
@@ -505,7 +505,8 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 			report(false)
 		}})
 		if _, rung, ok := p.Ladder.QueueRole(r.Queue.Name); ok && st.Stopped == broker.ScanEmpty {
-			cur.ended, cur.ttl, cur.whole = time.Now(), rung.TTL, st.Seen <= headKeep
+			cur.ended, cur.ttl, cur.whole = time.Now(), rung.TTL, st.Seen <= cur.keep
+			budget -= min(st.Seen, cur.keep)
 			read[r.Queue.Name] = cur
 		}
 		res.Rungs = append(res.Rungs, st)
@@ -534,18 +535,24 @@ type rungRead struct {
 	began, ended time.Time
 	ttl          time.Duration
 	head         map[uint64]int
-	// whole says the head holds every message read.
+	// keep is how many of its first messages head holds at most; whole
+	// says it holds every message read.
+	keep  int
 	whole bool
 }
 
-// headKeep is how many messages of each rung's head a scan remembers:
-// more than leave a rung in the seconds a scan of the lower rungs takes,
-// a few megabytes at most.
-const headKeep = 20000
+// A scan remembers up to headKeep messages of each rung's head, more than
+// leave a rung in the seconds a scan of the lower rungs takes, and
+// headBudget in all, so that its memory stays a few megabytes however
+// large the ladder.
+const (
+	headKeep   = 20000
+	headBudget = 200000
+)
 
 // remember records a message read at position pos of the rung.
 func (rr *rungRead) remember(d broker.Delivery, pos int) {
-	if pos < headKeep {
+	if pos < rr.keep {
 		rr.head[fingerprint(d)]++
 	}
 }

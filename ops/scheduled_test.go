@@ -195,7 +195,7 @@ func TestReadBefore(t *testing.T) {
 	seen := broker.Delivery{MessageID: "m1", Body: []byte("job")}
 	other := broker.Delivery{MessageID: "m2", Body: []byte("job")}
 	span := func(ttl time.Duration, whole bool, remembered ...broker.Delivery) *rungRead {
-		rr := &rungRead{began: base.Add(500 * time.Millisecond), ended: base.Add(2300 * time.Millisecond), ttl: ttl, head: map[uint64]int{}, whole: whole}
+		rr := &rungRead{began: base.Add(500 * time.Millisecond), ended: base.Add(2300 * time.Millisecond), ttl: ttl, head: map[uint64]int{}, keep: headKeep, whole: whole}
 		for i, d := range remembered {
 			rr.remember(d, i)
 		}
