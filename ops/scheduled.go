@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -474,6 +476,10 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 		pr.Index, pr.Rung = i, r.Queue.Name
 		report(false)
 		var st broker.ScanStats
+		// A rung of level 0 hands its messages to their destination: none
+		// of them can be met again, so none is remembered.
+		_, rung, _ := p.Ladder.QueueRole(r.Queue.Name)
+		level := rung.Level
 		cur := &rungRead{began: time.Now(), head: map[uint64]int{}, keep: min(headKeep, budget)}
 		st, err = s.Scan(ctx, r.Queue.Name, broker.ScanOptions{Listed: int(r.Queue.Stats.Messages()), Each: func(pm broker.PeekedMessage) {
 			if read.readBefore(pm.Delivery) {
@@ -481,7 +487,9 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 				return
 			}
 			res.Seen++
-			cur.remember(pm.Delivery, pm.Position)
+			if level > 0 {
+				cur.remember(pm.Delivery, pm.Position)
+			}
 			now := time.Now()
 			m, err := schedule(p.Ladder, dflt, r.Queue.Name, pm.Delivery, pm.Position, now)
 			if err != nil {
@@ -504,7 +512,7 @@ func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress
 			pushKeep(keep, m, p.Keep)
 			report(false)
 		}})
-		if _, rung, ok := p.Ladder.QueueRole(r.Queue.Name); ok && st.Stopped == broker.ScanEmpty {
+		if level > 0 && st.Stopped == broker.ScanEmpty {
 			cur.ended, cur.ttl, cur.whole = time.Now(), rung.TTL, st.Seen <= cur.keep
 			budget -= min(st.Seen, cur.keep)
 			read[r.Queue.Name] = cur
@@ -605,18 +613,27 @@ func (r readRungs) readBefore(d broker.Delivery) bool {
 // delivery counts, the routing, the per-message TTL, the redelivered flag).
 func fingerprint(d broker.Delivery) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%q|%q|%q|%q|%q|%q|%q|%d|%d|", d.MessageID, d.CorrelationID, d.Type, d.AppID, d.ContentType, d.ContentEncoding, d.ReplyTo, d.Priority, d.Timestamp.Unix())
-	keys := make([]string, 0, len(d.Headers))
-	for k := range d.Headers {
-		if !hopHeader(k) {
-			keys = append(keys, k)
+	for _, s := range [...]string{d.MessageID, d.CorrelationID, d.Type, d.AppID, d.ContentType, d.ContentEncoding, d.ReplyTo} {
+		_, _ = io.WriteString(h, s)
+		_, _ = h.Write([]byte{0})
+	}
+	var n [9]byte
+	binary.LittleEndian.PutUint64(n[:8], uint64(d.Timestamp.Unix()))
+	n[8] = d.Priority
+	_, _ = h.Write(n[:])
+	if len(d.Headers) > 0 {
+		keys := make([]string, 0, len(d.Headers))
+		for k := range d.Headers {
+			if !hopHeader(k) {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(h, "%q=%v|", k, d.Headers[k])
 		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(h, "%q=%v|", k, d.Headers[k])
-	}
-	h.Write(d.Body)
+	_, _ = h.Write(d.Body)
 	return h.Sum64()
 }
 

@@ -63,3 +63,21 @@ func BenchmarkScanPerMessage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFingerprint times what a scan adds for each message of a rung
+// above level 0: the fingerprint it remembers, so that the message is
+// counted once if it is met again below.
+func BenchmarkFingerprint(b *testing.B) {
+	d := broker.Delivery{
+		RoutingKey: "0.0.0.0.e.1.0.jobs.work", MessageID: "order-8812", Timestamp: time.Now(),
+		Headers: map[string]any{topology.HeaderDelayMS: int64(3600) * 1000},
+		Body:    []byte(`{"order":8812,"kind":"payment-timeout"}`),
+	}
+	rr := &rungRead{head: map[uint64]int{}, keep: headKeep}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		rr.remember(d, i%headKeep)
+		i++
+	}
+}
