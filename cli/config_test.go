@@ -216,14 +216,7 @@ func TestContextAgainstTheBroker(t *testing.T) {
 	// Before 4.3, reading a quorum queue counts a delivery on it: a
 	// read-only context refuses that as --read-only does. From 4.3 a peek
 	// changes nothing that can act on a message, so both allow it.
-	m, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ver, err := m.Version(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ver := releaseOf(t, cfg)
 	code, _, errs := run(t, vars, "--context", "ro", "peek", "ctx.unroutable")
 	if refused := code != ExitOK && strings.Contains(errs, "read-only"); refused != ver.QuorumRequeueNackCounts() {
 		t.Fatalf("peek of a quorum queue in a read-only context on %s: exit %d %s", ver, code, errs)

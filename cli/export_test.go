@@ -220,14 +220,7 @@ func TestCeleryLadderApplyTracePublish(t *testing.T) {
 // sets one by default; classic rungs and a library's ladder get neither.
 func checkExportedReleaseArgs(t *testing.T, cfg broker.Config, ladder, defs string, own bool) {
 	t.Helper()
-	m, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ver, err := m.Version(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ver := releaseOf(t, cfg)
 	var d struct {
 		Queues []struct {
 			Name      string

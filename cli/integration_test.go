@@ -20,6 +20,20 @@ import (
 
 // brokerEnv gives a test its own vhost and the environment that points
 // rungs at it.
+// releaseOf is the RabbitMQ release of the broker cfg names.
+func releaseOf(t *testing.T, cfg broker.Config) topology.Version {
+	t.Helper()
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := m.Version(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 func brokerEnv(t *testing.T) (map[string]string, broker.Config) {
 	t.Helper()
 	cfg := brokertest.NewVhost(t)

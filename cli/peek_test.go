@@ -147,14 +147,7 @@ func TestPeekDrawsTheHopsOfADeadLetter(t *testing.T) {
 func TestPeekOfAQuorumRungByRelease(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	m, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ver, err := m.Version(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ver := releaseOf(t, cfg)
 	mustRun(t, env, "apply", "--ladder", "q", "--layout", "prefix", "--unit", "1s", "--levels", "7", "--radix", "2", "--queue-type", "quorum")
 	wantLimit := ver.QuorumDefaultDeliveryLimit() > 0
 	for _, name := range []string{"q.rung.06", "q.rung.00", "q.unroutable", "q.done"} {
