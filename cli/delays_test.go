@@ -23,7 +23,7 @@ type delayCase struct {
 	group string // the inventory group it must be found as
 	// basis is what migrate's estimate rests on (x-rungs-migrated).
 	basis topology.Basis
-	// delays are the delays published (default 10s and 20s).
+	// delays are the delays published (default 10s and 45s).
 	delays []time.Duration
 	dest   string // the queue its delays end in
 	// declare declares the library's objects for dest; publish sends one
@@ -206,7 +206,7 @@ var goqueueCase = delayCase{
 // with "#". A retry is the worker rejecting the message (no requeue), so
 // the message reaches jobs-retry with x-death.
 var sneakersCase = delayCase{
-	group: "sneakers-maxretry/jobs", dest: "jobs", basis: topology.BasisDeath, delays: []time.Duration{15 * time.Second},
+	group: "sneakers-maxretry/jobs", dest: "jobs", basis: topology.BasisDeath, delays: []time.Duration{45 * time.Second},
 	declare: func(t *testing.T, ch *amqp.Channel) {
 		for _, x := range []string{"jobs-retry", "jobs-error", "jobs-retry-requeue"} {
 			must(t, ch.ExchangeDeclare(x, "topic", true, false, false, false, nil))
@@ -265,9 +265,12 @@ func runDelayCase(t *testing.T, c delayCase, viaPHP bool) {
 	ch := brokertest.RawChannel(t, cfg)
 	must(t, ch.Confirm(false))
 	c.declare(t, ch)
-	mustRun(t, env, "apply", "--ladder", "to", "--unit", "250ms", "--levels", "7", "--radix", "2", "--target", c.dest, "--queue-type", "classic")
+	mustRun(t, env, "apply", "--ladder", "to", "--unit", "250ms", "--levels", "8", "--radix", "2", "--target", c.dest, "--queue-type", "classic") // up to 63.75s
 	const n = 5
-	delays := []time.Duration{10 * time.Second, 20 * time.Second}
+	// The longer delay outlasts the wait for the broker's statistics and
+	// the doctor and dry runs before the migration on a loaded machine
+	// (over 15s in one CI run, when every message had come due first).
+	delays := []time.Duration{10 * time.Second, 45 * time.Second}
 	if c.delays != nil {
 		delays = c.delays
 	}
