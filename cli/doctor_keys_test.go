@@ -20,14 +20,7 @@ import (
 func TestDoctorReadsCeleryKeysWhereReadingChangesNothing(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	ver, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := ver.Version(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := releaseOf(t, cfg)
 	c := dial(t, cfg)
 	for _, lt := range []struct{ name, qt string }{{"mail_celery", "classic"}, {"q_celery", "quorum"}} {
 		mustRun(t, env, "apply", "--layout", "celery", "--ladder", lt.name, "--queue-type", lt.qt, "--target", "emails")

@@ -391,14 +391,7 @@ func TestPublishWithoutManagementNeedsTheShape(t *testing.T) {
 func TestNewLadderLayoutFollowsBrokerVersion(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	m, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := m.Version(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := releaseOf(t, cfg)
 	want := "direct"
 	if v.LosesBCCOnDeadLetterRetry() {
 		want = "prefix"
