@@ -65,16 +65,21 @@ type DrainReport struct {
 	DrainPerS float64 `json:"drain_per_s"`
 	HopsPerS  float64 `json:"hops_per_s"`
 	Ratio     float64 `json:"ratio"`
-	// The peak is the reading with the most expired messages waiting; at
-	// it the forecast predicted the finish (from the first publish).
+	// The peak is the reading with the most expired messages waiting.
+	// The forecast needs a health.RateSpan of readings without publishing
+	// to measure the drain rate, so its first prediction of the finish
+	// (from the first publish) comes at ForecastAtS, with ForecastExpired
+	// still waiting.
 	PeakExpired      int64   `json:"peak_expired"`
 	PeakAtS          float64 `json:"peak_at_s"`
+	ForecastAtS      float64 `json:"forecast_at_s"`
+	ForecastExpired  int64   `json:"forecast_expired"`
 	PredictedFinishS float64 `json:"predicted_finish_s"`
 	// FinishS is from the first publish until the target held every
 	// message; LastDueS until the last was due. ErrorPct is the
 	// predicted finish's error as a share of FinishS (the issue's
 	// measure: within 20%), LeftErrorPct as a share of the time that was
-	// left at the peak (the harder one).
+	// left at the first forecast (the harder one).
 	FinishS      float64 `json:"finish_s"`
 	LastDueS     float64 `json:"last_due_s"`
 	ErrorPct     float64 `json:"error_pct"`
@@ -191,8 +196,11 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 			if lr.Totals.Backlogged > 0 && d.Capacity > 0 {
 				hops = append(hops, d.Capacity)
 			}
-			if pubDone && lr.Totals.Expired > rep.PeakExpired && d.Finish > 0 {
+			if lr.Totals.Expired > rep.PeakExpired {
 				rep.PeakExpired, rep.PeakAtS = lr.Totals.Expired, at.Seconds()
+			}
+			if pubDone && d.Finish > 0 && rep.PredictedFinishS == 0 {
+				rep.ForecastAtS, rep.ForecastExpired = at.Seconds(), lr.Totals.Expired
 				rep.PredictedFinishS = (at + d.Finish).Seconds()
 			}
 			logf("%4.0fs in ladder %d, expired %d, arrived %d, backlogged %d, stalled %d, capacity %.0f hops/s, finish in %s",
@@ -215,7 +223,7 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 		rep.Ratio = rep.DrainPerS / rep.LimitPerS
 	}
 	rep.HopsPerS = median(hops)
-	if left := rep.FinishS - rep.PeakAtS; rep.PredictedFinishS > 0 && left > 0 {
+	if left := rep.FinishS - rep.ForecastAtS; rep.PredictedFinishS > 0 && left > 0 {
 		rep.ErrorPct = 100 * (rep.PredictedFinishS - rep.FinishS) / rep.FinishS
 		rep.LeftErrorPct = 100 * (rep.PredictedFinishS - rep.FinishS) / left
 	}
@@ -291,7 +299,7 @@ func (r DrainReport) Markdown() string {
 	row("drain (arrivals after the first was due)", fmt.Sprintf("%.0f/s = %.2f × limit", r.DrainPerS, r.Ratio))
 	row("ladder capacity while backlogged (median)", fmt.Sprintf("%.0f hops/s", r.HopsPerS))
 	row("peak backlog", fmt.Sprintf("%d expired at %.0fs", r.PeakExpired, r.PeakAtS))
-	row("predicted finish at the peak", fmt.Sprintf("%.0fs", r.PredictedFinishS))
+	row(fmt.Sprintf("first forecast (after %s without publishing)", topology.FormatSpan(health.RateSpan)), fmt.Sprintf("at %.0fs, %d expired waiting: finish at %.0fs", r.ForecastAtS, r.ForecastExpired, r.PredictedFinishS))
 	row("actual finish (last arrival)", fmt.Sprintf("%.0fs (last due %.0fs)", r.FinishS, r.LastDueS))
 	row("prediction error", fmt.Sprintf("%+.0f%% of the finish, %+.0f%% of the time left", r.ErrorPct, r.LeftErrorPct))
 	row("rung readings judged stalled", fmt.Sprintf("%d", r.Stalled))

@@ -30,6 +30,7 @@ type benchFlags struct {
 	seed                   uint64
 	phases                 []string
 	drain                  int
+	record                 string
 }
 
 func (e *env) benchCommand() *cobra.Command {
@@ -102,6 +103,7 @@ tree, go run ./cmd/rungs-lab.`,
 	f.StringVar(&bf.markdown, "markdown", "", "also write the Markdown report to FILE")
 	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
 	f.StringSliceVar(&bf.phases, "phases", bench.PhaseNames(), "phases to run, of "+strings.Join(bench.PhaseNames(), ", "))
+	f.StringVar(&bf.record, "record", "", "with --drain: also write every reading of the ladder to FILE (JSON), to replay the judgement on (docs/storms.md)")
 	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/storms.md)")
 	return cmd
 }
@@ -209,6 +211,9 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	if cmd.Flags().Changed("drain") {
 		return e.runDrain(cmd, bf)
+	}
+	if bf.record != "" {
+		return usageErr("--record goes with --drain")
 	}
 	o, err := bf.options(cmd)
 	if err != nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/bench"
@@ -22,6 +24,16 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	}
 	o := bench.DefaultDrainOptions()
 	o.N, o.Ladder, o.Log = bf.drain, l, e.Err
+	if bf.record != "" {
+		// Created before the storm, so that a path that cannot be
+		// written fails at once, not after it.
+		f, err := os.Create(bf.record)
+		if err != nil {
+			return usageErr("--record: %v", err)
+		}
+		defer f.Close()
+		o.Record = f
+	}
 	rep, err := bench.RunDrain(cmd.Context(), e.config(), m, o)
 	if err != nil {
 		if errorsIsOptions(err) {

@@ -40,7 +40,7 @@ func DrainText(t health.Totals, d health.Drain, w int) string {
 		}
 		s += "."
 	} else {
-		s += " Its drain rate is not measured yet."
+		s += fmt.Sprintf(" Its drain rate is measured once no client has published to it for %s (the console and the exporter keep the readings).", topology.FormatSpan(health.RateSpan))
 	}
 	if w <= 0 {
 		w = 100
