@@ -264,8 +264,16 @@ func (lf *ladderFlags) defaultLadder(v view, vhost string, version func() (topol
 		return l, err
 	}
 	v.printLayoutNote(resolved{layoutNote: note})
-	if _, err := refuseBrokenBCC(l, version); err != nil {
+	warning, err := refuseBrokenBCC(l, version)
+	if err != nil {
 		return l, err
+	}
+	// A release that loses keys on a retry is said; an unread release is
+	// not, since the run then fails on the broker with one line of its own.
+	if warning != "" {
+		if _, verr := version(); verr == nil {
+			fmt.Fprintln(v.Err, warning)
+		}
 	}
 	return l, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,14 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	if bf.drain < 1 {
 		return usageErr("--drain %d: want at least 1 message", bf.drain)
 	}
+	if bf.record != "" {
+		// Checked before the broker is met, so that a path that cannot
+		// be written fails at once, not after the storm; the file is
+		// created only once the run begins.
+		if st, err := os.Stat(filepath.Dir(bf.record)); err != nil || !st.IsDir() {
+			return usageErr("--record %s: no such directory", bf.record)
+		}
+	}
 	m, err := e.clients().benchBroker()
 	if err != nil {
 		return err
@@ -25,8 +34,6 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	o := bench.DefaultDrainOptions()
 	o.N, o.Ladder, o.Log = bf.drain, l, e.Err
 	if bf.record != "" {
-		// Created before the storm, so that a path that cannot be
-		// written fails at once, not after it.
 		f, err := os.Create(bf.record)
 		if err != nil {
 			return usageErr("--record: %v", err)
