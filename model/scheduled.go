@@ -496,14 +496,25 @@ func (a App) scanDone(m scanDoneMsg) App {
 		a.result = ui.Result{Kind: ui.ResultError, Text: "scan of " + v.found.Ladder.Name + " failed: " + m.err.Error()}
 	default:
 		v.phase = ui.ScanDone
-		text := fmt.Sprintf("scanned %s: %d scheduled", topology.Counted(m.res.Seen, "message", "messages"), m.res.Matched)
-		if !v.filter.Empty() {
-			text = fmt.Sprintf("scanned %s: %d match", topology.Counted(m.res.Seen, "message", "messages"), m.res.Matched)
-		}
-		a.result = ui.Result{Kind: ui.ResultOK, Text: text}
+		a.result = ui.Result{Kind: ui.ResultOK, Text: scanDoneText(m.res, !v.filter.Empty())}
 	}
 	v.clamp()
 	return a
+}
+
+// scanDoneText is a finished scan's result line. Messages that moved down
+// a rung while the scan read are said, as `rungs scheduled` says them:
+// otherwise a list shorter than the messages read looks like a loss.
+func scanDoneText(res ops.ScanResult, filtered bool) string {
+	verb := "scheduled"
+	if filtered {
+		verb = "match"
+	}
+	text := fmt.Sprintf("scanned %s: %d %s", topology.Counted(res.Seen, "message", "messages"), res.Matched, verb)
+	if res.Recounted > 0 {
+		text += fmt.Sprintf(" (%d moved down while read, counted once)", res.Recounted)
+	}
+	return text
 }
 
 // updateScheduled handles a key or wheel event on the scheduled view.

@@ -409,3 +409,22 @@ func TestScheduledRescanWaitsForTheOldScan(t *testing.T) {
 		t.Errorf("after the old scan ended: running %v, filter %q, matched %d; want the new scan done with 1", a.scan != nil, a.sched.Filter(), a.sched.res.Matched)
 	}
 }
+
+// A finished scan's line says how many it read and listed, and, when
+// messages moved down a rung while it read, that they were counted once.
+func TestScanDoneText(t *testing.T) {
+	cases := []struct {
+		res      ops.ScanResult
+		filtered bool
+		want     string
+	}{
+		{ops.ScanResult{Seen: 40, Matched: 40}, false, "scanned 40 messages: 40 scheduled"},
+		{ops.ScanResult{Seen: 40, Matched: 5}, true, "scanned 40 messages: 5 match"},
+		{ops.ScanResult{Seen: 20, Matched: 20, Recounted: 9}, false, "scanned 20 messages: 20 scheduled (9 moved down while read, counted once)"},
+	}
+	for _, c := range cases {
+		if got := scanDoneText(c.res, c.filtered); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.res, got, c.want)
+		}
+	}
+}
