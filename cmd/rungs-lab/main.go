@@ -43,7 +43,8 @@ RUNGS_MGMT_URL), each phase in vhosts of its own that it removes:
            cost while it drains, and a ` + "`rungs replay`" + ` of N dead letters killed
            with SIGKILL a third of the way
   beside   ` + "`rungs status --ladder`" + ` of the default ladder alone and beside N
-           other queues: time, requests, bytes and peak RSS
+           other queues: time, requests, bytes and peak RSS; then peek,
+           replay --dry-run, purge and unstall of the same ladder
   scan     ` + "`rungs scheduled`" + ` over N messages in the default ladder: its rate
            against the broker's plain consume rate, its peak RSS, what it adds
            to the lateness of the messages it reads, and the listed due times'

@@ -70,6 +70,36 @@ type BesideRow struct {
 	First   CommandCost `json:"console_first_read"`
 	Refresh CommandCost `json:"console_refresh"`
 	Load    string      `json:"load_average"`
+	// Commands are the other commands that read what they act on, each
+	// the median of its runs, with its ratio to the same command beside
+	// no other queue (issue 22 measured these at 12-18× beside 10,000
+	// before they read by name).
+	Commands []CommandRow `json:"commands,omitempty"`
+}
+
+// CommandRow is one command's cost beside the other queues.
+type CommandRow struct {
+	Name  string      `json:"name"`
+	Cost  CommandCost `json:"cost"`
+	Ratio float64     `json:"ratio"`
+}
+
+// besideCommands are the commands timed besides status, as an operator
+// runs them on the ladder: each reads only what it acts on. The rung
+// peeked is the one the messages in flight wait in (--force: on a
+// quorum rung before 4.3 a peek counts as a delivery, which the lab's
+// own vhost can spend); purge empties the ladder's unroutable queue,
+// which holds nothing; unstall finds nothing stalled.
+func besideCommands(l topology.Ladder, rung string) [][]string {
+	common := []string{"--ladder", l.Name, "--json", "--timeout", "10m"}
+	with := func(args ...string) []string { return append(args, common...) }
+	unroutable := l.Name + ".unroutable"
+	return [][]string{
+		with("peek", rung, "--force"),
+		with("replay", "--from", unroutable, "--to-origin", "--dry-run"),
+		with("purge", unroutable, "--yes"),
+		with("unstall", "--yes"),
+	}
 }
 
 // besideDeclarers declare the other queues in parallel, each a chunk of
@@ -122,6 +152,11 @@ func RunBeside(ctx context.Context, cfg broker.Config, mgmt *broker.Management, 
 		}
 		if len(rep.Rows) > 0 && rep.Rows[0].Status.MS > 0 {
 			row.Ratio = row.Status.MS / rep.Rows[0].Status.MS
+		}
+		for i := range row.Commands {
+			if len(rep.Rows) > 0 && i < len(rep.Rows[0].Commands) && rep.Rows[0].Commands[i].Cost.MS > 0 {
+				row.Commands[i].Ratio = row.Commands[i].Cost.MS / rep.Rows[0].Commands[i].Cost.MS
+			}
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
@@ -192,6 +227,18 @@ func besideVhost(ctx context.Context, cfg broker.Config, mgmt *broker.Management
 		*problems = append(*problems, fmt.Sprintf("beside %d: status: %s", n, row.Status.Err))
 	}
 	logf("status --ladder median %.0f ms, %d requests, %s, peak RSS %s", row.Status.MS, row.Status.Requests, topology.FormatBytes(row.Status.Bytes), topology.FormatBytes(row.Status.RSS))
+	rung := ""
+	if tr, err := l.Trace(min(l.MaxDelay(), time.Hour)/2, ""); err == nil && len(tr.Hops) > 0 {
+		rung = tr.Hops[0].Queue
+	}
+	for _, args := range besideCommands(l, rung) {
+		c := medianRun(ctx, o, vcfg, mgmt, args)
+		if c.Err != "" {
+			*problems = append(*problems, fmt.Sprintf("beside %d: %s: %s", n, args[0], c.Err))
+		}
+		row.Commands = append(row.Commands, CommandRow{Name: args[0], Cost: c})
+		logf("%s median %.0f ms, %d requests, %s", args[0], c.MS, c.Requests, topology.FormatBytes(c.Bytes))
+	}
 	return row, nil
 }
 
@@ -324,13 +371,17 @@ func besideConsole(ctx context.Context, mgmt *broker.Management, vhost, name str
 	return first, medianCost(costs), nil
 }
 
-// medianStatus runs `rungs status --ladder` once to warm the broker's
-// caches and the page cache, then o.Runs times, and returns the median
-// run with the largest peak RSS of all.
+// medianStatus is the median run of `rungs status --ladder`.
 func medianStatus(ctx context.Context, o BesideOptions, cfg broker.Config, mgmt *broker.Management) CommandCost {
 	// --timeout: how long the read takes, where the default 10 s would
 	// end it.
-	args := []string{"status", "--ladder", o.Ladder.Name, "--json", "--timeout", "10m"}
+	return medianRun(ctx, o, cfg, mgmt, []string{"status", "--ladder", o.Ladder.Name, "--json", "--timeout", "10m"})
+}
+
+// medianRun runs the binary with args once to warm the broker's caches
+// and the page cache, then o.Runs times, and returns the median run with
+// the largest peak RSS of all.
+func medianRun(ctx context.Context, o BesideOptions, cfg broker.Config, mgmt *broker.Management, args []string) CommandCost {
 	if c := runMeasured(ctx, o.Binary, cfg, mgmt, args...); c.Err != "" {
 		return c
 	}
@@ -381,6 +432,30 @@ func (r BesideReport) Markdown() string {
 			row.First.MS, topology.FormatBytes(row.First.Bytes), row.Refresh.MS, row.Refresh.Requests, topology.FormatBytes(row.Refresh.Bytes), row.Load)
 	}
 	w("\n")
+	if len(r.Rows) > 0 && len(r.Rows[0].Commands) > 0 {
+		w("The other commands that read what they act on (median ms, ratio to the ladder alone, requests):\n\n")
+		w("| other queues |")
+		for _, c := range r.Rows[0].Commands {
+			w(" `%s` |", c.Name)
+		}
+		w("\n|---:|")
+		for range r.Rows[0].Commands {
+			w("---:|")
+		}
+		w("\n")
+		for _, row := range r.Rows {
+			w("| %s |", topology.FormatCount(int64(row.Others)))
+			for _, c := range row.Commands {
+				ratio := ""
+				if row.Others > 0 && c.Ratio > 0 {
+					ratio = fmt.Sprintf(", **%.2f×**", c.Ratio)
+				}
+				w(" %.0f%s, %d |", c.Cost.MS, ratio, c.Cost.Requests)
+			}
+			w("\n")
+		}
+		w("\n")
+	}
 	bench.WriteProblems(&b, r.Problems, "The observer counted every message in flight in every vhost.")
 	return b.String()
 }
