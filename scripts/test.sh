@@ -87,46 +87,6 @@ fi
 step "go vet ./..."
 go vet ./...
 
-# The cluster suite (scripts/test-cluster.sh: three-node clusters of each
-# release) and the scale tests run beside the passes, one after another in
-# a stream of their own. Both mostly wait on brokers: one after the other
-# the whole run took 47-50 min on the two-core machine, the passes alone
-# about 30. The cluster suite uses nodes and ports of its own; the scale
-# tests load a release's shared broker enough to slow other tests'
-# management requests past their timeouts, so each waits until that
-# release's pass is over. Extra arguments narrow a run to some tests: then
-# neither runs.
-side=
-if [[ $# == 0 && ${versions[0]} != given && ${RUNGS_CLUSTER_SUITE:-1} != 0 ]]; then
-	side=$(mktemp -d)
-	(
-		rc=0
-		bash scripts/test-cluster.sh >"$side/cluster.log" 2>&1 || rc=$?
-		echo "$rc" >"$side/cluster.rc"
-		for v in "${versions[@]}"; do
-			while [[ ! -e $side/pass-$v ]]; do
-				[[ -e $side/abort ]] && exit 0
-				sleep 2
-			done
-			eval "$(RUNGS_RABBITMQ=$v bash scripts/broker.sh env)"
-			rc=0
-			{
-				printf '\n== go test -tags scale ./broker ./model (RabbitMQ %s)\n' "$v"
-				RUNGS_RABBITMQ=$v RUNGS_URL=$RUNGS_URL RUNGS_MGMT_URL=$RUNGS_MGMT_URL \
-					go test -count=1 -timeout "$timeout" -p 1 -tags scale -run 'BesideTenThousand|TwoHundredLadders' ./broker ./model
-			} >>"$side/scale.log" 2>&1 || rc=$?
-			echo "$rc" >"$side/scale-$v.rc"
-			((rc == 0)) || break
-		done
-	) >"$side/stream.log" 2>&1 &
-	side_pid=$!
-	# A failed pass stops the stream's scale tests; a cluster test already
-	# running ends on its own and stops its nodes. The stream writes only
-	# to files, so that nothing waits on it after this script exits.
-	trap '[[ -n $side ]] && touch "$side/abort"' EXIT
-	step "cluster suite and scale tests: started beside the passes (their output follows the passes)"
-fi
-
 for v in "${versions[@]}"; do
 	if [[ $v != given ]]; then
 		eval "$(RUNGS_RABBITMQ=$v bash scripts/broker.sh env)"
@@ -134,13 +94,11 @@ for v in "${versions[@]}"; do
 	fi
 	step "go test -count=1 ./... $* (RabbitMQ ${RUNGS_RABBITMQ:-at $RUNGS_MGMT_URL})"
 	go test -count=1 -timeout "$timeout" ./... "$@"
-	if [[ -n $side ]]; then
-		touch "$side/pass-$v"
-	else
-		# Run alone, one at a time, for the reason above.
-		step "go test -tags scale ./broker ./model (RabbitMQ ${RUNGS_RABBITMQ:-at $RUNGS_MGMT_URL})"
-		go test -count=1 -timeout "$timeout" -p 1 -tags scale -run 'BesideTenThousand|TwoHundredLadders' ./broker ./model "$@"
-	fi
+	# The scale tests (10,000 other queues in a vhost, 100 vhosts of
+	# ladders) load the broker enough to slow other tests' management
+	# requests past their timeouts, so they run alone, one at a time.
+	step "go test -tags scale ./broker ./model (RabbitMQ ${RUNGS_RABBITMQ:-at $RUNGS_MGMT_URL})"
+	go test -count=1 -timeout "$timeout" -p 1 -tags scale -run 'BesideTenThousand|TwoHundredLadders' ./broker ./model "$@"
 done
 
 step "goreleaser check and snapshot (into dist/)"
@@ -173,20 +131,6 @@ if [[ $fuzztime != 0 ]]; then
 		step "fuzz $target ($(dirname "$file"), $fuzztime)"
 		go test -run='^$' -fuzz="^$target\$" -fuzztime="$fuzztime" "$(dirname "$file")" </dev/null
 	done < <(grep -r --include='*_test.go' -o '^func Fuzz[A-Za-z0-9_]*' . | sort)
-fi
-
-if [[ -n $side ]]; then
-	wait "$side_pid"
-	cat "$side/cluster.log" "$side/scale.log" "$side/stream.log" 2>/dev/null
-	failed=
-	[[ $(cat "$side/cluster.rc" 2>/dev/null) == 0 ]] || failed+=" cluster"
-	for v in "${versions[@]}"; do
-		[[ $(cat "$side/scale-$v.rc" 2>/dev/null) == 0 ]] || failed+=" scale-$v"
-	done
-	if [[ -n $failed ]]; then
-		echo "failed beside the passes:$failed" >&2
-		exit 1
-	fi
 fi
 
 step "ok"
