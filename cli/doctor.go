@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -74,7 +75,12 @@ reads only: nothing on the broker changes. It exits 0 when nothing is wrong
 // runDoctor reads the facts, lets ops.Doctor judge them and prints the
 // findings: a problem among them exits 1.
 func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool, target topology.Version) error {
-	facts, err := doctorFacts(ctx, e, only, allVhosts)
+	c := e.clients()
+	m, err := c.management()
+	if err != nil {
+		return err
+	}
+	facts, err := doctorReader{m: m, clients: c, vhost: e.vhost(), timeout: e.opts.timeout, view: e.view()}.facts(ctx, only, allVhosts)
 	if err != nil {
 		return err
 	}
@@ -99,15 +105,24 @@ func (v view) printDoctor(checks ops.Findings) error {
 	return nil
 }
 
-// doctorFacts reads what ops.Doctor judges. A failed read is a fact to
-// report, not an error; only an unreadable list of vhosts stops doctor.
-func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.DoctorFacts, error) {
-	m, err := e.clients().management()
-	if err != nil {
-		return ops.DoctorFacts{}, err
-	}
+// doctorReader reads what ops.Doctor judges: through the management API,
+// the command's AMQP connection (its vhost's Celery ladders) and one of
+// its own to each other vhost doctor samples keys in, each request within
+// timeout; view says how long the stall watch waits.
+type doctorReader struct {
+	m       *broker.Management
+	clients *clients
+	vhost   string
+	timeout time.Duration
+	view    view
+}
+
+// facts reads what ops.Doctor judges. A failed read is a fact to report,
+// not an error; only an unreadable list of vhosts stops doctor.
+func (d doctorReader) facts(ctx context.Context, only string, allVhosts bool) (ops.DoctorFacts, error) {
+	m := d.m
 	call := func(f func(context.Context) error) error {
-		cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		cctx, cancel := context.WithTimeout(ctx, d.timeout)
 		defer cancel()
 		return f(cctx)
 	}
@@ -115,7 +130,7 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 	if f.OverviewErr = call(func(c context.Context) (err error) { f.Overview, err = m.Overview(c); return }); f.OverviewErr != nil {
 		return f, nil
 	}
-	if c, err := e.clients().amqp(ctx); err != nil {
+	if c, err := d.clients.amqp(ctx); err != nil {
 		f.AMQPErr = err
 	} else {
 		f.AMQPVhost = c.Vhost()
@@ -128,13 +143,13 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 		}
 		return err
 	})
-	vhosts := []string{e.vhost()}
+	vhosts := []string{d.vhost}
 	if allVhosts {
 		if err := call(func(c context.Context) (err error) { vhosts, err = m.Vhosts(c); return }); err != nil {
 			return f, err
 		}
 	}
-	insp := timed{m, e.opts.timeout}
+	insp := timed{m, d.timeout}
 	observers := map[string]ops.Observer{}
 	for _, vh := range vhosts {
 		// The ladders' objects only, not the vhost's: beside 10,000 other
@@ -161,10 +176,10 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 		if !ok {
 			continue
 		}
-		o, vh.WatchErr = watchStalls(ctx, e.view(), insp, o)
+		o, vh.WatchErr = watchStalls(ctx, d.view, insp, o)
 		vh.Report = o.Report(o.At())
-		vh.Policies, vh.PoliciesErr = quorumPolicies(ctx, e, m, vh.Report)
-		vh.KeySamples = sampleCeleryKeys(ctx, e, m, vh)
+		vh.Policies, vh.PoliciesErr = d.quorumPolicies(ctx, vh.Report)
+		vh.KeySamples = d.sampleCeleryKeys(ctx, vh)
 	}
 	// The delays outside ladders: a paged listing of every queue, since
 	// the management API cannot filter by arguments; a vhost's whole
@@ -187,35 +202,57 @@ func doctorFacts(ctx context.Context, e *env, only string, allVhosts bool) (ops.
 }
 
 // sampleCeleryKeys reads the routing keys at the heads of the Celery
-// ladders' rungs of one vhost (ops.SampleKeys). The AMQP connection is to
-// the command's vhost: another vhost's ladders are not read.
-func sampleCeleryKeys(ctx context.Context, e *env, m *broker.Management, vh *ops.DoctorVhost) []ops.KeySample {
+// ladders' rungs of one vhost (ops.SampleKeys): through the command's
+// connection in its own vhost, through one opened for the purpose in
+// another (--all-vhosts), closed when the samples are read.
+func (d doctorReader) sampleCeleryKeys(ctx context.Context, vh *ops.DoctorVhost) []ops.KeySample {
 	var out []ops.KeySample
 	ladders := ops.Ladders(vh.Found)
+	var conn *broker.Conn
+	var connErr error
 	for _, l := range ladders {
-		if l.Layout != "celery" || vh.Vhost != e.vhost() {
+		if l.Layout != "celery" {
 			continue
 		}
-		c, err := e.clients().amqp(ctx)
-		if err != nil {
-			out = append(out, ops.KeySample{Ladder: l.Name, Err: err})
+		if conn == nil && connErr == nil {
+			conn, connErr = d.amqpTo(ctx, vh.Vhost)
+			if conn != nil && vh.Vhost != d.vhost {
+				defer conn.Close()
+			}
+		}
+		if connErr != nil {
+			out = append(out, ops.KeySample{Ladder: l.Name, Err: connErr})
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, 2*e.opts.timeout)
-		out = append(out, ops.SampleKeys(cctx, m, c, l, vh.Report.Snapshot, ladders))
+		cctx, cancel := context.WithTimeout(ctx, 2*d.timeout)
+		out = append(out, ops.SampleKeys(cctx, d.m, conn, l, vh.Report.Snapshot, ladders))
 		cancel()
 	}
 	return out
 }
 
+// amqpTo is an AMQP connection to vhost: the command's own in its vhost,
+// else a new one the caller closes.
+func (d doctorReader) amqpTo(ctx context.Context, vhost string) (*broker.Conn, error) {
+	if vhost == d.vhost {
+		return d.clients.amqp(ctx)
+	}
+	if d.clients.err != nil {
+		return nil, d.clients.err
+	}
+	cfg := d.clients.cfg
+	cfg.Vhost = vhost
+	return broker.Dial(ctx, cfg)
+}
+
 // quorumPolicies reads the policies of a vhost that holds a quorum ladder:
 // only quorum queues have delayed retry.
-func quorumPolicies(ctx context.Context, e *env, m *broker.Management, rep health.Report) (broker.Policies, error) {
+func (d doctorReader) quorumPolicies(ctx context.Context, rep health.Report) (broker.Policies, error) {
 	for _, lr := range rep.Ladders {
 		if lr.Found.Ladder.QueueType == topology.Quorum {
-			ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+			ctx, cancel := context.WithTimeout(ctx, d.timeout)
 			defer cancel()
-			return m.Policies(ctx, rep.Vhost)
+			return d.m.Policies(ctx, rep.Vhost)
 		}
 	}
 	return broker.Policies{}, nil
