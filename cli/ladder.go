@@ -215,11 +215,7 @@ func (lf *ladderFlags) resolve(ctx context.Context, vhost string, read func(cont
 		return resolved{ladder: l, mgmtErr: err}, ferr
 	}
 	r := resolved{snap: &snap}
-	q := ops.LadderQuery{Name: lf.name}
-	if lf.set.Lookup("layout").Changed {
-		q.Layout = lf.layout
-	}
-	f, err := ops.FindLadder(topology.Discover(snap), q)
+	f, err := ops.FindLadder(topology.Discover(snap), lf.query())
 	var amb *ops.AmbiguousLadderError
 	switch {
 	case errors.As(err, &amb):

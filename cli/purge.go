@@ -55,7 +55,7 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if len(args) == 1 {
 		req.Queue, word = args[0], args[0]
 	} else {
-		f, err := ops.FindLadder(found, ops.LadderQuery{Name: e.opts.ladder.name})
+		f, err := ops.FindLadder(found, e.opts.ladder.query())
 		if errors.Is(err, ops.ErrNoLadder) {
 			return fmt.Errorf("no ladder %q in vhost %s; nothing was purged", e.opts.ladder.name, e.vhost())
 		}

@@ -154,10 +154,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, f ops.Filter
 	}
 	job.snap = snap
 	found := topology.Discover(snap)
-	q := ops.LadderQuery{Name: e.opts.ladder.name}
-	if e.opts.ladder.set.Lookup("layout").Changed {
-		q.Layout = e.opts.ladder.layout
-	}
+	q := e.opts.ladder.query()
 	fl, err := ops.FindLadder(found, q)
 	var amb *ops.AmbiguousLadderError
 	switch {
