@@ -21,7 +21,8 @@ import (
 // when they arrive. It watches the ladder through the observer every
 // front end uses and counts how often a rung was judged stalled (a
 // storm is a backlog, never a stall), and it compares the finish the
-// forecast predicted at the peak of the backlog with the real one.
+// forecast first predicted, once the rate could be measured after the
+// publishing, with the real one.
 
 // DrainOptions configure the drain phase.
 type DrainOptions struct {

@@ -61,8 +61,8 @@ func (e *env) benchCommand() *cobra.Command {
 --drain N runs the drain phase instead: a retry storm of N messages of
 the same delay in the default ladder, the rate it drains at while a
 backlog waits (against the broker's limit measured in the same run), and
-how well the forecast at the backlog's peak predicted the finish
-(docs/storms.md).
+how well the first forecast, 30s after the last publish, predicted the
+finish (docs/storms.md); --record FILE also writes every reading.
 
 Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
 seconds even on a 24-level ladder (docs/benchmarks explains the method).
