@@ -108,7 +108,7 @@ func (v view) printDoctor(checks ops.Findings) error {
 // doctorReader reads what ops.Doctor judges: through the management API,
 // the command's AMQP connection (its vhost's Celery ladders) and one of
 // its own to each other vhost doctor samples keys in, each request within
-// timeout; view says how long the stall watch waits.
+// timeout; view is where the stall watch says how long it waits.
 type doctorReader struct {
 	m       *broker.Management
 	clients *clients
