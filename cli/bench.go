@@ -264,16 +264,19 @@ func (lf *ladderFlags) defaultLadder(v view, vhost string, version func() (topol
 		return l, err
 	}
 	v.printLayoutNote(resolved{layoutNote: note})
-	warning, err := refuseBrokenBCC(l, version)
+	// A release that loses keys on a retry is said; an unread release is
+	// not, since the run then fails on the broker with one line of its own.
+	var verr error
+	warning, err := refuseBrokenBCC(l, func() (topology.Version, error) {
+		ver, err := version()
+		verr = err
+		return ver, err
+	})
 	if err != nil {
 		return l, err
 	}
-	// A release that loses keys on a retry is said; an unread release is
-	// not, since the run then fails on the broker with one line of its own.
-	if warning != "" {
-		if _, verr := version(); verr == nil {
-			fmt.Fprintln(v.Err, warning)
-		}
+	if warning != "" && verr == nil {
+		fmt.Fprintln(v.Err, warning)
 	}
 	return l, nil
 }

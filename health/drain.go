@@ -257,10 +257,10 @@ func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
 		}
 		return h
 	}
-	first := quiet
+	first, highest := quiet, left(quiet)
 	for i := quiet + 1; i < n-1; i++ {
-		if left(i) >= left(first) {
-			first = i
+		if h := left(i); h >= highest {
+			first, highest = i, h
 		}
 	}
 	d.Span = last.at.Sub(f.samples[first].at)
@@ -268,7 +268,7 @@ func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
 		d.Span = 0
 		return d
 	}
-	d.Capacity = max(left(first)-left(n-1), 0) / d.Span.Seconds()
+	d.Capacity = max(highest-left(n-1), 0) / d.Span.Seconds()
 	return d
 }
 

@@ -195,7 +195,8 @@ func besideVhost(ctx context.Context, cfg broker.Config, mgmt *broker.Management
 	if _, err := conn.Apply(ctx, l.Plan()); err != nil {
 		return row, fmt.Errorf("apply %s: %w", l.Name, err)
 	}
-	if err := publishInFlight(ctx, conn, l, o.InFlight); err != nil {
+	rung, err := publishInFlight(ctx, conn, l, o.InFlight)
+	if err != nil {
 		return row, err
 	}
 	start := time.Now()
@@ -227,10 +228,6 @@ func besideVhost(ctx context.Context, cfg broker.Config, mgmt *broker.Management
 		*problems = append(*problems, fmt.Sprintf("beside %d: status: %s", n, row.Status.Err))
 	}
 	logf("status --ladder median %.0f ms, %d requests, %s, peak RSS %s", row.Status.MS, row.Status.Requests, topology.FormatBytes(row.Status.Bytes), topology.FormatBytes(row.Status.RSS))
-	rung := ""
-	if tr, err := l.Trace(min(l.MaxDelay(), time.Hour)/2, ""); err == nil && len(tr.Hops) > 0 {
-		rung = tr.Hops[0].Queue
-	}
 	for _, args := range besideCommands(l, rung) {
 		c := medianRun(ctx, o, vcfg, mgmt, args)
 		if c.Err != "" {
@@ -262,17 +259,18 @@ func deleteVhost(ctx context.Context, mgmt *broker.Management, vhost string) err
 
 // publishInFlight sends n messages into the ladder with delays late in
 // its range (at most an hour), so that they are all still in flight when
-// it is read.
-func publishInFlight(ctx context.Context, conn *broker.Conn, l topology.Ladder, n int) error {
+// it is read. It returns the rung the first of them waits in ("" for
+// none), for a peek to read.
+func publishInFlight(ctx context.Context, conn *broker.Conn, l topology.Ladder, n int) (rung string, err error) {
 	if n == 0 {
-		return nil
+		return "", nil
 	}
 	hi := min(l.MaxDelay(), time.Hour)
 	traces := make([]topology.Trace, n)
 	for i := range traces {
 		var err error
 		if traces[i], err = l.Trace(hi/2+hi/2*time.Duration(i)/time.Duration(n), ""); err != nil {
-			return err
+			return "", err
 		}
 	}
 	got, _, err := bench.PublishN(ctx, conn, n, func(i int) broker.Message {
@@ -280,9 +278,12 @@ func publishInFlight(ctx context.Context, conn *broker.Conn, l topology.Ladder, 
 		return broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Persistent: true, Headers: map[string]any{hdrSeq: int64(i)}}
 	}, nil)
 	if err != nil || got != n {
-		return fmt.Errorf("in flight: %d of %d confirmed: %v", got, n, err)
+		return "", fmt.Errorf("in flight: %d of %d confirmed: %v", got, n, err)
 	}
-	return nil
+	if len(traces[0].Hops) > 0 {
+		rung = traces[0].Hops[0].Queue
+	}
+	return rung, nil
 }
 
 // declareOthers declares n plain classic queues, besideDeclarers plans at
