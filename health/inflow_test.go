@@ -1,6 +1,7 @@
 package health
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func TestStormWithInflowGrows(t *testing.T) {
 		t.Errorf("summary %q, want it to start %q", s, want)
 	}
 	for _, r := range last.Rows {
-		if r.Backlogged && !strings.Contains(r.Status, "backlog grows: 2700/s in, 1500/s drained") {
+		if r.Backlogged && !strings.Contains(r.Status, "backlog grows 1200/s: 2700/s in, 1500/s drained") {
 			t.Errorf("%s: %s", r.Queue, r.Status)
 		}
 		if r.Stalled {
@@ -111,5 +112,91 @@ func TestStormBurstThenInflow(t *testing.T) {
 	}
 	if firstAt < 40*time.Second+RateSpan || firstAt > 40*time.Second+RateSpan+2*time.Second {
 		t.Errorf("first rate at %s, want a RateSpan after the burst (at %s)", firstAt, 40*time.Second+RateSpan)
+	}
+}
+
+// Recorded storms with a steady inflow (health/testdata, `rungs bench
+// --drain N --inflow R/s --inflow-for 4m --record`): N messages of 20s
+// into the default ladder while clients publish R more a second for four
+// minutes from the start.
+//
+//   - storm-inflow-4.3.json: 200,000 plus 600/s on RabbitMQ 4.3.6, the
+//     2-core machine at load 11 to 20 (other work beside it): the storm
+//     took 70s to publish, and the ladder then drained about as fast as
+//     the 600/s came in, so the backlog held near 220,000 until the
+//     inflow stopped at 240s; the last message arrived at 591s.
+//
+// Each is replayed reading by reading: no reading is stalled; after the
+// storm's own burst, the drain rate is measured while the clients still
+// publish; and the finish's range holds the actual finish (when what the
+// rungs held at that reading had all arrived) at most readings, its
+// slow end within a fifth of it at the first.
+func TestRecordedStormWithInflow(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		inflow float64
+	}{{"storm-inflow-4.3.json", 600}} {
+		t.Run(tc.name, func(t *testing.T) { inflowRecording(t, loadRecording(t, tc.name), tc.inflow) })
+	}
+}
+
+func inflowRecording(t *testing.T, r Recording, inflow float64) {
+	fins, err := r.Finishes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The storm's burst ends at the last reading publishing faster than
+	// twice the inflow; the inflow at the last reading publishing at all.
+	var burstEnd, inflowEnd time.Duration
+	for _, s := range r.Samples {
+		var pub float64
+		for _, v := range s.Queues {
+			pub += float64(v[4]) / 1000
+		}
+		at := time.Duration(s.MS) * time.Millisecond
+		if pub > 2*inflow {
+			burstEnd = at
+		}
+		if pub > 0 {
+			inflowEnd = at
+		}
+	}
+	var firstRate, firstAt time.Duration
+	var first Drain
+	var ranged, hits, i int
+	err = r.Replay(DefaultInterval, func(at time.Duration, lr LadderReport) {
+		i++
+		noStalled(t, at, lr)
+		d := lr.Drain
+		if at > burstEnd && at <= inflowEnd && d.Capacity > 0 && d.In > 0 && firstRate == 0 {
+			firstRate = at
+			t.Logf("%s: %s", at.Round(time.Second), DrainSummary(d))
+		}
+		if d.Finish == 0 || fins[i-1] < 0 {
+			return
+		}
+		if firstAt == 0 {
+			firstAt, first = at, d
+			first.Finish = fins[i-1] - at // the actual, for the log below
+			t.Logf("first finish at %s: %s; actual %s", at.Round(time.Second), DrainSummary(d), first.Finish.Round(time.Second))
+			if miss := float64(d.Finish-first.Finish) / float64(fins[i-1]); math.Abs(miss) > 0.2 {
+				t.Errorf("first finish's slow end %s, actual %s: %+.0f%% of the time from the start, want within 20%%", d.Finish, first.Finish, 100*miss)
+			}
+		}
+		ranged++
+		if left := fins[i-1] - at; left >= d.FinishFast && left <= d.Finish {
+			hits++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("burst ended %s, inflow %s; first rate while clients publish at %s (%s after the burst); range held the actual finish at %d of %d readings (%.0f%%)",
+		burstEnd.Round(time.Second), inflowEnd.Round(time.Second), firstRate.Round(time.Second), (firstRate - burstEnd).Round(time.Second), hits, ranged, 100*float64(hits)/float64(max(ranged, 1)))
+	if firstRate == 0 || firstRate-burstEnd > time.Minute {
+		t.Errorf("first drain rate while clients publish at %s, burst ended %s: want within a minute", firstRate, burstEnd)
+	}
+	if 3*hits < 2*ranged {
+		t.Errorf("the range held the actual finish at %d of %d readings, want two thirds at least", hits, ranged)
 	}
 }

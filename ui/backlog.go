@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -37,12 +38,12 @@ func DrainText(t health.Totals, d health.Drain, w int) string {
 	s := fmt.Sprintf("Backlog: %s expired %s wait to be dead-lettered in %d %s; messages leave: busy, not broken.",
 		topology.FormatCount(t.Backlog), topology.Plural(t.Backlog, "message", "messages"), t.Backlogged, topology.Plural(int64(t.Backlogged), "rung", "rungs"))
 	if d.Capacity > 0 {
-		if d.In > 0 {
-			verb, by := "shrinks", d.Out-d.In
-			if d.Grows() {
-				verb, by = "grows", d.In-d.Out
-			}
-			s += fmt.Sprintf(" Clients publish %s/s into it and %s/s drain out: the backlog %s %s/s.", perS(d.In), perS(d.Out), verb, perS(by))
+		switch t := d.Trend(); t {
+		case "":
+		case "holds":
+			s += fmt.Sprintf(" Clients publish %s/s into it and %s/s drain out: the backlog holds.", perS(d.In), perS(d.Out))
+		default:
+			s += fmt.Sprintf(" Clients publish %s/s into it and %s/s drain out: the backlog %s %s/s.", perS(d.In), perS(d.Out), t, perS(math.Abs(d.In-d.Out)))
 		}
 		s += fmt.Sprintf(" The ladder drains %s hops/s (measured over %s", perS(d.Capacity), topology.FormatSpan(d.Span.Round(time.Second)))
 		if r := health.HopsRange(d); r != perS(d.Capacity) {
