@@ -99,8 +99,9 @@ type DrainReport struct {
 	Readings   int `json:"readings"`
 	// With an inflow: InflowN messages were published at InflowPerS
 	// (asked) for InflowS. FirstRateAtS is the first reading with a
-	// measured drain rate while the inflow still published, and
-	// FirstRateAfterPeakS how long after the peak it came.
+	// measured drain rate after the storm's burst (its last reading
+	// publishing faster than twice the inflow) while the inflow still
+	// published, and FirstRateAfterPeakS how long after the burst it came.
 	InflowPerS          float64 `json:"inflow_per_s,omitempty"`
 	InflowS             float64 `json:"inflow_s,omitempty"`
 	InflowN             int     `json:"inflow_n,omitempty"`
@@ -109,11 +110,13 @@ type DrainReport struct {
 	// The forecast's finish is a range: RangeReadings readings gave one,
 	// and in RangeHits of them it held the time the messages held at that
 	// reading had all arrived (health.Recording.Finishes). SlowEndErrorPct
-	// is the first forecast's slow end against the actual finish.
+	// is the first forecast's slow end against ActualForecastS, when what
+	// the rungs held at it had all arrived.
 	PredictedFastS  float64  `json:"predicted_fast_s,omitempty"`
 	RangeReadings   int      `json:"range_readings"`
 	RangeHits       int      `json:"range_hits"`
 	SlowEndErrorPct float64  `json:"slow_end_error_pct"`
+	ActualForecastS float64  `json:"actual_forecast_s"`
 	Problems        []string `json:"problems"`
 }
 
@@ -199,6 +202,7 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 		sample int
 	}
 	var ranges []reading
+	var burstEnd time.Duration
 	var hops []float64
 	timeout := 4*o.Delay + time.Duration(o.N/500)*time.Second + 2*time.Minute
 	for {
@@ -261,8 +265,18 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 				rep.PredictedFinishS = (at + d.Finish).Seconds()
 				rep.PredictedFastS = (at + d.FinishFast).Seconds()
 			}
-			if inflowing && rep.InflowPerS > 0 && d.Capacity > 0 && rep.FirstRateAtS == 0 && rep.PeakAtS > 0 {
-				rep.FirstRateAtS = at.Seconds()
+			// The storm's own burst ends at the last reading publishing
+			// faster than twice the inflow; the first rate after it, while
+			// the inflow still publishes, is what the operator waits for.
+			var pub float64
+			for _, q := range obs.Snapshot().Queues {
+				pub += q.Stats.PublishRate
+			}
+			if rep.InflowPerS > 0 && (pub > 2*rep.InflowPerS || !pubDone) {
+				burstEnd, rep.FirstRateAtS = at, 0
+			}
+			if inflowing && rep.InflowPerS > 0 && at > burstEnd && d.Capacity > 0 && d.In > 0 && rep.FirstRateAtS == 0 {
+				rep.FirstRateAtS, rep.FirstRateAfterPeakS = at.Seconds(), (at - burstEnd).Seconds()
 			}
 			if d.Finish > 0 {
 				ranges = append(ranges, reading{at: at, lo: d.FinishFast, hi: d.Finish, sample: len(rec.Samples) - 1})
@@ -287,13 +301,16 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 		rep.Ratio = rep.DrainPerS / rep.LimitPerS
 	}
 	rep.HopsPerS = median(hops)
-	if rep.FirstRateAtS > 0 {
-		rep.FirstRateAfterPeakS = rep.FirstRateAtS - rep.PeakAtS
-	}
 	if fin, err := rec.Finishes(); err == nil {
-		for _, g := range ranges {
+		for k, g := range ranges {
 			if fin[g.sample] < 0 {
 				continue
+			}
+			if k == 0 {
+				// The first forecast against when what the rungs held then
+				// had all arrived (with an inflow, before the last arrival).
+				rep.ActualForecastS = fin[g.sample].Seconds()
+				rep.SlowEndErrorPct = 100 * (g.at + g.hi - fin[g.sample]).Seconds() / fin[g.sample].Seconds()
 			}
 			rep.RangeReadings++
 			if left := fin[g.sample] - g.at; left >= g.lo && left <= g.hi {
@@ -304,7 +321,6 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	if left := rep.FinishS - rep.ForecastAtS; rep.PredictedFinishS > 0 && left > 0 {
 		rep.ErrorPct = 100 * (rep.PredictedFinishS - rep.FinishS) / rep.FinishS
 		rep.LeftErrorPct = 100 * (rep.PredictedFinishS - rep.FinishS) / left
-		rep.SlowEndErrorPct = rep.ErrorPct
 	}
 	if o.Record != nil {
 		enc := json.NewEncoder(o.Record)
@@ -378,14 +394,14 @@ func (r DrainReport) Markdown() string {
 	row("drain (arrivals after the first was due)", fmt.Sprintf("%.0f/s = %.2f × limit", r.DrainPerS, r.Ratio))
 	row("ladder capacity while backlogged (median)", fmt.Sprintf("%.0f hops/s", r.HopsPerS))
 	row("peak backlog", fmt.Sprintf("%d expired at %.0fs", r.PeakExpired, r.PeakAtS))
-	row(fmt.Sprintf("first forecast (after %s without publishing)", topology.FormatSpan(health.RateSpan)), fmt.Sprintf("at %.0fs, %d expired waiting: finish at %.0fs", r.ForecastAtS, r.ForecastExpired, r.PredictedFinishS))
+	row(fmt.Sprintf("first forecast (%s after the publishing settled)", topology.FormatSpan(health.RateSpan)), fmt.Sprintf("at %.0fs, %d expired waiting: finish at %.0fs", r.ForecastAtS, r.ForecastExpired, r.PredictedFinishS))
 	row("actual finish (last arrival)", fmt.Sprintf("%.0fs (last due %.0fs)", r.FinishS, r.LastDueS))
 	row("prediction error", fmt.Sprintf("%+.0f%% of the finish, %+.0f%% of the time left", r.ErrorPct, r.LeftErrorPct))
 	if r.InflowPerS > 0 {
 		row("steady inflow", fmt.Sprintf("%.0f/s asked for %.0fs: %d published", r.InflowPerS, r.InflowS, r.InflowN))
-		row("first drain rate while clients publish", fmt.Sprintf("at %.0fs, %.0fs after the peak", r.FirstRateAtS, r.FirstRateAfterPeakS))
+		row("first drain rate while clients publish", fmt.Sprintf("at %.0fs, %.0fs after the storm's burst", r.FirstRateAtS, r.FirstRateAfterPeakS))
 	}
-	row("first forecast's range", fmt.Sprintf("finish at %.0fs to %.0fs", r.PredictedFastS, r.PredictedFinishS))
+	row("first forecast's range", fmt.Sprintf("what the rungs held has left at %.0fs to %.0fs; it had at %.0fs (slow end %+.0f%%)", r.PredictedFastS, r.PredictedFinishS, r.ActualForecastS, r.SlowEndErrorPct))
 	row("readings whose range held the actual finish", fmt.Sprintf("%d of %d", r.RangeHits, r.RangeReadings))
 	row("rung readings judged stalled", fmt.Sprintf("%d", r.Stalled))
 	return b.String()

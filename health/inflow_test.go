@@ -125,22 +125,30 @@ func TestStormBurstThenInflow(t *testing.T) {
 //     took 70s to publish, and the ladder then drained about as fast as
 //     the 600/s came in, so the backlog held near 220,000 until the
 //     inflow stopped at 240s; the last message arrived at 591s.
+//   - storm-inflow-4.0.json: the same on RabbitMQ 4.0.5 at load 16 to
+//     20. The drain wandered between 400 and 1,000 messages a second
+//     while the inflow lasted and reached 1,600 to 1,850 for the last
+//     100,000: every forecast came late (none early), and the range held
+//     the actual finish at a fifth of the readings only.
 //
 // Each is replayed reading by reading: no reading is stalled; after the
 // storm's own burst, the drain rate is measured while the clients still
-// publish; and the finish's range holds the actual finish (when what the
-// rungs held at that reading had all arrived) at most readings, its
-// slow end within a fifth of it at the first.
+// publish, within a minute; and the finish's slow end is not passed (the
+// messages held at that reading had all arrived by then) at nine
+// readings in ten. Where the drain kept its pace (steady), the range
+// holds the actual finish at two thirds of the readings at least, and its
+// slow end is within a fifth of it at the first.
 func TestRecordedStormWithInflow(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		inflow float64
-	}{{"storm-inflow-4.3.json", 600}} {
-		t.Run(tc.name, func(t *testing.T) { inflowRecording(t, loadRecording(t, tc.name), tc.inflow) })
+		steady bool
+	}{{"storm-inflow-4.3.json", 600, true}, {"storm-inflow-4.0.json", 600, false}} {
+		t.Run(tc.name, func(t *testing.T) { inflowRecording(t, loadRecording(t, tc.name), tc.inflow, tc.steady) })
 	}
 }
 
-func inflowRecording(t *testing.T, r Recording, inflow float64) {
+func inflowRecording(t *testing.T, r Recording, inflow float64, steady bool) {
 	fins, err := r.Finishes()
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +171,7 @@ func inflowRecording(t *testing.T, r Recording, inflow float64) {
 	}
 	var firstRate, firstAt time.Duration
 	var first Drain
-	var ranged, hits, i int
+	var ranged, hits, over, i int
 	err = r.Replay(DefaultInterval, func(at time.Duration, lr LadderReport) {
 		i++
 		noStalled(t, at, lr)
@@ -179,24 +187,30 @@ func inflowRecording(t *testing.T, r Recording, inflow float64) {
 			firstAt, first = at, d
 			first.Finish = fins[i-1] - at // the actual, for the log below
 			t.Logf("first finish at %s: %s; actual %s", at.Round(time.Second), DrainSummary(d), first.Finish.Round(time.Second))
-			if miss := float64(d.Finish-first.Finish) / float64(fins[i-1]); math.Abs(miss) > 0.2 {
+			if miss := float64(d.Finish-first.Finish) / float64(fins[i-1]); steady && math.Abs(miss) > 0.2 {
 				t.Errorf("first finish's slow end %s, actual %s: %+.0f%% of the time from the start, want within 20%%", d.Finish, first.Finish, 100*miss)
 			}
 		}
 		ranged++
-		if left := fins[i-1] - at; left >= d.FinishFast && left <= d.Finish {
+		switch left := fins[i-1] - at; {
+		case left > d.Finish:
+			over++
+		case left >= d.FinishFast:
 			hits++
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("burst ended %s, inflow %s; first rate while clients publish at %s (%s after the burst); range held the actual finish at %d of %d readings (%.0f%%)",
-		burstEnd.Round(time.Second), inflowEnd.Round(time.Second), firstRate.Round(time.Second), (firstRate - burstEnd).Round(time.Second), hits, ranged, 100*float64(hits)/float64(max(ranged, 1)))
+	t.Logf("burst ended %s, inflow %s; first rate while clients publish at %s (%s after the burst); range held the actual finish at %d of %d readings (%.0f%%), it came after the slow end at %d",
+		burstEnd.Round(time.Second), inflowEnd.Round(time.Second), firstRate.Round(time.Second), (firstRate - burstEnd).Round(time.Second), hits, ranged, 100*float64(hits)/float64(max(ranged, 1)), over)
 	if firstRate == 0 || firstRate-burstEnd > time.Minute {
 		t.Errorf("first drain rate while clients publish at %s, burst ended %s: want within a minute", firstRate, burstEnd)
 	}
-	if 3*hits < 2*ranged {
+	if 10*over > ranged {
+		t.Errorf("the actual finish came after the slow end at %d of %d readings, want a tenth at most", over, ranged)
+	}
+	if steady && 3*hits < 2*ranged {
 		t.Errorf("the range held the actual finish at %d of %d readings, want two thirds at least", hits, ranged)
 	}
 }
