@@ -313,6 +313,9 @@ func millionStorm(t *testing.T, r Recording) {
 	if hit < 2.0/3 {
 		t.Errorf("the range held the actual finish at %d of %d readings, want two thirds at least", hits, ranged)
 	}
+	if lo := firstAt + d.FinishFast; finish < lo || finish > got {
+		t.Errorf("first forecast's range %s–%s does not hold the actual finish %s", lo, got, finish)
+	}
 	// The target: the finish predicted near the peak within a
 	// fifth of the actual one, at the slow end.
 	if math.Abs(miss) > 0.2 {
