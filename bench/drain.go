@@ -204,7 +204,11 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	var ranges []reading
 	var burstEnd time.Duration
 	var hops []float64
-	timeout := 4*o.Delay + time.Duration(o.N/500)*time.Second + 2*time.Minute
+	inflowTotal := 0
+	if o.Inflow > 0 {
+		inflowTotal = int(o.Inflow * o.InflowFor.Seconds())
+	}
+	timeout := 4*o.Delay + o.InflowFor + time.Duration((o.N+inflowTotal)/500)*time.Second + 2*time.Minute
 	for {
 		if err := ops.Sleep(ctx, o.Every); err != nil {
 			return rep, err

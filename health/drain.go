@@ -185,8 +185,9 @@ type Drain struct {
 	// Capacity is the hops a second the ladder made over Span (each
 	// message forwarded from one rung to the next, or to its
 	// destination, is one), net of what clients published meanwhile; 0
-	// when the readings span too little. Slowest and Fastest are the
-	// slowest and fastest rates over any RateSpan within Span.
+	// when the readings span too little. Slowest and Fastest bound the
+	// rates the recent readings show (ladderDrain says over which spans):
+	// the finish's range.
 	Capacity         float64
 	Slowest, Fastest float64
 	Span             time.Duration
