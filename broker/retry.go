@@ -41,14 +41,25 @@ type apiRetryStats struct {
 
 // RetryQueues reads every quorum queue of vhost under delayed retry, with
 // the messages it holds back (messages_delayed) and its settings, for a
-// broker of release v. Before 4.3 no release has delayed retry (the
-// arguments are accepted and ignored, the policy keys refused), so it
-// reads nothing and returns none. From 4.3 it reads the policies (two
-// requests), the vhost's queues without their statistics in six columns
-// (500 a page), and the statistics of each candidate alone: a queue whose
-// arguments set delayed retry, or to which a policy that sets it applies.
-// A queue deleted between the listing and its own read is left out.
+// broker of release v: RetryCandidates, then RetryStats. Before 4.3 no
+// release has delayed retry (the arguments are accepted and ignored, the
+// policy keys refused), so it reads nothing and returns none.
 func (m *Management) RetryQueues(ctx context.Context, vhost string, v topology.Version) ([]topology.RetryQueue, error) {
+	qs, err := m.RetryCandidates(ctx, vhost, v)
+	if err != nil || len(qs) == 0 {
+		return qs, err
+	}
+	return m.RetryStats(ctx, vhost, qs)
+}
+
+// RetryCandidates finds the quorum queues of vhost under delayed retry,
+// with their settings and no statistics: the policies (two requests) and
+// the vhost's queues without their statistics in six columns, 500 a page
+// (disable_stats: the broker skips gathering each queue's figures, the
+// costly part of a listing). A candidate is a queue whose arguments set
+// delayed retry, or to which a policy that sets it applies. Before 4.3 it
+// reads nothing.
+func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topology.Version) ([]topology.RetryQueue, error) {
 	if !v.QuorumDelayedRetry() {
 		return nil, nil
 	}
@@ -62,18 +73,29 @@ func (m *Management) RetryQueues(ctx context.Context, vhost string, v topology.V
 	}
 	var out []topology.RetryQueue
 	for _, aq := range qs {
-		rq, ok := retryCandidate(aq, ps, v)
-		if !ok {
-			continue
+		if rq, ok := retryCandidate(aq, ps, v); ok {
+			out = append(out, rq)
 		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// RetryStats reads the statistics of each candidate, one request each: a
+// queue's own page has messages_delayed on every 4.3 release, where a
+// listing may not. A queue deleted since it was found is left out.
+func (m *Management) RetryStats(ctx context.Context, vhost string, qs []topology.RetryQueue) ([]topology.RetryQueue, error) {
+	out := make([]topology.RetryQueue, 0, len(qs))
+	for _, rq := range qs {
 		var st apiRetryStats
-		err := m.get(ctx, "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(aq.Name), url.Values{"columns": {retryDetailColumns}}, &st)
+		err := m.get(ctx, "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(rq.Name), url.Values{"columns": {retryDetailColumns}}, &st)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read queue %s: %w", aq.Name, err)
+			return nil, fmt.Errorf("read queue %s: %w", rq.Name, err)
 		}
+		rq.Delayed, rq.Reported = 0, false
 		if st.Delayed != nil {
 			rq.Delayed, rq.Reported = *st.Delayed, true
 		}
@@ -81,7 +103,6 @@ func (m *Management) RetryQueues(ctx context.Context, vhost string, v topology.V
 		rq.DeliveryLimit, rq.LimitKnown = reportedLimit(st.DeliveryLimit)
 		out = append(out, rq)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 

@@ -56,11 +56,16 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONStatus(rep.Ladders))
 	}
+	rep = rep.WithRetry(e.readRetry(ctx))
+	width := e.view().width()
+	retry := ui.RetryText(rep.Retry, width)
 	if len(rep.Ladders) == 0 {
 		fmt.Fprintf(e.Out, "no ladders in vhost %s\n", e.vhost())
+		if retry != "" {
+			fmt.Fprint(e.Out, "\n", retry)
+		}
 		return nil
 	}
-	width := e.view().width()
 	for i, lr := range rep.Ladders {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
@@ -74,7 +79,32 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 			fmt.Fprint(e.Out, "\n", d)
 		}
 	}
+	if retry != "" {
+		fmt.Fprint(e.Out, "\n", retry)
+	}
 	return nil
+}
+
+// readRetry reads what RabbitMQ 4.3's delayed retry holds across the
+// vhost's quorum queues (ops.ReadRetry): nothing, and no request beyond
+// the release, before 4.3. A failed read is said on stderr and leaves the
+// ladders shown: it is beside them, not part of them.
+func (e *env) readRetry(ctx context.Context) health.RetryHold {
+	m, err := e.clients().management()
+	if err != nil {
+		return health.RetryHold{}
+	}
+	v, err := e.clients().brokerVersion(ctx)
+	if err == nil {
+		cctx, cancel := context.WithTimeout(ctx, e.clients().cfg.Timeout)
+		defer cancel()
+		var h health.RetryHold
+		if h, err = ops.ReadRetry(cctx, m, e.vhost(), v); err == nil {
+			return h
+		}
+	}
+	fmt.Fprintf(e.Err, "cannot read the queues under delayed retry: %v\n", err)
+	return health.RetryHold{}
 }
 
 type jsonQueue struct {
