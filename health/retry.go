@@ -37,7 +37,7 @@ func (r Report) WithRetry(h RetryHold) Report {
 	return r
 }
 
-// Held is one line for the count: "1,200 held by delayed retry in 3
+// Held is one line for the count: "1200 held by delayed retry in 3
 // queues", or "" when nothing is held.
 func (h RetryHold) Held() string {
 	if h.Delayed == 0 {
@@ -105,8 +105,11 @@ func RetryFindings(h RetryHold, v topology.Version) []RetryFinding {
 				"%s: type returned delays basic.nack with requeue only: a basic.reject is ready again at once, and counts toward the delivery limit",
 				q.Name)})
 		}
+		// A note, not a warning: every quorum queue has a limit on 4.x (20
+		// by default), and whether its consumers nack or reject is not
+		// something the broker shows.
 		if q.LimitKnown && q.DeliveryLimit > 0 && !v.QuorumRequeueNackCounts() {
-			out = append(out, RetryFinding{Queue: q.Name, Severity: Warning, Text: fmt.Sprintf(
+			out = append(out, RetryFinding{Queue: q.Name, Info: true, Text: fmt.Sprintf(
 				"%s: its delivery limit (%d) never fires for a consumer that nacks with requeue: from 4.3 basic.nack does not count toward x-delivery-count, basic.reject does (rabbitmq-server #15387), so a message that always fails is retried for ever; reject it (or nack without requeue, to dead-letter it) once it has failed enough",
 				q.Name, q.DeliveryLimit)})
 		}

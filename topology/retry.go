@@ -49,10 +49,11 @@ func (q RetryQueue) SetBy() string {
 	return q.Source + " " + q.Policy
 }
 
-// Hold is the hold in one phrase: "2s–4s", or "from 2s" without a maximum.
+// Hold is the hold in one phrase: "2s–4s", or "2s" without a maximum
+// (the broker then holds for the minimum: 4.3.6 reports max = min).
 func (q RetryQueue) Hold() string {
-	if q.Max <= 0 {
-		return "from " + FormatSpan(q.Min)
+	if q.Max <= q.Min {
+		return FormatSpan(q.Min)
 	}
 	return FormatSpan(q.Min) + "–" + FormatSpan(q.Max)
 }
