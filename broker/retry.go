@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 
 	"github.com/rungs-dev/rungs/topology"
 )
 
 // retryListColumns are what finds the candidates for delayed retry among
 // a vhost's queues: a queue's type, its arguments (x-delayed-retry-*) and
-// the policy keys in force (delayed-retry-*). The listing is asked with
-// disable_stats, so the broker does not gather each queue's statistics:
-// only the candidates' are read, one request each.
+// the policy keys in force (delayed-retry-*). Only the candidates'
+// statistics are read, one request each.
 const retryListColumns = "name,type,arguments,policy,operator_policy,effective_policy_definition"
 
 // retryDetailColumns are the statistics of one candidate.
@@ -53,12 +53,18 @@ func (m *Management) RetryQueues(ctx context.Context, vhost string, v topology.V
 }
 
 // RetryCandidates finds the quorum queues of vhost under delayed retry,
-// with their settings and no statistics: the policies (two requests) and
-// the vhost's queues without their statistics in six columns, 500 a page
-// (disable_stats: the broker skips gathering each queue's figures, the
-// costly part of a listing). A candidate is a queue whose arguments set
-// delayed retry, or to which a policy that sets it applies. Before 4.3 it
-// reads nothing.
+// with their settings and no statistics. A candidate is a queue whose
+// arguments set delayed retry, or to which a policy that sets it applies.
+// The management API cannot filter on either, but it sorts on a nested
+// key: the listing sorted on arguments.x-delayed-retry-type, descending,
+// puts every queue that has the argument first (a string sorts after a
+// missing key), so reading pages of retryPage until one holds a queue
+// without it finds them all; likewise on
+// effective_policy_definition.delayed-retry-type, only when a policy sets
+// the key. Each listing is asked with disable_stats: the broker gathers
+// no queue's figures. It still walks every queue of the vhost to sort
+// them, which is the cost that grows with the vhost (docs/delays.md);
+// the responses stay a few KB. Before 4.3 it reads nothing.
 func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topology.Version) ([]topology.RetryQueue, error) {
 	if !v.QuorumDelayedRetry() {
 		return nil, nil
@@ -67,18 +73,79 @@ func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topolo
 	if err != nil {
 		return nil, err
 	}
-	qs, err := listPagedQuery[apiRetryQueue](ctx, m, "queues/"+url.PathEscape(vhost), retryListColumns, url.Values{"disable_stats": {"true"}})
+	path := "queues/" + url.PathEscape(vhost)
+	listed, err := m.sortedPrefix(ctx, path, "arguments.x-delayed-retry-type", func(q apiRetryQueue) bool {
+		_, ok := q.Arguments["x-delayed-retry-type"]
+		return ok
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list the queues of vhost %q: %w", vhost, m.accessError(ctx, vhost, err))
 	}
+	if policySetsRetry(ps) {
+		byPolicy, err := m.sortedPrefix(ctx, path, "effective_policy_definition.delayed-retry-type", func(q apiRetryQueue) bool {
+			_, ok := q.Effective["delayed-retry-type"]
+			return ok
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list the queues of vhost %q: %w", vhost, err)
+		}
+		listed = append(listed, byPolicy...)
+	}
+	seen := map[string]bool{}
 	var out []topology.RetryQueue
-	for _, aq := range qs {
+	for _, aq := range listed {
+		if seen[aq.Name] {
+			continue
+		}
+		seen[aq.Name] = true
 		if rq, ok := retryCandidate(aq, ps, v); ok {
 			out = append(out, rq)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// retryPage is how many queues a page of a sorted listing holds: most
+// vhosts have fewer queues under delayed retry, so one page says all.
+const retryPage = 100
+
+// sortedPrefix reads the listing at path sorted on key, descending, page
+// by page, and returns the queues before the first that has not (has
+// says), which the sort puts after every queue that has it.
+func (m *Management) sortedPrefix(ctx context.Context, path, key string, has func(apiRetryQueue) bool) ([]apiRetryQueue, error) {
+	var out []apiRetryQueue
+	for page := 1; ; page++ {
+		var p apiPage[apiRetryQueue]
+		q := url.Values{"page": {strconv.Itoa(page)}, "page_size": {strconv.Itoa(retryPage)}, "sort": {key}, "sort_reverse": {"true"},
+			"columns": {retryListColumns}, "disable_stats": {"true"}}
+		if err := m.get(ctx, path, q, &p); err != nil {
+			return nil, err
+		}
+		for _, aq := range p.Items {
+			if !has(aq) {
+				return out, nil
+			}
+			out = append(out, aq)
+		}
+		if page >= p.PageCount {
+			return out, nil
+		}
+	}
+}
+
+// policySetsRetry reports whether any policy or operator policy has the
+// delayed-retry-type key: only then can a queue have delayed retry from
+// one.
+func policySetsRetry(ps Policies) bool {
+	for _, list := range [][]Policy{ps.Policies, ps.Operator} {
+		for _, p := range list {
+			if _, ok := p.Definition["delayed-retry-type"]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // RetryStats reads the statistics of each candidate, one request each: a
