@@ -22,7 +22,10 @@ shows each rung's TTL, depth (ready / unacked), consumers and rates, then the
 done, unroutable, destination and dead-letter queues, and says which rung
 looks stuck and how the ladder drifted from its plan. With --ladder it shows
 that ladder only. On ladders above radix 2 (15 rungs a level) the rungs that
-are empty and quiet are left out unless --all; --json always lists them.`,
+are empty and quiet are left out unless --all; --json always lists them.
+On RabbitMQ 4.3, without --ladder, it lists under the ladders every quorum
+queue of the vhost with delayed retry: the messages it holds back
+(messages_delayed), its type, hold and what sets it (docs/delays.md).`,
 		Example: `  rungs status
   rungs status --ladder jobs --all
   rungs status --json`,
@@ -56,7 +59,12 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONStatus(rep.Ladders))
 	}
-	rep = rep.WithRetry(e.readRetry(ctx))
+	// Delayed retry across the vhost is beside the vhost's ladders: status
+	// of named ladders reads only their objects (their rungs show their
+	// own DELAYED), never a listing the broker evaluates over every queue.
+	if only == "" {
+		rep = rep.WithRetry(e.readRetry(ctx))
+	}
 	width := e.view().width()
 	retry := ui.RetryText(rep.Retry, width)
 	if len(rep.Ladders) == 0 {
