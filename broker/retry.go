@@ -69,8 +69,12 @@ func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topolo
 	if !v.QuorumDelayedRetry() {
 		return nil, nil
 	}
+	// A user without the policymaker tag may not list policies; the
+	// listing still names each queue's policies and their merged keys,
+	// which is enough to find and describe what they set.
 	ps, err := m.Policies(ctx, vhost)
-	if err != nil {
+	unread := errors.Is(err, ErrUnauthorized)
+	if err != nil && !unread {
 		return nil, err
 	}
 	path := "queues/" + url.PathEscape(vhost)
@@ -81,7 +85,7 @@ func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topolo
 	if err != nil {
 		return nil, fmt.Errorf("list the queues of vhost %q: %w", vhost, m.accessError(ctx, vhost, err))
 	}
-	if policySetsRetry(ps) {
+	if unread || policySetsRetry(ps) {
 		byPolicy, err := m.sortedPrefix(ctx, path, "effective_policy_definition.delayed-retry-type", func(q apiRetryQueue) bool {
 			_, ok := q.Effective["delayed-retry-type"]
 			return ok
@@ -198,6 +202,17 @@ func retryCandidate(aq apiRetryQueue, ps Policies, v topology.Version) (topology
 	use := Policies{Policies: named(aq.Policy, ps.Policies), Operator: named(aq.OperatorPolicy, ps.Operator)}
 	if aq.Policy == nil && aq.OperatorPolicy == nil {
 		use = ps
+	}
+	// A policy the broker names but the policies read did not hold (not
+	// readable, or changed in between): its keys as the broker applies
+	// them, merged with an operator policy's where both apply.
+	if len(use.Policies) == 0 && len(use.Operator) == 0 && aq.Effective["delayed-retry-type"] != nil {
+		switch {
+		case aq.Policy != nil && *aq.Policy != "":
+			use.Policies = []Policy{{Name: *aq.Policy, Definition: aq.Effective}}
+		case aq.OperatorPolicy != nil && *aq.OperatorPolicy != "":
+			use.Operator = []Policy{{Name: *aq.OperatorPolicy, Definition: aq.Effective}}
+		}
 	}
 	ds := DelayedRetries(q, use)
 	if len(ds) == 0 {
