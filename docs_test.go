@@ -332,3 +332,23 @@ func TestUserDocsNameNoInternals(t *testing.T) {
 		}
 	}
 }
+
+// The licence is in the repository, named by the README and shipped in every
+// release archive.
+func TestLicenseShipped(t *testing.T) {
+	lic, err := os.ReadFile("LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(lic, []byte("MIT License")) || !bytes.Contains(lic, []byte("The rungs authors")) {
+		t.Errorf("LICENSE is not the MIT licence of the rungs authors")
+	}
+	readme, _ := os.ReadFile("README.md")
+	if !bytes.Contains(readme, []byte("[LICENSE](LICENSE)")) || !bytes.Contains(readme, []byte("MIT")) {
+		t.Errorf("README.md does not name the licence")
+	}
+	rel, _ := os.ReadFile(".goreleaser.yaml")
+	if !regexp.MustCompile(`(?m)^\s+files:\n(\s+- .*\n)*\s+- LICENSE\n`).Match(rel) {
+		t.Errorf(".goreleaser.yaml: archives.files does not include LICENSE")
+	}
+}
