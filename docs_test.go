@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
@@ -266,8 +267,11 @@ func TestDocCommandsParse(t *testing.T) {
 				t.Errorf("%s:%d: %q: %v", p, at[i], line, err)
 				continue
 			}
-			if err := cli.Parse(words[1:]); err != nil {
+			if err := cli.Check(words[1:]); err != nil {
 				t.Errorf("%s:%d: %q does not parse: %v", p, at[i], line, err)
+			}
+			if err := expires(line); err != nil {
+				t.Errorf("%s:%d: %q: %v", p, at[i], line, err)
 			}
 			checked++
 		}
@@ -276,6 +280,30 @@ func TestDocCommandsParse(t *testing.T) {
 		t.Fatal("no rungs command lines found in the docs")
 	}
 	t.Logf("%d command examples parse", checked)
+}
+
+var fixedDate = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})(T[0-9:.]+(Z|[+-]\d{2}:\d{2})?)?`)
+
+// expires says whether an example names a fixed time less than a year from
+// now: such an example stops working soon after it is written. Examples
+// use spans from now, clock times, or dates decades ahead.
+func expires(line string) error {
+	for _, m := range fixedDate.FindAllString(line, -1) {
+		var when time.Time
+		var err error
+		if strings.Contains(m, "T") {
+			when, err = time.Parse(time.RFC3339, m)
+		} else {
+			when, err = time.Parse(time.DateOnly, m)
+		}
+		if err != nil {
+			continue
+		}
+		if when.Before(time.Now().AddDate(1, 0, 0)) {
+			return fmt.Errorf("names %s, less than a year from now: use a span from now (--delay 30m, --at 2h), a clock time (--at 09:00) or a date decades ahead", m)
+		}
+	}
+	return nil
 }
 
 // Every --help example parses too: the reference pages show them.
@@ -290,10 +318,13 @@ func TestHelpExamplesParse(t *testing.T) {
 			}
 			words, err := shellWords(s)
 			if err == nil {
-				err = cli.Parse(words[1:])
+				err = cli.Check(words[1:])
 			}
 			if err != nil {
 				t.Errorf("%s --help: %q does not parse: %v", c.CommandPath(), s, err)
+			}
+			if err := expires(s); err != nil {
+				t.Errorf("%s --help: %q: %v", c.CommandPath(), s, err)
 			}
 			checked++
 		}
