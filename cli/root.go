@@ -66,7 +66,10 @@ type IO struct {
 // env is one invocation: the parsed options plus lazily opened clients.
 type env struct {
 	IO
-	opts options
+	// screen is Out as given: the console draws on it and chooses its
+	// own colours; Out itself drops what the output cannot show.
+	screen io.Writer
+	opts   options
 	// flags are the root's persistent flags, to tell a flag given
 	// explicitly from its default.
 	flags *pflag.FlagSet
@@ -92,13 +95,15 @@ func Run(ctx context.Context, args []string, io IO) int {
 	if io.Getenv == nil {
 		io.Getenv = os.Getenv
 	}
-	e := &env{IO: io}
+	e := &env{IO: io, screen: io.Out}
+	// What a command prints is plain text to a pipe or a file.
+	e.Out, e.Err = styledWriter(io.Out, io.Getenv), styledWriter(io.Err, io.Getenv)
 	defer e.close()
 	root := e.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(io.In)
-	root.SetOut(io.Out)
-	root.SetErr(io.Err)
+	root.SetOut(e.Out)
+	root.SetErr(e.Err)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
