@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rungs-dev/rungs/cli"
 )
@@ -342,7 +343,56 @@ func TestHelpExamplesParse(t *testing.T) {
 var (
 	internalIssue = regexp.MustCompile(`(?i)\bissues? \d+\b`)
 	testName      = regexp.MustCompile(`\b(Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]+`)
+	// How rungs was made is not a user's business: the numbered studies it
+	// started from, the issue a change answered, what else ran on the
+	// machine that built it, and its code (the retry library is public
+	// API, so retry.X may be named).
+	madeOf = []struct {
+		re *regexp.Regexp
+		// code: the benchmark pages cite the code they measured, and a
+		// page that shows the Go library's use names its API.
+		code bool
+		why  string
+	}{
+		{regexp.MustCompile(`(?i)\bseeds?\s+\d{2,}\b`), false, "name what the study is (the Terraform ladder of the binary-ladder write-up), not its seed number"},
+		{regexp.MustCompile(`(?i)\bthe\s+issue\b|\bthis\s+change\b`), false, "say what was asked or measured, not that an issue asked it"},
+		{regexp.MustCompile(`(?i)\bother (agents?|sessions?|helpers?)\b|\bagents?'`), false, "give the load average a measurement ran at, not what else shared the machine"},
+		{regexp.MustCompile(`\b(health|topology|ops|broker|model|ui|bench|cli|exporter|internal/testutil|e2e)/[a-z_/]+\.go\b`), true, "user docs do not name source files"},
+		{regexp.MustCompile(`\b(health|topology|ops|broker|model|ui|bench|cli|exporter)\.[A-Z][A-Za-z]*`), true, "user docs do not name the code's identifiers"},
+	}
 )
+
+// madeOfText reports the first phrase of s that talks about how rungs was
+// made, and why it should not.
+func madeOfText(s string, codeOK bool) (string, string) {
+	for _, m := range madeOf {
+		if m.code && codeOK {
+			continue
+		}
+		if hit := m.re.FindString(s); hit != "" {
+			return hit, m.why
+		}
+	}
+	return "", ""
+}
+
+// --help talks to users as the pages do.
+func TestHelpNamesNoInternals(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		texts := []string{c.Short, c.Long, c.Example}
+		c.Flags().VisitAll(func(f *pflag.Flag) { texts = append(texts, f.Usage) })
+		for _, s := range texts {
+			if hit, why := madeOfText(s, false); hit != "" {
+				t.Errorf("%s --help: %q: %s", c.CommandPath(), hit, why)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(cli.ReferenceRoot())
+}
 
 func TestUserDocsNameNoInternals(t *testing.T) {
 	for _, p := range markdownFiles(t) {
@@ -353,12 +403,16 @@ func TestUserDocsNameNoInternals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		codeOK := strings.HasPrefix(p, filepath.Join("docs", "benchmarks")) || bytes.Contains(data, []byte("```go"))
 		for i, line := range strings.Split(string(data), "\n") {
 			if m := internalIssue.FindString(line); m != "" {
 				t.Errorf("%s:%d: %q: user docs name studies by their question, not an internal issue number", p, i+1, m)
 			}
 			if m := testName.FindString(line); m != "" {
 				t.Errorf("%s:%d: %q: user docs do not name tests (docs/development does)", p, i+1, m)
+			}
+			if hit, why := madeOfText(line, codeOK); hit != "" {
+				t.Errorf("%s:%d: %q: %s", p, i+1, hit, why)
 			}
 		}
 	}
