@@ -437,3 +437,38 @@ func TestLicenseShipped(t *testing.T) {
 		t.Errorf(".goreleaser.yaml: archives.files does not include LICENSE")
 	}
 }
+
+// The README's global flags are the root's persistent flags, all of them
+// and no other.
+func TestReadmeGlobalFlags(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, para, ok := strings.Cut(string(data), "**Global flags.**")
+	if !ok {
+		t.Fatal("README.md has no **Global flags.** paragraph")
+	}
+	para, _, _ = strings.Cut(para, "\n\n")
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`(--[a-z-]+)").FindAllStringSubmatch(para, -1) {
+		named[m[1]] = true
+	}
+	root := cli.ReferenceRoot()
+	global := map[string]bool{}
+	root.PersistentFlags().VisitAll(func(f *pflag.Flag) { global["--"+f.Name] = true })
+	for f := range global {
+		if !named[f] {
+			t.Errorf("README.md's global flags omit %s", f)
+		}
+	}
+	for f := range named {
+		// --yes is named as each changing command's own flag.
+		if !global[f] && f != "--yes" {
+			t.Errorf("README.md lists %s among the global flags; it is not one", f)
+		}
+	}
+	if strings.Contains(para, "`--yes`") && !strings.Contains(para, "own `--yes`") {
+		t.Error("README.md lists --yes among the global flags")
+	}
+}
