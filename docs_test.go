@@ -472,3 +472,19 @@ func TestReadmeGlobalFlags(t *testing.T) {
 		t.Error("README.md lists --yes among the global flags")
 	}
 }
+
+// The README stays short enough to read through, and keeps its task table.
+func TestReadmeShortWithTasks(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n >= 300 {
+		t.Errorf("README.md has %d lines; keep it under 300 (details belong in docs/)", n)
+	}
+	for _, task := range []string{"find a message", "cancel it, and undo that", "replay dead letters", "purge one queue or a ladder", "tell a storm from a stall", "leave the delayed-message plugin"} {
+		if !bytes.Contains(data, []byte("| "+task+" |")) {
+			t.Errorf("README.md's How do I table has no row %q", task)
+		}
+	}
+}
