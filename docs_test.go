@@ -488,3 +488,22 @@ func TestReadmeShortWithTasks(t *testing.T) {
 		}
 	}
 }
+
+// Every picture in docs/images is made by scripts/screenshot.sh from a real
+// console run, so that pictures are made again when a view changes.
+func TestPicturesHaveAScript(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join("scripts", "screenshot.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pics, _ := filepath.Glob(filepath.Join("docs", "images", "*.png"))
+	if len(pics) == 0 {
+		t.Fatal("no pictures in docs/images")
+	}
+	for _, p := range pics {
+		name := strings.TrimSuffix(filepath.Base(p), ".png")
+		if !regexp.MustCompile(`(?m)^\s*(\w+=\S+ )*shoot ` + regexp.QuoteMeta(name) + ` `).Match(script) {
+			t.Errorf("%s is not made by scripts/screenshot.sh (no `shoot %s`)", p, name)
+		}
+	}
+}
