@@ -8,11 +8,10 @@
 # demo ladder in a vhost of its own (rungs-screenshot, deleted again), puts
 # messages in flight, runs the console in tmux at 100x30, captures the pane
 # with its colours and renders it with charmbracelet/freeze, installed once
-# with `go install` into /var/tmp/rungs-tools/bin (RUNGS_TOOLS_DIR), in
-# Debian's DejaVu Sans Mono (fonts-dejavu-core): freeze's own font has no
-# ↻, ◆ or ⌚, which it drew as empty boxes. Each picture is taken once the
-# console shows what its caption says (the trace pane's hops and BCC keys,
-# the scheduled messages), not after a fixed wait.
+# with `go install` into /var/tmp/rungs-tools/bin (RUNGS_TOOLS_DIR). Each
+# picture is taken once the console shows what its caption says (the trace
+# pane's hops and BCC keys, the scheduled messages), not after a fixed wait.
+# Known gap: freeze's own font has no ↻ (the refresh mark), drawn as a box.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,8 +21,6 @@ if ! [[ -x $gobin/freeze ]]; then
 	GOBIN=$gobin go install "github.com/charmbracelet/freeze@$freeze_version"
 fi
 command -v tmux >/dev/null || { echo "screenshot: tmux is needed (apt-get install tmux)" >&2; exit 1; }
-font=${RUNGS_SCREENSHOT_FONT:-/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf}
-[[ -r $font ]] || { echo "screenshot: $font is needed (apt-get install fonts-dejavu-core)" >&2; exit 1; }
 
 export RUNGS_RABBITMQ=${RUNGS_RABBITMQ:-4.3}
 bash scripts/broker.sh up >/dev/null
@@ -72,7 +69,7 @@ shoot() { # NAME WANT KEYS...: type KEYS into the console, wait until it shows W
 	local try out
 	for try in 1 2 3; do
 		if out=$("$gobin/freeze" --execute "cat bin/$name.ansi" --window --padding 20 --margin 0 \
-			--font.file "$font" --font.size 13 --height 560 --output "docs/images/$name.png" 2>&1); then
+			--font.size 13 --height 560 --output "docs/images/$name.png" 2>&1); then
 			echo "docs/images/$name.png"
 			return
 		fi
@@ -87,4 +84,4 @@ tmux new-session -d -s "$session" -x 100 -y 30 \
 shoot console "demo.rung.02.9"
 shoot trace "BCC   i>" t 40m30s Enter
 # The scheduled messages, found one by one: esc leaves the trace, s scans.
-SETTLE=4 shoot scheduled "demo job delayed" Escape s
+SETTLE=4 shoot scheduled "exact, from" Escape s
