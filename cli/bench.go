@@ -63,9 +63,9 @@ func (e *env) benchCommand() *cobra.Command {
 the same delay in the default ladder, the rate it drains at while a
 backlog waits (against the broker's limit measured in the same run), and
 how well the first forecast, 30s after the publishing settled, predicted
-the finish (docs/storms.md); --record FILE also writes every reading.
---inflow 1500/s keeps publishing the same messages at a steady rate for
---inflow-for (4m) from the storm's start, as retrying clients do.
+the finish (docs/benchmarks/storms.md); --record FILE also writes every
+reading. --inflow 1500/s keeps publishing the same messages at a steady
+rate for --inflow-for (4m) from the storm's start, as retrying clients do.
 
 Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
 seconds even on a 24-level ladder (docs/benchmarks explains the method).
@@ -106,10 +106,10 @@ tree, go run ./cmd/rungs-lab.`,
 	f.StringVar(&bf.markdown, "markdown", "", "also write the Markdown report to FILE")
 	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
 	f.StringSliceVar(&bf.phases, "phases", bench.PhaseNames(), "phases to run, of "+strings.Join(bench.PhaseNames(), ", "))
-	f.StringVar(&bf.record, "record", "", "with --drain: also write every reading of the ladder to FILE (JSON), to replay the judgement on (docs/storms.md)")
+	f.StringVar(&bf.record, "record", "", "with --drain: also write every reading of the ladder to FILE (JSON), to replay the judgement on (docs/benchmarks/storms.md)")
 	f.StringVar(&bf.inflow, "inflow", "", "with --drain: also publish the same messages at a steady RATE/s from the storm's start, as retrying clients do (e.g. 1500/s)")
 	f.StringVar(&bf.inflowFor, "inflow-for", "4m", "with --inflow: for how long")
-	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/storms.md)")
+	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/benchmarks/storms.md)")
 	return cmd
 }
 

@@ -218,7 +218,7 @@ func snapshotOf(l topology.Ladder, s RecordedSample) topology.Snapshot {
 // on 4.3.6, while the machine's load fell or other work ran beside them,
 // drained 30% faster to twice as fast at the end as at the first
 // forecast, which came 21 to 27% late: a forecast extrapolates the rate
-// it measured (docs/storms.md).
+// it measured (docs/benchmarks/storms.md).
 //
 // storm-1m-4.3.json: 1,000,000 persistent messages of 20s into the
 // default ladder on RabbitMQ 4.3.6 (direct, radix 16, quorum: rung 01.1 of
