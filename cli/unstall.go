@@ -98,9 +98,17 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 		if targets, err = ops.NamedStalledRungs(l, snap, args); err != nil {
 			return err
 		}
+		// A rung held by a lost route is no stall: restarting its
+		// worker routes nothing.
+		if err := ops.RefuseLostRoute(l, ops.SnapLost(l, snap)); err != nil {
+			return err
+		}
 	} else {
-		rep, err := observe(ctx, u.view, timed{u.m, u.timeout}, ops.ScopeOf(u.vhost, l), nil)
+		rep, err := observe(ctx, u.view, timed{u.m, u.timeout}, ops.ScopeOf(u.vhost, l), nil, e.readUnrouted)
 		if err != nil {
+			return err
+		}
+		if err := ops.RefuseLostRoute(l, ops.LadderLost(rep, l)); err != nil {
 			return err
 		}
 		if targets = ops.StalledRungs(rep, l); len(targets) == 0 {
