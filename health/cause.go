@@ -95,6 +95,17 @@ func holds(l topology.Ladder, snap topology.Snapshot) bool {
 	return false
 }
 
+// HeldRetry is what moves a quorum rung's held messages once their route
+// is back, or parks them (rungs reroute): the broker itself retries a held
+// message only every dead_letter_worker_publisher_confirm_timeout.
+func HeldRetry(l topology.Ladder) string {
+	cmd := "rungs reroute --ladder " + l.Name
+	if l.Vhost != "" && l.Vhost != "/" {
+		cmd += " --vhost " + l.Vhost
+	}
+	return fmt.Sprintf("then %s sends the held messages on at once (the broker retries them only every 180s by default); or park them until the destination is back: %s --park", cmd, cmd)
+}
+
 // StallRemedy is the remedy of the broker's stall.
 const StallRemedy = "rungs unstall"
 

@@ -184,7 +184,7 @@ func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 		r.Drift = drift[r.Queue]
 		in, out := w.Flows.Rates(r.Queue)
 		r.InRate, r.OutRate = max(in, r.Stats.PublishRate), max(out, r.Stats.OutRate())
-		judge(&r, facts{maxAge: ages[r.Level], watch: w, drain: drain, feeds: feeds, lost: lost})
+		judge(&r, facts{maxAge: ages[r.Level], watch: w, drain: drain, feeds: feeds, lost: lost, ladder: l})
 		rows = append(rows, r)
 	}
 	for _, r := range l.Rungs() {
@@ -228,6 +228,8 @@ type facts struct {
 	feeds ladderFeeds
 	// lost are the ladder's destinations whose route reaches no queue.
 	lost []topology.LostRoute
+	// ladder is the ladder judged, for a remedy that names it.
+	ladder topology.Ladder
 }
 
 // A rule looks at one row and raises what it finds (r.raise). Every rule
@@ -285,14 +287,21 @@ func stalledRung(r *Row, f facts) {
 	}
 	waited := f.watch.waited(r.Queue)
 	s := Stalled(r.Stats, r.TTL, waited, f.watch.Interval)
-	if s == "" || f.leaving(r, waited) || f.fedFrom(r) {
+	if s == "" {
 		return
 	}
 	n := r.Stats.Expired
+	// With a route lost, what leaves the rung (the messages for the
+	// destinations still routed) does not move the held ones: an expired
+	// count that has not fallen for the window is the lost route's.
 	if len(f.lost) > 0 {
 		r.Stuck, r.Waited = true, waited
 		r.Why = lostJudgement(n, f.lost)
+		r.Why.Remedy += "; " + HeldRetry(f.ladder)
 		r.raise(Problem, "lost route "+topology.FormatCount(n), lostRouteStatus(n, f.lost))
+		return
+	}
+	if f.leaving(r, waited) || f.fedFrom(r) {
 		return
 	}
 	r.Stalled, r.Waited = true, waited

@@ -168,3 +168,13 @@ func RefuseLostRoute(l topology.Ladder, lost []health.LostDest) error {
 	return fmt.Errorf("ladder %s holds %s, whose route is lost (%s): unstall restarts a dead-letter worker and cannot route a message to a queue that does not exist; %s; nothing was changed",
 		l.Name, strings.Join(held, ", "), strings.Join(gone, "; "), health.LostRemedy(lost))
 }
+
+// HoldsExpired reports whether a rung of l holds expired messages in snap.
+func HoldsExpired(l topology.Ladder, snap topology.Snapshot) bool {
+	for _, r := range l.Rungs() {
+		if q, ok := snap.Queue(r.Queue); ok && q.Stats.Expired > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -604,6 +604,15 @@ func LadderText(lr health.LadderReport, rows []health.Row, folded, width int) st
 			problems = append(problems, wrap(flag(r.Severity)+" "+r.Queue+": "+r.Status, width, "    ")...)
 		}
 	}
+	// A lost route's remedy, once for each remedy the rows name: the
+	// judgement carries it, the view only prints it.
+	said := map[string]bool{}
+	for _, r := range rows {
+		if r.Why.Cause == health.CauseLostRoute && !said[r.Why.Remedy] {
+			said[r.Why.Remedy] = true
+			problems = append(problems, wrap("    remedy: "+r.Why.Remedy, width, "      ")...)
+		}
+	}
 	if len(problems) > 0 {
 		out = append(out, "")
 		out = append(out, problems...)
