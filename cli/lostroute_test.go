@@ -164,6 +164,46 @@ func TestLostRouteNServiceBus(t *testing.T) {
 	}
 }
 
+// NServiceBus' direct routing topology, as rungs apply declares it: the
+// endpoint's queue bound straight to the delivery exchange, so deleting it
+// leaves no trace of its name. The held rung is still no stall: every
+// destination's route is lost, and unstall refuses.
+func TestLostRouteNServiceBusDirect(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	c := dial(t, cfg)
+	declare(t, c, topology.Plan{Queues: []topology.Queue{{Name: "sales", Durable: true}}})
+	mustRun(t, env, "apply", "--layout", "nsb", "--target", "sales")
+	mustRun(t, env, "publish", "--ladder", "nsb.v2", "--delay", "1s", "--to", "sales", "--count", "3")
+	deleteQueue(t, c, "sales")
+	brokertest.AwaitStats(t, cfg, "nsb.v2.delay-level-00", func(s topology.QueueStats) bool { return s.Expired == 3 })
+	heldRungUnnamed(t, env)
+	mustRun(t, env, "apply", "--layout", "nsb", "--target", "sales")
+	mustRun(t, env, "reroute", "--ladder", "nsb.v2", "--yes")
+	if got := drain(t, c, "sales", 3, 30*time.Second); len(got) != 3 {
+		t.Fatalf("%d of 3 held messages reached sales once its route was restored", len(got))
+	}
+}
+
+func heldRungUnnamed(t *testing.T, env map[string]string) {
+	t.Helper()
+	var out string
+	_ = testutil.Until(t, 60*time.Second, func() error {
+		_, out, _ = run(t, env, "status", "--ladder", "nsb.v2")
+		if !strings.Contains(out, "lost route") {
+			return fmt.Errorf("status names no lost route yet:\n%s", out)
+		}
+		return nil
+	})
+	t.Logf("status: %s", firstProblem(out))
+	noStall(t, "status", out)
+	wants(t, "status", out, "3 expired held for every", "binds no destination")
+	code, _, errs := run(t, env, "unstall", "--ladder", "nsb.v2", "--yes")
+	if code == ExitOK || !strings.Contains(errs, "whose route is lost") {
+		t.Errorf("unstall of a lost route: exit %d\n%s", code, errs)
+	}
+}
+
 // rungs' own ladders keep what no binding routes in NAME.unroutable: the
 // target's queue deleted, the messages for it land there, and status
 // names the target from their keys. Restored with rungs apply, then

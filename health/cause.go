@@ -128,7 +128,7 @@ func lostJudgement(held int64, lost []topology.LostRoute) Judgement {
 func LostEvidence(lost []LostDest) string {
 	parts := make([]string, len(lost))
 	for i, d := range lost {
-		parts[i] = "the route to " + d.Dest + " is lost: " + d.Evidence()
+		parts[i] = "the route to " + topology.LostNames([]topology.LostRoute{d.LostRoute}) + " is lost: " + d.Evidence()
 	}
 	return strings.Join(parts, "; ")
 }
@@ -137,7 +137,7 @@ func LostEvidence(lost []LostDest) string {
 func LostRemedy(lost []LostDest) string {
 	parts := make([]string, len(lost))
 	for i, d := range lost {
-		parts[i] = "restore " + d.Dest + ": " + d.Restore
+		parts[i] = "restore " + topology.LostNames([]topology.LostRoute{d.LostRoute}) + ": " + d.Restore
 	}
 	return strings.Join(parts, "; ")
 }

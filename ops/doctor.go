@@ -359,7 +359,7 @@ func checkLadder(lr DoctorLadder, out *Findings) {
 		if d.Held >= 0 {
 			held = topology.Counted(d.Held, "message", "messages") + " held"
 		}
-		add(FindingProblem, "lost route to %s: %s for it; %s", d.Dest, held, d.Evidence())
+		add(FindingProblem, "lost route to %s: %s for it; %s", topology.LostNames([]topology.LostRoute{d.LostRoute}), held, d.Evidence())
 		add(FindingInfo, "remedy: %s", health.LostRemedy([]health.LostDest{d}))
 	}
 	if len(stalled) > 0 {

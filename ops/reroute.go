@@ -80,6 +80,9 @@ func PlanReroute(rep health.Report, l topology.Ladder, park bool) (RerouteReques
 			topology.LostNames(lost), ds[0].Evidence(), health.LostRemedy(ds))
 	}
 	for _, r := range lost {
+		if r.Dest == "" {
+			return req, fmt.Errorf("%s: no destination is named, so none can be parked: %s; nothing was changed", r.Evidence(), r.Restore)
+		}
 		q := r.Dest + ".parked"
 		key := "#." + r.Dest
 		if x, ok := rep.Snapshot.Exchange(r.Exchange); ok && x.Type == "fanout" {

@@ -160,9 +160,10 @@ func RefuseLostRoute(l topology.Ladder, lost []health.LostDest) error {
 	}
 	held, gone := make([]string, len(lost)), make([]string, len(lost))
 	for i, d := range lost {
-		held[i], gone[i] = d.Dest, d.Evidence()
+		name := topology.LostNames([]topology.LostRoute{d.LostRoute})
+		held[i], gone[i] = "messages for "+name, d.Evidence()
 		if d.Held >= 0 {
-			held[i] = topology.Counted(d.Held, "message", "messages") + " for " + d.Dest
+			held[i] = topology.Counted(d.Held, "message", "messages") + " for " + name
 		}
 	}
 	return fmt.Errorf("ladder %s holds %s, whose route is lost (%s): unstall restarts a dead-letter worker and cannot route a message to a queue that does not exist; %s; nothing was changed",

@@ -40,6 +40,9 @@ type LostRoute struct {
 
 // Evidence says what is gone in a few words.
 func (r LostRoute) Evidence() string {
+	if r.Dest == "" {
+		return r.Exchange + " binds no destination"
+	}
 	if r.Gone == "queue" {
 		return "queue " + r.Queue + " is gone"
 	}
@@ -76,8 +79,41 @@ func (l Ladder) LostRoutes(snap Snapshot, dests ...string) []LostRoute {
 		}
 		out = append(out, l.lostRoute(snap, d, tr.Target))
 	}
+	if len(out) == 0 {
+		if r, ok := l.deliveryBindsNothing(snap); ok {
+			out = append(out, r)
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dest < out[j].Dest })
 	return out
+}
+
+// deliveryBindsNothing is the lost route of a Celery or NServiceBus ladder
+// whose delivery exchange binds no destination at all: every message due
+// reaches no queue. A destination bound straight to the delivery exchange
+// (NServiceBus' direct routing topology) takes its only trace with it when
+// its queue is deleted, so its name is unknown: Dest is "".
+func (l Ladder) deliveryBindsNothing(snap Snapshot) (LostRoute, bool) {
+	var delivery, restore string
+	switch l.Layout {
+	case "celery":
+		delivery = l.Name + "_delayed_delivery"
+		restore = fmt.Sprintf("start the Celery workers: kombu binds each task queue's exchange to %s with \"#.<queue>\" (kombu #2252)", delivery)
+	case "nsb", "nsb1":
+		delivery = strings.TrimSuffix(l.Entry0(), "level-00") + "delivery"
+		restore = fmt.Sprintf("start the endpoints: NServiceBus binds each endpoint's exchange (or queue) to %s with \"#.<endpoint>\"", delivery)
+	default:
+		return LostRoute{}, false
+	}
+	if _, ok := snap.Exchange(delivery); !ok {
+		return LostRoute{}, false
+	}
+	for _, b := range snap.Bindings {
+		if b.Source == delivery {
+			return LostRoute{}, false
+		}
+	}
+	return LostRoute{Gone: "binding", Exchange: delivery, Restore: restore}, true
 }
 
 // lostRoute says what is gone of dest's route and what restores it, in the
@@ -135,6 +171,9 @@ func LostNames(rs []LostRoute) string {
 	names := make([]string, len(rs))
 	for i, r := range rs {
 		names[i] = r.Dest
+		if r.Dest == "" {
+			names[i] = "every destination"
+		}
 	}
 	return strings.Join(names, ", ")
 }

@@ -92,3 +92,18 @@ func TestLostRoutesFromMessages(t *testing.T) {
 		t.Fatalf("lost = %+v", got)
 	}
 }
+
+// A delivery exchange that binds nothing at all (the only endpoint bound
+// straight to it, then deleted) loses every destination, unnamed.
+func TestLostRoutesDeliveryBindsNothing(t *testing.T) {
+	for _, layout := range []string{"celery", "nsb"} {
+		l := lostLadder(t, layout)
+		got := l.LostRoutes(l.Plan().Snapshot())
+		if len(got) != 1 || got[0].Dest != "" || !strings.Contains(got[0].Evidence(), "binds no destination") || LostNames(got) != "every destination" {
+			t.Errorf("%s: %+v", layout, got)
+		}
+	}
+	if got := lostLadder(t, "prefix").LostRoutes(lostLadder(t, "prefix").Plan().Snapshot()); len(got) != 0 {
+		t.Errorf("prefix delivers to its done queue: %+v", got)
+	}
+}
