@@ -35,6 +35,8 @@ type Totals struct {
 	// for a destination whose route is gone (Row.Why); those rungs are
 	// counted in Stuck too, the cure being a route, not unstall.
 	LostRoute int
+	// LostRungs counts the rungs among them (each counted in Stuck too).
+	LostRungs int
 	// Backlogged counts rungs whose expired messages wait while messages
 	// leave (Row.Backlogged): busy, not broken; Backlog their expired
 	// messages.
@@ -76,6 +78,9 @@ func Total(f topology.Found, rows []Row) Totals {
 		}
 		if r.Why.Cause == CauseLostRoute {
 			t.LostRoute++
+			if r.Kind == RungRow {
+				t.LostRungs++
+			}
 		}
 		if r.Backlogged {
 			t.Backlogged++
@@ -116,6 +121,7 @@ func Sum(ls []LadderReport) Totals {
 		t.Stuck += o.Stuck
 		t.Stalled += o.Stalled
 		t.LostRoute += o.LostRoute
+		t.LostRungs += o.LostRungs
 		t.Backlogged += o.Backlogged
 		t.Backlog += o.Backlog
 		t.Missing += o.Missing
