@@ -80,7 +80,7 @@ func heldRung(t *testing.T, env map[string]string, ladder, dest string, n int) {
 	}
 }
 
-func firstProblem(out string) string { return lineWith(out, "lost route") }
+func firstProblem(out string) string { return lineWith(out, "held for") }
 
 func lineWith(out, s string) string {
 	for _, l := range strings.Split(out, "\n") {
