@@ -360,7 +360,13 @@ func checkLadder(lr DoctorLadder, out *Findings) {
 			held = topology.Counted(d.Held, "message", "messages") + " held"
 		}
 		add(FindingProblem, "lost route to %s: %s for it; %s", topology.LostNames([]topology.LostRoute{d.LostRoute}), held, d.Evidence())
-		add(FindingInfo, "remedy: %s", health.LostRemedy([]health.LostDest{d}))
+		then := health.HeldRetry(l)
+		for _, t := range l.Terminals() {
+			if t.Role == topology.RoleUnroutable {
+				then = "once restored, rungs replay --from " + t.Queue + " --to-origin sends them on"
+			}
+		}
+		add(FindingInfo, "remedy: %s; %s", health.LostRemedy([]health.LostDest{d}), then)
 	}
 	if len(stalled) > 0 {
 		add(FindingInfo, "likely cause: %s", health.StallCause)
