@@ -77,3 +77,32 @@ func CapacityKey(queueType string, atMostOnce bool) string {
 	}
 	return queueType
 }
+
+// ForgetDrainCapacity removes the figure saved under key, and the
+// parameter itself once it holds none.
+func (m *Management) ForgetDrainCapacity(ctx context.Context, key string) error {
+	if m.ep.readOnly {
+		return ErrReadOnly
+	}
+	all, err := m.DrainCapacities(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := all[key]; !ok {
+		return nil
+	}
+	delete(all, key)
+	path := "global-parameters/" + CapacityParameter
+	if len(all) == 0 {
+		err = m.send(ctx, http.MethodDelete, path, nil)
+	} else {
+		var body []byte
+		if body, err = json.Marshal(map[string]any{"name": CapacityParameter, "value": all}); err == nil {
+			err = m.send(ctx, http.MethodPut, path, body)
+		}
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("forget drain capacity: %w", err)
+	}
+	return nil
+}
