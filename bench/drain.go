@@ -126,6 +126,11 @@ type DrainReport struct {
 	// error against the measured p99.
 	PredictedLate   BurstLate `json:"predicted_late"`
 	PredictedErrPct float64   `json:"predicted_err_pct"`
+	// PacedLate is the same forecast at the pace the publisher then
+	// reached (what rungs publish --rate forecasts with), PacedErrPct its
+	// p99's error.
+	PacedLate   BurstLate `json:"paced_late"`
+	PacedErrPct float64   `json:"paced_err_pct"`
 	// LoadAtPeak is the load average when the backlog peaked.
 	LoadAtPeak string   `json:"load_at_peak"`
 	Problems   []string `json:"problems"`
@@ -301,6 +306,11 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	if rep.PredictedLate.P99S > 0 && rep.Late.P99 > 0 {
 		rep.PredictedErrPct = 100 * (rep.PredictedLate.P99S*1000 - rep.Late.P99) / rep.Late.P99
 	}
+	if o.Capacity > 0 && rep.PublishS > 0 && rep.Late.P99 > 0 {
+		p := health.BurstLateness(o.N, rep.Hops, o.Capacity, float64(o.N)/rep.PublishS)
+		rep.PacedLate = BurstLate{MessagesPerS: p.Rate, P50S: p.P50.Seconds(), P99S: p.P99.Seconds(), MaxS: p.Max.Seconds()}
+		rep.PacedErrPct = 100 * (rep.PacedLate.P99S*1000 - rep.Late.P99) / rep.Late.P99
+	}
 	if rep.Early > 0 || rep.Lost > 0 || rep.Duplicates > 0 {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%d early, %d lost, %d duplicated", rep.Early, rep.Lost, rep.Duplicates))
 	}
@@ -408,7 +418,9 @@ func (r DrainReport) Markdown() string {
 		row("broker CPU (first publish to last arrival)", fmt.Sprintf("%.1fs, %.0f µs a message", r.BrokerCPUS, r.BrokerCPUus))
 	}
 	if p := r.PredictedLate; p.MessagesPerS > 0 {
-		row("forecast before publishing", fmt.Sprintf("%.0f/s: p50 %.1fs, p99 %.1fs, max %.1fs late (p99 %+.0f%% of measured)", p.MessagesPerS, p.P50S, p.P99S, p.MaxS, r.PredictedErrPct))
+		row("forecast before publishing (publisher at the limit's rate)", fmt.Sprintf("%.0f/s: p50 %.1fs, p99 %.1fs, max %.1fs late (p99 %+.0f%% of measured)", p.MessagesPerS, p.P50S, p.P99S, p.MaxS, r.PredictedErrPct))
+		q := r.PacedLate
+		row("the same at the pace published (as publish --rate gives it)", fmt.Sprintf("p50 %.1fs, p99 %.1fs, max %.1fs late (p99 %+.0f%% of measured)", q.P50S, q.P99S, q.MaxS, r.PacedErrPct))
 	}
 	row("load average (before / at peak / after)", fmt.Sprintf("%s / %s / %s", r.Machine.LoadBefore, r.LoadAtPeak, r.Machine.LoadAfter))
 	return b.String()
