@@ -195,7 +195,17 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 		return rep, err
 	}
 	rep.Hops = len(tr.Hops)
-	arr, err := consumeArrivals(ctx, conn, tr.Target, o.N, o.Delay)
+	// The consumer has a connection of its own: the broker throttles a
+	// publishing connection (credit flow), and acks sent on it wait with
+	// the publishes, which made the target, not the ladder, the bound of
+	// a fast drain (35,000 ready in the done queue behind 2,000 unacked on
+	// 3.10.8).
+	cconn, err := broker.Dial(ctx, vcfg)
+	if err != nil {
+		return rep, err
+	}
+	defer cconn.Close()
+	arr, err := consumeArrivals(ctx, cconn, tr.Target, o.N, o.Delay)
 	if err != nil {
 		return rep, err
 	}
