@@ -3,8 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +40,19 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	if bf.capacity < 0 {
 		return usageErr("--capacity %v: want a rate in hops/s above 0", bf.capacity)
 	}
+	var inflow float64
+	var inflowFor time.Duration
+	if bf.inflow != "" {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(bf.inflow, "/s"), 64)
+		if err != nil || v <= 0 || math.IsInf(v, 0) {
+			return usageErr("--inflow %s: want a rate a second above 0, e.g. 1500/s", bf.inflow)
+		}
+		d, err := time.ParseDuration(bf.inflowFor)
+		if err != nil || d <= 0 {
+			return usageErr("--inflow-for %s: want a duration above 0, e.g. 4m", bf.inflowFor)
+		}
+		inflow, inflowFor = v, d
+	}
 	m, err := e.clients().benchBroker()
 	if err != nil {
 		return err
@@ -48,6 +64,7 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	o := bench.DefaultDrainOptions()
 	o.N, o.Ladder, o.Log = bf.drain, l, e.Err
 	o.Delay, o.AtMostOnce, o.Capacity = delay, bf.strategy == "at-most-once", bf.capacity
+	o.Inflow, o.InflowFor = inflow, inflowFor
 	if bf.record != "" {
 		f, err := os.Create(bf.record)
 		if err != nil {

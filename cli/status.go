@@ -201,7 +201,9 @@ func toJSONStatus(ls []health.LadderReport) any {
 // read, hops left, and when backlogged the predicted finish and lateness
 // (ms from the moment of the statistics; 0 when unknown).
 func toJSONDrain(d health.Drain) map[string]any {
-	return map[string]any{"hops_per_s": d.Capacity, "span_ms": ms(d.Span), "hops_left": d.Hops, "finish_ms": ms(d.Finish), "late_ms": ms(d.Late)}
+	return map[string]any{"hops_per_s": d.Capacity, "span_ms": ms(d.Span), "hops_left": d.Hops, "finish_ms": ms(d.Finish), "late_ms": ms(d.Late),
+		"slowest_hops_per_s": d.Slowest, "fastest_hops_per_s": d.Fastest, "finish_fast_ms": ms(d.FinishFast),
+		"in_per_s": d.In, "out_per_s": d.Out, "trend": d.Trend()}
 }
 
 type jsonDue struct {

@@ -125,8 +125,14 @@ var (
 	descBacklogged = desc("rung_backlogged", "1 when the rung is backlogged: its expired messages wait to be dead-lettered while messages do leave it (a storm draining at the broker's pace, not a stall; never a reason for rungs unstall).", rungLabels)
 	descBacklog    = desc("ladder_backlog_messages", "Expired messages waiting in the ladder's backlogged rungs.", ladderLabels)
 	descSaved      = desc("ladder_drain_capacity_hops_per_second", "The drain capacity rungs bench --drain --save measured on this broker for the ladder's kind of rungs: dead-letter hops a second while a backlog waited. Known before a storm, so that the backlog can be compared with it at once; absent when none is saved.", ladderLabels)
-	descCapacity   = desc("ladder_drain_hops_per_second", "Dead-letter hops a second the ladder made over the last half minute of readings (a message forwarded from one rung to the next or to its destination is one hop); 0 until two readings.", ladderLabels)
-	descDrainS     = desc("ladder_backlog_drain_seconds", "When the ladder is backlogged, how long until its last message has left the rungs at the measured drain rate (or its TTLs, if longer); 0 without a backlog.", ladderLabels)
+	descCapacity   = desc("ladder_drain_hops_per_second", "Dead-letter hops a second the ladder made while backlogged, net of what clients published into it, over the readings since the publishing to it last settled (at least a half minute, up to two minutes; a message forwarded from one rung to the next or to its destination is one hop); 0 until measured.", ladderLabels)
+	descDrainS     = desc("ladder_backlog_drain_seconds", "When the ladder is backlogged, how long until the messages it holds have all left the rungs at the slowest drain rate measured in the recent readings (or its TTLs, if longer): the slow end of the finish's range; 0 without a backlog or while the backlog grows.", ladderLabels)
+	descDrainFast  = desc("ladder_backlog_drain_fast_seconds", "The fast end of the finish's range: ladder_backlog_drain_seconds at the fastest drain rate measured in the recent readings.", ladderLabels)
+	descSlowest    = desc("ladder_drain_slowest_hops_per_second", "The slowest drain rate of the recent readings (its half-minutes and minutes), in hops a second; the finish's slow end.", ladderLabels)
+	descFastest    = desc("ladder_drain_fastest_hops_per_second", "The fastest drain rate of the recent readings, with its figures' staleness allowed for, in hops a second; the finish's fast end.", ladderLabels)
+	descInRate     = desc("ladder_drain_in_messages_per_second", "Messages a second clients published into the ladder's rungs over the last half minute of the drain's measurement; 0 until measured.", ladderLabels)
+	descOutRate    = desc("ladder_drain_out_messages_per_second", "Messages a second that left the ladder's rungs for their destinations over the last half minute of the drain's measurement; 0 until measured.", ladderLabels)
+	descGrows      = desc("ladder_backlog_grows", "1 when the ladder is backlogged and clients publish into it faster than it drains (by more than the readings' noise): the backlog grows and has no finish.", ladderLabels)
 	descLateS      = desc("ladder_backlog_late_seconds", "When the ladder is backlogged, how much later than its TTLs allow its last message arrives; 0 without a backlog.", ladderLabels)
 )
 
@@ -153,7 +159,7 @@ var (
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descDelayed, descHeadAge, descTTL, descStalled, descStuck,
-		descBacklogged, descBacklog, descSaved, descCapacity, descDrainS, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
+		descBacklogged, descBacklog, descSaved, descCapacity, descDrainS, descDrainFast, descSlowest, descFastest, descInRate, descOutRate, descGrows, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
 		descLeader, descMembers, descOnline, descOneNode, descLostLadder,
 		descRetryHeld, descRetryMin, descRetryMax, descRetryInfo, descRetryQueues,
 		descUp, descVhostUp, descDuration, descRequests} {
@@ -286,6 +292,12 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 			ch <- gauge(descSaved, c.HopsPerS, lv...)
 		}
 		ch <- gauge(descDrainS, d.Finish.Seconds(), lv...)
+		ch <- gauge(descDrainFast, d.FinishFast.Seconds(), lv...)
+		ch <- gauge(descSlowest, d.Slowest, lv...)
+		ch <- gauge(descFastest, d.Fastest, lv...)
+		ch <- gauge(descInRate, d.In, lv...)
+		ch <- gauge(descOutRate, d.Out, lv...)
+		ch <- gauge(descGrows, b2f(lr.Totals.Backlogged > 0 && d.Grows()), lv...)
 		ch <- gauge(descLateS, d.Late.Seconds(), lv...)
 		t := lr.Totals
 		ch <- gauge(descInFlight, float64(t.InFlight), lv...)
