@@ -206,6 +206,12 @@ func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (top
 		}
 		bs, xErr = m.bindingsBySource(ctx, sc.Vhost, sources)
 	}
+	if xErr == nil {
+		var ends []apiExchange
+		var endBindings []apiBinding
+		ends, endBindings, xErr = m.endpointExchanges(ctx, sc.Vhost, sources, bs)
+		xs, bs = append(xs, ends...), append(bs, endBindings...)
+	}
 	if sc.Bound && xErr == nil {
 		qs, qErr = m.namedQueues(ctx, sc.Vhost, boundQueues(sc, bs))
 	}
@@ -286,6 +292,54 @@ func (m *Management) ladderSnapshot(ctx context.Context, sc topology.Scope) (top
 	snap.Exchanges = mapExchanges(xs)
 	snap.Bindings = mapBindings(bs)
 	return snap, nil
+}
+
+// endpointExchanges reads, by name, the exchanges outside the scope that
+// its exchanges bind (Celery's and NServiceBus' endpoint exchanges, bound
+// to the delivery exchange) and their bindings: a message for the
+// endpoint routes through them, so whether its route still reaches a
+// queue (topology.Ladder.LostRoutes) is read from them. A request or two
+// per endpoint, never a listing.
+func (m *Management) endpointExchanges(ctx context.Context, vhost string, sources []string, bs []apiBinding) ([]apiExchange, []apiBinding, error) {
+	inScope := map[string]bool{}
+	for _, s := range sources {
+		inScope[s] = true
+	}
+	var names []string
+	for _, b := range bs {
+		if b.DestinationType == topology.ToExchange && !inScope[b.Destination] {
+			inScope[b.Destination] = true
+			names = append(names, b.Destination)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil, nil
+	}
+	got := make([]*apiExchange, len(names))
+	err := limited(len(names), func(i int) error {
+		var x apiExchange
+		err := m.get(ctx, "exchanges/"+url.PathEscape(vhost)+"/"+url.PathEscape(names[i]), url.Values{"columns": {exchangeColumns}}, &x)
+		switch {
+		case err == nil:
+			got[i] = &x
+		case errors.Is(err, ErrNotFound):
+			err = nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var xs []apiExchange
+	var found []string
+	for _, x := range got {
+		if x != nil {
+			xs = append(xs, *x)
+			found = append(found, x.Name)
+		}
+	}
+	out, err := m.bindingsBySource(ctx, vhost, found)
+	return xs, out, err
 }
 
 // boundQueues are the queues a Bound scope reads by name: its names and

@@ -80,7 +80,7 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool, target
 	if err != nil {
 		return err
 	}
-	facts, err := doctorReader{m: m, clients: c, vhost: e.vhost(), timeout: e.opts.timeout, view: e.view()}.facts(ctx, only, allVhosts)
+	facts, err := doctorReader{m: m, clients: c, vhost: e.vhost(), timeout: e.opts.timeout, view: e.view(), unrouted: e.readUnrouted}.facts(ctx, only, allVhosts)
 	if err != nil {
 		return err
 	}
@@ -115,6 +115,9 @@ type doctorReader struct {
 	vhost   string
 	timeout time.Duration
 	view    view
+	// unrouted reads the destinations in the command's vhost's
+	// unroutable queues (env.readUnrouted); nil reads none.
+	unrouted func(context.Context, ops.Observer) ops.Observer
 }
 
 // facts reads what ops.Doctor judges. A failed read is a fact to report,
@@ -177,6 +180,9 @@ func (d doctorReader) facts(ctx context.Context, only string, allVhosts bool) (o
 			continue
 		}
 		o, vh.WatchErr = watchStalls(ctx, d.view, insp, o)
+		if vh.Vhost == d.vhost && d.unrouted != nil {
+			o = d.unrouted(ctx, o)
+		}
 		vh.Report = o.Report(o.At())
 		vh.Policies, vh.PoliciesErr = d.quorumPolicies(ctx, vh.Report)
 		vh.KeySamples = d.sampleCeleryKeys(ctx, vh)

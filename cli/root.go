@@ -201,7 +201,7 @@ With no subcommand it opens the console.`,
 	root.AddCommand(
 		e.applyCommand(), e.planCommand(), e.traceCommand(), e.publishCommand(),
 		e.statusCommand(), e.discoverCommand(), e.purgeCommand(), e.teardownCommand(),
-		e.configCommand(), e.exportCommand(), e.doctorCommand(), e.peekCommand(), e.replayCommand(), e.migrateCommand(), e.scheduledCommand(), e.workerCommand(), e.benchCommand(), e.unstallCommand(),
+		e.configCommand(), e.exportCommand(), e.doctorCommand(), e.peekCommand(), e.replayCommand(), e.migrateCommand(), e.scheduledCommand(), e.workerCommand(), e.benchCommand(), e.unstallCommand(), e.rerouteCommand(),
 		e.versionCommand(), e.exporterCommand(), manCommand(), docsCommand(),
 	)
 	return root

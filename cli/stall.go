@@ -64,7 +64,10 @@ func (t timed) Stats(ctx context.Context, vhost string) ([]topology.Queue, error
 // rung has dead-lettered some) before judging. The
 // report is as of the last reading. found lists the ladders in scope, for
 // a command to refuse a name that is not there before it waits.
-func observe(ctx context.Context, v view, insp ops.Inspector, scope ops.Scope, found func([]topology.Found) error) (health.Report, error) {
+//
+// why, when given, reads what names a lost route beyond the snapshot
+// (env.readUnrouted) before the report is judged.
+func observe(ctx context.Context, v view, insp ops.Inspector, scope ops.Scope, found func([]topology.Found) error, why ...func(context.Context, ops.Observer) ops.Observer) (health.Report, error) {
 	o, err := observeLadders(ctx, insp, scope)
 	if err != nil {
 		return health.Report{}, err
@@ -78,7 +81,58 @@ func observe(ctx context.Context, v view, insp ops.Inspector, scope ops.Scope, f
 	if err != nil {
 		return health.Report{}, err
 	}
+	for _, read := range why {
+		o = read(ctx, o)
+	}
 	return o.Report(o.At()), nil
+}
+
+// readUnrouted reads the destinations at the heads of the ladders'
+// unroutable queues (ops.ReadUnrouted), where that changes nothing; without
+// AMQP or the management API the observer is returned as it was, and the
+// report names no destination it cannot see.
+func (e *env) readUnrouted(ctx context.Context, o ops.Observer) ops.Observer {
+	if !holdsUnrouted(o) {
+		return o
+	}
+	m, err := e.clients().management()
+	if err != nil {
+		return o
+	}
+	conn, err := e.clients().amqp(ctx)
+	if err != nil {
+		return o
+	}
+	v, _ := e.clients().brokerVersion(ctx)
+	cctx, cancel := context.WithTimeout(ctx, 2*e.opts.timeout)
+	defer cancel()
+	return ops.ReadUnrouted(cctx, o, timedFacts{m, e.opts.timeout}, conn, v)
+}
+
+// holdsUnrouted reports whether an unroutable queue of the observer's
+// ladders holds messages: only then is AMQP opened.
+func holdsUnrouted(o ops.Observer) bool {
+	snap := o.Snapshot()
+	for _, f := range o.Found() {
+		for _, t := range f.Ladder.Terminals() {
+			if q, ok := snap.Queue(t.Queue); ok && t.Role == topology.RoleUnroutable && q.Stats.Ready > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// timedFacts bounds each peek-facts read by --timeout.
+type timedFacts struct {
+	m       *broker.Management
+	timeout time.Duration
+}
+
+func (t timedFacts) PeekFacts(ctx context.Context, vhost string, q topology.Queue) (broker.PeekFacts, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.m.PeekFacts(ctx, vhost, q)
 }
 
 // observeLadders reads scope once through an observer and, when that read

@@ -52,7 +52,7 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 			return fmt.Errorf("no ladder %q in vhost %s (rungs discover lists the ladders there)", only, e.vhost())
 		}
 		return nil
-	})
+	}, e.readUnrouted)
 	if err != nil {
 		return err
 	}

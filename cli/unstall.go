@@ -93,14 +93,24 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	if err := ops.CheckUnstall(l); err != nil {
 		return err
 	}
+	// A rung held while a route of its ladder is lost is no stall:
+	// restarting its worker routes nothing. Refused before any watch.
+	if ops.HoldsExpired(l, snap) {
+		if err := ops.RefuseLostRoute(l, ops.SnapLost(l, snap)); err != nil {
+			return err
+		}
+	}
 	var targets []ops.StalledRung
 	if len(args) > 0 {
 		if targets, err = ops.NamedStalledRungs(l, snap, args); err != nil {
 			return err
 		}
 	} else {
-		rep, err := observe(ctx, u.view, timed{u.m, u.timeout}, ops.ScopeOf(u.vhost, l), nil)
+		rep, err := observe(ctx, u.view, timed{u.m, u.timeout}, ops.ScopeOf(u.vhost, l), nil, e.readUnrouted)
 		if err != nil {
+			return err
+		}
+		if err := ops.RefuseLostRoute(l, ops.LadderLost(rep, l)); err != nil {
 			return err
 		}
 		if targets = ops.StalledRungs(rep, l); len(targets) == 0 {

@@ -136,6 +136,14 @@ var (
 	descLateS      = desc("ladder_backlog_late_seconds", "When the ladder is backlogged, how much later than its TTLs allow its last message arrives; 0 without a backlog.", ladderLabels)
 )
 
+// Why held messages do not leave (health/cause.go): a lost route is not a
+// stall, and its cure is a route, not rungs unstall.
+var (
+	descLostRung   = desc("rung_lost_route", "1 when the rung holds expired messages for a destination whose route is lost (its queue, binding or exchange gone): not a stall; rungs unstall cannot move them, restoring the route (or rungs reroute --park) does.", rungLabels)
+	descLostRoutes = desc("ladder_lost_routes", "Destinations of the ladder whose route reaches no queue while the ladder holds messages for them.", ladderLabels)
+	descLostHeld   = desc("ladder_lost_route_messages", "Messages the ladder holds for a destination whose route is lost (held in its rungs, or in its unroutable queue); when several lost destinations share held messages, each shows their total.", append(append([]string(nil), ladderLabels...), "destination"))
+)
+
 // Where the rungs run in a cluster (docs/storms.md).
 var (
 	descLeader     = desc("rung_leader", "1 on the series whose node label names the node the rung's leader runs on (a classic rung's node); absent when the broker did not say.", append(append([]string(nil), rungLabels...), "node"))
@@ -160,7 +168,7 @@ var (
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descDelayed, descHeadAge, descTTL, descStalled, descStuck,
 		descBacklogged, descBacklog, descSaved, descCapacity, descDrainS, descDrainFast, descSlowest, descFastest, descInRate, descOutRate, descGrows, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
-		descLeader, descMembers, descOnline, descOneNode, descLostLadder,
+		descLeader, descMembers, descOnline, descOneNode, descLostLadder, descLostRung, descLostRoutes, descLostHeld,
 		descRetryHeld, descRetryMin, descRetryMax, descRetryInfo, descRetryQueues,
 		descUp, descVhostUp, descDuration, descRequests} {
 		ch <- d
@@ -275,6 +283,7 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 			ch <- gauge(descStalled, b2f(r.Stalled), rv...)
 			ch <- gauge(descStuck, b2f(r.Stuck), rv...)
 			ch <- gauge(descBacklogged, b2f(r.Backlogged), rv...)
+			ch <- gauge(descLostRung, b2f(r.Why.Cause == health.CauseLostRoute), rv...)
 			if s.Leader != "" {
 				ch <- gauge(descLeader, 1, append(rv, s.Leader)...)
 			}
@@ -282,6 +291,20 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 				ch <- gauge(descMembers, float64(len(s.Members)), rv...)
 				ch <- gauge(descOnline, float64(len(s.Members)-len(s.LostMembers())), rv...)
 			}
+		}
+		ch <- gauge(descLostRoutes, float64(len(lr.Lost)), lv...)
+		var shared int64
+		for _, r := range lr.Rows {
+			if r.Why.Cause == health.CauseLostRoute {
+				shared += r.Why.Held
+			}
+		}
+		for _, d := range lr.Lost {
+			held := d.Held
+			if held < 0 {
+				held = shared
+			}
+			ch <- gauge(descLostHeld, float64(held), append(append([]string(nil), lv...), d.Dest)...)
 		}
 		ch <- gauge(descOneNode, b2f(lr.Placement.OneNode() != ""), lv...)
 		ch <- gauge(descLostLadder, float64(lr.Totals.MembersLost), lv...)

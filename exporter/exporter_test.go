@@ -248,3 +248,19 @@ func grepLines(body, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// A Celery ladder whose emails queue is gone: across scrapes the held
+// rung is a lost route, not a stall, with the destination and count.
+func TestExporterLostRoute(t *testing.T) {
+	f := &fakeInspector{snap: fixture.CeleryLost()}
+	now := time.Unix(1_800_000_000, 0)
+	x := New(f, Options{Vhosts: []string{"/"}, Interval: 5 * time.Second, Now: func() time.Time { return now }})
+	scrape(t, x)
+	now = now.Add(time.Minute)
+	body := scrape(t, x)
+	rung := `{ladder="celery",layout="celery",level="2",queue="celery_delayed_2",vhost="/"}`
+	has(t, body, `rungs_rung_lost_route`+rung+` 1`)
+	has(t, body, `rungs_rung_stalled`+rung+` 0`)
+	has(t, body, `rungs_ladder_lost_routes{ladder="celery",layout="celery",vhost="/"} 1`)
+	has(t, body, `rungs_ladder_lost_route_messages{destination="emails",ladder="celery",layout="celery",vhost="/"} 200`)
+}

@@ -637,7 +637,7 @@ func (f Flows) anySince(queue string, since time.Time, ok func(depth) bool) bool
 // the backlog and the ladder's measured drain, never a remedy: restarting
 // a worker that is working would only slow the drain.
 func backloggedRung(r *Row, f facts) {
-	if r.Kind != RungRow || r.Stalled || r.Stats.Expired <= 0 {
+	if r.Kind != RungRow || r.Stalled || r.Why.Cause != "" || r.Stats.Expired <= 0 {
 		return
 	}
 	iv := f.watch.Interval

@@ -31,6 +31,12 @@ type Totals struct {
 	HasUnroutable bool
 	Stuck         int
 	Stalled       int
+	// LostRoute counts the rungs and unroutable queues that hold messages
+	// for a destination whose route is gone (Row.Why); those rungs are
+	// counted in Stuck too, the cure being a route, not unstall.
+	LostRoute int
+	// LostRungs counts the rungs among them (each counted in Stuck too).
+	LostRungs int
 	// Backlogged counts rungs whose expired messages wait while messages
 	// leave (Row.Backlogged): busy, not broken; Backlog their expired
 	// messages.
@@ -70,6 +76,12 @@ func Total(f topology.Found, rows []Row) Totals {
 			t.HasUnroutable = true
 			t.Unroutable += r.Stats.Messages()
 		}
+		if r.Why.Cause == CauseLostRoute {
+			t.LostRoute++
+			if r.Kind == RungRow {
+				t.LostRungs++
+			}
+		}
 		if r.Backlogged {
 			t.Backlogged++
 			t.Backlog += r.Stats.Expired
@@ -108,6 +120,8 @@ func Sum(ls []LadderReport) Totals {
 		t.HasUnroutable = t.HasUnroutable || o.HasUnroutable
 		t.Stuck += o.Stuck
 		t.Stalled += o.Stalled
+		t.LostRoute += o.LostRoute
+		t.LostRungs += o.LostRungs
 		t.Backlogged += o.Backlogged
 		t.Backlog += o.Backlog
 		t.Missing += o.Missing
@@ -132,6 +146,10 @@ type LadderReport struct {
 	Drain Drain
 	// Placement is where the ladder's rungs lead and replicate.
 	Placement Placement
+	// Lost are the ladder's destinations whose route is gone, with the
+	// messages held for each (LadderLost); nil when every route resolves
+	// or nothing is held.
+	Lost []LostDest
 }
 
 // Report is everything one observation of a vhost judged: every ladder
@@ -162,7 +180,7 @@ func NewReport(found []topology.Found, snap topology.Snapshot, w Watch) Report {
 		rows := LadderRows(f, snap, w)
 		t := Total(f, rows)
 		fc, d := DrainForecast(f.Ladder, rows, w.Flows.ladderDrain(f.Ladder, rows), t, w.Interval)
-		r.Ladders = append(r.Ladders, LadderReport{Found: f, Rows: rows, Totals: t, Forecast: fc, Drain: d, Placement: Place(rows)})
+		r.Ladders = append(r.Ladders, LadderReport{Found: f, Rows: rows, Totals: t, Forecast: fc, Drain: d, Placement: Place(rows), Lost: LadderLost(rows)})
 	}
 	r.Totals = Sum(r.Ladders)
 	return r

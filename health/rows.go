@@ -76,6 +76,10 @@ type Row struct {
 	// Stuck means not draining for another reason.
 	Stalled bool
 	Waited  time.Duration
+	// Why is the verdict on a row whose messages are not leaving: its
+	// cause, evidence and remedy (see cause.go). A rung held by a lost
+	// route is Stuck, never Stalled: unstall does not cure it.
+	Why Judgement
 	// Backlogged is set when the rung's expired messages wait longer than
 	// a refresh to be dead-lettered while messages do leave it: a storm
 	// the ladder is draining, never a stall (see drain.go).
@@ -126,6 +130,10 @@ type Watch struct {
 	// expired count grows. The zero Flows knows no history.
 	Flows Flows
 	Now   time.Time
+	// Unrouted counts, by unroutable queue, the messages read there by
+	// the destination their routing key names: a destination whose
+	// binding went with its queue is known only from them. nil: not read.
+	Unrouted map[string]map[string]int64
 }
 
 func (w Watch) still(q string) time.Duration {
@@ -158,6 +166,7 @@ func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 	ages := MaxAge(l)
 	drain := w.Flows.ladderDrain(l, nil)
 	feeds := ladderFeeds{rungs: l.Rungs(), ends: ladderEnds(l)}
+	lost := lostRoutes(l, snap, w)
 	var rows []Row
 	add := func(r Row) {
 		if listed[r.Queue] {
@@ -175,7 +184,7 @@ func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 		r.Drift = drift[r.Queue]
 		in, out := w.Flows.Rates(r.Queue)
 		r.InRate, r.OutRate = max(in, r.Stats.PublishRate), max(out, r.Stats.OutRate())
-		judge(&r, facts{maxAge: ages[r.Level], watch: w, drain: drain, feeds: feeds})
+		judge(&r, facts{maxAge: ages[r.Level], watch: w, drain: drain, feeds: feeds, lost: lost, ladder: l})
 		rows = append(rows, r)
 	}
 	for _, r := range l.Rungs() {
@@ -217,6 +226,10 @@ type facts struct {
 	drain Drain
 	// feeds is where the ladder's messages can go (fedFrom).
 	feeds ladderFeeds
+	// lost are the ladder's destinations whose route reaches no queue.
+	lost []topology.LostRoute
+	// ladder is the ladder judged, for a remedy that names it.
+	ladder topology.Ladder
 }
 
 // A rule looks at one row and raises what it finds (r.raise). Every rule
@@ -265,16 +278,38 @@ func drifted(r *Row, _ facts) {
 }
 
 // stalledRung comes before stuckRung: a stalled rung's depth stands still
-// too, and "stalled" names the cause and the cure.
+// too, and "stalled" names the cause and the cure. A rung held so while a
+// destination of its ladder has lost its route is held by the lost route,
+// not stalled (cause.go): the broker's stall only where routes resolve.
 func stalledRung(r *Row, f facts) {
 	if r.Kind != RungRow {
 		return
 	}
 	waited := f.watch.waited(r.Queue)
-	if s := Stalled(r.Stats, r.TTL, waited, f.watch.Interval); s != "" && !f.leaving(r, waited) && !f.fedFrom(r) {
-		r.Stalled, r.Waited = true, waited
-		r.raise(Problem, "stalled "+topology.FormatCount(r.Stats.Expired), s)
+	s := Stalled(r.Stats, r.TTL, waited, f.watch.Interval)
+	if s == "" {
+		return
 	}
+	n := r.Stats.Expired
+	// With a route lost, what leaves the rung (the messages for the
+	// destinations still routed) does not move the held ones: an expired
+	// count that has not fallen for the window is the lost route's.
+	if len(f.lost) > 0 {
+		r.Stuck, r.Waited = true, waited
+		r.Why = lostJudgement(n, f.lost)
+		r.Why.Remedy += "; " + HeldRetry(f.ladder)
+		r.raise(Problem, "lost route "+topology.FormatCount(n), lostRouteStatus(n, f.lost))
+		return
+	}
+	if f.leaving(r, waited) || f.fedFrom(r) {
+		return
+	}
+	r.Stalled, r.Waited = true, waited
+	r.Why = Judgement{Cause: CauseBrokerStall, Held: n,
+		Evidence: fmt.Sprintf("%s expired, not dead-lettered in %s, while every route of the ladder resolves: %s",
+			topology.FormatCount(n), topology.FormatSpan(waited.Truncate(time.Second)), StallCause),
+		Remedy: StallRemedy}
+	r.raise(Problem, "stalled "+topology.FormatCount(n), s)
 }
 
 // expiredWaiting says that expired messages wait to be dead-lettered
@@ -362,13 +397,36 @@ func HeldPastTTL(n int64) string {
 	return fmt.Sprintf("%s %s held by delayed retry beyond the rung's TTL", topology.FormatCount(n), topology.Plural(n, "message", "messages"))
 }
 
-func unroutedMessages(r *Row, _ facts) {
+func unroutedMessages(r *Row, f facts) {
 	if r.Kind != UnroutableRow {
 		return
 	}
-	if n := r.Stats.Messages(); n > 0 {
-		r.raise(Problem, "unroutable", fmt.Sprintf("%s %s that no binding routed", topology.FormatCount(n), topology.Plural(n, "message", "messages")))
+	n := r.Stats.Messages()
+	if n <= 0 {
+		return
 	}
+	if len(f.lost) == 0 {
+		r.raise(Problem, "unroutable", fmt.Sprintf("%s %s that no binding routed", topology.FormatCount(n), topology.Plural(n, "message", "messages")))
+		return
+	}
+	// The messages held for the lost destinations: by the keys read
+	// from the queue where read, else all of them for a sole one.
+	r.Why = lostJudgement(n, f.lost)
+	if read := f.watch.Unrouted[r.Queue]; read != nil {
+		r.Why.Held = 0
+		for i := range r.Why.Lost {
+			r.Why.Lost[i].Held = read[r.Why.Lost[i].Dest]
+			r.Why.Held += r.Why.Lost[i].Held
+		}
+	}
+	r.Why.Remedy += "; once restored, rungs replay --from " + r.Queue + " --to-origin sends them on"
+	what := make([]string, len(r.Why.Lost))
+	for i, d := range r.Why.Lost {
+		what[i] = d.Evidence()
+	}
+	r.raise(Problem, "lost route", fmt.Sprintf("%s of %s unroutable %s meant for %s (%s)",
+		topology.FormatCount(r.Why.Held), topology.FormatCount(n), topology.Plural(n, "message", "messages"),
+		topology.LostNames(f.lost), strings.Join(what, "; ")))
 }
 
 func waitingWithoutConsumers(r *Row, _ facts) {

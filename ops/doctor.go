@@ -339,6 +339,11 @@ func checkLadder(lr DoctorLadder, out *Findings) {
 				topology.FormatSpan(r.Waited.Truncate(time.Second)))
 			continue
 		}
+		if r.Why.Cause == health.CauseLostRoute {
+			// Said once for the ladder below, with its remedy.
+			add(FindingProblem, "%s: %s", r.Queue, r.Status)
+			continue
+		}
 		switch {
 		case r.Severity == health.Problem && r.Kind == health.UnroutableRow:
 			// A restart can dead-letter a rung's expired messages before
@@ -351,6 +356,23 @@ func checkLadder(lr DoctorLadder, out *Findings) {
 				add(FindingWarn, "%s: %s", r.Queue, r.Status)
 			}
 		}
+	}
+	// A lost route is judged from evidence (health/cause.go): the route
+	// it names, and the remedy that restores it. Not the broker's stall,
+	// not unstall.
+	for _, d := range lr.Lost {
+		held := "messages held"
+		if d.Held >= 0 {
+			held = topology.Counted(d.Held, "message", "messages") + " held"
+		}
+		add(FindingProblem, "lost route to %s: %s for it; %s", topology.LostNames([]topology.LostRoute{d.LostRoute}), held, d.Evidence())
+		then := health.HeldRetry(l)
+		for _, t := range l.Terminals() {
+			if t.Role == topology.RoleUnroutable {
+				then = "once restored, rungs replay --from " + t.Queue + " --to-origin sends them on"
+			}
+		}
+		add(FindingInfo, "remedy: %s; %s", health.LostRemedy([]health.LostDest{d}), then)
 	}
 	if len(stalled) > 0 {
 		add(FindingInfo, "likely cause: %s", health.StallCause)

@@ -173,6 +173,17 @@ type Observer struct {
 	// listNamed makes the named ladders' next first read a listing: one
 	// by name found none of them, or drift.
 	listNamed bool
+	// unrouted are the destinations read from unroutable queues
+	// (ReadUnrouted), by queue; nil when none was read.
+	unrouted map[string]map[string]int64
+}
+
+// WithUnrouted gives the report the destinations read from the ladders'
+// unroutable queues (ReadUnrouted), so that it can name a lost route whose
+// every binding is gone.
+func (o Observer) WithUnrouted(read map[string]map[string]int64) Observer {
+	o.unrouted = read
+	return o
 }
 
 // NewObserver watches scope; it knows nothing until its first reading.
@@ -426,6 +437,7 @@ func (o Observer) Report(now time.Time) health.Report {
 		Waited:   func(q string) time.Duration { return waits.Waited(q, now) },
 		Flows:    o.flows,
 		Now:      now,
+		Unrouted: o.unrouted,
 	}
 	r := health.NewReport(o.found, o.snap, w)
 	r.At = o.at

@@ -128,3 +128,54 @@ func remedyDoes(r topology.StallRemedy, rungs string) string {
 	}
 	return "add --rabbitmqctl PREFIX, which restarts the Ra member through rabbitmqctl on the node"
 }
+
+// LadderLost is what rep judged of l's lost routes (health.LadderLost),
+// nil when rep does not hold l or every route resolves.
+func LadderLost(rep health.Report, l topology.Ladder) []health.LostDest {
+	for _, lr := range rep.Ladders {
+		if SameLadder(lr.Found.Ladder, l) {
+			return lr.Lost
+		}
+	}
+	return nil
+}
+
+// SnapLost is l's lost routes in snap with the held counts unknown: what
+// unstall knows of rungs named on its command line, before any watch.
+func SnapLost(l topology.Ladder, snap topology.Snapshot) []health.LostDest {
+	var out []health.LostDest
+	for _, r := range l.LostRoutes(snap) {
+		out = append(out, health.LostDest{LostRoute: r, Held: -1})
+	}
+	return out
+}
+
+// RefuseLostRoute refuses to unstall a ladder whose held messages are
+// held by a lost route: unstall restarts a dead-letter worker, which
+// cannot route a message to a queue that does not exist. It names the
+// remedy that does. nil when no route is lost.
+func RefuseLostRoute(l topology.Ladder, lost []health.LostDest) error {
+	if len(lost) == 0 {
+		return nil
+	}
+	held, gone := make([]string, len(lost)), make([]string, len(lost))
+	for i, d := range lost {
+		name := topology.LostNames([]topology.LostRoute{d.LostRoute})
+		held[i], gone[i] = "messages for "+name, d.Evidence()
+		if d.Held >= 0 {
+			held[i] = topology.Counted(d.Held, "message", "messages") + " for " + name
+		}
+	}
+	return fmt.Errorf("ladder %s holds %s, whose route is lost (%s): unstall restarts a dead-letter worker and cannot route a message to a queue that does not exist; %s; nothing was changed",
+		l.Name, strings.Join(held, ", "), strings.Join(gone, "; "), health.LostRemedy(lost))
+}
+
+// HoldsExpired reports whether a rung of l holds expired messages in snap.
+func HoldsExpired(l topology.Ladder, snap topology.Snapshot) bool {
+	for _, r := range l.Rungs() {
+		if q, ok := snap.Queue(r.Queue); ok && q.Stats.Expired > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -159,6 +159,27 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 	return view.String()
 }
 
+// lostRoutes are the destinations the rows' judgements name as lost, and
+// how many rungs hold messages for them.
+func lostRoutes(rows []health.Row) (dests []string, rungs int) {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.Why.Cause != health.CauseLostRoute {
+			continue
+		}
+		if r.Kind == health.RungRow {
+			rungs++
+		}
+		for _, d := range r.Why.Lost {
+			if !seen[d.Dest] {
+				seen[d.Dest] = true
+				dests = append(dests, d.Dest)
+			}
+		}
+	}
+	return dests, rungs
+}
+
 // ladderSummary is two lines: what the ladder is, and how healthy it is.
 func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) string {
 	l, t := s.Found.Ladder, s.Totals
@@ -216,9 +237,15 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 	if t.Backlogged > 0 {
 		verdict = append(verdict, st.Warn.Render(BacklogShort(t, s.Drain)))
 	}
+	// A rung held by a lost route counts as stuck in the totals; the
+	// verdict names the route instead (health/cause.go).
+	if dests, rungs := lostRoutes(s.Rows); len(dests) > 0 {
+		stuck -= rungs
+		verdict = append(verdict, st.Danger.Render("✗ lost route to "+strings.Join(dests, ", ")))
+	}
 	if stuck > 0 {
 		verdict = append(verdict, st.Danger.Render(fmt.Sprintf("✗ %d stuck", stuck)))
-	} else if stalled == 0 {
+	} else if stalled == 0 && t.LostRoute == 0 {
 		verdict = append(verdict, st.OK.Render("✓ moving"))
 	}
 	if unroutable > 0 {
@@ -602,6 +629,15 @@ func LadderText(lr health.LadderReport, rows []health.Row, folded, width int) st
 	for _, r := range rows {
 		if r.Status != "" && !(r.StatusIsMembership() && r.Severity < health.Problem) {
 			problems = append(problems, wrap(flag(r.Severity)+" "+r.Queue+": "+r.Status, width, "    ")...)
+		}
+	}
+	// A lost route's remedy, once for each remedy the rows name: the
+	// judgement carries it, the view only prints it.
+	said := map[string]bool{}
+	for _, r := range rows {
+		if r.Why.Cause == health.CauseLostRoute && !said[r.Why.Remedy] {
+			said[r.Why.Remedy] = true
+			problems = append(problems, wrap("    remedy: "+r.Why.Remedy, width, "      ")...)
 		}
 	}
 	if len(problems) > 0 {

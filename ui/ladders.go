@@ -140,6 +140,11 @@ func listTotals(s ListState, st Styles, w, rowsH int) string {
 		count += fmt.Sprintf(" of %d", s.Total)
 	}
 	parts := []string{st.Muted.Render(count), st.Muted.Render(topology.FormatCount(flight) + " in flight")}
+	if t.LostRoute > 0 {
+		// Rungs held by a lost route count as stuck; said as what they are.
+		stuck -= t.LostRungs
+		parts = append(parts, st.Danger.Render(fmt.Sprintf("%d held by a lost route", t.LostRoute)))
+	}
 	if stuck > 0 {
 		parts = append(parts, st.Danger.Render(fmt.Sprintf("%d stuck %s", stuck, topology.Plural(int64(stuck), "rung", "rungs"))))
 	}

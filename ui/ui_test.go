@@ -123,6 +123,36 @@ func TestLadderViewGolden(t *testing.T) {
 			}
 			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel}
 		},
+		"lost-route": func() LadderState {
+			// A Celery ladder whose emails queue was deleted with 200
+			// tasks in flight: the rung holding them is held by the lost
+			// route, named with its destination, never stalled.
+			snap := fixture.CeleryLost()
+			f := found(t, snap, "celery")
+			lr := report(f, snap, health.Watch{Interval: 5 * time.Second, Waited: fixture.LostWaits})
+			rows, folded := health.FoldIdleRungs(lr.Rows, "")
+			sel := 0
+			for i, r := range rows {
+				if r.Queue == "celery_delayed_2" {
+					sel = i
+				}
+			}
+			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel, Totals: lr.Totals}
+		},
+		"lost-target": func() LadderState {
+			// rungs' own ladder whose target jobs.q was deleted: the
+			// unroutable queue names it from its messages' keys.
+			snap := fixture.WorkLost()
+			f := found(t, snap, "w")
+			lr := report(f, snap, health.Watch{Interval: 5 * time.Second, Unrouted: fixture.WorkUnrouted()})
+			sel := 0
+			for i, r := range lr.Rows {
+				if r.Kind == health.UnroutableRow {
+					sel = i
+				}
+			}
+			return LadderState{Found: f, Rows: lr.Rows, Selected: sel, Totals: lr.Totals}
+		},
 		"cluster-member-down": func() LadderState {
 			// A three-node cluster with a node stopped: every queue lost a
 			// member, the cursor on a rung holding messages shows where it
@@ -244,6 +274,41 @@ func TestLadderTextStalled(t *testing.T) {
 	rows, folded := health.StatusRows(lr, false)
 	out := LadderText(lr, rows, folded, 80)
 	for _, want := range []string{"✗ 3 stalled", "EXPIRED", "jobs.rung.03.1: stalled: 536 expired", "run rungs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status text lacks %q:\n%s", want, out)
+		}
+	}
+	golden.RequireEqual(t, out)
+}
+
+// status on a Celery ladder whose emails queue is gone: the held rung is
+// named with the destination and count, the remedy restores the route, and
+// nothing says stalled, #12625 or unstall.
+func TestLadderTextLostRoute(t *testing.T) {
+	snap := fixture.CeleryLost()
+	lr := report(found(t, snap, "celery"), snap, health.Watch{Interval: 5 * time.Second, Waited: fixture.LostWaits})
+	rows, folded := health.StatusRows(lr, false)
+	out := LadderText(lr, rows, folded, 120)
+	for _, want := range []string{"✗ lost route to emails", "celery_delayed_2: lost route: 200 expired held for emails (queue emails is gone)", "remedy: restore emails:", "routing_key='#.emails'", "rungs reroute --ladder celery"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status text lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"stalled", "12625", "unstall"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("status text says %q of a lost route:\n%s", bad, out)
+		}
+	}
+	golden.RequireEqual(t, out)
+}
+
+// status on rungs' own ladder whose target is gone: the unroutable queue
+// names it, and replay is offered only once the route is restored.
+func TestLadderTextLostTarget(t *testing.T) {
+	snap := fixture.WorkLost()
+	lr := report(found(t, snap, "w"), snap, health.Watch{Interval: 5 * time.Second, Unrouted: fixture.WorkUnrouted()})
+	out := LadderText(lr, lr.Rows, 0, 120)
+	for _, want := range []string{"w.unroutable: 5 of 5 unroutable messages meant for jobs.q (queue jobs.q is gone)", "rungs apply --ladder w --target jobs.q", "rungs replay --from w.unroutable --to-origin sends them on"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status text lacks %q:\n%s", want, out)
 		}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rungs-dev/rungs/ops"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+func (e *env) rerouteCommand() *cobra.Command {
+	var park bool
+	cmd := &cobra.Command{
+		Use:   "reroute --ladder NAME [--park]",
+		Short: "Send on the expired messages a lost route held, once the route is back or parked",
+		Long: `reroute moves the expired messages a quorum ladder's rungs hold for a
+destination whose route was lost (a queue, binding or exchange gone: status
+and doctor name it). Restoring the route is not enough by itself: the
+broker's dead-letter worker tries a held message again only every
+dead_letter_worker_publisher_confirm_timeout (180s by default). reroute
+makes it try at once, with a no-op policy on each holding rung, deleted
+again afterwards, and waits for the rungs to drain.
+
+While the route is still lost it refuses, naming what restores it, unless
+--park: then it first routes each lost destination to a parking queue
+DEST.parked, bound where the destination's queue was, so that the rung
+drains; replay them from there once the destination is back. rungs' own
+ladders keep unrouted messages in NAME.unroutable already: restore the
+route, then replay from there. Asks for confirmation; --read-only refuses it.`,
+		Example: `  rungs reroute --ladder celery
+  rungs reroute --ladder nsb.v2 --park --yes
+  rungs replay --from emails.parked --to-queue emails --yes   # once emails is back`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.runReroute(cmd.Context(), park)
+		},
+	}
+	cmd.Flags().BoolVar(&park, "park", false, "route each lost destination to a parking queue DEST.parked first")
+	cmd.Flags().BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+func (e *env) runReroute(ctx context.Context, park bool) error {
+	if err := refuseReadOnly(e.config(), "reroute"); err != nil {
+		return err
+	}
+	snap, err := e.ladderSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	f, err := ops.FindLadder(topology.Discover(snap), e.opts.ladder.query())
+	switch {
+	case errors.Is(err, ops.ErrNoLadder):
+		return fmt.Errorf("no ladder %q in vhost %s; nothing was changed", e.opts.ladder.name, e.vhost())
+	case err != nil:
+		return usageErr("%v: add --layout; nothing was changed", err)
+	}
+	l := f.Ladder
+	u := unstaller{m: e.clients().mgmt, vhost: e.vhost(), timeout: e.opts.timeout, view: e.view()}
+	// One reading: what rungs hold now, no stall watch (reroute acts on
+	// every held rung, whatever held it).
+	o, err := observeLadders(ctx, timed{u.m, u.timeout}, ops.ScopeOf(u.vhost, l))
+	if err != nil {
+		return err
+	}
+	req, err := ops.PlanReroute(o.Report(o.At()), l, park)
+	if err != nil {
+		return err
+	}
+	if err := e.view().confirm(e.opts.yes, req.Describe(e.vhost()), l.Name); err != nil {
+		return err
+	}
+	if len(req.Park.Queues) > 0 {
+		conn, err := e.clients().amqp(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := conn.Apply(ctx, req.Park); err != nil {
+			return fmt.Errorf("park: %w", err)
+		}
+		for i, d := range req.Parked {
+			fmt.Fprintf(e.Out, "%s: parked in %s (replay them from there once %s is back)\n", d, req.Park.Queues[i].Name, d)
+		}
+	}
+	return u.unstallPolicy(ctx, req.Held)
+}

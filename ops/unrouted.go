@@ -1,0 +1,63 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// A destination whose queue was deleted takes its binding with it, so
+// rungs' own ladder no longer names it anywhere the management API shows:
+// only the routing keys of the messages that then landed in the ladder's
+// unroutable queue do. The one-shot commands read them (status, doctor,
+// unstall), from the head of the queue and only where reading changes
+// nothing on the release (the read-only peek gate: a classic queue, or a
+// quorum queue on a release that does not count the peek as a delivery),
+// so that health can name the lost destination and count what is held for
+// it. Elsewhere the queue says what it always said.
+
+// UnroutedSample is how many messages ReadUnrouted reads of an unroutable
+// queue: enough to name the destinations of what one retired endpoint
+// left, a bounded cost whatever the queue holds.
+const UnroutedSample = 200
+
+// ReadUnrouted reads the destinations named by the routing keys at the
+// head of each unroutable queue of the observer's ladders that holds
+// messages, and hands them to the observer (Observer.WithUnrouted). v is
+// the broker's release (unread: the zero Version, which the gate weighs
+// as unknown). A queue the gate keeps closed, or a failed read, is left
+// unread.
+func ReadUnrouted(ctx context.Context, o Observer, facts RungFacts, p KeyPeeker, v topology.Version) Observer {
+	snap := o.Snapshot()
+	ladders := Ladders(o.Found())
+	read := map[string]map[string]int64{}
+	for _, l := range ladders {
+		for _, t := range l.Terminals() {
+			q, ok := snap.Queue(t.Queue)
+			if t.Role != topology.RoleUnroutable || !ok || q.Stats.Ready == 0 {
+				continue
+			}
+			req := PeekRequest{Queue: q, Ladders: ladders, ReadOnly: true, Version: v}
+			f := ReadPeekFacts(ctx, facts, snap.Vhost, q, v)
+			req.Version, req.Limit, req.LimitKnown, req.DelayedRetries = f.Version, f.Limit, f.LimitKnown, f.DelayedRetries
+			if GatePeek(req).Verdict != PeekOK {
+				continue
+			}
+			res, err := p.Peek(ctx, q.Name, min(UnroutedSample, int(q.Stats.Ready)))
+			if err != nil {
+				continue
+			}
+			dests := map[string]int64{}
+			for _, m := range res.Messages {
+				if _, dest, err := l.Decode(m.RoutingKey); err == nil && dest != "" {
+					dests[dest]++
+				}
+			}
+			read[q.Name] = dests
+		}
+	}
+	if len(read) == 0 {
+		return o
+	}
+	return o.WithUnrouted(read)
+}
