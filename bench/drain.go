@@ -2,11 +2,13 @@ package bench
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +42,15 @@ type DrainOptions struct {
 	// (JSON): the recorded sequences health's tests judge.
 	Record io.Writer
 	Log    io.Writer
+	// AtMostOnce declares the quorum rungs with x-dead-letter-strategy
+	// at-most-once (and drop-head overflow, which at-least-once forbids
+	// and at-most-once allows): what the strategy's trade of safety buys
+	// in drain rate. Classic rungs are at-most-once already.
+	AtMostOnce bool
+	// Capacity, when set, is a drain capacity measured before (hops/s):
+	// the run states the lateness health.BurstLateness predicts from it
+	// before publishing, to compare with what it then measures.
+	Capacity float64
 	// Inflow, when above 0, is a steady rate (messages a second) of the
 	// same messages published from the storm's start for InflowFor, as
 	// failing consumers keep retrying through a real storm: the drain is
@@ -97,6 +108,38 @@ type DrainReport struct {
 	Stalled    int `json:"stalled"`
 	Backlogged int `json:"backlogged"`
 	Readings   int `json:"readings"`
+	// Each message carries the millisecond it was sent in its body, and
+	// a consumer on the target takes every arrival: Late is arrival less
+	// (sent + delay), in ms (the AMQP timestamp has whole seconds only).
+	// Early counts arrivals before they were due, Lost the messages that
+	// never arrived, Duplicates those that arrived twice.
+	Late       DistMS `json:"late"`
+	Early      int    `json:"early"`
+	Lost       int    `json:"lost"`
+	Duplicates int    `json:"duplicates"`
+	// PeakMemory is the broker's highest mem_used over the run's
+	// readings, in bytes; BrokerCPUS the broker process's CPU seconds
+	// from the first publish to the last arrival (0 when the broker is
+	// not a local process), BrokerCPUus that per message.
+	PeakMemory  int64   `json:"peak_memory"`
+	BrokerCPUS  float64 `json:"broker_cpu_s"`
+	BrokerCPUus float64 `json:"broker_cpu_us_per_msg"`
+	// Hops is the hops each message makes; AtMostOnce the strategy the
+	// quorum rungs were declared with.
+	Hops       int  `json:"hops"`
+	AtMostOnce bool `json:"at_most_once"`
+	// PredictedLate is the burst lateness Capacity predicted before
+	// publishing (0: no capacity was given); PredictedErrPct its p99's
+	// error against the measured p99.
+	PredictedLate   BurstLate `json:"predicted_late"`
+	PredictedErrPct float64   `json:"predicted_err_pct"`
+	// PacedLate is the same forecast at the pace the publisher then
+	// reached (what rungs publish --rate forecasts with), PacedErrPct its
+	// p99's error.
+	PacedLate   BurstLate `json:"paced_late"`
+	PacedErrPct float64   `json:"paced_err_pct"`
+	// LoadAtPeak is the load average when the backlog peaked.
+	LoadAtPeak string `json:"load_at_peak"`
 	// With an inflow: InflowN messages were published at InflowPerS
 	// (asked) for InflowS. FirstRateAtS is the first reading with a
 	// measured drain rate after the storm's burst (its last reading
@@ -118,6 +161,14 @@ type DrainReport struct {
 	SlowEndErrorPct float64  `json:"slow_end_error_pct"`
 	ActualForecastS float64  `json:"actual_forecast_s"`
 	Problems        []string `json:"problems"`
+}
+
+// BurstLate is health.BurstLateness as a report states it, in seconds.
+type BurstLate struct {
+	MessagesPerS float64 `json:"messages_per_s"`
+	P50S         float64 `json:"p50_s"`
+	P99S         float64 `json:"p99_s"`
+	MaxS         float64 `json:"max_s"`
 }
 
 // RunDrain runs the drain phase in a vhost of its own, removed afterwards.
@@ -153,30 +204,68 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	}
 	defer conn.Close()
 	logf := func(format string, a ...any) { fmt.Fprintf(o.Log, "drain: "+format+"\n", a...) }
-	body := make([]byte, o.Size)
+	body := make([]byte, max(o.Size, 16))
 	if rep.LimitPerS, err = drainLimit(ctx, conn, l.QueueType, min(o.N, LimitN), body); err != nil {
 		return rep, fmt.Errorf("limit: %w", err)
 	}
 	logf("limit: %.0f/s through one %s queue", rep.LimitPerS, l.QueueType)
-	if _, err := conn.Apply(ctx, l.Plan()); err != nil {
+	plan := l.Plan()
+	if o.AtMostOnce {
+		plan = atMostOnce(plan)
+	}
+	rep.AtMostOnce = o.AtMostOnce
+	if _, err := conn.Apply(ctx, plan); err != nil {
 		return rep, fmt.Errorf("apply %s: %w", l.Name, err)
 	}
 	tr, err := l.Trace(o.Delay, "")
 	if err != nil {
 		return rep, err
 	}
+	rep.Hops = len(tr.Hops)
+	// The consumer has a connection of its own: the broker throttles a
+	// publishing connection (credit flow), and acks sent on it wait with
+	// the publishes, which made the target, not the ladder, the bound of
+	// a fast drain (35,000 ready in the done queue behind 2,000 unacked on
+	// 3.10.8).
+	cconn, err := broker.Dial(ctx, vcfg)
+	if err != nil {
+		return rep, err
+	}
+	defer cconn.Close()
+	arr, err := consumeArrivals(ctx, cconn, tr.Target, o.N, o.Delay)
+	if err != nil {
+		return rep, err
+	}
+	cpu, cpuOK := findBrokerCPU(cfg.URL)
 	rec := health.Recording{Version: rep.Broker.RabbitMQ, Ladder: health.RecordedLadderOf(l), N: o.N, DelayMS: o.Delay.Milliseconds(), Target: tr.Target}
 	obs := ops.NewObserver(ops.Scope{Vhost: vcfg.Vhost, Ladders: []string{l.Name}}).WithIntervals(o.Every, 0)
 	if obs, _, err = obs.Refresh(ctx, mgmt, time.Now); err != nil {
 		return rep, err
 	}
 
+	if o.Capacity > 0 {
+		// The rate the publisher reaches is not known before it runs; the
+		// broker's limit is close to it (both publish with confirms into
+		// one node), so the forecast takes that.
+		p := health.BurstLateness(o.N, rep.Hops, o.Capacity, rep.LimitPerS)
+		rep.PredictedLate = BurstLate{MessagesPerS: p.Rate, P50S: p.P50.Seconds(), P99S: p.P99.Seconds(), MaxS: p.Max.Seconds()}
+		logf("forecast from %.0f hops/s: %d messages of %s pass at %.0f/s, p50 %.1fs, p99 %.1fs, last %.1fs late",
+			o.Capacity, o.N, o.Delay, p.Rate, p.P50.Seconds(), p.P99.Seconds(), p.Max.Seconds())
+	}
+	cpu0, _ := cpu.used()
 	start := time.Now()
 	published := make(chan error, 1)
 	go func() {
-		got, took, err := PublishN(ctx, conn, o.N, func(int) broker.Message {
-			return broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Persistent: true, Body: body}
-		}, nil)
+		got, took, err := PublishN(ctx, conn, o.N, func(i int) broker.Message {
+			return broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Persistent: true, Body: stampBody(body, i)}
+		}, func(msgs []broker.Message) {
+			// Stamped just before the batch is sent, so that a message's
+			// due time is never later than the broker's.
+			now := time.Now().UnixMilli()
+			for _, m := range msgs {
+				binary.BigEndian.PutUint64(m.Body[8:16], uint64(now))
+			}
+		})
 		rep.PublishS = took.Seconds()
 		if err == nil && got != o.N {
 			err = fmt.Errorf("%d of %d confirmed", got, o.N)
@@ -243,12 +332,12 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 			return rep, err
 		}
 		at := time.Since(start)
-		rec.Add(at, obs.Snapshot().Queues)
+		arrived := arr.count() + arr.inflowCount()
+		rec.Add(at, withArrived(obs.Snapshot().Queues, tr.Target, arrived))
 		r := obs.Report(obs.At())
 		rep.Readings++
-		var arrived int64
-		if q, ok := obs.Snapshot().Queue(tr.Target); ok {
-			arrived = q.Stats.Messages()
+		if mem, err := mgmt.NodeMemory(ctx); err == nil && mem > rep.PeakMemory {
+			rep.PeakMemory = mem
 		}
 		if len(r.Ladders) == 1 {
 			lr := r.Ladders[0]
@@ -263,6 +352,7 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 			}
 			if lr.Totals.Expired > rep.PeakExpired {
 				rep.PeakExpired, rep.PeakAtS = lr.Totals.Expired, at.Seconds()
+				rep.LoadAtPeak = ReadLoad()
 			}
 			if pubDone && d.Finish > 0 && rep.PredictedFinishS == 0 {
 				rep.ForecastAtS, rep.ForecastExpired = at.Seconds(), lr.Totals.Expired
@@ -289,13 +379,31 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 				at.Seconds(), lr.Totals.InFlight, lr.Totals.Expired, arrived, lr.Totals.Backlogged, lr.Totals.Stalled, health.DrainSummary(d))
 		}
 		if pubDone && !inflowing && arrived >= int64(o.N+rep.InflowN) {
-			rep.FinishS = at.Seconds()
+			rep.FinishS = arr.last().Sub(start).Seconds()
 			break
 		}
 		if at > timeout {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("only %d of %d arrived in %s", arrived, o.N, at.Round(time.Second)))
 			break
 		}
+	}
+	if cpu1, ok := cpu.used(); cpuOK && ok {
+		rep.BrokerCPUS = (cpu1 - cpu0).Seconds()
+		rep.BrokerCPUus = rep.BrokerCPUS * 1e6 / float64(o.N)
+	}
+	// The consumer may still take a duplicate; what it has is the tally.
+	arr.stop()
+	rep.Late, rep.Early, rep.Lost, rep.Duplicates = arr.tally()
+	if rep.PredictedLate.P99S > 0 && rep.Late.P99 > 0 {
+		rep.PredictedErrPct = 100 * (rep.PredictedLate.P99S*1000 - rep.Late.P99) / rep.Late.P99
+	}
+	if o.Capacity > 0 && rep.PublishS > 0 && rep.Late.P99 > 0 {
+		p := health.BurstLateness(o.N, rep.Hops, o.Capacity, float64(o.N)/rep.PublishS)
+		rep.PacedLate = BurstLate{MessagesPerS: p.Rate, P50S: p.P50.Seconds(), P99S: p.P99.Seconds(), MaxS: p.Max.Seconds()}
+		rep.PacedErrPct = 100 * (rep.PacedLate.P99S*1000 - rep.Late.P99) / rep.Late.P99
+	}
+	if rep.Early > 0 || rep.Lost > 0 || rep.Duplicates > 0 {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%d early, %d lost, %d duplicated", rep.Early, rep.Lost, rep.Duplicates))
 	}
 	rep.LastDueS = lastDue.Seconds()
 	if first := o.Delay.Seconds(); rep.FinishS > first {
@@ -408,7 +516,172 @@ func (r DrainReport) Markdown() string {
 	row("first forecast's range", fmt.Sprintf("what the rungs held has left at %.0fs to %.0fs; it had at %.0fs (slow end %+.0f%%)", r.PredictedFastS, r.PredictedFinishS, r.ActualForecastS, r.SlowEndErrorPct))
 	row("readings whose range held the actual finish", fmt.Sprintf("%d of %d", r.RangeHits, r.RangeReadings))
 	row("rung readings judged stalled", fmt.Sprintf("%d", r.Stalled))
+	strategy := "at-least-once"
+	if r.AtMostOnce {
+		strategy = "at-most-once"
+	}
+	if r.Ladder.QueueType != string(topology.Quorum) {
+		strategy = "classic (at-most-once)"
+	}
+	row("dead-lettering, hops a message", fmt.Sprintf("%s, %d", strategy, r.Hops))
+	row("dead-letter hops/s (drain × hops)", fmt.Sprintf("%.0f", r.DrainPerS*float64(r.Hops)))
+	row("lateness p50 / p99 / max", fmt.Sprintf("%.2fs / %.2fs / %.2fs", r.Late.P50/1000, r.Late.P99/1000, r.Late.Max/1000))
+	row("early / lost / duplicated", fmt.Sprintf("%d / %d / %d", r.Early, r.Lost, r.Duplicates))
+	row("broker memory peak", topology.FormatBytes(r.PeakMemory))
+	if r.BrokerCPUS > 0 {
+		row("broker CPU (first publish to last arrival)", fmt.Sprintf("%.1fs, %.0f µs a message", r.BrokerCPUS, r.BrokerCPUus))
+	}
+	if p := r.PredictedLate; p.MessagesPerS > 0 {
+		row("forecast before publishing (publisher at the limit's rate)", fmt.Sprintf("%.0f/s: p50 %.1fs, p99 %.1fs, max %.1fs late (p99 %+.0f%% of measured)", p.MessagesPerS, p.P50S, p.P99S, p.MaxS, r.PredictedErrPct))
+		q := r.PacedLate
+		row("the same at the pace published (as publish --rate gives it)", fmt.Sprintf("p50 %.1fs, p99 %.1fs, max %.1fs late (p99 %+.0f%% of measured)", q.P50S, q.P99S, q.MaxS, r.PacedErrPct))
+	}
+	row("load average (before / at peak / after)", fmt.Sprintf("%s / %s / %s", r.Machine.LoadBefore, r.LoadAtPeak, r.Machine.LoadAfter))
 	return b.String()
+}
+
+// stampBody is a copy of body with message i's index in its first eight
+// bytes; the publisher's stamp writes the send time into the next eight.
+func stampBody(body []byte, i int) []byte {
+	b := append([]byte(nil), body...)
+	binary.BigEndian.PutUint64(b[:8], uint64(i))
+	return b
+}
+
+// arrivals takes every message off the drain's target as it arrives and
+// times it against its due time (its send time in the body plus the
+// delay).
+type arrivals struct {
+	mu     sync.Mutex
+	seen   []bool
+	late   []time.Duration
+	early  int
+	dups   int
+	inflow int64
+	n      int64
+	lastAt time.Time
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func consumeArrivals(ctx context.Context, conn *broker.Conn, queue string, n int, delay time.Duration) (*arrivals, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	// A large prefetch, so that the consumer is never what makes the
+	// messages late.
+	ds, err := conn.Consume(cctx, queue, 2000)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("consume %s: %w", queue, err)
+	}
+	a := &arrivals{seen: make([]bool, n), late: make([]time.Duration, 0, n), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for d := range ds {
+			_ = d.Ack()
+			a.add(d.Body, d.Received, delay)
+		}
+	}()
+	return a, nil
+}
+
+func (a *arrivals) add(body []byte, at time.Time, delay time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(body) < 16 {
+		return
+	}
+	ms := binary.BigEndian.Uint64(body[8:16])
+	if ms == 0 {
+		// An inflow message (unstamped): counted, not timed.
+		a.inflow++
+		a.lastAt = at
+		return
+	}
+	i := binary.BigEndian.Uint64(body[:8])
+	if i >= uint64(len(a.seen)) {
+		return
+	}
+	if a.seen[i] {
+		a.dups++
+		return
+	}
+	a.seen[i] = true
+	sent := time.UnixMilli(int64(ms))
+	late := at.Sub(sent.Add(delay))
+	if late < 0 {
+		a.early++
+	}
+	a.late = append(a.late, late)
+	a.n++
+	a.lastAt = at
+}
+
+func (a *arrivals) count() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n
+}
+
+func (a *arrivals) inflowCount() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.inflow
+}
+
+// withArrived is the queues with the target holding what the consumer
+// took off it: the recording and its finishes count arrivals by the
+// target's depth, as it was before a consumer timed each message.
+func withArrived(qs []topology.Queue, target string, arrived int64) []topology.Queue {
+	out := append([]topology.Queue(nil), qs...)
+	for i := range out {
+		if out[i].Name == target {
+			out[i].Stats.Ready += arrived
+		}
+	}
+	return out
+}
+
+func (a *arrivals) last() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastAt
+}
+
+// stop ends the consumer, after a moment for a duplicate in flight.
+func (a *arrivals) stop() {
+	time.Sleep(2 * time.Second)
+	a.cancel()
+	<-a.done
+}
+
+// tally is the lateness of every arrival, and the early, lost and
+// duplicated counts.
+func (a *arrivals) tally() (DistMS, int, int, int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	lost := len(a.seen) - int(a.n)
+	return DistMSOf(NewDist(a.late)), a.early, lost, a.dups
+}
+
+// atMostOnce is the plan with its quorum rungs dead-lettering at most
+// once: the broker forwards an expired message without waiting for the
+// next rung to confirm it, so a message is lost if that rung cannot take
+// it (a leader moving, a node going down, a full disk) at that moment.
+func atMostOnce(p topology.Plan) topology.Plan {
+	qs := make([]topology.Queue, len(p.Queues))
+	for i, q := range p.Queues {
+		if q.Args["x-dead-letter-strategy"] == "at-least-once" {
+			args := make(map[string]any, len(q.Args))
+			for k, v := range q.Args {
+				args[k] = v
+			}
+			args["x-dead-letter-strategy"] = "at-most-once"
+			q.Args = args
+		}
+		qs[i] = q
+	}
+	p.Queues = qs
+	return p
 }
 
 // Inflow publishes copies of m at rate a second for d, confirmed, in

@@ -41,25 +41,32 @@ type Node struct {
 	// Version is the node's RabbitMQ release (its rabbit application's
 	// version); zero while the node has not reported its applications.
 	Version topology.Version
+	// ConfigFiles are the configuration files the node read
+	// (rabbitmq.conf, advanced.config). The management API shows which
+	// files, not the settings in them: an advanced.config is where the
+	// settings rabbitmq.conf cannot carry live, the quorum dead-letter
+	// worker's prefetch among them.
+	ConfigFiles []string
 }
 
 // Nodes lists the cluster's nodes with their running plugins, in one
 // request (GET /api/nodes with the columns parameter).
 func (m *Management) Nodes(ctx context.Context) ([]Node, error) {
 	var ns []struct {
-		Name         string `json:"name"`
-		Running      bool   `json:"running"`
+		Name         string   `json:"name"`
+		Running      bool     `json:"running"`
+		ConfigFiles  []string `json:"config_files"`
 		Applications []struct {
 			Name    string `json:"name"`
 			Version string `json:"version"`
 		} `json:"applications"`
 	}
-	if err := m.get(ctx, "nodes", url.Values{"columns": {"name,running,applications"}}, &ns); err != nil {
+	if err := m.get(ctx, "nodes", url.Values{"columns": {"name,running,applications,config_files"}}, &ns); err != nil {
 		return nil, err
 	}
 	out := make([]Node, 0, len(ns))
 	for _, n := range ns {
-		node := Node{Name: n.Name, Running: n.Running}
+		node := Node{Name: n.Name, Running: n.Running, ConfigFiles: n.ConfigFiles}
 		for _, a := range n.Applications {
 			if a.Name == "rabbit" {
 				node.Version, _ = topology.ParseVersion(a.Version)

@@ -32,6 +32,10 @@ type benchFlags struct {
 	drain                  int
 	inflow, inflowFor      string
 	record                 string
+	drainDelay             string
+	strategy               string
+	capacity               float64
+	save                   bool
 }
 
 func (e *env) benchCommand() *cobra.Command {
@@ -66,6 +70,18 @@ how well the first forecast, 30s after the publishing settled, predicted
 the finish (docs/benchmarks/storms.md); --record FILE also writes every
 reading. --inflow 1500/s keeps publishing the same messages at a steady
 rate for --inflow-for (4m) from the storm's start, as retrying clients do.
+A consumer takes every arrival off the target, timed from the millisecond
+each message was sent: lateness p50/p99/max, early, lost and duplicated
+messages, the broker's memory peak and CPU, the load average.
+--drain-delay sets the one delay; --capacity H (dead-letter hops/s, from
+an earlier drain) states the burst's forecast lateness before publishing,
+to compare with the measured p99; --save keeps the capacity measured on
+the broker (global parameter rungs-drain-capacity, per queue type), where
+rungs publish and the console's publish read it to say how late a burst
+will arrive before sending it, and the exporter exports it;
+--dead-letter-strategy at-most-once declares the quorum rungs without
+confirms between rungs, to price that trade (a message is lost if the
+next rung cannot take it when it expires).
 
 Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
 seconds even on a 24-level ladder (docs/benchmarks explains the method).
@@ -109,6 +125,10 @@ tree, go run ./cmd/rungs-lab.`,
 	f.StringVar(&bf.record, "record", "", "with --drain: also write every reading of the ladder to FILE (JSON), to replay the judgement on (docs/benchmarks/storms.md)")
 	f.StringVar(&bf.inflow, "inflow", "", "with --drain: also publish the same messages at a steady RATE/s from the storm's start, as retrying clients do (e.g. 1500/s)")
 	f.StringVar(&bf.inflowFor, "inflow-for", "4m", "with --inflow: for how long")
+	f.StringVar(&bf.drainDelay, "drain-delay", bench.DefaultDrainOptions().Delay.String(), "with --drain: every message's delay")
+	f.StringVar(&bf.strategy, "dead-letter-strategy", "at-least-once", "with --drain: the quorum rungs' dead-letter strategy, at-least-once or at-most-once (loses a message the next rung cannot take)")
+	f.Float64Var(&bf.capacity, "capacity", 0, "with --drain: a drain capacity measured before, in dead-letter hops/s, to forecast the burst's lateness from")
+	f.BoolVar(&bf.save, "save", false, "with --drain: save the measured drain capacity on the broker (global parameter "+broker.CapacityParameter+"), where publish, the console and the exporter read it")
 	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/benchmarks/storms.md)")
 	return cmd
 }
@@ -217,8 +237,10 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	if cmd.Flags().Changed("drain") {
 		return e.runDrain(cmd, bf)
 	}
-	if bf.record != "" {
-		return usageErr("--record goes with --drain")
+	for _, name := range []string{"record", "drain-delay", "dead-letter-strategy", "capacity", "save"} {
+		if cmd.Flags().Changed(name) {
+			return usageErr("--%s goes with --drain", name)
+		}
 	}
 	if bf.inflow != "" {
 		return usageErr("--inflow goes with --drain")

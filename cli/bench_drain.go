@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/bench"
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -26,6 +29,16 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 		if st, err := os.Stat(filepath.Dir(bf.record)); err != nil || !st.IsDir() {
 			return usageErr("--record %s: no such directory", bf.record)
 		}
+	}
+	delay, err := time.ParseDuration(bf.drainDelay)
+	if err != nil || delay <= 0 {
+		return usageErr("--drain-delay %q: want a duration such as 20s", bf.drainDelay)
+	}
+	if bf.strategy != "at-least-once" && bf.strategy != "at-most-once" {
+		return usageErr("--dead-letter-strategy %q: want at-least-once or at-most-once", bf.strategy)
+	}
+	if bf.capacity < 0 {
+		return usageErr("--capacity %v: want a rate in hops/s above 0", bf.capacity)
 	}
 	var inflow float64
 	var inflowFor time.Duration
@@ -50,6 +63,7 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	}
 	o := bench.DefaultDrainOptions()
 	o.N, o.Ladder, o.Log = bf.drain, l, e.Err
+	o.Delay, o.AtMostOnce, o.Capacity = delay, bf.strategy == "at-most-once", bf.capacity
 	o.Inflow, o.InflowFor = inflow, inflowFor
 	if bf.record != "" {
 		f, err := os.Create(bf.record)
@@ -66,5 +80,31 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 		}
 		return err
 	}
+	if bf.save {
+		if err := e.saveCapacity(cmd.Context(), m, rep); err != nil {
+			return err
+		}
+	}
 	return e.view().printBench(bf, rep.Markdown(), rep, rep.Problems)
+}
+
+// minSavedLate is how late a drain's last message must arrive for its
+// drain rate to be the ladder's capacity: a ladder that kept up measured
+// only how fast it was fed.
+const minSavedLate = 2 * time.Second
+
+// saveCapacity keeps the drain's dead-letter hops a second on the broker,
+// keyed by the rungs' kind.
+func (e *env) saveCapacity(ctx context.Context, m *broker.Management, rep bench.DrainReport) error {
+	if rep.Late.Max < float64(minSavedLate.Milliseconds()) || rep.Lost > 0 {
+		fmt.Fprintf(e.Err, "rungs: capacity not saved: the ladder kept up (last message %.1fs late, %d lost); a larger --drain measures it\n", rep.Late.Max/1000, rep.Lost)
+		return nil
+	}
+	c := broker.DrainCapacity{HopsPerS: rep.DrainPerS * float64(rep.Hops), RabbitMQ: rep.Broker.RabbitMQ, Measured: rep.Started, N: rep.N, Load: rep.LoadAtPeak}
+	key := broker.CapacityKey(rep.Ladder.QueueType, rep.AtMostOnce)
+	if err := m.SaveDrainCapacity(ctx, key, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Err, "rungs: saved the drain capacity of %s rungs on the broker: %.0f dead-letter hops/s\n", key, c.HopsPerS)
+	return nil
 }

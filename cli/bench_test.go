@@ -70,3 +70,25 @@ func TestBenchFlags(t *testing.T) {
 		})
 	}
 }
+
+// The drain's flags are checked before any broker is met: a clear one-line
+// usage error, nothing run.
+func TestBenchDrainFlags(t *testing.T) {
+	env := map[string]string{"RUNGS_URL": "amqp://guest:guest@127.0.0.1:1/", "RUNGS_MGMT_URL": "http://127.0.0.1:1"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--save"}, "--save goes with --drain"},
+		{[]string{"bench", "--capacity", "100"}, "--capacity goes with --drain"},
+		{[]string{"bench", "--dead-letter-strategy", "at-most-once"}, "--dead-letter-strategy goes with --drain"},
+		{[]string{"bench", "--drain", "10", "--dead-letter-strategy", "sometimes"}, `--dead-letter-strategy "sometimes"`},
+		{[]string{"bench", "--drain", "10", "--drain-delay", "soon"}, `--drain-delay "soon"`},
+		{[]string{"bench", "--drain", "10", "--capacity", "-1"}, "--capacity -1"},
+	} {
+		code, _, stderr := run(t, env, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -98,6 +98,9 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.opts.ladder.noLadder(r))
 	}
 	tr := msg.Trace
+	if pf.count > 1 && r.snap != nil {
+		e.warnBurst(ctx, pf.count, tr, req.Rate)
+	}
 	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
@@ -140,6 +143,25 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	}
 	e.view().reportPublish(tr, total, pf.count, time.Since(start))
 	return nil
+}
+
+// warnBurst says, before a burst is sent, how late it will arrive when
+// the broker has a drain capacity saved for the ladder's rungs (rungs bench
+// --drain --save). A capacity that cannot be read (none saved, a user
+// without the administrator tag) says nothing: the forecast is a help,
+// never a reason not to publish.
+func (e *env) warnBurst(ctx context.Context, n int, tr topology.Trace, rate float64) {
+	m, err := e.clients().management()
+	if err != nil {
+		return
+	}
+	caps, err := m.DrainCapacities(ctx)
+	if err != nil {
+		return
+	}
+	if f, ok := ops.ForecastBurst(n, tr, caps, rate); ok {
+		fmt.Fprintln(e.Err, "rungs: warning: "+f.Warning(n, tr))
+	}
 }
 
 // request reads the flags into a publish request and checks what needs no

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/internal/fixture"
 )
 
@@ -28,7 +29,8 @@ func exported(t *testing.T) map[string]bool {
 		s := &snap.Queues[i].Stats
 		s.Leader, s.Members, s.Online = "rabbit@a", []string{"rabbit@a", "rabbit@b", "rabbit@c"}, []string{"rabbit@a", "rabbit@b"}
 	}
-	body := scrape(t, New(&fakeInspector{snap: snap}, Options{Vhosts: []string{"/"}}))
+	caps := map[string]broker.DrainCapacity{"quorum": {HopsPerS: 5000}, "classic": {HopsPerS: 5000}}
+	body := scrape(t, New(&fakeInspector{snap: snap, caps: caps}, Options{Vhosts: []string{"/"}}))
 	names := map[string]bool{}
 	for _, line := range strings.Split(body, "\n") {
 		if strings.HasPrefix(line, "# TYPE ") {
@@ -65,7 +67,7 @@ func TestAlertRulesCheckAndUseExportedMetrics(t *testing.T) {
 	if bad := unknown(string(text), exported(t)); len(bad) > 0 {
 		t.Errorf("the rules use metrics the exporter does not export: %v", bad)
 	}
-	for _, alert := range []string{"RungsRungStalled", "RungsLadderBacklogged", "RungsUnroutableGrowing", "RungsLadderDrift"} {
+	for _, alert := range []string{"RungsRungStalled", "RungsLadderBacklogged", "RungsLadderBacklogOverCapacity", "RungsUnroutableGrowing", "RungsLadderDrift"} {
 		if !strings.Contains(string(text), "alert: "+alert+"\n") {
 			t.Errorf("no %s alert", alert)
 		}

@@ -48,6 +48,10 @@ type Exporter struct {
 	scrape int
 	vhosts []string
 	state  map[string]ops.Observer
+	// capacity is the drain capacities saved on the broker (rungs bench
+	// --drain --save), read with each round of snapshots; nil when none
+	// could be read.
+	capacity map[string]broker.DrainCapacity
 	// retry holds each vhost's quorum queues under delayed retry, as last
 	// listed: listed again when the observer re-read the snapshot (queues
 	// came or went, or every few scrapes), their statistics read on every
@@ -120,6 +124,7 @@ var (
 var (
 	descBacklogged = desc("rung_backlogged", "1 when the rung is backlogged: its expired messages wait to be dead-lettered while messages do leave it (a storm draining at the broker's pace, not a stall; never a reason for rungs unstall).", rungLabels)
 	descBacklog    = desc("ladder_backlog_messages", "Expired messages waiting in the ladder's backlogged rungs.", ladderLabels)
+	descSaved      = desc("ladder_drain_capacity_hops_per_second", "The drain capacity rungs bench --drain --save measured on this broker for the ladder's kind of rungs: dead-letter hops a second while a backlog waited. Known before a storm, so that the backlog can be compared with it at once; absent when none is saved.", ladderLabels)
 	descCapacity   = desc("ladder_drain_hops_per_second", "Dead-letter hops a second the ladder made while backlogged, net of what clients published into it, over the readings since the publishing to it last settled (at least a half minute, up to two minutes; a message forwarded from one rung to the next or to its destination is one hop); 0 until measured.", ladderLabels)
 	descDrainS     = desc("ladder_backlog_drain_seconds", "When the ladder is backlogged, how long until the messages it holds have all left the rungs at the slowest drain rate measured in the recent readings (or its TTLs, if longer): the slow end of the finish's range; 0 without a backlog or while the backlog grows.", ladderLabels)
 	descDrainFast  = desc("ladder_backlog_drain_fast_seconds", "The fast end of the finish's range: ladder_backlog_drain_seconds at the fastest drain rate measured in the recent readings.", ladderLabels)
@@ -162,7 +167,7 @@ var (
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descDelayed, descHeadAge, descTTL, descStalled, descStuck,
-		descBacklogged, descBacklog, descCapacity, descDrainS, descDrainFast, descSlowest, descFastest, descInRate, descOutRate, descGrows, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
+		descBacklogged, descBacklog, descSaved, descCapacity, descDrainS, descDrainFast, descSlowest, descFastest, descInRate, descOutRate, descGrows, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
 		descLeader, descMembers, descOnline, descOneNode, descLostLadder, descLostRung, descLostRoutes, descLostHeld,
 		descRetryHeld, descRetryMin, descRetryMax, descRetryInfo, descRetryQueues,
 		descUp, descVhostUp, descDuration, descRequests} {
@@ -183,6 +188,7 @@ func (x *Exporter) Collect(ch chan<- prometheus.Metric) {
 		x.logf("list vhosts: %v", err)
 		up = 0
 	}
+	x.readCapacity(ctx)
 	for _, vh := range x.vhosts {
 		rep, snapped, err := x.refresh(ctx, vh)
 		if err != nil {
@@ -223,6 +229,22 @@ func (x *Exporter) listVhosts(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// readCapacity reads the saved drain capacities on the first scrape and
+// with each round of snapshots after it: they change only when bench
+// runs. A failed read keeps the last figures and is not a failed scrape
+// (a monitoring user may not read global parameters).
+func (x *Exporter) readCapacity(ctx context.Context) {
+	r, ok := x.insp.(ops.CapacityReader)
+	if !ok || (x.scrape-1)%ops.SnapshotEvery != 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
+	defer cancel()
+	if caps, err := r.DrainCapacities(ctx); err == nil {
+		x.capacity = caps
+	}
 }
 
 // refresh reads one vhost through its observer and judges it.
@@ -289,6 +311,9 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 		d := lr.Drain
 		ch <- gauge(descBacklog, float64(lr.Totals.Backlog), lv...)
 		ch <- gauge(descCapacity, d.Capacity, lv...)
+		if c, ok := x.capacity[broker.CapacityKey(string(l.QueueType), false)]; ok && c.HopsPerS > 0 {
+			ch <- gauge(descSaved, c.HopsPerS, lv...)
+		}
 		ch <- gauge(descDrainS, d.Finish.Seconds(), lv...)
 		ch <- gauge(descDrainFast, d.FinishFast.Seconds(), lv...)
 		ch <- gauge(descSlowest, d.Slowest, lv...)

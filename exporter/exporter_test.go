@@ -25,6 +25,19 @@ type fakeInspector struct {
 	snapshots int
 	stats     int
 	vhosts    int
+	// caps are the saved drain capacities; capReads counts their reads.
+	caps     map[string]broker.DrainCapacity
+	capReads int
+}
+
+func (f *fakeInspector) DrainCapacities(context.Context) (map[string]broker.DrainCapacity, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.capReads++
+	if f.caps == nil {
+		return nil, broker.ErrNotFound
+	}
+	return f.caps, nil
 }
 
 func (f *fakeInspector) Snapshot(_ context.Context, vhost string) (topology.Snapshot, error) {
@@ -198,6 +211,38 @@ func grep(body, s string) string {
 	var out []string
 	for _, l := range strings.Split(body, "\n") {
 		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// The saved drain capacity is exported for each ladder whose kind of
+// rungs it was measured on, read once per round of snapshots, and a
+// broker without one exports none (the alert stays silent).
+func TestExporterSavedCapacity(t *testing.T) {
+	f := &fakeInspector{snap: fixture.Busy(), caps: map[string]broker.DrainCapacity{"quorum": {HopsPerS: 4321}, "classic": {HopsPerS: 4321}}}
+	x := New(f, Options{Vhosts: []string{"/"}})
+	body := scrape(t, x)
+	if !strings.Contains(body, "rungs_ladder_drain_capacity_hops_per_second{") || !strings.Contains(body, "} 4321\n") {
+		t.Errorf("no saved capacity of 4321 in the scrape:\n%s", grepLines(body, "drain_capacity"))
+	}
+	for i := 1; i < ops.SnapshotEvery; i++ {
+		scrape(t, x)
+	}
+	if f.capReads != 1 {
+		t.Errorf("%d capacity reads in %d scrapes, want 1", f.capReads, ops.SnapshotEvery)
+	}
+	none := scrape(t, New(&fakeInspector{snap: fixture.Busy()}, Options{Vhosts: []string{"/"}}))
+	if strings.Contains(none, "rungs_ladder_drain_capacity_hops_per_second{") {
+		t.Errorf("a capacity exported where none is saved:\n%s", grepLines(none, "drain_capacity"))
+	}
+}
+
+func grepLines(body, sub string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.Contains(l, sub) {
 			out = append(out, l)
 		}
 	}

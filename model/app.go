@@ -57,7 +57,10 @@ const (
 // App is the root model: it routes messages to the screen in front and
 // owns everything shared between screens.
 type App struct {
-	insp        broker.Inspector
+	insp broker.Inspector
+	// capacity is the drain capacities saved on the broker, for the
+	// publish form's lateness forecast; nil when none could be read.
+	capacity    map[string]broker.DrainCapacity
 	pub         broker.Publisher
 	purger      broker.Purger
 	peeker      Peeker
@@ -169,6 +172,7 @@ func (a App) Init() tea.Cmd {
 		fetch(a.insp, a.pending.read, a.pending.seq, a.timeout, a.now),
 		fetchOverview(a.insp, a.timeout),
 		fetchDelays(a.insp, a.vhost, a.timeout),
+		fetchCapacity(a.insp, a.timeout),
 		a.poll(),
 	}
 	if a.conn != nil {
@@ -213,6 +217,9 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a.updateFocused(msg)
 	case delaysMsg:
 		a.list.SetDelays(msg.snap, msg.delayed)
+		return a, nil
+	case capacityMsg:
+		a.capacity = msg
 		return a, nil
 	case pollMsg, readMsg, overviewMsg:
 		a, cmd := a.updateRefresh(msg)
@@ -528,6 +535,7 @@ func (a *App) openPublish(l topology.Ladder, delay, dest string, count int) tea.
 		return nil
 	}
 	f := newPublishForm(l, a.styles, delay, dest, count, topology.NewGraph(a.merged()))
+	f.capacity = a.capacity
 	init := f.Init()
 	return a.open(f, init)
 }

@@ -794,3 +794,28 @@ func TestTracePaneChecksTheRoute(t *testing.T) {
 		t.Fatalf("a trace through an unbound rung was not flagged:\n%s", v)
 	}
 }
+
+// With a drain capacity saved on the broker for the ladder's rungs, the
+// publish form says how late a burst will arrive before it is sent; a
+// single message, or a broker without a capacity, says nothing.
+func TestPublishFormForecastsLateness(t *testing.T) {
+	fb := newFake(fixture.Busy())
+	a, _ := newApp(t, fb, Options{Ladder: "orders"}, 120, 40)
+	a = load(t, a, fb)
+	a = keys(t, a, "p")
+	a = typeText(t, a, "90s")
+	a = keys(t, a, "tab", "tab", "tab", "tab")
+	a = typeText(t, a, "10000")
+	if strings.Contains(plainView(t, a), "will arrive") {
+		t.Fatal("a forecast without a saved capacity")
+	}
+	a = keys(t, a, "esc")
+	a, _ = run(t, a, capacityMsg{"quorum": {HopsPerS: 100, RabbitMQ: "4.3.6"}, "classic": {HopsPerS: 100, RabbitMQ: "4.3.6"}})
+	a = keys(t, a, "p")
+	a = typeText(t, a, "90s")
+	a = keys(t, a, "tab", "tab", "tab", "tab")
+	a = typeText(t, a, "10000")
+	if v := plainView(t, a); !strings.Contains(v, "10000 messages of 1m30s will arrive up to about") {
+		t.Errorf("no forecast in the form:\n%s", v)
+	}
+}

@@ -38,3 +38,27 @@ func fetchDelays(insp broker.Inspector, vhost string, timeout time.Duration) tea
 		return delaysMsg{snap, delayed}
 	}
 }
+
+// capacityMsg carries the drain capacities saved on the broker (rungs
+// bench --drain --save), from which the publish form says how late a
+// burst will arrive.
+type capacityMsg map[string]broker.DrainCapacity
+
+// fetchCapacity reads them once: they change only when bench runs. Nil for
+// an inspector that cannot, and a failed read (none saved, a user without
+// the administrator tag) shows nothing.
+func fetchCapacity(insp broker.Inspector, timeout time.Duration) tea.Cmd {
+	r, ok := insp.(ops.CapacityReader)
+	if !ok {
+		return nil
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		caps, err := r.DrainCapacities(ctx)
+		if err != nil || len(caps) == 0 {
+			return nil
+		}
+		return capacityMsg(caps)
+	}
+}

@@ -46,6 +46,10 @@ type publishForm struct {
 	graph *topology.Graph
 	focus int
 	err   string
+	// capacity is the broker's saved drain capacities: with one for the
+	// ladder's rungs, the preview says how late a burst will arrive
+	// before it is sent.
+	capacity map[string]broker.DrainCapacity
 }
 
 // publishSubmitted is the publish form's outcome when the operator sends
@@ -266,6 +270,9 @@ func (f publishForm) View() string {
 			f.st.Muted.Render("key ") + f.st.Bold.Render(tr.Key),
 			f.st.Muted.Render("to  ") + tr.Exchange + f.st.Muted.Render(fmt.Sprintf(" · %d %s · arrives in ", len(tr.Hops), topology.Plural(len(tr.Hops), "hop", "hops"))) + tr.Target + f.st.Muted.Render(" after "+topology.FormatSpan(tr.Total())),
 			f.st.Muted.Render(fmt.Sprintf("%d %s %s, with publisher confirms", req.count, kind, topology.Plural(req.count, "message", "messages"))),
+		}
+		if fc, ok := ops.ForecastBurst(req.count, tr, f.capacity, 0); ok && req.count > 1 {
+			state.Preview = append(state.Preview, f.st.Warn.Render("⚠ "+fc.Warning(req.count, tr)))
 		}
 	}
 	return ui.Form(state, f.st, w)

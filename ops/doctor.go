@@ -113,7 +113,7 @@ type DoctorLadder struct {
 // source is a function in a file of its own and one entry here.
 var (
 	doctorChecks = []func(DoctorFacts, *Findings){
-		checkConnections, checkPlugins, checkLaddersFound, checkQuorumRelease,
+		checkConnections, checkPlugins, checkLaddersFound, checkQuorumRelease, checkDeadLetterPrefetch,
 		checkFeatureFlags, checkBCCRelease, checkEachLadder, checkDelays, checkRetry, checkCeleryKeys,
 	}
 	ladderChecks = []func(DoctorLadder, *Findings){
