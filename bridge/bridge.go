@@ -54,8 +54,12 @@ type Options struct {
 	// instead of parking it.
 	Clamp bool
 	// Prefetch bounds the unacknowledged messages of each loop (default
-	// 1000); Batch the messages published per confirm round (default 250).
+	// 1000); Batch the messages one worker publishes per confirm round
+	// (default 250).
 	Prefetch, Batch int
+	// Workers is how many batches of each loop may await their confirms
+	// at once (default 4).
+	Workers int
 	// Log receives one line per trouble (a lost connection, a batch the
 	// broker did not confirm); errors are redacted by broker.
 	Log io.Writer
@@ -125,6 +129,9 @@ func New(conn *broker.Conn, opt Options) (*Bridge, error) {
 	}
 	if opt.Batch <= 0 {
 		opt.Batch = 250
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = 4
 	}
 	if opt.Log == nil {
 		opt.Log = io.Discard

@@ -152,6 +152,8 @@ func TestBridgeKilledMidRun(t *testing.T) {
 		}()
 	}
 
+	start := time.Now()
+	phase := func(what string) { t.Logf("%5.1fs %s", time.Since(start).Seconds(), what) }
 	first := startChild(t, setup)
 	const n = 10000
 	rng := rand.New(rand.NewPCG(33, 10000))
@@ -190,10 +192,12 @@ func TestBridgeKilledMidRun(t *testing.T) {
 		return nil
 	})
 	first.kill9(t)
+	phase(fmt.Sprintf("killed the first bridge: %+v", first.progress()))
 	second := startChild(t, setup)
 	if err := <-published; err != nil {
 		t.Fatalf("publish: %v", err)
 	}
+	phase("published")
 	// Killed while it delivers: due messages published to the exit
 	// exchange but not yet acked.
 	testutil.Eventually(t, time.Minute, "the second bridge to deliver 1,000 due messages", func() error {
@@ -203,6 +207,7 @@ func TestBridgeKilledMidRun(t *testing.T) {
 		return nil
 	})
 	second.kill9(t)
+	phase(fmt.Sprintf("killed the second bridge: %+v", second.progress()))
 	third := startChild(t, setup)
 
 	testutil.Poll{Within: 2 * time.Minute, Every: time.Second}.Eventually(t, "every message delivered", func() error {
@@ -213,6 +218,7 @@ func TestBridgeKilledMidRun(t *testing.T) {
 		}
 		return nil
 	})
+	phase("all delivered")
 	mu.Lock()
 	defer mu.Unlock()
 	dups, marked, early := 0, 0, 0

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -15,9 +16,9 @@ import (
 type kind uint8
 
 const (
-	toLadder kind = iota
-	toExit        // no delay: straight out
-	toExitDue     // out of the ladder, due
+	toLadder  kind = iota
+	toExit         // no delay: straight out
+	toExitDue      // out of the ladder, due
 	toPark
 )
 
@@ -42,8 +43,11 @@ const retryPause = time.Second
 // consume runs one loop: consume queue, build each batch's copies,
 // publish them with confirms, settle the sources, until ctx ends.
 func (b *Bridge) consume(ctx context.Context, queue string, build func([]broker.Delivery) []outgoing) error {
-	stream := b.conn.Stream()
-	defer stream.Close()
+	streams := make([]*broker.Stream, b.opt.Workers)
+	for i := range streams {
+		streams[i] = b.conn.Stream()
+		defer streams[i].Close()
+	}
 	for ctx.Err() == nil {
 		// The consumer outlives ctx by the batch under way: it ends below,
 		// after that batch is settled.
@@ -58,15 +62,26 @@ func (b *Bridge) consume(ctx context.Context, queue string, build func([]broker.
 			pause(ctx, retryPause)
 			continue
 		}
-		for {
-			batch, open := take(ctx, in, b.opt.Batch)
-			if len(batch) > 0 {
-				b.forward(ctx, stream, build(batch))
-			}
-			if !open || ctx.Err() != nil {
-				break
-			}
+		// Workers, each with a channel of its own, keep several batches
+		// awaiting their confirms at once: one batch at a time would
+		// move a confirm round trip's worth of messages per round trip.
+		var wg sync.WaitGroup
+		for _, stream := range streams {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					batch, open := take(ctx, in, b.opt.Batch)
+					if len(batch) > 0 {
+						b.forward(ctx, stream, build(batch))
+					}
+					if !open || ctx.Err() != nil {
+						return
+					}
+				}
+			}()
 		}
+		wg.Wait()
 		cancel()
 		if ctx.Err() == nil {
 			fmt.Fprintf(b.opt.Log, "rungs bridge: consumer of %s ended (connection lost?); consuming again\n", queue)
