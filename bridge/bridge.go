@@ -125,13 +125,13 @@ func New(conn *broker.Conn, opt Options) (*Bridge, error) {
 		return nil, fmt.Errorf("ladder %s does not deliver to %s", opt.Ladder.Name, opt.Names.Due)
 	}
 	if opt.Prefetch <= 0 {
-		opt.Prefetch = 1000
+		opt.Prefetch = 4000
 	}
 	if opt.Batch <= 0 {
 		opt.Batch = 250
 	}
 	if opt.Workers <= 0 {
-		opt.Workers = 4
+		opt.Workers = 8
 	}
 	if opt.Log == nil {
 		opt.Log = io.Discard

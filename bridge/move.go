@@ -103,6 +103,11 @@ func take(ctx context.Context, in <-chan broker.Delivery, max int) (batch []brok
 	case <-ctx.Done():
 		return nil, true
 	}
+	// Linger a moment for more: a batch is one confirm round trip, and
+	// under load the consumer hands messages over a few at a time, so
+	// taking only what already waits would move a few per round trip.
+	linger := time.NewTimer(lingerFor)
+	defer linger.Stop()
 	for len(batch) < max {
 		select {
 		case d, ok := <-in:
@@ -110,12 +115,16 @@ func take(ctx context.Context, in <-chan broker.Delivery, max int) (batch []brok
 				return batch, false
 			}
 			batch = append(batch, d)
-		default:
+		case <-linger.C:
 			return batch, true
 		}
 	}
 	return batch, true
 }
+
+// lingerFor is how long take waits to fill a batch: short beside the
+// confirm round trip it saves, and beside the ladder's unit.
+const lingerFor = 20 * time.Millisecond
 
 func pause(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
