@@ -54,8 +54,9 @@ type Options struct {
 	// instead of parking it.
 	Clamp bool
 	// Prefetch bounds the unacknowledged messages of each loop (default
-	// 1000); Batch the messages one worker publishes per confirm round
-	// (default 250).
+	// 2000): what a kill -9 may duplicate, at most, and what keeps
+	// confirms pipelined (BenchmarkBridgeIntake). Batch is the messages
+	// one worker publishes per confirm round (default 250).
 	Prefetch, Batch int
 	// Workers is how many batches of each loop may await their confirms
 	// at once (default 4).
@@ -125,7 +126,7 @@ func New(conn *broker.Conn, opt Options) (*Bridge, error) {
 		return nil, fmt.Errorf("ladder %s does not deliver to %s", opt.Ladder.Name, opt.Names.Due)
 	}
 	if opt.Prefetch <= 0 {
-		opt.Prefetch = 4000
+		opt.Prefetch = 2000
 	}
 	if opt.Batch <= 0 {
 		opt.Batch = 250

@@ -18,6 +18,7 @@ import (
 type bridgeFlags struct {
 	exchange, exit, exitType, copyFrom string
 	clamp                              bool
+	prefetch                           int
 	every                              time.Duration
 }
 
@@ -64,6 +65,7 @@ intake lag). The migration recipe: docs/bridge.md.`,
 	f.StringVar(&bf.exit, "exit", "", "exit exchange due messages leave through (default: EXCHANGE.exit)")
 	f.StringVar(&bf.copyFrom, "copy-bindings-from", "", "give the exit exchange the bindings of this exchange (e.g. the plugin's)")
 	f.BoolVar(&bf.clamp, "clamp", false, "hold a delay beyond the ladder's longest for the longest, instead of parking it")
+	f.IntVar(&bf.prefetch, "prefetch", 2000, "messages each of the bridge's two consumers holds unacknowledged: more keeps more confirms in flight, and is what a kill may duplicate")
 	f.DurationVar(&bf.every, "status-every", 30*time.Second, "print a status line this often (0: never)")
 	cmd.Flags().BoolVarP(&e.opts.yes, "yes", "y", false, "create what is missing without asking")
 	return cmd
@@ -79,6 +81,9 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 	}
 	if bf.copyFrom == names.Exchange || bf.copyFrom == names.Exit && bf.copyFrom != "" {
 		return usageErr("--copy-bindings-from %s: copy from another exchange than the bridge's own", bf.copyFrom)
+	}
+	if bf.prefetch < 1 {
+		return usageErr("--prefetch must be at least 1, got %d", bf.prefetch)
 	}
 	if err := e.opts.ladder.check(); err != nil {
 		return err
@@ -103,7 +108,7 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 	v, _ := version()
 	o := bridge.Options{
 		Names: names, ExitType: bf.exitType, Ladder: r.ladder, LadderPlan: ap.Plan,
-		Version: v, Clamp: bf.clamp, Log: e.Err,
+		Version: v, Clamp: bf.clamp, Log: e.Err, Prefetch: bf.prefetch,
 	}
 	missing, err := e.bridgeMissing(ctx, r, names)
 	if err != nil {

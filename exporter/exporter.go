@@ -120,12 +120,27 @@ var (
 	descLostLadder = desc("ladder_rungs_lost_members", "Rungs and other queues of the ladder with a member offline.", ladderLabels)
 )
 
+// A bridge's metrics (rungs bridge, docs/bridge.md), labelled by its
+// intake exchange.
+var (
+	bridgeLabels      = []string{"vhost", "bridge"}
+	descBridgeIntake  = desc("bridge_intake_messages", "Messages in the bridge's intake queue, not yet scheduled into the ladder.", bridgeLabels)
+	descBridgeLag     = desc("bridge_intake_lag_seconds", "Age of the oldest intake message from its timestamp property (0 when producers set none): added to every message's x-delay while the backlog lasts.", bridgeLabels)
+	descBridgeCons    = desc("bridge_consumers", "Bridges consuming the intake.", bridgeLabels)
+	descBridgeDue     = desc("bridge_due_messages", "Messages the ladder delivered as due that have not yet left through the exit exchange.", bridgeLabels)
+	descBridgeParked  = desc("bridge_parked_messages", "Messages the bridge parked (x-delay not a number, beyond the ladder, or unroutable at the exit), with the reason in x-rungs-reason.", bridgeLabels)
+	bridgeDescriptors = []*prometheus.Desc{descBridgeIntake, descBridgeLag, descBridgeCons, descBridgeDue, descBridgeParked}
+)
+
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descDelayed, descHeadAge, descTTL, descStalled, descStuck,
 		descBacklogged, descBacklog, descCapacity, descDrainS, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
 		descLeader, descMembers, descOnline, descOneNode, descLostLadder,
 		descUp, descVhostUp, descDuration, descRequests} {
+		ch <- d
+	}
+	for _, d := range bridgeDescriptors {
 		ch <- d
 	}
 }
@@ -154,6 +169,10 @@ func (x *Exporter) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(descVhostUp, 1, vh)
 		ch <- gauge(descRequests, b2f(snapped), vh)
 		x.collectVhost(ch, rep)
+		if err := x.collectBridges(ctx, ch, vh); err != nil {
+			x.logf("read the bridges of vhost %s: %v", vh, err)
+			up = 0
+		}
 	}
 	ch <- gauge(descUp, up)
 	ch <- gauge(descDuration, x.opt.Now().Sub(start).Seconds())
@@ -257,6 +276,28 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 		}
 		ch <- gauge(descUnknown, float64(fc.Unknown), lv...)
 	}
+}
+
+// collectBridges reports the vhost's bridges: one filtered listing of
+// their queues, only where the inspector has it (the management API).
+func (x *Exporter) collectBridges(ctx context.Context, ch chan<- prometheus.Metric, vhost string) error {
+	if _, ok := x.insp.(ops.BridgeReader); !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
+	defer cancel()
+	bs, err := ops.ReadBridges(ctx, x.insp, vhost)
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		ch <- gauge(descBridgeIntake, float64(b.Intake.Stats.Ready+b.Intake.Stats.Unacked), vhost, b.Exchange)
+		ch <- gauge(descBridgeLag, b.Lag().Seconds(), vhost, b.Exchange)
+		ch <- gauge(descBridgeCons, float64(b.Intake.Stats.Consumers), vhost, b.Exchange)
+		ch <- gauge(descBridgeDue, float64(b.Due.Stats.Ready+b.Due.Stats.Unacked), vhost, b.Exchange)
+		ch <- gauge(descBridgeParked, float64(b.Parked.Stats.Ready+b.Parked.Stats.Unacked), vhost, b.Exchange)
+	}
+	return nil
 }
 
 // logf writes one redacted line.

@@ -270,6 +270,10 @@ func DiscoverBridges(s Snapshot) []Bridge {
 	return out
 }
 
+// BridgeQueueRegex matches the names of bridges' queues, for a filtered
+// listing (the management API's use_regex).
+const BridgeQueueRegex = `\.bridge\.(intake|due|parked)$`
+
 // IsBridgeQueue reports whether name is one of a bridge's queues, and of
 // which intake exchange.
 func IsBridgeQueue(name string) (exchange string, ok bool) {
@@ -279,4 +283,33 @@ func IsBridgeQueue(name string) (exchange string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// Waiting is how many of the bridge's messages wait outside the ladder:
+// in the intake (not yet scheduled) and in the due queue (due, not yet
+// out through the exit exchange).
+func (b Bridge) Waiting() int64 {
+	return b.Intake.Stats.Ready + b.Intake.Stats.Unacked + b.Due.Stats.Ready + b.Due.Stats.Unacked
+}
+
+// Lag is how long the oldest intake message has waited, from its
+// timestamp property (0 when producers set none): the delay every
+// message gets on top of its x-delay while the bridge keeps up this way.
+func (b Bridge) Lag() time.Duration { return b.Intake.Stats.HeadAge }
+
+// Describe is the bridge's one line: its intake's depth, lag and
+// consumers, what is due and not yet out, and what it parked.
+func (b Bridge) Describe() string {
+	s := fmt.Sprintf("bridge %s: intake %s", b.Exchange, Counted(int(b.Intake.Stats.Ready+b.Intake.Stats.Unacked), "message", "messages"))
+	if b.Lag() > 0 {
+		s += ", oldest " + FormatDelay(b.Lag().Round(time.Second))
+	}
+	s += fmt.Sprintf(", %s", Counted(int(b.Intake.Stats.Consumers), "bridge consuming", "bridges consuming"))
+	if b.HasDue {
+		s += fmt.Sprintf("; %d due not yet out", b.Due.Stats.Ready+b.Due.Stats.Unacked)
+	}
+	if b.HasParked {
+		s += fmt.Sprintf("; %d parked in %s", b.Parked.Stats.Ready+b.Parked.Stats.Unacked, b.Parked.Name)
+	}
+	return s
 }
