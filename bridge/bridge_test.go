@@ -252,6 +252,7 @@ func TestBridgeKilledMidRun(t *testing.T) {
 	}
 	t.Logf("RabbitMQ %s: %d messages delivered, %d duplicates (%d copies marked) after two kill -9", v, len(got), dups, marked)
 
+	phase("checked every arrival")
 	bad, ok, err := conn.Get(ctx, o.Names.Parked, true)
 	if err != nil || !ok {
 		t.Fatalf("parked queue: ok %v, %v", ok, err)
@@ -264,4 +265,5 @@ func TestBridgeKilledMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-third.done
+	phase("stopped the third bridge (SIGTERM)")
 }
