@@ -38,7 +38,7 @@ func TestBridgeRefusesBadFlags(t *testing.T) {
 func TestBridgeCommandParksAndStatusShowsIt(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	code, _, errs := run(t, env, "bridge", "--exchange", "orders.delayed", "--ladder", "delays")
+	code, _, errs := run(t, env, "bridge", "--exchange", "orders.delayed", "--ladder", "delays", "--max-delay", "1h")
 	if code == ExitOK || !strings.Contains(errs, "needs --yes") || !strings.Contains(errs, "queue orders.delayed.bridge.intake") {
 		t.Fatalf("without --yes: exit %d, %s", code, errs)
 	}
@@ -52,7 +52,7 @@ func TestBridgeCommandParksAndStatusShowsIt(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c := Run(ctx, []string{"bridge", "--exchange", "orders.delayed", "--ladder", "delays", "--yes", "--status-every", "0"},
+		c := Run(ctx, []string{"bridge", "--exchange", "orders.delayed", "--ladder", "delays", "--max-delay", "1h", "--yes", "--status-every", "0"},
 			IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: lockedWriter{&mu, &errb}, Getenv: func(k string) string { return env[k] }})
 		exitc = c
 	}()
@@ -64,7 +64,9 @@ func TestBridgeCommandParksAndStatusShowsIt(t *testing.T) {
 		_, err := conn.Publish(pctx, []broker.Message{{Exchange: "orders.delayed", RoutingKey: "eu", MessageID: "bad", Body: []byte("x"), Headers: map[string]any{"x-delay": "abc"}}})
 		return err
 	})
-	testutil.Poll{Within: time.Minute, Every: time.Second}.Eventually(t, "status to show the parked message", func() error {
+	// The ladder is declared before anything is consumed: a few hundred
+	// declarations, which a loaded broker takes its time over.
+	testutil.Poll{Within: 3 * time.Minute, Every: time.Second}.Eventually(t, "status to show the parked message", func() error {
 		out := mustRun(t, env, "status")
 		if !strings.Contains(out, "bridge orders.delayed: intake 0 messages") || !strings.Contains(out, "1 parked in orders.delayed.bridge.parked") {
 			mu.Lock()
