@@ -136,6 +136,10 @@ func bridgeRate(ctx context.Context, b *testing.B, conn *broker.Conn, cfg broker
 		b.Fatal(err)
 	}
 	defer bconn.Close()
+	if o.Publish, err = broker.Dial(ctx, cfg); err != nil {
+		b.Fatal(err)
+	}
+	defer o.Publish.Close()
 	br, err := bridge.New(bconn, o)
 	if err != nil {
 		b.Fatal(err)

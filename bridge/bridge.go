@@ -61,6 +61,11 @@ type Options struct {
 	// Workers is how many batches of each loop may await their confirms
 	// at once (default 4).
 	Workers int
+	// Publish is the connection copies are published on; nil publishes on
+	// the consuming connection. Give one of its own: RabbitMQ's flow
+	// control slows a publishing connection, and on the consuming one
+	// that would hold up deliveries and acks too.
+	Publish *broker.Conn
 	// Log receives one line per trouble (a lost connection, a batch the
 	// broker did not confirm); errors are redacted by broker.
 	Log io.Writer
@@ -110,6 +115,9 @@ type Bridge struct {
 
 	mu sync.Mutex
 	p  Progress
+
+	routeMu sync.Mutex
+	routes  map[uint64]topology.Trace
 }
 
 // New checks the options and builds a bridge; it does not contact the
@@ -142,7 +150,7 @@ func New(conn *broker.Conn, opt Options) (*Bridge, error) {
 	}
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	return &Bridge{conn: conn, opt: opt, run: hex.EncodeToString(b), p: Progress{Started: opt.Now(), Parked: map[string]int64{}}}, nil
+	return &Bridge{conn: conn, opt: opt, run: hex.EncodeToString(b), routes: map[uint64]topology.Trace{}, p: Progress{Started: opt.Now(), Parked: map[string]int64{}}}, nil
 }
 
 // Progress returns a copy of what the bridge has done so far.

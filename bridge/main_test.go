@@ -73,6 +73,13 @@ func runChild(setup string) int {
 		return 2
 	}
 	o.Log = os.Stderr
+	pub, err := broker.Dial(ctx, s.Config)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child dial:", err)
+		return 2
+	}
+	defer pub.Close()
+	o.Publish = pub
 	b, err := bridge.New(conn, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child bridge:", err)

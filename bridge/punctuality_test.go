@@ -63,6 +63,10 @@ func punctuality(b *testing.B, env brokertest.Env, n int, lo time.Duration) {
 		b.Fatal(err)
 	}
 	defer bconn.Close()
+	if o.Publish, err = broker.Dial(ctx, cfg); err != nil {
+		b.Fatal(err)
+	}
+	defer o.Publish.Close()
 	br, err := bridge.New(bconn, o)
 	if err != nil {
 		b.Fatal(err)

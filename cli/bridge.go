@@ -142,6 +142,13 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 	for _, w := range ap.Warnings {
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(w)))
 	}
+	// Copies go out on a connection of their own (bridge.Options.Publish).
+	pub, err := broker.Dial(ctx, e.config())
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+	o.Publish = pub
 	b, err := bridge.New(conn, o)
 	if err != nil {
 		return usageErr("%v", err)
