@@ -98,7 +98,7 @@ func TestBridgeKilledMidRun(t *testing.T) {
 	env := brokertest.Require(t)
 	t.Parallel()
 	cfg := env.NewVhost(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	v, err := env.Mgmt.Version(ctx)
 	if err != nil {
@@ -109,8 +109,8 @@ func TestBridgeKilledMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	setup := childSetup{Config: cfg, Exchange: "orders.delayed", Ladder: "delays", Version: v.String()}
-	o, err := testOptions(cfg.Vhost, setup.Exchange, setup.Ladder, v)
+	setup := childSetup{Config: cfg, Exchange: "orders.delayed", Ladder: "delays", Version: v.String(), Levels: 2}
+	o, err := testLadderOptions(cfg.Vhost, setup.Exchange, setup.Ladder, setup.Levels, v)
 	if err != nil {
 		t.Fatal(err)
 	}

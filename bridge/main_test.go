@@ -27,6 +27,7 @@ type childSetup struct {
 	Exchange string
 	Ladder   string
 	Version  string
+	Levels   int
 }
 
 func TestMain(m *testing.M) {
@@ -40,8 +41,15 @@ func TestMain(m *testing.M) {
 // and the default ladder named ladder, delivering to ex's due queue, on
 // release v.
 func testOptions(vhost, ex, ladder string, v topology.Version) (bridge.Options, error) {
+	return testLadderOptions(vhost, ex, ladder, 0, v)
+}
+
+// testLadderOptions is testOptions with a ladder of levels levels (0: the
+// default). The kill test's delays fit in 2 levels (4m15s): 30 quorum
+// rungs instead of 105, which a loaded 4.3.6 took seconds each to declare.
+func testLadderOptions(vhost, ex, ladder string, levels int, v topology.Version) (bridge.Options, error) {
 	names := topology.NamesOfBridge(ex, "")
-	l, err := topology.Ladder{Name: ladder, Vhost: vhost, Targets: []string{names.Due}}.Normalize()
+	l, err := topology.Ladder{Name: ladder, Vhost: vhost, Levels: levels, Targets: []string{names.Due}}.Normalize()
 	if err != nil {
 		return bridge.Options{}, err
 	}
@@ -67,7 +75,7 @@ func runChild(setup string) int {
 		return 2
 	}
 	defer conn.Close()
-	o, err := testOptions(s.Config.Vhost, s.Exchange, s.Ladder, v)
+	o, err := testLadderOptions(s.Config.Vhost, s.Exchange, s.Ladder, s.Levels, v)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child options:", err)
 		return 2
