@@ -9,9 +9,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rungs-dev/rungs/cli"
 )
@@ -266,8 +268,11 @@ func TestDocCommandsParse(t *testing.T) {
 				t.Errorf("%s:%d: %q: %v", p, at[i], line, err)
 				continue
 			}
-			if err := cli.Parse(words[1:]); err != nil {
+			if err := cli.Check(words[1:]); err != nil {
 				t.Errorf("%s:%d: %q does not parse: %v", p, at[i], line, err)
+			}
+			if err := expires(line); err != nil {
+				t.Errorf("%s:%d: %q: %v", p, at[i], line, err)
 			}
 			checked++
 		}
@@ -276,6 +281,30 @@ func TestDocCommandsParse(t *testing.T) {
 		t.Fatal("no rungs command lines found in the docs")
 	}
 	t.Logf("%d command examples parse", checked)
+}
+
+var fixedDate = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})(T[0-9:.]+(Z|[+-]\d{2}:\d{2})?)?`)
+
+// expires says whether an example names a fixed time less than a year from
+// now: such an example stops working soon after it is written. Examples
+// use spans from now, clock times, or dates decades ahead.
+func expires(line string) error {
+	for _, m := range fixedDate.FindAllString(line, -1) {
+		var when time.Time
+		var err error
+		if strings.Contains(m, "T") {
+			when, err = time.Parse(time.RFC3339, m)
+		} else {
+			when, err = time.Parse(time.DateOnly, m)
+		}
+		if err != nil {
+			continue
+		}
+		if when.Before(time.Now().AddDate(1, 0, 0)) {
+			return fmt.Errorf("names %s, less than a year from now: use a span from now (--delay 30m, --at 2h), a clock time (--at 09:00) or a date decades ahead", m)
+		}
+	}
+	return nil
 }
 
 // Every --help example parses too: the reference pages show them.
@@ -290,10 +319,13 @@ func TestHelpExamplesParse(t *testing.T) {
 			}
 			words, err := shellWords(s)
 			if err == nil {
-				err = cli.Parse(words[1:])
+				err = cli.Check(words[1:])
 			}
 			if err != nil {
 				t.Errorf("%s --help: %q does not parse: %v", c.CommandPath(), s, err)
+			}
+			if err := expires(s); err != nil {
+				t.Errorf("%s --help: %q: %v", c.CommandPath(), s, err)
 			}
 			checked++
 		}
@@ -311,7 +343,56 @@ func TestHelpExamplesParse(t *testing.T) {
 var (
 	internalIssue = regexp.MustCompile(`(?i)\bissues? \d+\b`)
 	testName      = regexp.MustCompile(`\b(Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]+`)
+	// How rungs was made is not a user's business: the numbered studies it
+	// started from, the issue a change answered, what else ran on the
+	// machine that built it, and its code (the retry library is public
+	// API, so retry.X may be named).
+	madeOf = []struct {
+		re *regexp.Regexp
+		// code: the benchmark pages cite the code they measured, and a
+		// page that shows the Go library's use names its API.
+		code bool
+		why  string
+	}{
+		{regexp.MustCompile(`(?i)\bseeds?\s+\d{2,}\b`), false, "name what the study is (the Terraform ladder of the binary-ladder write-up), not its seed number"},
+		{regexp.MustCompile(`(?i)\bthe\s+issue\b|\bthis\s+change\b`), false, "say what was asked or measured, not that an issue asked it"},
+		{regexp.MustCompile(`(?i)\bother (agents?|sessions?|helpers?)\b|\bagents?'`), false, "give the load average a measurement ran at, not what else shared the machine"},
+		{regexp.MustCompile(`\b(health|topology|ops|broker|model|ui|bench|cli|exporter|internal/testutil|e2e)/[a-z_/]+\.go\b`), true, "user docs do not name source files"},
+		{regexp.MustCompile(`\b(health|topology|ops|broker|model|ui|bench|cli|exporter)\.[A-Z][A-Za-z]*`), true, "user docs do not name the code's identifiers"},
+	}
 )
+
+// madeOfText reports the first phrase of s that talks about how rungs was
+// made, and why it should not.
+func madeOfText(s string, codeOK bool) (string, string) {
+	for _, m := range madeOf {
+		if m.code && codeOK {
+			continue
+		}
+		if hit := m.re.FindString(s); hit != "" {
+			return hit, m.why
+		}
+	}
+	return "", ""
+}
+
+// --help talks to users as the pages do.
+func TestHelpNamesNoInternals(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		texts := []string{c.Short, c.Long, c.Example}
+		c.Flags().VisitAll(func(f *pflag.Flag) { texts = append(texts, f.Usage) })
+		for _, s := range texts {
+			if hit, why := madeOfText(s, false); hit != "" {
+				t.Errorf("%s --help: %q: %s", c.CommandPath(), hit, why)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(cli.ReferenceRoot())
+}
 
 func TestUserDocsNameNoInternals(t *testing.T) {
 	for _, p := range markdownFiles(t) {
@@ -322,6 +403,7 @@ func TestUserDocsNameNoInternals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		codeOK := strings.HasPrefix(p, filepath.Join("docs", "benchmarks")) || bytes.Contains(data, []byte("```go"))
 		for i, line := range strings.Split(string(data), "\n") {
 			if m := internalIssue.FindString(line); m != "" {
 				t.Errorf("%s:%d: %q: user docs name studies by their question, not an internal issue number", p, i+1, m)
@@ -329,6 +411,99 @@ func TestUserDocsNameNoInternals(t *testing.T) {
 			if m := testName.FindString(line); m != "" {
 				t.Errorf("%s:%d: %q: user docs do not name tests (docs/development does)", p, i+1, m)
 			}
+			if hit, why := madeOfText(line, codeOK); hit != "" {
+				t.Errorf("%s:%d: %q: %s", p, i+1, hit, why)
+			}
+		}
+	}
+}
+
+// The licence is in the repository, named by the README and shipped in every
+// release archive.
+func TestLicenseShipped(t *testing.T) {
+	lic, err := os.ReadFile("LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(lic, []byte("MIT License")) || !bytes.Contains(lic, []byte("The rungs authors")) {
+		t.Errorf("LICENSE is not the MIT licence of the rungs authors")
+	}
+	readme, _ := os.ReadFile("README.md")
+	if !bytes.Contains(readme, []byte("[LICENSE](LICENSE)")) || !bytes.Contains(readme, []byte("MIT")) {
+		t.Errorf("README.md does not name the licence")
+	}
+	rel, _ := os.ReadFile(".goreleaser.yaml")
+	if !regexp.MustCompile(`(?m)^\s+files:\n(\s+- .*\n)*\s+- LICENSE\n`).Match(rel) {
+		t.Errorf(".goreleaser.yaml: archives.files does not include LICENSE")
+	}
+}
+
+// The README's global flags are the root's persistent flags, all of them
+// and no other.
+func TestReadmeGlobalFlags(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, para, ok := strings.Cut(string(data), "**Global flags.**")
+	if !ok {
+		t.Fatal("README.md has no **Global flags.** paragraph")
+	}
+	para, _, _ = strings.Cut(para, "\n\n")
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`(--[a-z-]+)").FindAllStringSubmatch(para, -1) {
+		named[m[1]] = true
+	}
+	root := cli.ReferenceRoot()
+	global := map[string]bool{}
+	root.PersistentFlags().VisitAll(func(f *pflag.Flag) { global["--"+f.Name] = true })
+	for f := range global {
+		if !named[f] {
+			t.Errorf("README.md's global flags omit %s", f)
+		}
+	}
+	for f := range named {
+		// --yes is named as each changing command's own flag.
+		if !global[f] && f != "--yes" {
+			t.Errorf("README.md lists %s among the global flags; it is not one", f)
+		}
+	}
+	if strings.Contains(para, "`--yes`") && !strings.Contains(para, "own `--yes`") {
+		t.Error("README.md lists --yes among the global flags")
+	}
+}
+
+// The README stays short enough to read through, and keeps its task table.
+func TestReadmeShortWithTasks(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n >= 300 {
+		t.Errorf("README.md has %d lines; keep it under 300 (details belong in docs/)", n)
+	}
+	for _, task := range []string{"find a message", "cancel it, and undo that", "replay dead letters", "purge one queue or a ladder", "tell a storm from a stall", "leave the delayed-message plugin"} {
+		if !bytes.Contains(data, []byte("| "+task+" |")) {
+			t.Errorf("README.md's How do I table has no row %q", task)
+		}
+	}
+}
+
+// Every picture in docs/images is made by scripts/screenshot.sh from a real
+// console run, so that pictures are made again when a view changes.
+func TestPicturesHaveAScript(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join("scripts", "screenshot.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pics, _ := filepath.Glob(filepath.Join("docs", "images", "*.png"))
+	if len(pics) == 0 {
+		t.Fatal("no pictures in docs/images")
+	}
+	for _, p := range pics {
+		name := strings.TrimSuffix(filepath.Base(p), ".png")
+		if !regexp.MustCompile(`(?m)^\s*(\w+=\S+ )*shoot ` + regexp.QuoteMeta(name) + ` `).Match(script) {
+			t.Errorf("%s is not made by scripts/screenshot.sh (no `shoot %s`)", p, name)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -39,6 +40,12 @@ type DrainOptions struct {
 	// (JSON): the recorded sequences health's tests judge.
 	Record io.Writer
 	Log    io.Writer
+	// Inflow, when above 0, is a steady rate (messages a second) of the
+	// same messages published from the storm's start for InflowFor, as
+	// failing consumers keep retrying through a real storm: the drain is
+	// then measured while clients publish.
+	Inflow    float64
+	InflowFor time.Duration
 }
 
 // DefaultDrainOptions is 200,000 messages of 20 s through the default
@@ -87,10 +94,30 @@ type DrainReport struct {
 	LeftErrorPct float64 `json:"left_error_pct"`
 	// Stalled counts readings × rungs judged stalled (it must be 0);
 	// Backlogged the most rungs judged backlogged in one reading.
-	Stalled    int      `json:"stalled"`
-	Backlogged int      `json:"backlogged"`
-	Readings   int      `json:"readings"`
-	Problems   []string `json:"problems"`
+	Stalled    int `json:"stalled"`
+	Backlogged int `json:"backlogged"`
+	Readings   int `json:"readings"`
+	// With an inflow: InflowN messages were published at InflowPerS
+	// (asked) for InflowS. FirstRateAtS is the first reading with a
+	// measured drain rate after the storm's burst (its last reading
+	// publishing faster than twice the inflow) while the inflow still
+	// published, and FirstRateAfterPeakS how long after the burst it came.
+	InflowPerS          float64 `json:"inflow_per_s,omitempty"`
+	InflowS             float64 `json:"inflow_s,omitempty"`
+	InflowN             int     `json:"inflow_n,omitempty"`
+	FirstRateAtS        float64 `json:"first_rate_at_s,omitempty"`
+	FirstRateAfterPeakS float64 `json:"first_rate_after_peak_s,omitempty"`
+	// The forecast's finish is a range: RangeReadings readings gave one,
+	// and in RangeHits of them it held the time the messages held at that
+	// reading had all arrived (health.Recording.Finishes). SlowEndErrorPct
+	// is the first forecast's slow end against ActualForecastS, when what
+	// the rungs held at it had all arrived.
+	PredictedFastS  float64  `json:"predicted_fast_s,omitempty"`
+	RangeReadings   int      `json:"range_readings"`
+	RangeHits       int      `json:"range_hits"`
+	SlowEndErrorPct float64  `json:"slow_end_error_pct"`
+	ActualForecastS float64  `json:"actual_forecast_s"`
+	Problems        []string `json:"problems"`
 }
 
 // RunDrain runs the drain phase in a vhost of its own, removed afterwards.
@@ -156,10 +183,32 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 		}
 		published <- err
 	}()
+	var inflowN atomic.Int64
+	inflowDone := make(chan error, 1)
+	if o.Inflow > 0 && o.InflowFor > 0 {
+		rep.InflowPerS, rep.InflowS = o.Inflow, o.InflowFor.Seconds()
+		go func() {
+			inflowDone <- Inflow(ctx, conn, o.Inflow, o.InflowFor, broker.Message{Exchange: tr.Exchange, RoutingKey: tr.Key, BCC: tr.BCC, Persistent: true, Body: body}, &inflowN)
+		}()
+	} else {
+		inflowDone <- nil
+	}
+	inflowing := true
 	lastDue := time.Duration(0)
 	var pubDone bool
+	type reading struct {
+		at     time.Duration
+		lo, hi time.Duration
+		sample int
+	}
+	var ranges []reading
+	var burstEnd time.Duration
 	var hops []float64
-	timeout := 4*o.Delay + time.Duration(o.N/500)*time.Second + 2*time.Minute
+	inflowTotal := 0
+	if o.Inflow > 0 {
+		inflowTotal = int(o.Inflow * o.InflowFor.Seconds())
+	}
+	timeout := 4*o.Delay + o.InflowFor + time.Duration((o.N+inflowTotal)/500)*time.Second + 2*time.Minute
 	for {
 		if err := ops.Sleep(ctx, o.Every); err != nil {
 			return rep, err
@@ -172,6 +221,21 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 				}
 				pubDone, lastDue = true, time.Since(start)+o.Delay
 				logf("published %d in %.1fs", o.N, rep.PublishS)
+			default:
+			}
+		}
+		if inflowing {
+			select {
+			case err := <-inflowDone:
+				if err != nil {
+					return rep, fmt.Errorf("inflow: %w", err)
+				}
+				inflowing = false
+				rep.InflowN = int(inflowN.Load())
+				if rep.InflowN > 0 {
+					lastDue = time.Since(start) + o.Delay
+					logf("inflow: published %d in %.0fs", rep.InflowN, rep.InflowS)
+				}
 			default:
 			}
 		}
@@ -203,11 +267,28 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 			if pubDone && d.Finish > 0 && rep.PredictedFinishS == 0 {
 				rep.ForecastAtS, rep.ForecastExpired = at.Seconds(), lr.Totals.Expired
 				rep.PredictedFinishS = (at + d.Finish).Seconds()
+				rep.PredictedFastS = (at + d.FinishFast).Seconds()
 			}
-			logf("%4.0fs in ladder %d, expired %d, arrived %d, backlogged %d, stalled %d, capacity %.0f hops/s, finish in %s",
-				at.Seconds(), lr.Totals.InFlight, lr.Totals.Expired, arrived, lr.Totals.Backlogged, lr.Totals.Stalled, d.Capacity, d.Finish.Round(time.Second))
+			// The storm's own burst ends at the last reading publishing
+			// faster than twice the inflow; the first rate after it, while
+			// the inflow still publishes, is what the operator waits for.
+			var pub float64
+			for _, q := range obs.Snapshot().Queues {
+				pub += q.Stats.PublishRate
+			}
+			if rep.InflowPerS > 0 && (pub > 2*rep.InflowPerS || !pubDone) {
+				burstEnd, rep.FirstRateAtS = at, 0
+			}
+			if inflowing && rep.InflowPerS > 0 && at > burstEnd && d.Capacity > 0 && d.In > 0 && rep.FirstRateAtS == 0 {
+				rep.FirstRateAtS, rep.FirstRateAfterPeakS = at.Seconds(), (at - burstEnd).Seconds()
+			}
+			if d.Finish > 0 {
+				ranges = append(ranges, reading{at: at, lo: d.FinishFast, hi: d.Finish, sample: len(rec.Samples) - 1})
+			}
+			logf("%4.0fs in ladder %d, expired %d, arrived %d, backlogged %d, stalled %d, %s",
+				at.Seconds(), lr.Totals.InFlight, lr.Totals.Expired, arrived, lr.Totals.Backlogged, lr.Totals.Stalled, health.DrainSummary(d))
 		}
-		if pubDone && arrived >= int64(o.N) {
+		if pubDone && !inflowing && arrived >= int64(o.N+rep.InflowN) {
 			rep.FinishS = at.Seconds()
 			break
 		}
@@ -218,12 +299,29 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	}
 	rep.LastDueS = lastDue.Seconds()
 	if first := o.Delay.Seconds(); rep.FinishS > first {
-		rep.DrainPerS = float64(o.N) / (rep.FinishS - first)
+		rep.DrainPerS = float64(o.N+rep.InflowN) / (rep.FinishS - first)
 	}
 	if rep.LimitPerS > 0 {
 		rep.Ratio = rep.DrainPerS / rep.LimitPerS
 	}
 	rep.HopsPerS = median(hops)
+	if fin, err := rec.Finishes(); err == nil {
+		for k, g := range ranges {
+			if fin[g.sample] < 0 {
+				continue
+			}
+			if k == 0 {
+				// The first forecast against when what the rungs held then
+				// had all arrived (with an inflow, before the last arrival).
+				rep.ActualForecastS = fin[g.sample].Seconds()
+				rep.SlowEndErrorPct = 100 * (g.at + g.hi - fin[g.sample]).Seconds() / fin[g.sample].Seconds()
+			}
+			rep.RangeReadings++
+			if left := fin[g.sample] - g.at; left >= g.lo && left <= g.hi {
+				rep.RangeHits++
+			}
+		}
+	}
 	if left := rep.FinishS - rep.ForecastAtS; rep.PredictedFinishS > 0 && left > 0 {
 		rep.ErrorPct = 100 * (rep.PredictedFinishS - rep.FinishS) / rep.FinishS
 		rep.LeftErrorPct = 100 * (rep.PredictedFinishS - rep.FinishS) / left
@@ -300,9 +398,51 @@ func (r DrainReport) Markdown() string {
 	row("drain (arrivals after the first was due)", fmt.Sprintf("%.0f/s = %.2f × limit", r.DrainPerS, r.Ratio))
 	row("ladder capacity while backlogged (median)", fmt.Sprintf("%.0f hops/s", r.HopsPerS))
 	row("peak backlog", fmt.Sprintf("%d expired at %.0fs", r.PeakExpired, r.PeakAtS))
-	row(fmt.Sprintf("first forecast (after %s without publishing)", topology.FormatSpan(health.RateSpan)), fmt.Sprintf("at %.0fs, %d expired waiting: finish at %.0fs", r.ForecastAtS, r.ForecastExpired, r.PredictedFinishS))
+	row(fmt.Sprintf("first forecast (%s after the publishing settled)", topology.FormatSpan(health.RateSpan)), fmt.Sprintf("at %.0fs, %d expired waiting: finish at %.0fs", r.ForecastAtS, r.ForecastExpired, r.PredictedFinishS))
 	row("actual finish (last arrival)", fmt.Sprintf("%.0fs (last due %.0fs)", r.FinishS, r.LastDueS))
 	row("prediction error", fmt.Sprintf("%+.0f%% of the finish, %+.0f%% of the time left", r.ErrorPct, r.LeftErrorPct))
+	if r.InflowPerS > 0 {
+		row("steady inflow", fmt.Sprintf("%.0f/s asked for %.0fs: %d published", r.InflowPerS, r.InflowS, r.InflowN))
+		row("first drain rate while clients publish", fmt.Sprintf("at %.0fs, %.0fs after the storm's burst", r.FirstRateAtS, r.FirstRateAfterPeakS))
+	}
+	row("first forecast's range", fmt.Sprintf("what the rungs held has left at %.0fs to %.0fs; it had at %.0fs (slow end %+.0f%%)", r.PredictedFastS, r.PredictedFinishS, r.ActualForecastS, r.SlowEndErrorPct))
+	row("readings whose range held the actual finish", fmt.Sprintf("%d of %d", r.RangeHits, r.RangeReadings))
 	row("rung readings judged stalled", fmt.Sprintf("%d", r.Stalled))
 	return b.String()
+}
+
+// Inflow publishes copies of m at rate a second for d, confirmed, in
+// batches a tenth of a second apart, adding each confirmed batch to n. A
+// broker slower than the rate is not waited for beyond it: the inflow
+// falls behind and says how far.
+func Inflow(ctx context.Context, conn *broker.Conn, rate float64, d time.Duration, m broker.Message, n *atomic.Int64) error {
+	st := conn.Stream()
+	defer st.Close()
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var sent int64
+	for {
+		el := time.Since(start)
+		if el >= d {
+			return nil
+		}
+		if due := int64(rate*el.Seconds()) - sent; due > 0 {
+			msgs := make([]broker.Message, due)
+			for i := range msgs {
+				msgs[i] = m
+			}
+			res, err := st.Publish(ctx, msgs)
+			n.Add(int64(res.Confirmed))
+			sent += due
+			if err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }

@@ -14,8 +14,9 @@ import (
 
 // The drain phase at a small N (RUNGS_DRAIN_N for more; RUNGS_DRAIN_TYPE,
 // RUNGS_DRAIN_RADIX and RUNGS_DRAIN_DELAY change the ladder and the
-// delay): every message arrives and no rung is ever judged stalled while
-// the storm drains.
+// delay), with clients publishing 200 more a second for its first 10s:
+// every message arrives and no rung is ever judged stalled while the
+// storm drains.
 // RUNGS_DRAIN_RECORD=FILE writes the readings for health's tests.
 // Timings are reported, not asserted.
 func TestDrainSmall(t *testing.T) {
@@ -42,6 +43,7 @@ func TestDrainSmall(t *testing.T) {
 		defer f.Close()
 		o.Record = f
 	}
+	o.Inflow, o.InflowFor = 200, 10*time.Second
 	o.Log = logWriter{t}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
@@ -54,6 +56,9 @@ func TestDrainSmall(t *testing.T) {
 	}
 	if rep.Stalled != 0 {
 		t.Errorf("%d rung readings judged stalled during the drain, want 0", rep.Stalled)
+	}
+	if rep.InflowN < 1000 {
+		t.Errorf("the inflow published %d in 10s at 200/s", rep.InflowN)
 	}
 	if rep.FinishS <= 0 || rep.LimitPerS <= 0 || rep.Readings == 0 {
 		t.Errorf("finish %.1fs, limit %.0f/s, %d readings: the phase measured nothing", rep.FinishS, rep.LimitPerS, rep.Readings)

@@ -22,7 +22,7 @@ apply reads the broker back and reports any drift.`,
 		Example: `  rungs apply --ladder jobs --unit 1s --max-delay 7d
   rungs apply --ladder jobs --queue-type classic --target orders.retry   # faster rungs that lose messages between rungs on a node stop
   rungs apply --ladder legacy --layout prefix --max-delay 1h       # topic exchanges: publishers need no BCC header
-  rungs apply --ladder example --layout suffix --max-delay 15s   # seed 003's Terraform ladder`,
+  rungs apply --ladder example --layout suffix --max-delay 15s   # the binary-ladder Terraform module's layout`,
 		Args: cobra.NoArgs,
 		RunE: e.runApply,
 	}

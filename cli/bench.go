@@ -30,6 +30,7 @@ type benchFlags struct {
 	seed                   uint64
 	phases                 []string
 	drain                  int
+	inflow, inflowFor      string
 	record                 string
 }
 
@@ -61,8 +62,10 @@ func (e *env) benchCommand() *cobra.Command {
 --drain N runs the drain phase instead: a retry storm of N messages of
 the same delay in the default ladder, the rate it drains at while a
 backlog waits (against the broker's limit measured in the same run), and
-how well the first forecast, 30s after the last publish, predicted the
-finish (docs/storms.md); --record FILE also writes every reading.
+how well the first forecast, 30s after the publishing settled, predicted
+the finish (docs/benchmarks/storms.md); --record FILE also writes every
+reading. --inflow 1500/s keeps publishing the same messages at a steady
+rate for --inflow-for (4m) from the storm's start, as retrying clients do.
 
 Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
 seconds even on a 24-level ladder (docs/benchmarks explains the method).
@@ -103,8 +106,10 @@ tree, go run ./cmd/rungs-lab.`,
 	f.StringVar(&bf.markdown, "markdown", "", "also write the Markdown report to FILE")
 	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
 	f.StringSliceVar(&bf.phases, "phases", bench.PhaseNames(), "phases to run, of "+strings.Join(bench.PhaseNames(), ", "))
-	f.StringVar(&bf.record, "record", "", "with --drain: also write every reading of the ladder to FILE (JSON), to replay the judgement on (docs/storms.md)")
-	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/storms.md)")
+	f.StringVar(&bf.record, "record", "", "with --drain: also write every reading of the ladder to FILE (JSON), to replay the judgement on (docs/benchmarks/storms.md)")
+	f.StringVar(&bf.inflow, "inflow", "", "with --drain: also publish the same messages at a steady RATE/s from the storm's start, as retrying clients do (e.g. 1500/s)")
+	f.StringVar(&bf.inflowFor, "inflow-for", "4m", "with --inflow: for how long")
+	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/benchmarks/storms.md)")
 	return cmd
 }
 
@@ -214,6 +219,9 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	}
 	if bf.record != "" {
 		return usageErr("--record goes with --drain")
+	}
+	if bf.inflow != "" {
+		return usageErr("--inflow goes with --drain")
 	}
 	o, err := bf.options(cmd)
 	if err != nil {

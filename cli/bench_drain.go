@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +27,19 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 			return usageErr("--record %s: no such directory", bf.record)
 		}
 	}
+	var inflow float64
+	var inflowFor time.Duration
+	if bf.inflow != "" {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(bf.inflow, "/s"), 64)
+		if err != nil || v <= 0 || math.IsInf(v, 0) {
+			return usageErr("--inflow %s: want a rate a second above 0, e.g. 1500/s", bf.inflow)
+		}
+		d, err := time.ParseDuration(bf.inflowFor)
+		if err != nil || d <= 0 {
+			return usageErr("--inflow-for %s: want a duration above 0, e.g. 4m", bf.inflowFor)
+		}
+		inflow, inflowFor = v, d
+	}
 	m, err := e.clients().benchBroker()
 	if err != nil {
 		return err
@@ -33,6 +50,7 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	}
 	o := bench.DefaultDrainOptions()
 	o.N, o.Ladder, o.Log = bf.drain, l, e.Err
+	o.Inflow, o.InflowFor = inflow, inflowFor
 	if bf.record != "" {
 		f, err := os.Create(bf.record)
 		if err != nil {

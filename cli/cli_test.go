@@ -54,6 +54,9 @@ func TestBadInputIsOneLineUsageError(t *testing.T) {
 		"nsb unit":             {"plan", "--layout", "nsb", "--unit", "1ms"},
 		"record without drain": {"bench", "--record", "/nonexistent/storm.json"},
 		"record unwritable":    {"bench", "--drain", "10", "--record", "/nonexistent/storm.json"},
+		"inflow without drain": {"bench", "--inflow", "100/s"},
+		"inflow not a rate":    {"bench", "--drain", "10", "--inflow", "fast"},
+		"inflow for nothing":   {"bench", "--drain", "10", "--inflow", "100/s", "--inflow-for", "0s"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -36,7 +36,7 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 		Refresh: e.opts.refresh, Ladder: ladder,
 		Contexts: e.conf.file.contextNames(), Context: current, Connect: e.connectContext,
 	})
-	final, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(e.In), tea.WithOutput(e.Out)).Run()
+	final, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(e.In), tea.WithOutput(e.screen)).Run()
 	if a, ok := final.(model.App); ok {
 		a.Close()
 	}

@@ -19,8 +19,8 @@ func (e *env) discoverCommand() *cobra.Command {
 		Use:   "discover",
 		Short: "Find every ladder on the broker, of every layout",
 		Long: `discover reads the vhost (or every vhost) through the management API and
-recognises ladders by their rung queues: rungs' own direct and prefix ladders, the seed
-003 Terraform suffix ladders, NServiceBus' delay infrastructure (v2 and v1)
+recognises ladders by their rung queues: rungs' own direct and prefix ladders, suffix ladders
+from the binary-ladder Terraform module, NServiceBus' delay infrastructure (v2 and v1)
 and Celery's native delayed delivery. It
 infers each ladder's unit, levels, radix and queue type, and counts its
 drift from the plan those parameters imply.`,

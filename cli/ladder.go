@@ -134,22 +134,40 @@ func (lf *ladderFlags) delays() (unit, maxDelay time.Duration, err error) {
 	return unit, maxDelay, nil
 }
 
-// named is the ladder --ladder names, "" when the flag was not given.
+// named is the ladder --ladder names, or the fixed-name ladder --layout
+// names (see query); "" when neither names one.
 func (lf *ladderFlags) named() string {
 	if lf.set.Lookup("ladder").Changed {
 		return lf.name
+	}
+	if q := lf.query(); q.Name != lf.name {
+		return q.Name
 	}
 	return ""
 }
 
 // query asks for the ladder --ladder names, of the layout --layout names
-// when it is given: a name alone may be several layouts' ladders.
+// when it is given: a name alone may be several layouts' ladders. Without
+// --ladder, a layout whose library fixes the ladder's name (nsb, nsb1,
+// celery) names that ladder, as status and discover find it, not the
+// default name.
 func (lf *ladderFlags) query() ops.LadderQuery {
 	q := ops.LadderQuery{Name: lf.name}
 	if lf.set.Lookup("layout").Changed {
 		q.Layout = lf.layout
+		if !lf.set.Lookup("ladder").Changed {
+			if l, err := lf.fromFlags("", nil); err == nil {
+				q.Name = l.Name
+			}
+		}
 	}
 	return q
+}
+
+// namedExplicitly reports whether the flags name one ladder on purpose:
+// --ladder, or --layout of a layout whose library fixes the ladder's name.
+func (lf *ladderFlags) namedExplicitly() bool {
+	return lf.set.Lookup("ladder").Changed || lf.query().Name != lf.name
 }
 
 // fromFlags builds and validates the ladder the flags describe

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -39,11 +40,16 @@ entry exchange with publisher confirms and the mandatory flag. Before
 publishing it simulates the route over the broker's bindings, and refuses
 (publishing nothing) if the message would not reach its destination.
 It reports confirmed, returned and failed counts and exits non-zero unless
-every message was confirmed.`,
+every message was confirmed.
+
+Without --rate it publishes as fast as confirms allow, up to 10000 messages:
+a slipped key should not flood a broker. More need a rate: --rate 1000/s
+paces them, --rate max sends them as fast as confirms allow.`,
 		Example: `  rungs publish --ladder jobs --delay 90s
   rungs publish --ladder jobs --delay 1h30m --to orders.retry --body @job.json --header tenant=acme
   rungs publish --ladder jobs --delay 5s --count 1000 --persistent=false
-  rungs publish --ladder jobs --delay 1m --count 60000 --rate 1000/s`,
+  rungs publish --ladder jobs --delay 1m --count 60000 --rate 1000/s
+  rungs publish --ladder jobs --delay 1m --count 100000 --rate max`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runPublish(cmd.Context(), pf) },
 	}
@@ -56,7 +62,7 @@ every message was confirmed.`,
 	f.BoolVar(&pf.persistent, "persistent", true, "persistent delivery mode (survives a broker restart in durable queues)")
 	f.StringVar(&pf.contentType, "content-type", "", "content type (default: text/plain for UTF-8 bodies, else application/octet-stream)")
 	f.StringVar(&pf.idPrefix, "id-prefix", "", "give each message the message-id PREFIX1, PREFIX2, ... (to find every one at the destination)")
-	f.StringVar(&pf.rate, "rate", "", "at most this many messages a second: 500, 500/s, 6000/m (default: as fast as confirms allow)")
+	f.StringVar(&pf.rate, "rate", "", "at most this many messages a second: 500, 500/s, 6000/m, or max (default: as fast as confirms allow, up to 10000 messages; more need a rate, max included)")
 	_ = cmd.MarkFlagRequired("delay")
 	return cmd
 }
@@ -103,6 +109,9 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	var total broker.PublishResult
 	start := time.Now()
 	batch, rate := publishBatch, req.Rate
+	if math.IsInf(rate, 1) {
+		rate = 0 // --rate max: no pace
+	}
 	if rate > 0 {
 		// A twentieth of a second's worth at a time keeps the pace even
 		// without a timer per message.
@@ -141,9 +150,13 @@ func (pf publishFlags) request() (ops.PublishRequest, error) {
 	if req.Delay, err = topology.ParseDelay(pf.delay); err != nil {
 		return req, usageErr("--delay: %v", err)
 	}
-	if pf.rate != "" {
+	switch pf.rate {
+	case "":
+	case "max":
+		req.Rate = ops.Unpaced
+	default:
 		if req.Rate, err = topology.ParseRate(pf.rate); err != nil {
-			return req, usageErr("--rate: %v", err)
+			return req, usageErr("--rate: %v (or max: as fast as confirms allow)", err)
 		}
 	}
 	headers, err := topology.ParseHeaders(pf.headers)
@@ -157,7 +170,10 @@ func (pf publishFlags) request() (ops.PublishRequest, error) {
 	req.Message = ops.Delayed{Body: body, ContentType: pf.contentType, Headers: headers, Persistent: pf.persistent, IDPrefix: pf.idPrefix}
 	if err := req.Check(); err != nil {
 		var fe *ops.FieldError
-		if errors.As(err, &fe) {
+		switch {
+		case errors.Is(err, ops.ErrNeedsRate):
+			return req, usageErr("--count %d needs --rate: more than %d messages at once could flood the broker; pass --rate 1000/s to pace them, or --rate max to publish as fast as confirms allow", pf.count, ops.MaxUnpaced)
+		case errors.As(err, &fe):
 			return req, usageErr("--%s %v", fe.Field, fe.Err)
 		}
 		return req, usageErr("%v", err)

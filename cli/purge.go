@@ -25,8 +25,8 @@ a terminal. --read-only refuses it.`,
   rungs purge --ladder jobs --yes`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && !cmd.Flags().Lookup("ladder").Changed {
-				return usageErr("purge needs a QUEUE or an explicit --ladder NAME")
+			if len(args) == 0 && !e.opts.ladder.namedExplicitly() {
+				return usageErr("purge needs a QUEUE, an explicit --ladder NAME, or --layout nsb, nsb1 or celery (whose ladders have fixed names)")
 			}
 			return e.runPurge(cmd.Context(), args)
 		},
@@ -47,7 +47,8 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if len(args) == 1 {
 		queue = args[0]
 	}
-	snap, found, err := ops.ReadPurge(ctx, insp, e.vhost(), queue, e.opts.ladder.name)
+	q := e.opts.ladder.query()
+	snap, found, err := ops.ReadPurge(ctx, insp, e.vhost(), queue, q.Name)
 	if err != nil {
 		return err
 	}
@@ -55,9 +56,9 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if len(args) == 1 {
 		req.Queue, word = args[0], args[0]
 	} else {
-		f, err := ops.FindLadder(found, e.opts.ladder.query())
+		f, err := ops.FindLadder(found, q)
 		if errors.Is(err, ops.ErrNoLadder) {
-			return fmt.Errorf("no ladder %q in vhost %s; nothing was purged", e.opts.ladder.name, e.vhost())
+			return fmt.Errorf("no ladder %q in vhost %s; nothing was purged", q.Name, e.vhost())
 		}
 		if err != nil {
 			return usageErr("%v; nothing was purged", err)

@@ -66,7 +66,10 @@ type IO struct {
 // env is one invocation: the parsed options plus lazily opened clients.
 type env struct {
 	IO
-	opts options
+	// screen is Out as given: the console draws on it and chooses its
+	// own colours; Out itself drops what the output cannot show.
+	screen io.Writer
+	opts   options
 	// flags are the root's persistent flags, to tell a flag given
 	// explicitly from its default.
 	flags *pflag.FlagSet
@@ -92,13 +95,15 @@ func Run(ctx context.Context, args []string, io IO) int {
 	if io.Getenv == nil {
 		io.Getenv = os.Getenv
 	}
-	e := &env{IO: io}
+	e := &env{IO: io, screen: io.Out}
+	// What a command prints is plain text to a pipe or a file.
+	e.Out, e.Err = styledWriter(io.Out, io.Getenv), styledWriter(io.Err, io.Getenv)
 	defer e.close()
 	root := e.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(io.In)
-	root.SetOut(io.Out)
-	root.SetErr(io.Err)
+	root.SetOut(e.Out)
+	root.SetErr(e.Err)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
@@ -143,13 +148,26 @@ func (e *env) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rungs",
 		Short: "See, check and drive RabbitMQ delay ladders",
-		Long: `rungs declares RabbitMQ delay ladders (TTL queues chained by dead-letter
-exchanges, the delay spelled in binary in the routing key), checks them for
-drift, traces the path a delay takes, publishes test messages and purges.
+		Long: `rungs shows and drives RabbitMQ delay ladders: queues with TTLs chained by
+dead-letter exchanges, where a message waits in the rungs whose TTLs add up
+to its delay. A new ladder is direct by default: radix 16 (a rung for each
+hex digit of each level), each message carrying its path in its BCC header.
+rungs also finds NServiceBus', Celery's and Terraform-built ladders.
+
+It declares a ladder and checks it for drift, traces the path a delay takes,
+publishes with confirms, and watches every rung's depth, rates, stalls and
+backlogs with a forecast of when messages arrive. It finds any scheduled
+message and cancels, reschedules or fires it; peeks at parked messages and
+replays dead letters; migrates messages between ladders and from other
+delay queues or the delayed-message plugin; purges a queue or a ladder.
 With no subcommand it opens the console.`,
 		Example: `  rungs apply --ladder jobs --unit 1s --max-delay 7d
   rungs trace 90s --ladder jobs --to orders.retry
   rungs publish --ladder jobs --delay 1h30m --to orders.retry --body @job.json
+  rungs status --ladder jobs
+  rungs scheduled --ladder jobs --id order-8812
+  rungs replay --from orders.parked --to-origin --dry-run
+  rungs migrate --from jobs --to jobs2 --dry-run
   rungs plan --ladder jobs     # exit 3 on drift
   rungs                        # the console`,
 		Version:       readBuildInfo(debug.ReadBuildInfo).Version,

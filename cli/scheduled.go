@@ -69,7 +69,7 @@ point loses nothing (a possible duplicate carries x-rungs-replay-id).`,
 		Example: `  rungs scheduled --ladder jobs --within 1h
   rungs scheduled --ladder jobs --id order-8812 --json
   rungs scheduled cancel --ladder jobs --where order=8812 --dry-run
-  rungs scheduled reschedule --ladder jobs --id order-8812 --at 2026-11-27T09:00:00Z --yes
+  rungs scheduled reschedule --ladder jobs --id order-8812 --at 09:00 --yes
   rungs scheduled fire --ladder celery --id '3f2a*' --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runScheduledList(cmd.Context(), sf) },
@@ -103,7 +103,7 @@ point loses nothing (a possible duplicate carries x-rungs-replay-id).`,
 	cancel.Flags().BoolVar(&sf.discard, "discard", false, "delete them instead of parking (asks to type the ladder's name; --yes does not do)")
 	resched := act(ops.ActReschedule, "reschedule --ladder NAME [filters] (--delay D | --at TIME)", "Put the selected messages back with a new delay or due time",
 		`  rungs scheduled reschedule --ladder jobs --id reminder-17 --delay 30m
-  rungs scheduled reschedule --ladder jobs --id reminder-17 --at 2026-11-27T09:00:00Z --yes`)
+  rungs scheduled reschedule --ladder jobs --id reminder-17 --at 09:00 --yes`)
 	resched.Flags().StringVar(&sf.delay, "delay", "", "new delay from now, e.g. 30m")
 	resched.Flags().StringVar(&sf.at, "at", "", "new due time: RFC 3339, a clock time (09:00, the next to come) or a span from now")
 	fire := act(ops.ActFire, "fire --ladder NAME [filters]", "Send the selected messages to their destination now",

@@ -85,7 +85,7 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	f, err := ops.FindLadder(topology.Discover(snap), e.opts.ladder.query())
 	switch {
 	case errors.Is(err, ops.ErrNoLadder):
-		return fmt.Errorf("no ladder %q in vhost %s; nothing was changed", e.opts.ladder.name, e.vhost())
+		return fmt.Errorf("no ladder %q in vhost %s; nothing was changed", e.opts.ladder.query().Name, e.vhost())
 	case err != nil:
 		return usageErr("%v: add --layout; nothing was changed", err)
 	}

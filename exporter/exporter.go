@@ -48,6 +48,20 @@ type Exporter struct {
 	scrape int
 	vhosts []string
 	state  map[string]ops.Observer
+	// retry holds each vhost's quorum queues under delayed retry, as last
+	// listed: listed again when the observer re-read the snapshot (queues
+	// came or went, or every few scrapes), their statistics read on every
+	// scrape, one request each.
+	retry map[string][]topology.RetryQueue
+}
+
+// retryReader is what the exporter reads delayed retry with;
+// *broker.Management is one. An inspector without it (a test's fake)
+// exports no delayed retry.
+type retryReader interface {
+	Version(ctx context.Context) (topology.Version, error)
+	RetryCandidates(ctx context.Context, vhost string, v topology.Version) ([]topology.RetryQueue, error)
+	RetryStats(ctx context.Context, vhost string, qs []topology.RetryQueue) ([]topology.RetryQueue, error)
 }
 
 // New builds an exporter; it does not contact the broker.
@@ -64,7 +78,7 @@ func New(insp broker.Inspector, opt Options) *Exporter {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	return &Exporter{insp: insp, opt: opt, state: map[string]ops.Observer{}}
+	return &Exporter{insp: insp, opt: opt, state: map[string]ops.Observer{}, retry: map[string][]topology.RetryQueue{}}
 }
 
 // Labels of the metrics.
@@ -106,8 +120,14 @@ var (
 var (
 	descBacklogged = desc("rung_backlogged", "1 when the rung is backlogged: its expired messages wait to be dead-lettered while messages do leave it (a storm draining at the broker's pace, not a stall; never a reason for rungs unstall).", rungLabels)
 	descBacklog    = desc("ladder_backlog_messages", "Expired messages waiting in the ladder's backlogged rungs.", ladderLabels)
-	descCapacity   = desc("ladder_drain_hops_per_second", "Dead-letter hops a second the ladder made over the last half minute of readings (a message forwarded from one rung to the next or to its destination is one hop); 0 until two readings.", ladderLabels)
-	descDrainS     = desc("ladder_backlog_drain_seconds", "When the ladder is backlogged, how long until its last message has left the rungs at the measured drain rate (or its TTLs, if longer); 0 without a backlog.", ladderLabels)
+	descCapacity   = desc("ladder_drain_hops_per_second", "Dead-letter hops a second the ladder made while backlogged, net of what clients published into it, over the readings since the publishing to it last settled (at least a half minute, up to two minutes; a message forwarded from one rung to the next or to its destination is one hop); 0 until measured.", ladderLabels)
+	descDrainS     = desc("ladder_backlog_drain_seconds", "When the ladder is backlogged, how long until the messages it holds have all left the rungs at the slowest drain rate measured in the recent readings (or its TTLs, if longer): the slow end of the finish's range; 0 without a backlog or while the backlog grows.", ladderLabels)
+	descDrainFast  = desc("ladder_backlog_drain_fast_seconds", "The fast end of the finish's range: ladder_backlog_drain_seconds at the fastest drain rate measured in the recent readings.", ladderLabels)
+	descSlowest    = desc("ladder_drain_slowest_hops_per_second", "The slowest drain rate of the recent readings (its half-minutes and minutes), in hops a second; the finish's slow end.", ladderLabels)
+	descFastest    = desc("ladder_drain_fastest_hops_per_second", "The fastest drain rate of the recent readings, with its figures' staleness allowed for, in hops a second; the finish's fast end.", ladderLabels)
+	descInRate     = desc("ladder_drain_in_messages_per_second", "Messages a second clients published into the ladder's rungs over the last half minute of the drain's measurement; 0 until measured.", ladderLabels)
+	descOutRate    = desc("ladder_drain_out_messages_per_second", "Messages a second that left the ladder's rungs for their destinations over the last half minute of the drain's measurement; 0 until measured.", ladderLabels)
+	descGrows      = desc("ladder_backlog_grows", "1 when the ladder is backlogged and clients publish into it faster than it drains (by more than the readings' noise): the backlog grows and has no finish.", ladderLabels)
 	descLateS      = desc("ladder_backlog_late_seconds", "When the ladder is backlogged, how much later than its TTLs allow its last message arrives; 0 without a backlog.", ladderLabels)
 )
 
@@ -132,11 +152,23 @@ var (
 	bridgeDescriptors = []*prometheus.Desc{descBridgeIntake, descBridgeLag, descBridgeCons, descBridgeDue, descBridgeParked}
 )
 
+// RabbitMQ 4.3's delayed retry on every quorum queue of a vhost, a ladder's
+// or not (docs/metrics.md). Absent before 4.3, which has none.
+var (
+	retryLabels     = []string{"vhost", "queue"}
+	descRetryHeld   = desc("delayed_retry_messages", "Messages the quorum queue's delayed retry holds back after a consumer handed them back (the management API's messages_delayed): in none of ready or unacked, ready again when their hold ends. One series per quorum queue with delayed retry, from RabbitMQ 4.3.", retryLabels)
+	descRetryMin    = desc("delayed_retry_min_seconds", "The shortest hold of the queue's delayed retry (x-delayed-retry-min or the policy's delayed-retry-min).", retryLabels)
+	descRetryMax    = desc("delayed_retry_max_seconds", "The longest hold of the queue's delayed retry; 0 when unset.", retryLabels)
+	descRetryInfo   = desc("delayed_retry_info", "1 for each quorum queue with delayed retry, its settings in labels: type (all, failed, returned), source (argument, policy, operator policy), policy, and ignored=true where the release does not honour the source (4.3.0 ignores the policy keys).", append(append([]string(nil), retryLabels...), "type", "source", "policy", "ignored"))
+	descRetryQueues = desc("vhost_delayed_retry_held_messages", "Messages held by delayed retry across the vhost's quorum queues (the sum of rungs_delayed_retry_messages), from RabbitMQ 4.3.", []string{"vhost"})
+)
+
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descDelayed, descHeadAge, descTTL, descStalled, descStuck,
-		descBacklogged, descBacklog, descCapacity, descDrainS, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
+		descBacklogged, descBacklog, descCapacity, descDrainS, descDrainFast, descSlowest, descFastest, descInRate, descOutRate, descGrows, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
 		descLeader, descMembers, descOnline, descOneNode, descLostLadder,
+		descRetryHeld, descRetryMin, descRetryMax, descRetryInfo, descRetryQueues,
 		descUp, descVhostUp, descDuration, descRequests} {
 		ch <- d
 	}
@@ -170,9 +202,10 @@ func (x *Exporter) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(descRequests, b2f(snapped), vh)
 		x.collectVhost(ch, rep)
 		if err := x.collectBridges(ctx, ch, vh); err != nil {
+			// As for delayed retry: logged, the ladders' metrics stand.
 			x.logf("read the bridges of vhost %s: %v", vh, err)
-			up = 0
 		}
+		x.collectRetry(ctx, ch, vh, snapped)
 	}
 	ch <- gauge(descUp, up)
 	ch <- gauge(descDuration, x.opt.Now().Sub(start).Seconds())
@@ -253,6 +286,12 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 		ch <- gauge(descBacklog, float64(lr.Totals.Backlog), lv...)
 		ch <- gauge(descCapacity, d.Capacity, lv...)
 		ch <- gauge(descDrainS, d.Finish.Seconds(), lv...)
+		ch <- gauge(descDrainFast, d.FinishFast.Seconds(), lv...)
+		ch <- gauge(descSlowest, d.Slowest, lv...)
+		ch <- gauge(descFastest, d.Fastest, lv...)
+		ch <- gauge(descInRate, d.In, lv...)
+		ch <- gauge(descOutRate, d.Out, lv...)
+		ch <- gauge(descGrows, b2f(lr.Totals.Backlogged > 0 && d.Grows()), lv...)
 		ch <- gauge(descLateS, d.Late.Seconds(), lv...)
 		t := lr.Totals
 		ch <- gauge(descInFlight, float64(t.InFlight), lv...)
@@ -298,6 +337,47 @@ func (x *Exporter) collectBridges(ctx context.Context, ch chan<- prometheus.Metr
 		ch <- gauge(descBridgeParked, float64(b.Parked.Stats.Ready+b.Parked.Stats.Unacked), vhost, b.Exchange)
 	}
 	return nil
+}
+
+// collectRetry reports the vhost's quorum queues under delayed retry, on a
+// release that has it. The candidates are listed (without statistics) on
+// the first scrape and whenever the observer re-read its snapshot; each
+// scrape reads their statistics, one request each. A failed read is
+// logged and leaves the ladders' metrics alone.
+func (x *Exporter) collectRetry(ctx context.Context, ch chan<- prometheus.Metric, vhost string, snapped bool) {
+	r, ok := x.insp.(retryReader)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
+	defer cancel()
+	v, err := r.Version(ctx)
+	if err != nil || !v.QuorumDelayedRetry() {
+		return
+	}
+	qs, listed := x.retry[vhost]
+	if !listed || snapped {
+		if qs, err = r.RetryCandidates(ctx, vhost, v); err != nil {
+			x.logf("list the queues under delayed retry in vhost %s: %v", vhost, err)
+			return
+		}
+		x.retry[vhost] = qs
+	}
+	if qs, err = r.RetryStats(ctx, vhost, qs); err != nil {
+		x.logf("read the queues under delayed retry in vhost %s: %v", vhost, err)
+		return
+	}
+	h := health.NewRetryHold(qs, true)
+	for _, q := range h.Queues {
+		lv := []string{vhost, q.Name}
+		if q.Reported {
+			ch <- gauge(descRetryHeld, float64(q.Delayed), lv...)
+		}
+		ch <- gauge(descRetryMin, q.Min.Seconds(), lv...)
+		ch <- gauge(descRetryMax, q.Max.Seconds(), lv...)
+		ch <- gauge(descRetryInfo, 1, vhost, q.Name, q.Type, q.Source, q.Policy, strconv.FormatBool(q.Ignored))
+	}
+	ch <- gauge(descRetryQueues, float64(h.Delayed), vhost)
 }
 
 // logf writes one redacted line.

@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rungs-dev/rungs/topology"
@@ -178,21 +179,34 @@ func (f Flows) MovedSince(queue string, ttl, interval time.Duration, t time.Time
 }
 
 // Drain is a ladder's backlog as the readings show it: how fast the ladder
-// forwards, and when what it holds will have left.
+// forwards, how fast clients add to it, and when what it holds will have
+// left.
 type Drain struct {
 	// Capacity is the hops a second the ladder made over Span (each
 	// message forwarded from one rung to the next, or to its
-	// destination, is one); 0 when the readings span too little.
-	Capacity float64
-	Span     time.Duration
+	// destination, is one), net of what clients published meanwhile; 0
+	// when the readings span too little. Slowest and Fastest bound the
+	// rates the recent readings show (ladderDrain says over which spans):
+	// the finish's range.
+	Capacity         float64
+	Slowest, Fastest float64
+	Span             time.Duration
+	// In is the messages a second clients published into the rungs, and
+	// Out the messages a second that left the rungs for their
+	// destinations, over the last RateSpan of Span: In above Out, the
+	// backlog grows.
+	In, Out float64
 	// Hops are the hops the messages in the rungs still have to make.
 	Hops int64
 	// Backlog counts the expired messages waiting in backlogged rungs.
 	Backlog int64
-	// Finish is how long until the last message has left the rungs: the
-	// longer of the hops at Capacity and the forecast's TTL bound; 0
-	// when unknown (nothing measured, or nothing in flight).
-	Finish time.Duration
+	// Finish is how long until the messages in the rungs now have all
+	// left them, at the slowest rate (FinishFast: the fastest): the
+	// longer of the hops at that rate and the forecast's TTL bound; 0
+	// when unknown (nothing measured, or nothing in flight). A rung
+	// hands its messages on oldest first, so what clients publish later
+	// waits behind them: the finish holds whether or not they go on.
+	Finish, FinishFast time.Duration
 	// Late is how much later than the TTLs allow the tail arrives.
 	Late time.Duration
 }
@@ -200,8 +214,47 @@ type Drain struct {
 // Backlogged says whether the ladder has a backlog to show.
 func (d Drain) Backlogged() bool { return d.Backlog > 0 }
 
-// ladderDrain measures a ladder's capacity over the last RateSpan of
-// readings and the hops its rungs still need.
+// Grows says whether clients add to the ladder faster than it drains,
+// by more than the readings can tell: In and Out come from depths a
+// statistics interval stale at each end of a RateSpan, so a difference
+// within a sixth of the flow is noise (on a 2-core machine at load 15,
+// 600/s in read as growing 33/s and shrinking 6/s from one reading to
+// the next).
+func (d Drain) Grows() bool { return d.Capacity > 0 && d.In-d.Out > d.noise() }
+
+// Trend is the backlog's course while clients publish: "grows",
+// "shrinks" or "holds" (within the noise); "" with no one publishing.
+func (d Drain) Trend() string {
+	switch {
+	case d.Capacity <= 0 || d.In <= 0:
+		return ""
+	case d.Grows():
+		return "grows"
+	case d.Out-d.In > d.noise():
+		return "shrinks"
+	}
+	return "holds"
+}
+
+func (d Drain) noise() float64 {
+	return max(d.In, d.Out) * DefaultInterval.Seconds() / RateSpan.Seconds()
+}
+
+// TrendText is the backlog's course with both rates, e.g. "backlog grows
+// 1200/s: 2700/s in, 1500/s drained"; "" with no one publishing.
+func TrendText(d Drain) string {
+	switch t := d.Trend(); t {
+	case "":
+		return ""
+	case "holds":
+		return fmt.Sprintf("backlog holds: %s/s in, %s/s drained", perS(d.In), perS(d.Out))
+	default:
+		return fmt.Sprintf("backlog %s %s/s: %s/s in, %s/s drained", t, perS(math.Abs(d.In-d.Out)), perS(d.In), perS(d.Out))
+	}
+}
+
+// ladderDrain measures a ladder's capacity over the readings since the
+// publishing to it last settled, and the hops its rungs still need.
 func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
 	var d Drain
 	level := map[string]int{}
@@ -217,69 +270,227 @@ func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
 	if n < 2 {
 		return d
 	}
-	last := f.samples[n-1]
-	// The publish rates are the broker's averages over its last interval,
-	// too coarse to integrate over a burst: the rate is measured only
-	// where the readings show no publishing, on depths alone, and only
-	// once they span a whole RateSpan. Each queue refreshes its figures on
-	// a timer of its own, so a reading can be off by up to an interval of
-	// the flow, in either direction (a message counted in the rung it left
-	// and the one it reached, or in neither); over two intervals that put
-	// the first forecasts of 1,000,000 drains 31% early (3.10.8: 14,038
-	// hops/s, falling to 8,000 as the span grew) and 201% late (4.3.6),
-	// and over six it is a sixth at most. The span may reach as far back
-	// as the readings go: on a loaded node a drain's rate wandered between
-	// 5,000 and 10,000 hops/s from one half-minute to the next, and only
-	// the longer average forecast a 1,000,000 drain within a fifth
-	// throughout.
-	quiet := n - 1
-	for quiet > 0 && !publishing(f.samples[quiet-1]) && !publishing(f.samples[quiet]) {
-		quiet--
+	// What each reading holds and what clients publish into the rungs,
+	// in messages and in hops (a message published into a level-k rung
+	// adds k+1 hops).
+	type sum struct{ msgs, hops, pubMsgs, pubHops float64 }
+	sums := make([]sum, n)
+	backlogged := make([]bool, n)
+	for i, s := range f.samples {
+		for q, lv := range level {
+			dp := s.q[q]
+			w := float64(lv + 1)
+			sums[i].msgs += float64(dp.messages)
+			sums[i].hops += float64(dp.messages) * w
+			sums[i].pubMsgs += dp.pub
+			sums[i].pubHops += dp.pub * w
+			if dp.expired > 0 {
+				backlogged[i] = true
+			}
+		}
 	}
-	if quiet == n-1 {
+	// The capacity is what the ladder forwards while expired messages
+	// wait: before, it forwards only what is due. And the publish rates
+	// are the broker's averages over its last interval, lagging the
+	// depths by up to an interval or more (4.3.6 counted hops left
+	// rising for 15 s after its rates fell to 0): a burst of 13,000 a
+	// second, integrated, puts that lag's worth of messages on the wrong
+	// side of a span, more than a half minute of drain. So the span
+	// starts once the publish rate has held within a factor of two of
+	// today's (with nobody publishing now: at 0); a steady inflow, or
+	// none, then shifts both ends of the span alike.
+	now := sums[n-1].pubMsgs
+	first := n - 1
+	for first > 0 && backlogged[first-1] && settled(sums[first-1].pubMsgs, now) && settled(sums[first].pubMsgs, now) {
+		first--
+	}
+	if first == n-1 {
 		return d
 	}
-	// Each hop lowers the hops left by one, and nothing else changes them
-	// while no client publishes, so they can only fall; the hops made
-	// are how far they fell. But the readings can show them rising for a
-	// while after the publish rates read 0: the broker's figures lag, by
-	// the last publishes (4.3.6 counted hops left rising for 15 s after
-	// its rates fell to 0, and a rate measured from the first quiet
-	// reading was half the drain's: +48% on the finish) or by an expired
-	// count (messages_dlx) refreshed apart from the ready count (a
-	// lagging first reading once read 676 hops/s at a 1,000,000 drain's
-	// peak, against about 9,000 the arrivals showed). Either way the
-	// highest reading is the truest start: the span runs from it.
-	left := func(i int) float64 {
-		var h float64
-		for q, lv := range level {
-			h += float64(f.samples[i].q[q].messages) * float64(lv+1)
-		}
-		return h
+	// Each hop lowers the hops left by one and each publish raises them
+	// by its rung's hops, so the hops left less the hops published so
+	// far (g) only fall, and the hops made are how far they fell. The
+	// figures can lag (by the last publishes, or by an expired count
+	// refreshed apart from the ready count: a lagging first reading once
+	// read 676 hops/s at a 1,000,000 drain's peak, against about 9,000
+	// the arrivals showed): the highest reading of g is the truest start.
+	g := make([]float64, n)
+	pm := make([]float64, n)
+	for i := first + 1; i < n; i++ {
+		dt := f.samples[i].at.Sub(f.samples[i-1].at).Seconds()
+		g[i] = g[i-1] + (sums[i-1].pubHops+sums[i].pubHops)/2*dt
+		pm[i] = pm[i-1] + (sums[i-1].pubMsgs+sums[i].pubMsgs)/2*dt
 	}
-	first, highest := quiet, left(quiet)
-	for i := quiet + 1; i < n-1; i++ {
-		if h := left(i); h >= highest {
-			first, highest = i, h
+	for i := first; i < n; i++ {
+		g[i] = sums[i].hops - g[i]
+	}
+	// A reading can also be stale the other way, alone: on 4.3.6 at load
+	// 15 one read 12,600 messages too many 10s after a burst, and as the
+	// start of the span it doubled the rate over the next 30s. Each
+	// reading is taken as the median of itself and its neighbours, which
+	// keeps a lag that lasts (it shows in several readings) and drops a
+	// lone spike.
+	raw := append([]float64(nil), g...)
+	for i := first + 1; i < n-1; i++ {
+		g[i] = median3(raw[i-1], raw[i], raw[i+1])
+	}
+	start := first
+	for i := first + 1; i < n-1; i++ {
+		if g[i] >= g[start] {
+			start = i
 		}
 	}
-	d.Span = last.at.Sub(f.samples[first].at)
+	// Each queue refreshes its figures on a timer of its own, so a
+	// reading can be off by up to an interval of the flow, in either
+	// direction (a message counted in the rung it left and the one it
+	// reached, or in neither); over two intervals that put the first
+	// forecasts of 1,000,000 drains 31% early and 201% late, over six
+	// (RateSpan) a sixth at most. The rate over the whole span is the
+	// capacity.
+	last := f.samples[n-1].at
+	d.Span = last.Sub(f.samples[start].at)
 	if d.Span < RateSpan {
 		d.Span = 0
 		return d
 	}
-	d.Capacity = max(highest-left(n-1), 0) / d.Span.Seconds()
+	rate := func(i, j int) (r, stale float64) {
+		secs := f.samples[j].at.Sub(f.samples[i].at).Seconds()
+		return max(g[i]-g[j], 0) / secs, DefaultInterval.Seconds() / secs
+	}
+	d.Capacity, _ = rate(start, n-1)
+	d.Slowest, d.Fastest = d.Capacity, d.Capacity
+	// The range is the slowest and fastest rates of the readings kept:
+	// from the start to each later reading, and over every half minute
+	// and every minute since (on a loaded node a drain's rate wandered
+	// between 5,000 and 10,000 hops/s from one half-minute to the next).
+	// A half minute's rate, though, measures its ends' staleness as much
+	// as the drain: on 3.10.8 the half minute from one reading after the
+	// start read 5,054 hops/s against 7,610 from the start, and that slow
+	// end would have put the first forecast 23% late. So the slow end is
+	// measured over the start's spans, the minutes, and the least-squares
+	// fit of every reading since the start (which no one reading moves
+	// much), and the fast end allows each rate its staleness (an interval
+	// of flow over its span): in the five recorded 1,000,000 drains the
+	// drain sped up as the backlog shrank, and a finish from the measured
+	// rate alone came late at most readings.
+	see := func(i, j int, slow bool) {
+		r, stale := rate(i, j)
+		if slow {
+			d.Slowest = min(d.Slowest, r)
+		}
+		d.Fastest = max(d.Fastest, r*(1+stale))
+	}
+	see(start, n-1, true)
+	d.Slowest = min(d.Slowest, lsRate(f.samples[start:], g[start:]))
+	for j := start + 1; j < n; j++ {
+		if f.samples[j].at.Sub(f.samples[start].at) >= RateSpan {
+			see(start, j, true)
+		}
+	}
+	for _, w := range []time.Duration{RateSpan, 2 * RateSpan} {
+		i := start
+		for j := start + 1; j < n; j++ {
+			if f.samples[j].at.Sub(f.samples[start].at) < w {
+				continue
+			}
+			for f.samples[j].at.Sub(f.samples[i+1].at) >= w {
+				i++
+			}
+			see(i, j, w > RateSpan)
+		}
+	}
+	i := start
+	for i+1 < n-1 && last.Sub(f.samples[i+1].at) >= RateSpan {
+		i++
+	}
+	// In and out, in messages, over the last RateSpan (i is its start):
+	// what clients published, and that less what the rungs gained.
+	secs := last.Sub(f.samples[i].at).Seconds()
+	d.In = (pm[n-1] - pm[i]) / secs
+	held := func(k int) float64 {
+		if k == 0 || k == n-1 {
+			return sums[k].msgs
+		}
+		return median3(sums[k-1].msgs, sums[k].msgs, sums[k+1].msgs)
+	}
+	d.Out = max(d.In-(held(n-1)-held(i))/secs, 0)
 	return d
 }
+
+func median3(a, b, c float64) float64 {
+	return max(min(a, b), min(max(a, b), c))
+}
+
+// lsRate is how fast g falls over the readings, by least squares: each
+// reading's staleness weighs a little, not the two ends' all of it.
+func lsRate(samples []flowSample, g []float64) float64 {
+	var st, sg, stt, stg, k float64
+	for m, s := range samples {
+		x := s.at.Sub(samples[0].at).Seconds()
+		st, sg, stt, stg, k = st+x, sg+g[m], stt+x*x, stg+x*g[m], k+1
+	}
+	den := k*stt - st*st
+	if den <= 0 {
+		return 0
+	}
+	return max(-(k*stg-st*sg)/den, 0)
+}
+
+// settled reports whether a publish rate is within a factor of two of
+// now's; with nobody publishing now, only 0 is.
+func settled(pub, now float64) bool {
+	return pub <= 2*now && now <= 2*pub
+}
+
+// DrainSummary is the measured drain in a few words: its rates, whether
+// the backlog grows, and when what the rungs hold has left.
+func DrainSummary(d Drain) string {
+	if d.Capacity <= 0 {
+		return "drain not measured yet"
+	}
+	s := ""
+	if t := TrendText(d); t != "" {
+		s = t + "; "
+	}
+	s += "ladder drains " + HopsRange(d) + " hops/s"
+	if d.Finish > 0 {
+		s += ", done in ~" + FinishRange(d)
+	}
+	return s
+}
+
+// HopsRange is the drain's rate, as the slowest to the fastest of its
+// half-minutes when they differ.
+func HopsRange(d Drain) string {
+	lo, hi := perS(d.Slowest), perS(d.Fastest)
+	if lo == hi {
+		return perS(d.Capacity)
+	}
+	return lo + "–" + hi
+}
+
+// FinishRange is the finish, from the fastest rate's to the slowest's.
+func FinishRange(d Drain) string {
+	lo, hi := topology.FormatSpan(d.FinishFast.Round(time.Second)), topology.FormatSpan(d.Finish.Round(time.Second))
+	if d.FinishFast <= 0 || lo == hi {
+		return hi
+	}
+	return lo + "–" + hi
+}
+
+func perS(r float64) string { return topology.FormatCount(int64(r + 0.5)) }
 
 // BackloggedStatus is a backlogged rung's status line.
 func BackloggedStatus(expired int64, d Drain) string {
 	s := fmt.Sprintf("backlogged: %s expired waiting to be dead-lettered, messages leave", topology.FormatCount(expired))
 	if d.Capacity > 0 {
-		s += fmt.Sprintf("; ladder drains %s hops/s", topology.FormatCount(int64(d.Capacity+0.5)))
+		if t := TrendText(d); t != "" {
+			s += "; " + t
+		}
+		s += "; ladder drains " + HopsRange(d) + " hops/s"
 	}
 	if d.Finish > 0 {
-		s += ", done in ~" + topology.FormatSpan(d.Finish.Round(time.Second))
+		s += ", done in ~" + FinishRange(d)
 	}
 	return s
 }

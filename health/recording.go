@@ -102,3 +102,55 @@ func (r Recording) Replay(interval time.Duration, each func(at time.Duration, lr
 	}
 	return nil
 }
+
+// Finishes is, for each reading, how long from the start the messages
+// the rungs held at it took to have all reached the ladder's ends (its
+// destinations and done queue, which nobody consumed from while it was
+// recorded): the first later reading whose ends gained as many; -1 when
+// the recording ended first. A rung hands its messages on oldest first,
+// so what was published after a reading arrives after what it held: this
+// is the actual finish a forecast at that reading predicts.
+func (r Recording) Finishes() ([]time.Duration, error) {
+	l, err := r.Ladder.Ladder("/")
+	if err != nil {
+		return nil, err
+	}
+	ends := ladderEnds(l)
+	if r.Target != "" {
+		ends = append(ends, r.Target)
+	}
+	seen := map[string]bool{}
+	depth := func(v [5]int64) int64 { return v[0] + v[1] + v[2] + v[3] }
+	held := make([]int64, len(r.Samples))
+	arrived := make([]int64, len(r.Samples))
+	for i, s := range r.Samples {
+		for _, rg := range l.Rungs() {
+			held[i] += depth(s.Queues[rg.Queue])
+		}
+		clear(seen)
+		for _, e := range ends {
+			if !seen[e] {
+				seen[e] = true
+				arrived[i] += depth(s.Queues[e])
+			}
+		}
+	}
+	// A reading can count a message both in the rung it left and at its
+	// end: no more than all of them arrive.
+	var all int64
+	for _, a := range arrived {
+		all = max(all, a)
+	}
+	out := make([]time.Duration, len(r.Samples))
+	for i := range r.Samples {
+		j := i
+		for j < len(r.Samples) && arrived[j] < min(arrived[i]+held[i], all) {
+			j++
+		}
+		out[i] = -1
+		if j < len(r.Samples) {
+			out[i] = time.Duration(r.Samples[j].MS) * time.Millisecond
+		}
+	}
+	return out, nil
+}

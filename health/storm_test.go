@@ -218,7 +218,7 @@ func snapshotOf(l topology.Ladder, s RecordedSample) topology.Snapshot {
 // on 4.3.6, while the machine's load fell or other work ran beside them,
 // drained 30% faster to twice as fast at the end as at the first
 // forecast, which came 21 to 27% late: a forecast extrapolates the rate
-// it measured (docs/storms.md).
+// it measured (docs/benchmarks/storms.md).
 //
 // storm-1m-4.3.json: 1,000,000 persistent messages of 20s into the
 // default ladder on RabbitMQ 4.3.6 (direct, radix 16, quorum: rung 01.1 of
@@ -252,7 +252,19 @@ func millionStorm(t *testing.T, r Recording) {
 	var peak, first LadderReport
 	var firstAt time.Duration
 	worst := 0.0
-	err := r.Replay(DefaultInterval, func(at time.Duration, lr LadderReport) {
+	fins, err := r.Finishes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ranged, hits, reading int
+	err = r.Replay(DefaultInterval, func(at time.Duration, lr LadderReport) {
+		reading++
+		if d := lr.Drain; d.Finish > 0 && fins[reading-1] >= 0 {
+			ranged++
+			if left := fins[reading-1] - at; left >= d.FinishFast && left <= d.Finish {
+				hits++
+			}
+		}
 		noStalled(t, at, lr)
 		if lr.Totals.Backlogged > 0 {
 			backlogged++
@@ -280,8 +292,11 @@ func millionStorm(t *testing.T, r Recording) {
 	d := first.Drain
 	got := firstAt + d.Finish
 	miss := float64(got-finish) / float64(finish)
-	t.Logf("publishing ended %s; peak %d expired; first forecast at %s with %d expired: %.0f hops/s over %s, %d hops left; predicted finish %s, actual %s (%+.0f%%); worst after it %.0f%%",
-		lastPublish, peak.Totals.Expired, firstAt, first.Totals.Expired, d.Capacity, d.Span, d.Hops, got.Round(time.Second), finish.Round(time.Second), 100*miss, 100*worst)
+	t.Logf("publishing ended %s; peak %d expired; first forecast at %s with %d expired: %.0f hops/s (%.0f–%.0f) over %s, %d hops left; predicted finish %s, actual %s (%+.0f%%); worst after it %.0f%%",
+		lastPublish, peak.Totals.Expired, firstAt, first.Totals.Expired, d.Capacity, d.Slowest, d.Fastest, d.Span, d.Hops, got.Round(time.Second), finish.Round(time.Second), 100*miss, 100*worst)
+	hit := float64(hits) / float64(max(ranged, 1))
+	t.Logf("the finish's range held the actual finish at %d of %d readings (%.0f%%); first range %s–%s, slow end %+.0f%%",
+		hits, ranged, 100*hit, (firstAt + d.FinishFast).Round(time.Second), got.Round(time.Second), 100*miss)
 	// The drain rate needs a RateSpan of quiet readings (and the broker's
 	// publish rate lags by up to an interval); the backlog is still near
 	// its peak then.
@@ -291,8 +306,18 @@ func millionStorm(t *testing.T, r Recording) {
 	if first.Totals.Expired < peak.Totals.Expired*3/4 {
 		t.Errorf("first forecast with %d expired waiting, under three quarters of the peak's %d", first.Totals.Expired, peak.Totals.Expired)
 	}
+	// The range holds the actual finish at most readings (measured 70%
+	// to 92% of them on these five; a forecast extrapolates the rates it
+	// measured, and on a shared machine the pace changes: storm-1m-4.0's
+	// drain went from 5,000 to 9,000 hops/s as the machine's load fell).
+	if hit < 2.0/3 {
+		t.Errorf("the range held the actual finish at %d of %d readings, want two thirds at least", hits, ranged)
+	}
+	if lo := firstAt + d.FinishFast; finish < lo || finish > got {
+		t.Errorf("first forecast's range %s–%s does not hold the actual finish %s", lo, got, finish)
+	}
 	// The target: the finish predicted near the peak within a
-	// fifth of the actual one.
+	// fifth of the actual one, at the slow end.
 	if math.Abs(miss) > 0.2 {
 		t.Errorf("predicted finish %s, actual %s: %+.0f%%, want within 20%%", got, finish, 100*miss)
 	}

@@ -206,7 +206,7 @@ func (f publishForm) request(now time.Time) (publishRequest, error) {
 		count, err = strconv.Atoi(c)
 		// The form has no rate: ops' count rule caps it at MaxUnpaced.
 		if err != nil || ops.CheckCount(count, 0) != nil {
-			return publishRequest{}, fmt.Errorf("count: %q is not a number from 1 to %d", c, ops.MaxUnpaced)
+			return publishRequest{}, fmt.Errorf("count: %q is not a number from 1 to %d (more: rungs publish --count N --rate max)", c, ops.MaxUnpaced)
 		}
 	}
 	// The same request rungs publish makes: the delay header stamped, the

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -100,10 +102,18 @@ func textual(ct string) bool {
 // no rate, so this is its cap.
 const MaxUnpaced = 10000
 
+// Unpaced is the rate of a publish that goes as fast as confirms allow on
+// purpose ("max"): any count may be sent so.
+var Unpaced = math.Inf(1)
+
+// ErrNeedsRate is why a count above MaxUnpaced was refused without a rate.
+var ErrNeedsRate = errors.New("needs a rate")
+
 // PublishRequest is a publish as an operator asks for it, from rungs
 // publish or the console's form: Count messages delayed by Delay through
 // Ladder to Dest ("" for the ladder's default), at most Rate a second (0:
-// as fast as confirms allow). Message's Trace is Plan's to set.
+// as fast as confirms allow; Unpaced: the same, asked for, so any Count).
+// Message's Trace is Plan's to set.
 type PublishRequest struct {
 	Ladder  topology.Ladder
 	Delay   time.Duration
@@ -127,13 +137,15 @@ func (r PublishRequest) Check() error {
 }
 
 // CheckCount is the one count rule of a publish of count messages at rate
-// a second (0: unpaced): at least 1, and more than MaxUnpaced only paced.
+// a second (0: no rate given): at least 1, and more than MaxUnpaced only
+// with a rate, Unpaced included. The refusal wraps ErrNeedsRate and says
+// how to go on.
 func CheckCount(count int, rate float64) error {
 	switch {
 	case count < 1:
 		return fieldErr("count", "must be at least 1, got %d", count)
 	case count > MaxUnpaced && rate == 0:
-		return fieldErr("count", "of %d needs a rate: more than %d messages at once could flood the broker", count, MaxUnpaced)
+		return fieldErr("count", "of %d %w: more than %d messages at once could flood the broker; give a rate (1000/s) to pace them, or the rate max to publish as fast as confirms allow", count, ErrNeedsRate, MaxUnpaced)
 	}
 	return nil
 }

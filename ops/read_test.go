@@ -147,7 +147,7 @@ func TestPublishRequestCountRule(t *testing.T) {
 		count int
 		rate  float64
 		ok    bool
-	}{{1, 0, true}, {MaxUnpaced, 0, true}, {MaxUnpaced + 1, 0, false}, {MaxUnpaced + 1, 100, true}, {0, 0, false}, {0, 100, false}, {5, -1, false}} {
+	}{{1, 0, true}, {MaxUnpaced, 0, true}, {MaxUnpaced + 1, 0, false}, {MaxUnpaced + 1, 100, true}, {100 * MaxUnpaced, Unpaced, true}, {0, 0, false}, {0, 100, false}, {5, -1, false}} {
 		req := PublishRequest{Ladder: l, Delay: 5 * time.Second, Count: c.count, Rate: c.rate}
 		_, err := req.Plan(nil)
 		var fe *FieldError

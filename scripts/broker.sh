@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local RabbitMQ for rungs development and tests.
 #
-#   scripts/broker.sh [up]     start a loopback-only broker (idempotent)
+#   scripts/broker.sh [up]     start a loopback-only broker of its own (idempotent)
 #   scripts/broker.sh down     stop the node this script started
 #   scripts/broker.sh restart  down + up, keeping data (durable queues survive)
 #   scripts/broker.sh status   say whether a broker answers (exit 1 if not)
@@ -18,15 +18,25 @@
 # `rabbitmq` user), with HOME set to the state dir so that the server and
 # rabbitmqctl share the Erlang cookie in $RUNGS_BROKER_DIR/.erlang.cookie.
 #
+# The script only ever uses, stops or restarts a node it started itself:
+# one whose pid file in the state dir names a live node and whose management
+# API answers with this node's name. A broker it did not start (a user's own
+# RabbitMQ, a container) is left alone, even on the script's ports; that is
+# also why its default ports are not RabbitMQ's 5672 and 15672. To test
+# against such a broker on purpose, set RUNGS_URL and RUNGS_MGMT_URL for
+# scripts/test.sh instead.
+#
 # Parameters (environment), so several nodes can live side by side:
-#   RUNGS_BROKER_DIR    state dir          (default /var/tmp/rungs-broker)
-#   RUNGS_NODENAME      Erlang node name   (default rabbit@localhost)
-#   RUNGS_AMQP_PORT     AMQP port          (default 5672)
-#   RUNGS_MGMT_PORT     management port    (default 15672)
+#   RUNGS_BROKER_DIR    state dir          (default /var/tmp/rungs-test-3.10)
+#   RUNGS_NODENAME      Erlang node name   (default rungs310@localhost)
+#   RUNGS_AMQP_PORT     AMQP port          (default 5710)
+#   RUNGS_MGMT_PORT     management port    (default 15710)
 #   RUNGS_DIST_PORT     Erlang dist port   (default AMQP port + 20000)
 #   RUNGS_ERLANG_COOKIE cookie for a new state dir (default: Debian's
 #                       /var/lib/rabbitmq/.erlang.cookie if readable, else random)
 #   RUNGS_BROKER_TIMEOUT  start-up timeout in seconds (default 120)
+#   RUNGS_MIN_OPEN_FILES  open files the node must be allowed (default 10000;
+#                       the suite's parallel connections failed at 1024)
 #   RABBITMQ_BIN_DIR    where rabbitmq-server/rabbitmqctl live
 #   RUNGS_RABBITMQ      which RabbitMQ: 3.10 (default: this machine's
 #                       Debian bookworm package), 4.0 (Debian trixie's
@@ -64,10 +74,10 @@ SUITE=
 case $VERSION in
 3.10 | 3 | system)
 	VERSION=3.10
-	STATE_DIR=${RUNGS_BROKER_DIR:-/var/tmp/rungs-broker}
-	NODE=${RUNGS_NODENAME:-rabbit@localhost}
-	AMQP_PORT=${RUNGS_AMQP_PORT:-5672}
-	MGMT_PORT=${RUNGS_MGMT_PORT:-15672}
+	STATE_DIR=${RUNGS_BROKER_DIR:-/var/tmp/rungs-test-3.10}
+	NODE=${RUNGS_NODENAME:-rungs310@localhost}
+	AMQP_PORT=${RUNGS_AMQP_PORT:-5710}
+	MGMT_PORT=${RUNGS_MGMT_PORT:-15710}
 	;;
 4.0 | 4)
 	VERSION=4.0
@@ -93,6 +103,7 @@ case $VERSION in
 esac
 DIST_PORT=${RUNGS_DIST_PORT:-$((AMQP_PORT + 20000))}
 TIMEOUT=${RUNGS_BROKER_TIMEOUT:-120}
+MIN_OPEN_FILES=${RUNGS_MIN_OPEN_FILES:-10000}
 AUTH=$(printf '%s' 'guest:guest' | base64)
 TLS_DIR=${RUNGS_TLS_CERT_DIR:-}
 AMQPS_PORT=${RUNGS_AMQPS_PORT:-$((AMQP_PORT + 1))}
@@ -131,6 +142,34 @@ http_code() { # path
 
 answers() {
 	[[ $(http_code /api/overview) == 200 ]] && port_open "$AMQP_PORT"
+}
+
+# Prints the body of GET http://$HOST:$MGMT_PORT$1 (empty on failure).
+# shellcheck disable=SC2016 # $0.. are expanded by the inner bash
+http_body() { # path
+	timeout 5 bash -c '
+		exec 3<>"/dev/tcp/$0/$1" || exit 1
+		printf "GET %s HTTP/1.0\r\nHost: %s:%s\r\nAuthorization: Basic %s\r\nConnection: close\r\n\r\n" \
+			"$2" "$0" "$1" "$3" >&3
+		while IFS= read -r line <&3 && [[ $line != $'"'"'\r'"'"' && -n $line ]]; do :; done
+		cat <&3
+	' "$HOST" "$MGMT_PORT" "$1" "$AUTH" 2>/dev/null || true
+}
+
+# Whether the broker on our ports is the node this script started from this
+# state dir: the pid file names a live node, and the management API answers
+# with our node's name. A broker that only happens to listen there is not.
+ours() {
+	node_pid >/dev/null || return 1
+	[[ $(http_body /api/overview) == *"\"node\":\"$NODE\""* ]]
+}
+
+# Refuses a broker this script did not start, on the ports it would use.
+not_ours() {
+	die "a broker answers on amqp://$HOST:$AMQP_PORT and http://$HOST:$MGMT_PORT that this script did not start
+       (no live node $NODE from $STATE_DIR); it is left alone. Free those ports, or use others
+       (RUNGS_AMQP_PORT, RUNGS_MGMT_PORT), or to test against that broker on purpose set
+       RUNGS_URL and RUNGS_MGMT_URL for scripts/test.sh."
 }
 
 # --- the node -------------------------------------------------------------
@@ -444,8 +483,8 @@ start_node() {
 	local t0=$SECONDS pid launcher log_lines=0
 	if port_open "$AMQP_PORT" || port_open "$MGMT_PORT" ||
 		{ [[ -n $TLS_DIR ]] && { port_open "$AMQPS_PORT" || port_open "$MGMT_TLS_PORT"; }; }; then
-		die "port $AMQP_PORT or $MGMT_PORT${TLS_DIR:+ (or TLS $AMQPS_PORT, $MGMT_TLS_PORT)} on $HOST is taken by something that is not a working broker
-       (a Debian system node? try: /usr/sbin/rabbitmqctl stop). Or use RUNGS_AMQP_PORT/RUNGS_MGMT_PORT."
+		die "port $AMQP_PORT or $MGMT_PORT${TLS_DIR:+ (or TLS $AMQPS_PORT, $MGMT_TLS_PORT)} on $HOST is taken by something this script did not start;
+       it is left alone. Use other ports: RUNGS_AMQP_PORT, RUNGS_MGMT_PORT (and RUNGS_DIST_PORT)."
 	fi
 	write_config
 	rm -f "$PID_FILE"
@@ -498,7 +537,8 @@ stop_node() { # [grace seconds for a clean stop, then SIGTERM, then SIGKILL]
 
 cmd_up() {
 	if answers; then
-		log "broker already answers on amqp://$HOST:$AMQP_PORT and http://$HOST:$MGMT_PORT"
+		ours || not_ours
+		log "$NODE (started by this script) already answers on amqp://$HOST:$AMQP_PORT and http://$HOST:$MGMT_PORT"
 		return 0
 	fi
 	if ! BIN_DIR=$(find_bin_dir); then
@@ -510,7 +550,11 @@ cmd_up() {
 		BIN_DIR=$(find_bin_dir) || die "rabbitmq-server still not found after install"
 	fi
 	lock
-	answers && { log "broker already answers"; return 0; }
+	if answers; then
+		ours || not_ours
+		log "$NODE already answers"
+		return 0
+	fi
 	local pid
 	if pid=$(node_pid); then
 		# Still booting, or half-dead: wait for it, otherwise kill it and start afresh.
@@ -529,7 +573,11 @@ cmd_status() {
 	local pid
 	pid=$(node_pid) || pid=
 	if answers; then
-		echo "up: amqp://$HOST:$AMQP_PORT/ http://$HOST:$MGMT_PORT/ (RabbitMQ $VERSION, node $NODE${pid:+, pid $pid, started by this script})"
+		if ! ours; then
+			echo "foreign: a broker this script did not start answers on amqp://$HOST:$AMQP_PORT/ + http://$HOST:$MGMT_PORT/ (not $NODE from $STATE_DIR)"
+			return 1
+		fi
+		echo "up: amqp://$HOST:$AMQP_PORT/ http://$HOST:$MGMT_PORT/ (RabbitMQ $VERSION, node $NODE, pid $pid, started by this script)"
 		return 0
 	fi
 	echo "down: nothing answers on amqp://$HOST:$AMQP_PORT/ + http://$HOST:$MGMT_PORT/api/overview${pid:+ (but $NODE pid $pid is alive)}"
@@ -589,6 +637,15 @@ python)
 rmq_start) # internal: the detached server process (see start_node)
 	need_bin
 	cd "$STATE_DIR"
+	# The suite's parallel connections need more open files than a shell's
+	# usual 1024: raise the soft limit as far as the hard one allows.
+	hard=$(ulimit -Hn)
+	[[ $hard == unlimited ]] && hard=65536
+	ulimit -Sn "$((hard < 65536 ? hard : 65536))" 2>/dev/null || true
+	if (($(ulimit -Sn) < MIN_OPEN_FILES)); then
+		log "ERROR: the node may open only $(ulimit -Sn) files (hard limit $(ulimit -Hn)); the tests need $MIN_OPEN_FILES (raise it: ulimit -Hn, or LimitNOFILE)"
+		exit 1
+	fi
 	rmq rabbitmq-server
 	;;
 *)

@@ -8,7 +8,10 @@
 # demo ladder in a vhost of its own (rungs-screenshot, deleted again), puts
 # messages in flight, runs the console in tmux at 100x30, captures the pane
 # with its colours and renders it with charmbracelet/freeze, installed once
-# with `go install` into /var/tmp/rungs-tools/bin (RUNGS_TOOLS_DIR).
+# with `go install` into /var/tmp/rungs-tools/bin (RUNGS_TOOLS_DIR). Each
+# picture is taken once the console shows what its caption says (the trace
+# pane's hops and BCC keys, the scheduled messages), not after a fixed wait.
+# Known gap: freeze's own font has no ↻ (the refresh mark), drawn as a box.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,14 +47,21 @@ rungs publish --ladder demo --delay 30s --to demo.work --count 5 --body '{"job":
 # The management API refreshes its statistics every 5 s.
 sleep 6
 
-shoot() { # NAME KEYS...: type KEYS into the console, wait, capture, render
-	local name=$1
-	shift
+shoot() { # NAME WANT KEYS...: type KEYS into the console, wait until it shows WANT, capture, render
+	local name=$1 want=$2 i
+	shift 2
 	for k in "$@"; do
 		tmux send-keys -t "$session" "$k"
 		sleep 0.5
 	done
-	sleep "${SETTLE:-3}"
+	# On a busy machine the first readings take a while: wait for the
+	# picture's subject (and a refresh after it), up to a minute.
+	for ((i = 0; i < 120; i++)); do
+		tmux capture-pane -t "$session" -p | grep -qF -- "$want" && break
+		sleep 0.5
+	done
+	((i < 120)) || { echo "screenshot: $name never showed $want:" >&2; tmux capture-pane -t "$session" -p >&2; return 1; }
+	sleep "${SETTLE:-2}"
 	tmux capture-pane -t "$session" -e -p >"bin/$name.ansi"
 	# freeze sizes the window for a few lines unless told: 30 rows of 13 px
 	# type at its 1.2 line height, plus padding and the title bar. Its
@@ -71,8 +81,7 @@ shoot() { # NAME KEYS...: type KEYS into the console, wait, capture, render
 
 tmux new-session -d -s "$session" -x 100 -y 30 \
 	"env TERM=xterm-256color COLORTERM=truecolor bin/rungs --vhost $vhost --ladder demo"
-sleep 4
-shoot console
-shoot trace t 40m30s Enter
+shoot console "demo.rung.02.9"
+shoot trace "BCC   i>" t 40m30s Enter
 # The scheduled messages, found one by one: esc leaves the trace, s scans.
-SETTLE=6 shoot scheduled Escape s
+SETTLE=4 shoot scheduled "exact, from" Escape s

@@ -5,10 +5,18 @@
 # The broker-backed suite runs once per RabbitMQ version users run:
 # RUNGS_RABBITMQ_VERSIONS (default "3.10 4.0 4.3"); scripts/broker.sh brings up
 # each version's node (3.10 from this machine's Debian package, 4.0 and 4.3 from a
-# Debian trixie or forky root) and leaves it running. Each pass exports
+# Debian trixie or forky root) and leaves it running. Those are nodes the
+# script starts itself, on ports of their own (3.10: 5710, 4.0: 5700, 4.3:
+# 5800): a RabbitMQ of the machine's own on 5672 is never touched, and a
+# broker the script did not start is refused, not used. Each pass exports
 # RUNGS_RABBITMQ, RUNGS_URL and RUNGS_MGMT_URL, so the tests that start
-# nodes of their own start the same version. If RUNGS_URL and
-# RUNGS_MGMT_URL are already set, that one broker is used as is, in one pass.
+# nodes of their own start the same version.
+#
+# To run the suite against a broker of your own on purpose, set RUNGS_URL
+# and RUNGS_MGMT_URL: that one broker is used as is, in one pass. The
+# script says what the tests create there and checks first that its nodes
+# allow the open files the tests need (RUNGS_MIN_OPEN_FILES, default 10000:
+# a node allowing 1,024 failed fifteen tests on connection timeouts).
 # RUNGS_REQUIRE_BROKER=1 makes the integration tests fail instead of skipping
 # when the broker is unreachable.
 #
@@ -31,7 +39,33 @@ timeout=${RUNGS_TEST_TIMEOUT:-15m}
 versions=()
 if [[ -n ${RUNGS_URL:-} && -n ${RUNGS_MGMT_URL:-} ]]; then
 	step "broker"
-	echo "using RUNGS_URL / RUNGS_MGMT_URL from the environment ($RUNGS_MGMT_URL)"
+	mgmt_shown=$(sed -E 's#//[^/@]*@#//#' <<<"$RUNGS_MGMT_URL")
+	echo "using the broker RUNGS_URL and RUNGS_MGMT_URL name ($mgmt_shown), as asked."
+	echo "The tests create vhosts named rungs-test-* there, with queues, exchanges, bindings"
+	echo "and policies in them, and delete each vhost when its test ends; a killed run can"
+	echo "leave some behind (list them with: rabbitmqctl list_vhosts | grep '^rungs-test-')."
+	# The management user is the AMQP URL's, as rungs takes it, percent-decoded.
+	userinfo=guest:guest
+	rest=${RUNGS_URL#*://}
+	if [[ $rest == *@* ]]; then
+		userinfo=$(printf '%b' "$(sed 's/%\([0-9A-Fa-f][0-9A-Fa-f]\)/\\x\1/g' <<<"${rest%%@*}")")
+	fi
+	min_files=${RUNGS_MIN_OPEN_FILES:-10000}
+	if ! nodes=$(curl -fsS --max-time 20 -u "$userinfo" "${RUNGS_MGMT_URL%/}/api/nodes" 2>&1); then
+		echo "cannot read the broker's nodes to check their open-file limit: ${nodes//$userinfo/***}" >&2
+		exit 1
+	fi
+	fds=$(grep -o '"fd_total":[0-9]*' <<<"$nodes" | cut -d: -f2 | sort -n | head -1)
+	if [[ -z $fds ]]; then
+		echo "warning: the broker does not report its nodes' open-file limit (fd_total); the tests need $min_files" >&2
+	elif ((fds < min_files)); then
+		echo "the broker's node allows $fds open files; the tests need $min_files (RUNGS_MIN_OPEN_FILES)." >&2
+		echo "Raise its limit (LimitNOFILE=65536 in its systemd unit, ulimit -n, docker --ulimit nofile=65536:65536)," >&2
+		echo "or unset RUNGS_URL and RUNGS_MGMT_URL to let this script start brokers of its own." >&2
+		exit 1
+	else
+		echo "its nodes allow $fds open files (the tests need $min_files)"
+	fi
 	versions=(given)
 else
 	read -r -a versions <<<"${RUNGS_RABBITMQ_VERSIONS:-3.10 4.0 4.3}"

@@ -79,7 +79,8 @@ func (d Due) Exact(unit time.Duration) bool { return d.Width() <= time.Second+un
 //     path of the delay x-rungs-delay-ms records, likewise;
 //   - Celery's eta on a Celery ladder: kombu sends the task through the
 //     ladder with the eta's countdown in whole seconds, so it leaves within
-//     the second before eta.
+//     the second before eta, and the worker runs it at eta: it is due at
+//     eta exactly.
 //
 // Every window is clipped to the physical one, so a clock or header that
 // disagrees with where the message waits can only narrow toward the truth;
@@ -126,6 +127,12 @@ func (l Ladder) DueOf(m InFlight, now time.Time) (Due, error) {
 		return d, nil
 	}
 	d.Earliest, d.Latest, d.Basis, d.Why = maxTime(from, lo), minTime(to, hi), basis, ""
+	if basis == DueETA {
+		// It leaves the ladder in the second before its eta, and a worker
+		// holds a task that arrives early until the eta: the task is due
+		// at its eta, to the microsecond kombu wrote.
+		d.Earliest, d.Latest = to, to
+	}
 	return d, nil
 }
 

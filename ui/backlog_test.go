@@ -71,3 +71,59 @@ func TestBackloggedGolden(t *testing.T) {
 		})
 	}
 }
+
+// inflowStorm replays a storm in the default direct ladder whose 16s rung
+// holds 300,000 expired messages and forwards 1,500 a second, while
+// clients publish in a second into it, and returns the last report.
+func inflowStorm(t *testing.T, in int64) health.LadderReport {
+	t.Helper()
+	l := health.RecordedLadder{Name: "storm", Layout: "direct", Radix: 16, Levels: 2, UnitMS: 1000, QueueType: "quorum"}
+	rec := health.Recording{Ladder: l}
+	depth, arrived := int64(300_000), int64(0)
+	for i := int64(0); i <= 60; i++ {
+		rec.Samples = append(rec.Samples, health.RecordedSample{MS: i * 1000, Queues: map[string][5]int64{
+			"storm.rung.01.1": {0, 0, depth, 0, in * 1000},
+			"storm.rung.00.4": {0, 0, 2000 - 100*(i%2), 0, 0},
+			"storm.done":      {arrived, 0, 0, 0, 0},
+		}})
+		depth += in - 1500
+		arrived += 1500
+	}
+	var last health.LadderReport
+	if err := rec.Replay(5*time.Second, func(_ time.Duration, lr health.LadderReport) { last = lr }); err != nil {
+		t.Fatal(err)
+	}
+	return last
+}
+
+// A storm that keeps coming shows both rates: growing (2,700/s in) with
+// no finish, shrinking (600/s in) with the finish as a range.
+func TestBacklogInflowGolden(t *testing.T) {
+	for name, in := range map[string]int64{"grows": 2700, "shrinks": 600} {
+		lr := inflowStorm(t, in)
+		for _, sz := range sizes {
+			t.Run(fmt.Sprintf("%s/view/%dx%d", name, sz.w, sz.h), func(t *testing.T) {
+				rows, folded := health.FoldIdleRungs(lr.Rows, "")
+				s := LadderState{Found: lr.Found, Rows: rows, Folded: folded, Totals: lr.Totals, Forecast: lr.Forecast, Drain: lr.Drain}
+				body := sz.h - HeaderHeight - 1
+				view := LadderView(s, NewStyles(true), sz.w, body)
+				checkFrame(t, view, sz.w, body)
+				plain := ansi.Strip(view)
+				want := map[string]string{"grows": "grows 1200/s", "shrinks": "done ~2m21s–2m45s"}[name]
+				if !strings.Contains(plain, want) || strings.Contains(plain, "stalled") {
+					t.Errorf("the view does not say %q, or says stalled:\n%s", want, plain)
+				}
+				golden.RequireEqual(t, plain)
+			})
+		}
+		for _, w := range []int{80, 120} {
+			t.Run(fmt.Sprintf("%s/text/%d", name, w), func(t *testing.T) {
+				out := DrainText(lr.Totals, lr.Drain, w)
+				if !strings.Contains(out, "backlog "+name) {
+					t.Errorf("status text does not say the backlog %s:\n%s", name, out)
+				}
+				golden.RequireEqual(t, out)
+			})
+		}
+	}
+}

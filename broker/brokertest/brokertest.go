@@ -31,8 +31,8 @@ const (
 
 // Defaults match scripts/broker.sh.
 const (
-	DefaultURL     = "amqp://guest:guest@127.0.0.1:5672/"
-	DefaultMgmtURL = "http://127.0.0.1:15672"
+	DefaultURL     = "amqp://guest:guest@127.0.0.1:5710/"
+	DefaultMgmtURL = "http://127.0.0.1:15710"
 )
 
 // Env is a broker that answered.
