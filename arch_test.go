@@ -43,7 +43,8 @@ var allowedImports = map[string][]string{
 	"internal/lab":      {"bench", "broker", "health", "ops", "topology", "ui"},
 	"cmd/rungs-lab":     {"bench", "broker", "internal/lab", "topology"},
 	"exporter":          {"broker", "health", "ops", "topology"},
-	"cli":               {"bench", "broker", "exporter", "health", "model", "ops", "retry", "topology", "ui"},
+	"bridge":            {"broker", "ops", "topology"},
+	"cli":               {"bench", "bridge", "broker", "exporter", "health", "model", "ops", "retry", "topology", "ui"},
 	"examples/worker":   {"broker", "retry", "topology"},
 	"e2e":               {}, // tests only
 }

@@ -124,11 +124,16 @@ func listScoped[T any](ctx context.Context, m *Management, kind string, sc topol
 	if sc.Empty() {
 		return nil, nil
 	}
+	return listFiltered(ctx, m, kind, sc.Vhost, sc.Regex(), sc.Matcher(), columns, name)
+}
+
+// listFiltered is listScoped's listing by any regular expression, checked
+// again by match.
+func listFiltered[T any](ctx context.Context, m *Management, kind, vhost, regex string, match func(string) bool, columns string, name func(T) string) ([]T, error) {
 	path := kind
-	if sc.Vhost != "" {
-		path += "/" + url.PathEscape(sc.Vhost)
+	if vhost != "" {
+		path += "/" + url.PathEscape(vhost)
 	}
-	regex, match := sc.Regex(), sc.Matcher()
 	var out []T
 	for page := 1; ; page++ {
 		var p apiPage[T]
@@ -479,4 +484,17 @@ func limited(n int, f func(i int) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// BridgeStats returns the statistics of the queues of every bridge of a
+// vhost (rungs bridge: NAME.bridge.intake, .due and .parked), in one
+// filtered listing: what status, discover and the exporter show of a
+// bridge without knowing its name.
+func (m *Management) BridgeStats(ctx context.Context, vhost string) ([]topology.Queue, error) {
+	match := func(name string) bool { _, ok := topology.IsBridgeQueue(name); return ok }
+	qs, err := listFiltered(ctx, m, "queues", vhost, topology.BridgeQueueRegex, match, statsColumns+",vhost", func(q apiQueue) string { return q.Name })
+	if err != nil {
+		return nil, m.accessError(ctx, vhost, err)
+	}
+	return m.toQueues(qs), nil
 }

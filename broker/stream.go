@@ -83,9 +83,50 @@ func (s *Stream) open(ctx context.Context) error {
 
 // Publish implements Publisher, as Conn.Publish does.
 func (s *Stream) Publish(ctx context.Context, msgs []Message) (PublishResult, error) {
+	run, err := s.publish(ctx, msgs)
+	return run.result(), err
+}
+
+// Settled is what became of one message of PublishEach.
+type Settled uint8
+
+const (
+	// SettledUnknown: not confirmed (not sent, or no confirm came before
+	// the channel or connection dropped); it may or may not have arrived.
+	SettledUnknown Settled = iota
+	// SettledConfirmed: the broker took responsibility for it.
+	SettledConfirmed
+	// SettledReturned: unroutable (mandatory); nothing took it.
+	SettledReturned
+	// SettledNacked: the broker refused it.
+	SettledNacked
+)
+
+// PublishEach is Publish that also says what became of each message, by
+// index, for a caller that settles each source message by its own copy's
+// fate: a bridge acks what was confirmed, parks what was returned and
+// gives the rest back, so a batch with one unroutable message neither
+// blocks nor duplicates the others.
+func (s *Stream) PublishEach(ctx context.Context, msgs []Message) ([]Settled, error) {
+	run, err := s.publish(ctx, msgs)
+	out := make([]Settled, len(msgs))
+	for i, o := range run.outcome {
+		switch o {
+		case confirmed:
+			out[i] = SettledConfirmed
+		case returned:
+			out[i] = SettledReturned
+		case nacked:
+			out[i] = SettledNacked
+		}
+	}
+	return out, err
+}
+
+func (s *Stream) publish(ctx context.Context, msgs []Message) (*publishRun, error) {
 	run := &publishRun{msgs: msgs, outcome: make([]outcome, len(msgs)), returns: map[returnKey]int{}}
 	if s.c.ep.readOnly {
-		return run.result(), ErrReadOnly
+		return run, ErrReadOnly
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -98,7 +139,7 @@ func (s *Stream) Publish(ctx context.Context, msgs []Message) (PublishResult, er
 			break
 		}
 	}
-	return run.result(), s.c.ep.redact(run.err(cause))
+	return run, s.c.ep.redact(run.err(cause))
 }
 
 // publishOn publishes msgs[from:] on the stream's channel, as

@@ -475,6 +475,15 @@ func TestDelaysDoctorDefinitions(t *testing.T) {
 	if code != ExitError || !strings.Contains(out, "✗ exchange delayed: a delayed-message plugin exchange") || !strings.Contains(out, "[on 4.3") {
 		t.Errorf("--target 4.3: exit %d\n%s", code, out)
 	}
+	// Its remedy is the bridge recipe, with the exchange's own type and
+	// bindings, and the command it names parses.
+	recipe := "rungs bridge --exchange delayed.bridged --type direct --copy-bindings-from delayed --yes"
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), recipe) || !strings.Contains(out, "docs/bridge.md") {
+		t.Errorf("--target 4.3 does not name the bridge recipe %q:\n%s", recipe, out)
+	}
+	if err := Parse(strings.Fields(recipe)[1:]); err != nil {
+		t.Errorf("the recipe does not parse: %v", err)
+	}
 	for name, args := range map[string][]string{
 		"bad target":       {"doctor", "--target", "four"},
 		"missing file":     {"doctor", "--definitions", t.TempDir() + "/none.json"},

@@ -90,6 +90,11 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 		return writeJSON(e.Out, toJSONStatus(states))
 	}
 	defer e.view().printDelays(invs)
+	if !allVhosts {
+		// A bridge's queues are no ladder's; they are listed by name
+		// pattern, one filtered request.
+		defer e.printBridges(ctx)
+	}
 	if len(states) == 0 {
 		where := strings.Join(vhosts, ", ")
 		if allVhosts {

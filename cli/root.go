@@ -202,7 +202,7 @@ With no subcommand it opens the console.`,
 		e.applyCommand(), e.planCommand(), e.traceCommand(), e.publishCommand(),
 		e.statusCommand(), e.discoverCommand(), e.purgeCommand(), e.teardownCommand(),
 		e.configCommand(), e.exportCommand(), e.doctorCommand(), e.peekCommand(), e.replayCommand(), e.migrateCommand(), e.scheduledCommand(), e.workerCommand(), e.benchCommand(), e.unstallCommand(), e.rerouteCommand(),
-		e.versionCommand(), e.exporterCommand(), manCommand(), docsCommand(),
+		e.versionCommand(), e.exporterCommand(), e.bridgeCommand(), manCommand(), docsCommand(),
 	)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
@@ -58,6 +59,11 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	}
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONStatus(rep.Ladders))
+	}
+	if only == "" {
+		// A named ladder's status reads that ladder's objects alone; the
+		// vhost's status also lists its bridges (one filtered listing).
+		defer e.printBridges(ctx)
 	}
 	// Delayed retry across the vhost is beside the vhost's ladders: status
 	// of named ladders reads only their objects (their rungs show their
@@ -256,4 +262,27 @@ func toJSONForecast(fc topology.Forecast) map[string]any {
 		out["destination"] = fc.Dest
 	}
 	return out
+}
+
+// printBridges adds a line per bridge of the vhost (rungs bridge): its
+// intake's depth and lag, what is due and not yet out, what it parked.
+// A bridge is not a ladder, so a failed read is a warning, not an error.
+func (e *env) printBridges(ctx context.Context) {
+	m, err := e.clients().management()
+	if err != nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	defer cancel()
+	bs, err := ops.ReadBridges(cctx, m, e.vhost())
+	if err != nil {
+		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("could not read the bridges: %v", err))))
+		return
+	}
+	if len(bs) > 0 {
+		fmt.Fprintln(e.Out)
+	}
+	for _, b := range bs {
+		fmt.Fprintln(e.Out, b.Describe())
+	}
 }

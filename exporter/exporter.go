@@ -153,6 +153,18 @@ var (
 	descLostLadder = desc("ladder_rungs_lost_members", "Rungs and other queues of the ladder with a member offline.", ladderLabels)
 )
 
+// A bridge's metrics (rungs bridge, docs/bridge.md), labelled by its
+// intake exchange.
+var (
+	bridgeLabels      = []string{"vhost", "bridge"}
+	descBridgeIntake  = desc("bridge_intake_messages", "Messages in the bridge's intake queue, not yet scheduled into the ladder.", bridgeLabels)
+	descBridgeLag     = desc("bridge_intake_lag_seconds", "Age of the oldest intake message from its timestamp property (0 when producers set none): added to every message's x-delay while the backlog lasts.", bridgeLabels)
+	descBridgeCons    = desc("bridge_consumers", "Bridges consuming the intake.", bridgeLabels)
+	descBridgeDue     = desc("bridge_due_messages", "Messages the ladder delivered as due that have not yet left through the exit exchange.", bridgeLabels)
+	descBridgeParked  = desc("bridge_parked_messages", "Messages the bridge parked (x-delay not a number, beyond the ladder, or unroutable at the exit), with the reason in x-rungs-reason.", bridgeLabels)
+	bridgeDescriptors = []*prometheus.Desc{descBridgeIntake, descBridgeLag, descBridgeCons, descBridgeDue, descBridgeParked}
+)
+
 // RabbitMQ 4.3's delayed retry on every quorum queue of a vhost, a ladder's
 // or not (docs/metrics.md). Absent before 4.3, which has none.
 var (
@@ -171,6 +183,9 @@ func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
 		descLeader, descMembers, descOnline, descOneNode, descLostLadder, descLostRung, descLostRoutes, descLostHeld,
 		descRetryHeld, descRetryMin, descRetryMax, descRetryInfo, descRetryQueues,
 		descUp, descVhostUp, descDuration, descRequests} {
+		ch <- d
+	}
+	for _, d := range bridgeDescriptors {
 		ch <- d
 	}
 }
@@ -200,6 +215,10 @@ func (x *Exporter) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(descVhostUp, 1, vh)
 		ch <- gauge(descRequests, b2f(snapped), vh)
 		x.collectVhost(ch, rep)
+		if err := x.collectBridges(ctx, ch, vh); err != nil {
+			// As for delayed retry: logged, the ladders' metrics stand.
+			x.logf("read the bridges of vhost %s: %v", vh, err)
+		}
 		x.collectRetry(ctx, ch, vh, snapped)
 	}
 	ch <- gauge(descUp, up)
@@ -344,6 +363,28 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 		}
 		ch <- gauge(descUnknown, float64(fc.Unknown), lv...)
 	}
+}
+
+// collectBridges reports the vhost's bridges: one filtered listing of
+// their queues, only where the inspector has it (the management API).
+func (x *Exporter) collectBridges(ctx context.Context, ch chan<- prometheus.Metric, vhost string) error {
+	if _, ok := x.insp.(ops.BridgeReader); !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
+	defer cancel()
+	bs, err := ops.ReadBridges(ctx, x.insp, vhost)
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		ch <- gauge(descBridgeIntake, float64(b.Intake.Stats.Ready+b.Intake.Stats.Unacked), vhost, b.Exchange)
+		ch <- gauge(descBridgeLag, b.Lag().Seconds(), vhost, b.Exchange)
+		ch <- gauge(descBridgeCons, float64(b.Intake.Stats.Consumers), vhost, b.Exchange)
+		ch <- gauge(descBridgeDue, float64(b.Due.Stats.Ready+b.Due.Stats.Unacked), vhost, b.Exchange)
+		ch <- gauge(descBridgeParked, float64(b.Parked.Stats.Ready+b.Parked.Stats.Unacked), vhost, b.Exchange)
+	}
+	return nil
 }
 
 // collectRetry reports the vhost's quorum queues under delayed retry, on a

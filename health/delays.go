@@ -74,7 +74,7 @@ func DelayFindings(inv topology.Inventory, snap topology.Snapshot, ladders []top
 		add(DelayFinding{
 			Object:   "exchange " + p.Name,
 			Risk:     fmt.Sprintf("a delayed-message plugin exchange: the plugin keeps %s in Mnesia, which RabbitMQ 4.3 removed, so it cannot start there and they are lost; the plugin is archived", held),
-			Fix:      "before upgrading, point publishers at a ladder (rungs apply, rungs publish --delay), let the exchange drain (messages_delayed 0), then delete it and disable the plugin",
+			Fix:      pluginFix(p),
 			Today:    at(running, release43),
 			OnTarget: at(target, release43),
 			Severity: Problem,
@@ -233,4 +233,15 @@ func celeryFindings(l topology.Ladder, snap topology.Snapshot, g *topology.Graph
 		})
 	}
 	return out
+}
+
+// pluginFix is the bridge recipe (docs/bridge.md) for a plugin exchange:
+// its producers keep their code and change the exchange's name.
+func pluginFix(p topology.PluginExchange) string {
+	typ := p.DelayedType
+	if typ == "" {
+		typ = "direct"
+	}
+	return fmt.Sprintf("before upgrading, bridge it (docs/bridge.md): rungs bridge --exchange %s.bridged --type %s --copy-bindings-from %s --yes; switch its producers to exchange %s.bridged (configuration, not code: they keep x-delay); let %s drain (messages_delayed 0), then delete it and disable the plugin",
+		p.Name, typ, p.Name, p.Name, p.Name)
 }

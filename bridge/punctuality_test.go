@@ -1,0 +1,167 @@
+package bridge_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/bridge"
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// BenchmarkBridgePunctuality measures how late messages arrive through a
+// bridge and the default ladder with n in flight, as the plugin's figures
+// were measured: n messages (RUNGS_BRIDGE_PUNCT_N, default 100,000)
+// published to the intake with x-delay uniform over [lo, lo+30s), where lo
+// (RUNGS_BRIDGE_PUNCT_LO, default 150s) exceeds the time publishing takes,
+// so that all are in flight at once; lateness is arrival minus publish
+// time (a millisecond header, not the AMQP timestamp's whole seconds)
+// minus x-delay. The broker's memory (every node, mem_used) is sampled
+// each second; its peak above the run's start is reported. Run with
+// -benchtime=1x; it takes lo + 30 s and the publishing.
+func BenchmarkBridgePunctuality(b *testing.B) {
+	env := brokertest.Require(b)
+	n, lo := 100000, 150*time.Second
+	if s := os.Getenv("RUNGS_BRIDGE_PUNCT_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	if s := os.Getenv("RUNGS_BRIDGE_PUNCT_LO"); s != "" {
+		lo, _ = time.ParseDuration(s)
+	}
+	for i := 0; i < b.N; i++ {
+		punctuality(b, env, n, lo)
+	}
+}
+
+func punctuality(b *testing.B, env brokertest.Env, n int, lo time.Duration) {
+	cfg := env.NewVhost(b)
+	ctx, cancel := context.WithTimeout(context.Background(), lo+20*time.Minute)
+	defer cancel()
+	v, err := env.Mgmt.Version(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	o, err := testOptions(cfg.Vhost, "punct.delayed", "delays", v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bconn, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bconn.Close()
+	if o.Publish, err = broker.Dial(ctx, cfg); err != nil {
+		b.Fatal(err)
+	}
+	defer o.Publish.Close()
+	br, err := bridge.New(bconn, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := br.Declare(ctx); err != nil {
+		b.Fatal(err)
+	}
+	dest := topology.Plan{
+		Queues:   []topology.Queue{{Name: "dest", Durable: true, Args: topology.Args{"x-queue-type": "quorum"}}},
+		Bindings: []topology.Binding{{Source: o.Names.Exit, Destination: "dest", DestinationType: topology.ToQueue, RoutingKey: "k"}},
+	}
+	if _, err := conn.Apply(ctx, dest); err != nil {
+		b.Fatal(err)
+	}
+	base, _ := env.Mgmt.NodeMemory(ctx)
+	var peak int64
+	var memMu sync.Mutex
+	sctx, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	go func() {
+		for sctx.Err() == nil {
+			if m, err := env.Mgmt.NodeMemory(sctx); err == nil {
+				memMu.Lock()
+				peak = max(peak, m)
+				memMu.Unlock()
+			}
+			time.Sleep(time.Second)
+		}
+	}()
+	rctx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- br.Run(rctx) }()
+
+	cons, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cons.Close()
+	in, err := cons.Consume(ctx, "dest", 2000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	late := make([]time.Duration, 0, n)
+	seen := map[string]bool{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for d := range in {
+			sent, _ := topology.NormalizeArg(d.Headers["sent-ms"]).(int64)
+			delay, _ := topology.NormalizeArg(d.Headers["x-delay"]).(int64)
+			if !seen[d.MessageID] {
+				seen[d.MessageID] = true
+				late = append(late, d.Received.Sub(time.UnixMilli(sent+delay)))
+			}
+			_ = d.Ack()
+			if len(seen) == n {
+				return
+			}
+		}
+	}()
+	rng := rand.New(rand.NewPCG(100000, 33))
+	start := time.Now()
+	msgs := make([]broker.Message, 0, 250)
+	s := conn.Stream()
+	for i := 0; i < n; i++ {
+		msgs = append(msgs, broker.Message{Exchange: o.Names.Exchange, RoutingKey: "k", MessageID: strconv.Itoa(i), Body: []byte("job"), Persistent: true,
+			Timestamp: time.Now(), Headers: map[string]any{"x-delay": lo.Milliseconds() + rng.Int64N(30000), "sent-ms": time.Now().UnixMilli()}})
+		if len(msgs) == cap(msgs) || i == n-1 {
+			if _, err := s.Publish(ctx, msgs); err != nil {
+				b.Fatal(err)
+			}
+			msgs = msgs[:0]
+		}
+	}
+	published := time.Since(start)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		b.Fatalf("%d of %d arrived", len(seen), n)
+	}
+	stop()
+	<-ran
+	stopSampling()
+	slices.Sort(late)
+	rank := func(p float64) time.Duration { return late[min(len(late)-1, int(p*float64(len(late))))] }
+	memMu.Lock()
+	defer memMu.Unlock()
+	p := br.Progress()
+	b.ReportMetric(rank(0.5).Seconds(), "p50-s")
+	b.ReportMetric(rank(0.99).Seconds(), "p99-s")
+	b.ReportMetric(late[len(late)-1].Seconds(), "max-s")
+	b.ReportMetric(float64(peak-base)/(1<<20), "mem-peak-MiB")
+	b.Logf("RabbitMQ %s, %d messages in flight (published in %s, x-delay %s to %s): late p50 %s, p99 %s, max %s, min %s; broker memory %s MiB at start, peak %s MiB (+%s); bridge: %+v",
+		v, n, published.Round(time.Second), lo, lo+30*time.Second, rank(0.5).Round(time.Millisecond), rank(0.99).Round(time.Millisecond),
+		late[len(late)-1].Round(time.Millisecond), late[0].Round(time.Millisecond), mib(base), mib(peak), mib(peak-base), p)
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/testutil"
+)
+
+// Bad bridge flags fail in one line before anything is read or changed.
+func TestBridgeRefusesBadFlags(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]string{
+		"bridge":                                     "--exchange is required",
+		"bridge --exchange x --type x-delayed":       `exit type "x-delayed"`,
+		"bridge --exchange x --exit x":               "must differ from the intake exchange",
+		"bridge --exchange x --prefetch 0":           "--prefetch must be at least 1",
+		"bridge --exchange x --copy-bindings-from x": "copy from another exchange",
+		"bridge --exchange x --read-only":            "read-only",
+	} {
+		code, out, errs := run(t, offline, strings.Fields(args)...)
+		if code == ExitOK || !strings.Contains(errs, want) || out != "" {
+			t.Errorf("rungs %s: exit %d, stdout %q, stderr %q; want %q", args, code, out, errs, want)
+		}
+	}
+}
+
+// rungs bridge on the real broker: without --yes it creates nothing; with
+// it, it declares its objects and the ladder, parks a message whose
+// x-delay is not a number, and status and discover show the bridge with
+// what it parked; it stops cleanly when its context ends.
+func TestBridgeCommandParksAndStatusShowsIt(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	code, _, errs := run(t, env, "bridge", "--exchange", "orders.delayed", "--ladder", "delays", "--max-delay", "1h")
+	if code == ExitOK || !strings.Contains(errs, "needs --yes") || !strings.Contains(errs, "queue orders.delayed.bridge.intake") {
+		t.Fatalf("without --yes: exit %d, %s", code, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		errb  bytes.Buffer
+		exitc int
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c := Run(ctx, []string{"bridge", "--exchange", "orders.delayed", "--ladder", "delays", "--max-delay", "1h", "--yes", "--status-every", "0"},
+			IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: lockedWriter{&mu, &errb}, Getenv: func(k string) string { return env[k] }})
+		exitc = c
+	}()
+	defer func() { cancel(); wg.Wait() }()
+	conn := dial(t, cfg)
+	testutil.Eventually(t, time.Minute, "the bridge to declare its intake exchange", func() error {
+		pctx, pcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer pcancel()
+		_, err := conn.Publish(pctx, []broker.Message{{Exchange: "orders.delayed", RoutingKey: "eu", MessageID: "bad", Body: []byte("x"), Headers: map[string]any{"x-delay": "abc"}}})
+		return err
+	})
+	// The ladder is declared before anything is consumed: a few hundred
+	// declarations, which a loaded broker takes its time over.
+	testutil.Poll{Within: 3 * time.Minute, Every: time.Second}.Eventually(t, "status to show the parked message", func() error {
+		out := mustRun(t, env, "status")
+		if !strings.Contains(out, "bridge orders.delayed: intake 0 messages") || !strings.Contains(out, "1 parked in orders.delayed.bridge.parked") {
+			mu.Lock()
+			defer mu.Unlock()
+			return fmt.Errorf("status:\n%s\nbridge's stderr:\n%s", out, errb.String())
+		}
+		return nil
+	})
+	if out := mustRun(t, env, "discover"); !strings.Contains(out, "bridge orders.delayed:") || !strings.Contains(out, "delays") {
+		t.Errorf("discover does not show the bridge and its ladder:\n%s", out)
+	}
+	cancel()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if exitc != ExitOK || !strings.Contains(errb.String(), "stopped: taken 1: 0 scheduled, 0 delivered now, 1 parked") {
+		t.Errorf("bridge: exit %d\n%s", exitc, errb.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,79 @@
+package topology
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// x-delay as the plugin reads it where it defines it; parked with a
+// reason where it does not.
+func TestDecideDelay(t *testing.T) {
+	max := time.Hour
+	for name, c := range map[string]struct {
+		v      any
+		clamp  bool
+		action DelayAction
+		delay  time.Duration
+		reason string
+	}{
+		"absent":          {nil, false, DeliverNow, 0, ""},
+		"zero":            {int32(0), false, DeliverNow, 0, ""},
+		"negative":        {int64(-5), false, DeliverNow, 0, ""},
+		"long":            {int64(5000), false, Schedule, 5 * time.Second, ""},
+		"short int":       {int16(250), false, Schedule, 250 * time.Millisecond, ""},
+		"float rounds up": {1.2, false, Schedule, 2 * time.Millisecond, ""},
+		"string":          {"abc", false, Park, 0, ReasonNotANumber + `: the string "abc"`},
+		"digits string":   {"5000", false, Park, 0, ReasonNotANumber},
+		"bool":            {true, false, Park, 0, ReasonNotANumber},
+		"beyond":          {int64(2 * 3600_000), false, Park, 0, ReasonTooLong},
+		"clamped":         {int64(2 * 3600_000), true, Schedule, time.Hour, "clamped"},
+		"the maximum":     {int64(3600_000), false, Schedule, time.Hour, ""},
+	} {
+		h := map[string]any{}
+		if c.v != nil {
+			h[HeaderDelay] = c.v
+		}
+		d := DecideDelay(h, max, c.clamp)
+		if d.Action != c.action || d.Delay != c.delay || !strings.Contains(d.Reason, c.reason) || (c.reason == "") != (d.Reason == "") {
+			t.Errorf("%s: %+v, want action %d delay %v reason %q", name, d, c.action, c.delay, c.reason)
+		}
+	}
+}
+
+func TestBridgeNamesAndDiscovery(t *testing.T) {
+	n := NamesOfBridge("orders.delayed", "")
+	if n.Exit != "orders.delayed.exit" || n.Intake != "orders.delayed.bridge.intake" {
+		t.Fatalf("%+v", n)
+	}
+	for _, bad := range []struct {
+		n   BridgeNames
+		typ string
+	}{
+		{NamesOfBridge("", ""), "direct"}, {NamesOfBridge("x", "x"), "direct"}, {NamesOfBridge("x", ""), "x-delayed-message"},
+		{NamesOfBridge("amq.x", ""), "topic"},
+	} {
+		if CheckBridge(bad.n, bad.typ) == nil {
+			t.Errorf("%+v %s accepted", bad.n, bad.typ)
+		}
+	}
+	p := BridgePlan(n, "topic", Version{Major: 4, Minor: 0, Patch: 5})
+	s := Snapshot{Queues: p.Queues}
+	bs := DiscoverBridges(s)
+	if len(bs) != 1 || bs[0].Exchange != "orders.delayed" || !bs[0].HasDue || !bs[0].HasParked {
+		t.Fatalf("%+v", bs)
+	}
+	if p.Queues[0].Args[deliveryLimitArg] != noDeliveryLimit {
+		t.Errorf("4.0 intake without delivery limit -1: %v", p.Queues[0].Args)
+	}
+	if q := BridgePlan(n, "topic", Version{Major: 3, Minor: 10, Patch: 8}).Queues[0]; q.Args[deliveryLimitArg] != nil {
+		t.Errorf("3.10 intake with a delivery limit: %v", q.Args)
+	}
+	snap := Snapshot{Bindings: []Binding{
+		{Source: "plugin", Destination: "eu", DestinationType: ToQueue, RoutingKey: "eu"},
+		{Source: "other", Destination: "us", DestinationType: ToQueue, RoutingKey: "us"},
+	}}
+	if cb := CopiedBindings(snap, "plugin", n); len(cb) != 1 || cb[0].Source != n.Exit || cb[0].RoutingKey != "eu" {
+		t.Errorf("copied %+v", cb)
+	}
+}
