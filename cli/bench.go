@@ -28,6 +28,7 @@ type benchFlags struct {
 	loads                  []string
 	markdown               string
 	seed                   uint64
+	brokerPID              int
 	phases                 []string
 	drain                  int
 	record                 string
@@ -104,6 +105,7 @@ tree, go run ./cmd/rungs-lab.`,
 	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
 	f.StringSliceVar(&bf.phases, "phases", bench.PhaseNames(), "phases to run, of "+strings.Join(bench.PhaseNames(), ", "))
 	f.StringVar(&bf.record, "record", "", "with --drain: also write every reading of the ladder to FILE (JSON), to replay the judgement on (docs/storms.md)")
+	f.IntVar(&bf.brokerPID, "broker-pid", 0, "the broker's process on this machine, whose CPU time per message the run reports (default: the pid the management API reports, for a broker on loopback; -1: none)")
 	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/storms.md)")
 	return cmd
 }
@@ -174,6 +176,9 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	}
 	if changed("phases") {
 		o.Phases = bf.phases
+	}
+	if changed("broker-pid") {
+		o.BrokerPID = bf.brokerPID
 	}
 	if changed("loads") {
 		o.Loads = nil

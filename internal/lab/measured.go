@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rungs-dev/rungs/bench"
@@ -175,7 +174,11 @@ func (x *measured) exitedEarly() bool {
 
 // kill sends SIGKILL to the rungs process; the spawner then dies of it
 // too.
-func (x *measured) kill() { _ = syscall.Kill(x.pid, syscall.SIGKILL) }
+func (x *measured) kill() {
+	if p, err := os.FindProcess(x.pid); err == nil {
+		_ = p.Kill()
+	}
+}
 
 // sample reads the process's resident memory every 50 ms.
 func (x *measured) sample() {

@@ -45,7 +45,7 @@ func spawn(args []string) int {
 		fmt.Fprintln(os.Stderr, "spawn: no command or no report pipe")
 		return 127
 	}
-	syscall.CloseOnExec(3) // the report is the spawner's, not the child's
+	closeOnExec(report) // the report is the spawner's, not the child's
 	c := exec.Command(args[0], args[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	for _, kv := range os.Environ() {
@@ -53,8 +53,7 @@ func spawn(args []string) int {
 			c.Env = append(c.Env, kv)
 		}
 	}
-	// The child does not outlive a spawner the lab's context killed.
-	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	c.SysProcAttr = childAttr()
 	start := time.Now()
 	if err := c.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "spawn:", err)
@@ -63,12 +62,8 @@ func spawn(args []string) int {
 	fmt.Fprintf(report, "pid %d\n", c.Process.Pid)
 	_ = c.Wait()
 	took := time.Since(start)
-	var maxRSS int64
-	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		maxRSS = ru.Maxrss << 10 // kB on Linux
-	}
 	_, hwm := procRSS(os.Getpid())
-	fmt.Fprintf(report, "rusage %d %d %d\n", maxRSS, hwm, took.Nanoseconds())
+	fmt.Fprintf(report, "rusage %d %d %d\n", peakRSS(c.ProcessState), hwm, took.Nanoseconds())
 	_ = report.Close()
 	if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		signalExit(ws.Signal())
@@ -79,7 +74,9 @@ func spawn(args []string) int {
 // signalExit dies of sig, so that the lab sees the child's end as the
 // child met it ("signal: killed").
 func signalExit(sig syscall.Signal) {
-	_ = syscall.Kill(os.Getpid(), sig)
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Signal(sig)
+	}
 	time.Sleep(time.Second) // a caught signal (not SIGKILL) falls through
 	os.Exit(128 + int(sig))
 }
