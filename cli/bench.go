@@ -181,36 +181,54 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 		o.BrokerPID = bf.brokerPID
 	}
 	if changed("loads") {
-		o.Loads = nil
-		for _, s := range bf.loads {
-			if strings.EqualFold(s, "max") {
-				o.Loads = append(o.Loads, 0)
-				continue
-			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v <= 0 {
-				return o, usageErr("--loads: %q is not a positive rate or max", s)
-			}
-			o.Loads = append(o.Loads, v)
+		loads, err := parseLoads(bf.loads)
+		if err != nil {
+			return o, err
 		}
+		o.Loads = loads
 	}
-	switch {
-	case o.Duration <= 0:
-		return o, usageErr("--duration must be positive")
-	case o.Rounds < 1:
-		return o, usageErr("--rounds must be at least 1")
-	case o.Size < 0:
-		return o, usageErr("--size must not be negative")
-	}
-	for _, r := range o.Radixes {
-		if r != 2 && r != 4 && r != 8 && r != 16 {
-			return o, usageErr("--radix %d: want 2, 4, 8 or 16", r)
-		}
+	if err := checkBenchOptions(o); err != nil {
+		return o, err
 	}
 	if err := o.Check(); err != nil {
 		return o, usageErr("%v", err)
 	}
 	return o, nil
+}
+
+// parseLoads reads --loads: rates, or max for the limit.
+func parseLoads(ss []string) ([]float64, error) {
+	var loads []float64
+	for _, s := range ss {
+		if strings.EqualFold(s, "max") {
+			loads = append(loads, 0)
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 {
+			return nil, usageErr("--loads: %q is not a positive rate or max", s)
+		}
+		loads = append(loads, v)
+	}
+	return loads, nil
+}
+
+// checkBenchOptions refuses options no run can use, before Check's own.
+func checkBenchOptions(o bench.Options) error {
+	switch {
+	case o.Duration <= 0:
+		return usageErr("--duration must be positive")
+	case o.Rounds < 1:
+		return usageErr("--rounds must be at least 1")
+	case o.Size < 0:
+		return usageErr("--size must not be negative")
+	}
+	for _, r := range o.Radixes {
+		if r != 2 && r != 4 && r != 8 && r != 16 {
+			return usageErr("--radix %d: want 2, 4, 8 or 16", r)
+		}
+	}
+	return nil
 }
 
 func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
