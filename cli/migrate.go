@@ -334,8 +334,7 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 		rp := migrateRungPreview{Queue: mr.Rung.Queue, TTLMS: mr.Rung.TTL.Milliseconds(), Ready: int(mr.Ready), Messages: []migratePreview{}}
 		facts := broker.PeekFacts{}
 		if !mr.Missing {
-			// A failure leaves the limit unknown, which the gate weighs.
-			facts, _ = e.clients().mgmt.PeekFacts(ctx, e.vhost(), mr.Queue)
+			facts = ops.ReadPeekFacts(ctx, e.clients().mgmt, e.vhost(), mr.Queue, topology.Version{})
 		}
 		skipped, note := mp.GatePreview(mr, facts, mf.force, e.config().ReadOnly)
 		rp.Skipped = skipped

@@ -266,7 +266,7 @@ type jsonHorizons struct {
 
 func (v view) printScheduled(job scheduledJob, res ops.ScanResult, action string) {
 	now := time.Now()
-	est := depthHorizons(job)
+	est := res.FromDepths
 	if v.json {
 		msgs := make([]jsonScheduled, 0, len(res.Messages))
 		for _, m := range res.Messages {
@@ -362,26 +362,6 @@ func describeShort(l topology.Ladder) string {
 	return fmt.Sprintf("%s ladder %s (%s unit, %s)", l.Layout, l.Name, topology.FormatDelay(l.Unit), l.QueueType)
 }
 
-// depthHorizons is today's estimate from the rungs' depths (the forecast
-// the console shows) in the scan's horizons.
-func depthHorizons(job scheduledJob) ops.Horizons {
-	stats := map[string]topology.QueueStats{}
-	for _, r := range job.plan.Rungs {
-		stats[r.Queue.Name] = r.Queue.Stats
-	}
-	fc := job.plan.Ladder.Forecast(stats, topology.ForecastOptions{})
-	at := func(by time.Duration) int64 {
-		for _, d := range fc.Due {
-			if d.By == by {
-				return d.Estimate
-			}
-		}
-		return 0
-	}
-	m, h, d := at(time.Minute), at(time.Hour), at(24*time.Hour)
-	return ops.Horizons{Minute: int(m), Hour: int(h - m), Day: int(d - h), Later: int(fc.Later.Estimate)}
-}
-
 func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.Action) error {
 	now := time.Now()
 	f, err := sf.filter(now)
@@ -403,8 +383,8 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 			if req.Delay, err = topology.ParseDelay(sf.delay); err != nil {
 				return usageErr("--delay: %v", err)
 			}
-			if req.Delay <= 0 {
-				return usageErr("--delay: %s is not a delay; to send them now, use fire", sf.delay)
+			if err := ops.CheckRescheduleDelay(req.Delay, sf.delay); err != nil {
+				return usageErr("--delay: %v", err)
 			}
 		default:
 			if req.At, err = ops.ParseAt(sf.at, now); err != nil {
