@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -321,12 +322,17 @@ type migrateRungPreview struct {
 	estimates []topology.Estimate
 }
 
-// dryRunMigrate peeks at the head of each rung and says where each message
-// would go.
-func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.MigratePlan) error {
+// previewMigrate peeks at the head of each rung (or delay queue) of the
+// plan, behind the peek gate, and says where each message would go: the
+// one preview of both kinds of migration.
+func (e *env) previewMigrate(ctx context.Context, mf migrateFlags, mp ops.MigratePlan) ([]migrateRungPreview, error) {
 	n := defaultMigratePreview
 	if mf.limit > 0 {
 		n = min(mf.limit, broker.MaxPeek)
+	}
+	var pf ops.PeekFacter
+	if m, err := e.clients().management(); err == nil {
+		pf = m
 	}
 	var conn *broker.Conn
 	var out []migrateRungPreview
@@ -334,7 +340,7 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 		rp := migrateRungPreview{Queue: mr.Rung.Queue, TTLMS: mr.Rung.TTL.Milliseconds(), Ready: int(mr.Ready), Messages: []migratePreview{}}
 		facts := broker.PeekFacts{}
 		if !mr.Missing {
-			facts = ops.ReadPeekFacts(ctx, e.clients().mgmt, e.vhost(), mr.Queue, topology.Version{})
+			facts = ops.ReadPeekFacts(ctx, pf, e.vhost(), mr.Queue, topology.Version{})
 		}
 		skipped, note := mp.GatePreview(mr, facts, mf.force, e.config().ReadOnly)
 		rp.Skipped = skipped
@@ -348,18 +354,18 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 		if conn == nil {
 			c, err := e.clients().amqp(ctx)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			conn = c
 		}
-		o := broker.MigrateRung(mp.Opts, mp.Migration, mr.Rung.Queue)
-		previews, res, err := conn.PreviewMove(ctx, o, n)
-		if err != nil {
-			return err
+		previews, res, err := conn.PreviewMove(ctx, mp.MoveOptions(mr), n)
+		// A delay queue with x-expires may be gone by now: nothing to show.
+		if err != nil && !(mp.Group != nil && errors.Is(err, broker.ErrNotFound)) {
+			return nil, err
 		}
 		rp.Ready = res.Ready
 		for _, pv := range previews {
-			p, _ := broker.MigrateRoute(mp.Migration, mr.Rung.Queue, pv.Message.Delivery)
+			p := mp.Place(mr, pv.Message.Delivery)
 			m := migratePreview{
 				Position: pv.Message.Position, MessageID: pv.Message.MessageID, Park: p.Park,
 				DelayMS: p.Estimate.Total.Milliseconds(), SpentMS: p.Estimate.Spent.Milliseconds(),
@@ -373,6 +379,16 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 			rp.estimates = append(rp.estimates, p.Estimate)
 		}
 		out = append(out, rp)
+	}
+	return out, nil
+}
+
+// dryRunMigrate peeks at the head of each rung and says where each message
+// would go.
+func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.MigratePlan) error {
+	out, err := e.previewMigrate(ctx, mf, mp)
+	if err != nil {
+		return err
 	}
 	if e.opts.json {
 		return writeJSON(e.Out, map[string]any{"dry_run": true, "from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park, "rungs": out})
