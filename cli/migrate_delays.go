@@ -8,15 +8,15 @@ import (
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
-	"github.com/rungs-dev/rungs/ui"
 )
 
-// runMigrateDelays moves the messages of a delay group (rungs discover
-// --delays lists them) into the --to ladder: each to the queue its
-// dead-lettering leads to, with the delay it has left (never less), the
-// same Move as a ladder's migration (confirms, acknowledged only after the
-// copy is confirmed, parked rather than dropped).
-func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
+// checkDelays validates the flags of a migration of delays (--from-delays):
+// it moves the messages of a delay group (rungs discover --delays lists
+// them) into the --to ladder: each to the queue its dead-lettering leads
+// to, with the delay it has left (never less), the same Move as a
+// ladder's migration (confirms, acknowledged only after the copy is
+// confirmed, parked rather than dropped).
+func (mf migrateFlags) checkDelays() error {
 	switch {
 	case mf.from != "" || mf.fromLayout != "":
 		return usageErr("--from-delays takes the place of --from and --from-layout")
@@ -25,33 +25,14 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 	case mf.dest != "":
 		return usageErr("--dest does not go with --from-delays: each message goes where its delay queue dead-letters it")
 	}
-	if err := mf.check(); err != nil {
-		return err
-	}
-	if !mf.dryRun {
-		if err := refuseReadOnly(e.config(), "migrate"); err != nil {
-			return err
-		}
-	}
-	mp, err := e.planMigrateDelays(ctx, mf)
-	if err != nil {
-		return err
-	}
-	if mf.dryRun {
-		return e.dryRunMigrateDelays(ctx, mf, mp)
-	}
-	what := fmt.Sprintf("migrate about %d message(s) from the %d delay queue(s) of %s\n  into %s;\n  messages it cannot take go to %s",
-		mp.Ready, len(mp.Rungs), mp.Source(), describe(mp.Migration.To), mp.Park)
-	if err := e.view().confirm(e.opts.yes, what, mp.Group.Name); err != nil {
-		return err
-	}
-	conn, err := e.clients().amqp(ctx)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// drainDelays runs a confirmed migration of delays and reports it.
+func (e *env) drainDelays(ctx context.Context, mf migrateFlags, mp ops.MigratePlan, conn *broker.Conn) error {
 	res, err := mp.Run(ctx, conn, mf.limit, nil)
 	if err != nil || res.Stopped != broker.StopEmpty && res.Stopped != broker.StopLimit {
-		e.view().reportMigrateDelays(mp, res)
+		e.view().reportMigrate(mp, res)
 		if err != nil {
 			return err
 		}
@@ -60,7 +41,7 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 		}
 		return nil
 	}
-	e.view().reportMigrateDelays(mp, res)
+	e.view().reportMigrate(mp, res)
 	if res.Stayed > 0 {
 		return fmt.Errorf("%d message(s) stayed in the delay queues of %s (reasons above)", res.Stayed, mp.Source())
 	}
@@ -68,58 +49,6 @@ func (e *env) runMigrateDelays(ctx context.Context, mf migrateFlags) error {
 		return fmt.Errorf("other consumers held messages of %s that could not be moved (warnings above); run migrate again once they are gone", mp.Source())
 	}
 	return nil
-}
-
-// reportMigrateDelays says what a migration of delays did, per queue and
-// in all, in the shape of a ladder's migration report.
-func (v view) reportMigrateDelays(mp ops.MigratePlan, res ops.MigrateResult) {
-	if v.json {
-		type jsonQueue struct {
-			Queue   string `json:"queue"`
-			Moved   int    `json:"moved"`
-			Parked  int    `json:"parked"`
-			Stayed  int    `json:"stayed"`
-			Unknown int    `json:"unknown"`
-			Left    int    `json:"left"`
-			Stopped string `json:"stopped"`
-		}
-		qs := make([]jsonQueue, 0, len(res.Rungs))
-		for _, r := range res.Rungs {
-			qs = append(qs, jsonQueue{r.Queue, r.Moved, r.Parked, r.Stayed, r.Unknown, r.Left, r.Stopped})
-		}
-		_ = writeJSON(v.Out, map[string]any{
-			"from_delays": mp.Source(), "to": toJSONLadder(mp.Migration.To), "park": mp.Park,
-			"moved": res.Moved, "parked": res.Parked, "stayed": res.Stayed, "unknown": res.Unknown,
-			"reconnects": res.Reconnects, "reasons": res.Reasons, "rungs": qs,
-			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "held_elsewhere": heldElsewhere(res),
-		})
-		return
-	}
-	fmt.Fprintf(v.Out, "migrated %d message(s) from the delay queues of %s into %s %q in %s; stopped: %s\n",
-		res.Moved, mp.Source(), mp.Migration.To.Layout, mp.Migration.To.Name, res.Elapsed.Round(time.Millisecond), res.Stopped)
-	w := table(v.Out)
-	fmt.Fprintln(w, "  queue\tmoved\tparked\tstayed\tleft")
-	for _, r := range res.Rungs {
-		left := "?"
-		if r.Left >= 0 {
-			left = fmt.Sprint(r.Left)
-		}
-		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%s\n", r.Queue, r.Moved, r.Parked, r.Stayed, left)
-	}
-	fmt.Fprintf(w, "  total\t%d\t%d\t%d\n", res.Moved, res.Parked, res.Stayed)
-	_ = w.Flush()
-	if res.Parked > 0 {
-		fmt.Fprintf(v.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.Parked, mp.Park)
-	}
-	if res.Unknown > 0 || res.Reconnects > 0 {
-		fmt.Fprintf(v.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.Unknown, topology.Counted(res.Reconnects, "time", "times"))
-	}
-	for _, l := range ui.ReasonLines(res.Reasons) {
-		fmt.Fprintln(v.Out, l)
-	}
-	for _, l := range res.HeldElsewhere() {
-		fmt.Fprintln(v.Out, "  warning: "+l)
-	}
 }
 
 // planMigrateDelays reads every ladder of the vhost and the delay
