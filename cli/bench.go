@@ -118,24 +118,7 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 		o = bench.SmokeOptions()
 	}
 	changed := func(name string) bool { return cmd.Flags().Changed(name) }
-	dur := func(name, v string, dst *time.Duration) error {
-		if !changed(name) {
-			return nil
-		}
-		d, err := topology.ParseDelay(v)
-		if err != nil {
-			return usageErr("--%s: %v", name, err)
-		}
-		*dst = d
-		return nil
-	}
-	if err := dur("duration", bf.duration, &o.Duration); err != nil {
-		return o, err
-	}
-	if err := dur("warmup", bf.warmup, &o.Warmup); err != nil {
-		return o, err
-	}
-	if err := dur("unit", bf.unit, &o.Unit); err != nil {
+	if err := bf.durations(changed, &o); err != nil {
 		return o, err
 	}
 	if changed("levels") {
@@ -194,6 +177,24 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 		return o, usageErr("%v", err)
 	}
 	return o, nil
+}
+
+// durations reads the span flags given: --duration, --warmup, --unit.
+func (bf benchFlags) durations(changed func(string) bool, o *bench.Options) error {
+	for _, f := range []struct {
+		name, v string
+		dst     *time.Duration
+	}{{"duration", bf.duration, &o.Duration}, {"warmup", bf.warmup, &o.Warmup}, {"unit", bf.unit, &o.Unit}} {
+		if !changed(f.name) {
+			continue
+		}
+		d, err := topology.ParseDelay(f.v)
+		if err != nil {
+			return usageErr("--%s: %v", f.name, err)
+		}
+		*f.dst = d
+	}
+	return nil
 }
 
 // parseLoads reads --loads: rates, or max for the limit.

@@ -362,39 +362,51 @@ func describeShort(l topology.Ladder) string {
 	return fmt.Sprintf("%s ladder %s (%s unit, %s)", l.Layout, l.Name, topology.FormatDelay(l.Unit), l.QueueType)
 }
 
-func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.Action) error {
-	now := time.Now()
-	f, err := sf.filter(now)
-	if err != nil {
-		return err
-	}
+// actionRequest reads the flags of a scheduled action: cancel with
+// --discard discards, reschedule takes one of --delay and --at.
+func (sf scheduledFlags) actionRequest(a ops.Action, now time.Time) (ops.ActionRequest, error) {
+	var err error
 	if a == ops.ActCancel && sf.discard {
 		a = ops.ActDiscard
 		if sf.park != "" {
-			return usageErr("--discard and --park: a discarded message is not parked")
+			return ops.ActionRequest{}, usageErr("--discard and --park: a discarded message is not parked")
 		}
 	}
 	req := ops.ActionRequest{Action: a, All: sf.all, Park: sf.park, Window: sf.window}
 	if a == ops.ActReschedule {
 		switch {
 		case sf.delay != "" && sf.at != "", sf.delay == "" && sf.at == "":
-			return usageErr("reschedule needs one of --delay or --at")
+			return ops.ActionRequest{}, usageErr("reschedule needs one of --delay or --at")
 		case sf.delay != "":
 			if req.Delay, err = topology.ParseDelay(sf.delay); err != nil {
-				return usageErr("--delay: %v", err)
+				return ops.ActionRequest{}, usageErr("--delay: %v", err)
 			}
 			if err := ops.CheckRescheduleDelay(req.Delay, sf.delay); err != nil {
-				return usageErr("--delay: %v", err)
+				return ops.ActionRequest{}, usageErr("--delay: %v", err)
 			}
 		default:
 			if req.At, err = ops.ParseAt(sf.at, now); err != nil {
-				return usageErr("--at: %v", err)
+				return ops.ActionRequest{}, usageErr("--at: %v", err)
 			}
 		}
 	}
 	if sf.window < 1 {
-		return usageErr("--window must be at least 1")
+		return ops.ActionRequest{}, usageErr("--window must be at least 1")
 	}
+	return req, nil
+}
+
+func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.Action) error {
+	now := time.Now()
+	f, err := sf.filter(now)
+	if err != nil {
+		return err
+	}
+	req, err := sf.actionRequest(a, now)
+	if err != nil {
+		return err
+	}
+	a = req.Action
 	if !sf.dryRun {
 		if err := refuseReadOnly(e.config(), "scheduled "+string(a)); err != nil {
 			return err
