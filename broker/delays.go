@@ -94,10 +94,18 @@ func (m *Management) DelaySnapshot(ctx context.Context, vhost string) (snap topo
 
 // listPaged reads a whole listing at path, 500 a page, in columns.
 func listPaged[T any](ctx context.Context, m *Management, path, columns string) ([]T, error) {
+	return listPagedQuery[T](ctx, m, path, columns, nil)
+}
+
+// listPagedQuery is listPaged with more query parameters (disable_stats).
+func listPagedQuery[T any](ctx context.Context, m *Management, path, columns string, extra url.Values) ([]T, error) {
 	var out []T
 	for page := 1; ; page++ {
 		var p apiPage[T]
 		q := url.Values{"page": {strconv.Itoa(page)}, "page_size": {strconv.Itoa(maxPageSize)}, "sort": {"name"}, "columns": {columns}}
+		for k, v := range extra {
+			q[k] = v
+		}
 		if err := m.get(ctx, path, q, &p); err != nil {
 			return nil, err
 		}

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // discoverDelays takes the inventory of delays outside ladders in each
@@ -30,6 +32,12 @@ func discoverDelays(ctx context.Context, m *broker.Management, timeout time.Dura
 			}
 		}
 	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	ver, err := m.Version(cctx)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
 	var out []topology.Inventory
 	for _, v := range vhosts {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -37,6 +45,17 @@ func discoverDelays(ctx context.Context, m *broker.Management, timeout time.Dura
 		cancel()
 		if err != nil {
 			return nil, err
+		}
+		// The broker's own delay on hand-back, from 4.3: nothing is read
+		// before.
+		if ver.QuorumDelayedRetry() {
+			cctx, cancel := context.WithTimeout(ctx, timeout)
+			h, err := ops.ReadRetry(cctx, m, v, ver)
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+			inv = inv.WithRetry(h.Queues)
 		}
 		out = append(out, inv)
 	}
@@ -71,6 +90,11 @@ func (v view) printDelays(invs []topology.Inventory) {
 				n = topology.FormatCount(p.Delayed) + " delayed"
 			}
 			fmt.Fprintf(v.Out, "  plugin exchange %s (x-delayed-message, routes as %s): %s\n", p.Name, orDash(p.DelayedType), n)
+		}
+	}
+	for _, inv := range invs {
+		if r := ui.RetryText(health.NewRetryHold(inv.Retry, inv.RetryRead), v.width()); r != "" {
+			fmt.Fprintf(v.Out, "\nin vhost %s:\n%s", inv.Vhost, r)
 		}
 	}
 }
@@ -159,7 +183,45 @@ func toJSONDelays(invs []topology.Inventory) any {
 			}
 			plugins = append(plugins, map[string]any{"name": p.Name, "delayed_type": p.DelayedType, "durable": p.Durable, "messages_delayed": n})
 		}
-		out = append(out, map[string]any{"vhost": inv.Vhost, "groups": groups, "plugin_exchanges": plugins})
+		out = append(out, map[string]any{"vhost": inv.Vhost, "groups": groups, "plugin_exchanges": plugins,
+			"delayed_retry": toJSONRetry(inv.Retry), "delayed_retry_read": inv.RetryRead})
+	}
+	return out
+}
+
+// jsonRetryQueue is a quorum queue under delayed retry in --json.
+type jsonRetryQueue struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	MinMS int64  `json:"min_ms"`
+	MaxMS int64  `json:"max_ms,omitempty"`
+	// Source is argument, policy or operator policy; Policy names it.
+	Source string `json:"source"`
+	Policy string `json:"policy,omitempty"`
+	// Ignored: the release does not honour the source (4.3.0's policies).
+	Ignored bool `json:"ignored,omitempty"`
+	// MessagesDelayed is null where the broker reported no figure.
+	MessagesDelayed *int64 `json:"messages_delayed"`
+	Ready           int64  `json:"ready"`
+	Unacked         int64  `json:"unacked"`
+	DeliveryLimit   *int   `json:"delivery_limit"` // null: unknown; 0: none
+	Consumers       int64  `json:"consumers"`
+}
+
+func toJSONRetry(qs []topology.RetryQueue) []jsonRetryQueue {
+	out := []jsonRetryQueue{}
+	for _, q := range qs {
+		jq := jsonRetryQueue{Name: q.Name, Type: q.Type, MinMS: q.Min.Milliseconds(), MaxMS: q.Max.Milliseconds(),
+			Source: q.Source, Policy: q.Policy, Ignored: q.Ignored, Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers}
+		if q.Reported {
+			n := q.Delayed
+			jq.MessagesDelayed = &n
+		}
+		if q.LimitKnown {
+			n := q.DeliveryLimit
+			jq.DeliveryLimit = &n
+		}
+		out = append(out, jq)
 	}
 	return out
 }

@@ -198,6 +198,23 @@ func (d doctorReader) facts(ctx context.Context, only string, allVhosts bool) (o
 			vh.DelaySnap = vh.DelaySnap.Merge(vh.Report.Snapshot)
 		}
 	}
+	// The quorum queues under delayed retry, on a release that has it:
+	// a listing without statistics, then each candidate's; like the
+	// inventory, a question about the vhost, not about one ladder.
+	if v := f.Version(); v.QuorumDelayedRetry() && only == "" {
+		for i := range f.Vhosts {
+			vh := &f.Vhosts[i]
+			if vh.ReadErr != nil {
+				continue
+			}
+			vh.RetryRead = true
+			vh.RetryErr = call(func(c context.Context) (err error) {
+				vh.Retry, err = ops.ReadRetry(c, m, vh.Vhost, v)
+				return err
+			})
+			vh.Report = vh.Report.WithRetry(vh.Retry)
+		}
+	}
 	return f, nil
 }
 

@@ -22,7 +22,10 @@ shows each rung's TTL, depth (ready / unacked), consumers and rates, then the
 done, unroutable, destination and dead-letter queues, and says which rung
 looks stuck and how the ladder drifted from its plan. With --ladder it shows
 that ladder only. On ladders above radix 2 (15 rungs a level) the rungs that
-are empty and quiet are left out unless --all; --json always lists them.`,
+are empty and quiet are left out unless --all; --json always lists them.
+On RabbitMQ 4.3, without --ladder, it lists under the ladders every quorum
+queue of the vhost with delayed retry: the messages it holds back
+(messages_delayed), its type, hold and what sets it (docs/delays.md).`,
 		Example: `  rungs status
   rungs status --ladder jobs --all
   rungs status --json`,
@@ -56,11 +59,21 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONStatus(rep.Ladders))
 	}
-	if len(rep.Ladders) == 0 {
-		fmt.Fprintf(e.Out, "no ladders in vhost %s\n", e.vhost())
-		return nil
+	// Delayed retry across the vhost is beside the vhost's ladders: status
+	// of named ladders reads only their objects (their rungs show their
+	// own DELAYED), never a listing the broker evaluates over every queue.
+	if only == "" {
+		rep = rep.WithRetry(e.readRetry(ctx))
 	}
 	width := e.view().width()
+	retry := ui.RetryText(rep.Retry, width)
+	if len(rep.Ladders) == 0 {
+		fmt.Fprintf(e.Out, "no ladders in vhost %s\n", e.vhost())
+		if retry != "" {
+			fmt.Fprint(e.Out, "\n", retry)
+		}
+		return nil
+	}
 	for i, lr := range rep.Ladders {
 		if i > 0 {
 			fmt.Fprintln(e.Out)
@@ -74,7 +87,32 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 			fmt.Fprint(e.Out, "\n", d)
 		}
 	}
+	if retry != "" {
+		fmt.Fprint(e.Out, "\n", retry)
+	}
 	return nil
+}
+
+// readRetry reads what RabbitMQ 4.3's delayed retry holds across the
+// vhost's quorum queues (ops.ReadRetry): nothing, and no request beyond
+// the release, before 4.3. A failed read is said on stderr and leaves the
+// ladders shown: it is beside them, not part of them.
+func (e *env) readRetry(ctx context.Context) health.RetryHold {
+	m, err := e.clients().management()
+	if err != nil {
+		return health.RetryHold{}
+	}
+	v, err := e.clients().brokerVersion(ctx)
+	if err == nil {
+		cctx, cancel := context.WithTimeout(ctx, e.clients().cfg.Timeout)
+		defer cancel()
+		var h health.RetryHold
+		if h, err = ops.ReadRetry(cctx, m, e.vhost(), v); err == nil {
+			return h
+		}
+	}
+	fmt.Fprintf(e.Err, "cannot read the queues under delayed retry: %v\n", err)
+	return health.RetryHold{}
 }
 
 type jsonQueue struct {

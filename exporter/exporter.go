@@ -48,6 +48,20 @@ type Exporter struct {
 	scrape int
 	vhosts []string
 	state  map[string]ops.Observer
+	// retry holds each vhost's quorum queues under delayed retry, as last
+	// listed: listed again when the observer re-read the snapshot (queues
+	// came or went, or every few scrapes), their statistics read on every
+	// scrape, one request each.
+	retry map[string][]topology.RetryQueue
+}
+
+// retryReader is what the exporter reads delayed retry with;
+// *broker.Management is one. An inspector without it (a test's fake)
+// exports no delayed retry.
+type retryReader interface {
+	Version(ctx context.Context) (topology.Version, error)
+	RetryCandidates(ctx context.Context, vhost string, v topology.Version) ([]topology.RetryQueue, error)
+	RetryStats(ctx context.Context, vhost string, qs []topology.RetryQueue) ([]topology.RetryQueue, error)
 }
 
 // New builds an exporter; it does not contact the broker.
@@ -64,7 +78,7 @@ func New(insp broker.Inspector, opt Options) *Exporter {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	return &Exporter{insp: insp, opt: opt, state: map[string]ops.Observer{}}
+	return &Exporter{insp: insp, opt: opt, state: map[string]ops.Observer{}, retry: map[string][]topology.RetryQueue{}}
 }
 
 // Labels of the metrics.
@@ -120,11 +134,23 @@ var (
 	descLostLadder = desc("ladder_rungs_lost_members", "Rungs and other queues of the ladder with a member offline.", ladderLabels)
 )
 
+// RabbitMQ 4.3's delayed retry on every quorum queue of a vhost, a ladder's
+// or not (docs/metrics.md). Absent before 4.3, which has none.
+var (
+	retryLabels     = []string{"vhost", "queue"}
+	descRetryHeld   = desc("delayed_retry_messages", "Messages the quorum queue's delayed retry holds back after a consumer handed them back (the management API's messages_delayed): in none of ready or unacked, ready again when their hold ends. One series per quorum queue with delayed retry, from RabbitMQ 4.3.", retryLabels)
+	descRetryMin    = desc("delayed_retry_min_seconds", "The shortest hold of the queue's delayed retry (x-delayed-retry-min or the policy's delayed-retry-min).", retryLabels)
+	descRetryMax    = desc("delayed_retry_max_seconds", "The longest hold of the queue's delayed retry; 0 when unset.", retryLabels)
+	descRetryInfo   = desc("delayed_retry_info", "1 for each quorum queue with delayed retry, its settings in labels: type (all, failed, returned), source (argument, policy, operator policy), policy, and ignored=true where the release does not honour the source (4.3.0 ignores the policy keys).", append(append([]string(nil), retryLabels...), "type", "source", "policy", "ignored"))
+	descRetryQueues = desc("vhost_delayed_retry_held_messages", "Messages held by delayed retry across the vhost's quorum queues (the sum of rungs_delayed_retry_messages), from RabbitMQ 4.3.", []string{"vhost"})
+)
+
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descDelayed, descHeadAge, descTTL, descStalled, descStuck,
 		descBacklogged, descBacklog, descCapacity, descDrainS, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
 		descLeader, descMembers, descOnline, descOneNode, descLostLadder,
+		descRetryHeld, descRetryMin, descRetryMax, descRetryInfo, descRetryQueues,
 		descUp, descVhostUp, descDuration, descRequests} {
 		ch <- d
 	}
@@ -154,6 +180,7 @@ func (x *Exporter) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(descVhostUp, 1, vh)
 		ch <- gauge(descRequests, b2f(snapped), vh)
 		x.collectVhost(ch, rep)
+		x.collectRetry(ctx, ch, vh, snapped)
 	}
 	ch <- gauge(descUp, up)
 	ch <- gauge(descDuration, x.opt.Now().Sub(start).Seconds())
@@ -257,6 +284,47 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 		}
 		ch <- gauge(descUnknown, float64(fc.Unknown), lv...)
 	}
+}
+
+// collectRetry reports the vhost's quorum queues under delayed retry, on a
+// release that has it. The candidates are listed (without statistics) on
+// the first scrape and whenever the observer re-read its snapshot; each
+// scrape reads their statistics, one request each. A failed read is
+// logged and leaves the ladders' metrics alone.
+func (x *Exporter) collectRetry(ctx context.Context, ch chan<- prometheus.Metric, vhost string, snapped bool) {
+	r, ok := x.insp.(retryReader)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
+	defer cancel()
+	v, err := r.Version(ctx)
+	if err != nil || !v.QuorumDelayedRetry() {
+		return
+	}
+	qs, listed := x.retry[vhost]
+	if !listed || snapped {
+		if qs, err = r.RetryCandidates(ctx, vhost, v); err != nil {
+			x.logf("list the queues under delayed retry in vhost %s: %v", vhost, err)
+			return
+		}
+		x.retry[vhost] = qs
+	}
+	if qs, err = r.RetryStats(ctx, vhost, qs); err != nil {
+		x.logf("read the queues under delayed retry in vhost %s: %v", vhost, err)
+		return
+	}
+	h := health.NewRetryHold(qs, true)
+	for _, q := range h.Queues {
+		lv := []string{vhost, q.Name}
+		if q.Reported {
+			ch <- gauge(descRetryHeld, float64(q.Delayed), lv...)
+		}
+		ch <- gauge(descRetryMin, q.Min.Seconds(), lv...)
+		ch <- gauge(descRetryMax, q.Max.Seconds(), lv...)
+		ch <- gauge(descRetryInfo, 1, vhost, q.Name, q.Type, q.Source, q.Policy, strconv.FormatBool(q.Ignored))
+	}
+	ch <- gauge(descRetryQueues, float64(h.Delayed), vhost)
 }
 
 // logf writes one redacted line.

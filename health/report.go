@@ -147,6 +147,9 @@ type Report struct {
 	Snapshot topology.Snapshot
 	Ladders  []LadderReport
 	Totals   Totals
+	// Retry is what RabbitMQ 4.3's delayed retry holds across the vhost's
+	// quorum queues (WithRetry); unread unless a front end asked.
+	Retry RetryHold
 }
 
 // NewReport judges the found ladders against snap with what w knows.

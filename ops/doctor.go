@@ -85,6 +85,12 @@ type DoctorVhost struct {
 	DelaySnap  topology.Snapshot
 	DelaysErr  error
 	DelaysRead bool
+	// Retry is what RabbitMQ 4.3's delayed retry holds in the vhost's
+	// quorum queues, and their settings; RetryRead says doctor read it
+	// (from 4.3 only).
+	Retry     health.RetryHold
+	RetryErr  error
+	RetryRead bool
 	// KeySamples are the routing keys read at the heads of each Celery
 	// ladder's rungs (SampleKeys).
 	KeySamples []KeySample
@@ -108,7 +114,7 @@ type DoctorLadder struct {
 var (
 	doctorChecks = []func(DoctorFacts, *Findings){
 		checkConnections, checkPlugins, checkLaddersFound, checkQuorumRelease,
-		checkFeatureFlags, checkBCCRelease, checkEachLadder, checkDelays, checkCeleryKeys,
+		checkFeatureFlags, checkBCCRelease, checkEachLadder, checkDelays, checkRetry, checkCeleryKeys,
 	}
 	ladderChecks = []func(DoctorLadder, *Findings){
 		checkLadder, checkPlacement, checkDelayedRetry,

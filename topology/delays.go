@@ -149,6 +149,19 @@ type Inventory struct {
 	Vhost   string
 	Groups  []DelayGroup
 	Plugins []PluginExchange
+	// Retry are the quorum queues under RabbitMQ 4.3's delayed retry, of
+	// every kind (a ladder's rungs too): the broker's own delay, on
+	// hand-back rather than on publish. RetryRead says they were read
+	// (from 4.3 only); Empty does not count them.
+	Retry     []RetryQueue
+	RetryRead bool
+}
+
+// WithRetry is the inventory with the vhost's queues under delayed retry.
+func (inv Inventory) WithRetry(qs []RetryQueue) Inventory {
+	inv.Retry, inv.RetryRead = append([]RetryQueue(nil), qs...), true
+	SortRetry(inv.Retry)
+	return inv
 }
 
 // Queues counts the delay queues of every group.

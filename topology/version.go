@@ -185,6 +185,16 @@ func (v Version) QuorumDelayedRetry() bool {
 	return v.AtLeast(4, 3, 0)
 }
 
+// QuorumDelayedRetryPolicy reports whether the release honours delayed
+// retry set by a policy's delayed-retry-* keys. 4.3.0 shipped without
+// them (its policy validation refuses the keys, so they never take
+// effect; rabbitmq-server #16394, fixed by #16395 in 4.3.1); the queue
+// arguments worked from 4.3.0. Measured on 4.3.6: a policy with
+// delayed-retry-type failed held a rejected message (messages_delayed 1).
+func (v Version) QuorumDelayedRetryPolicy() bool {
+	return v.AtLeast(4, 3, 1)
+}
+
 // DefinitionsETag reports whether GET /api/definitions/{vhost} answers an
 // If-None-Match with 304 Not Modified when nothing changed (from 4.3.5;
 // measured on 4.3.6). Older releases send no ETag, so asking costs nothing.

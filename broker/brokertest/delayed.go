@@ -68,6 +68,41 @@ func DelayedRung(t testing.TB, cfg broker.Config, name string) (topology.Ladder,
 // holds (type all or returned).
 func Nack(t testing.TB, cfg broker.Config, queue string) {
 	t.Helper()
+	HandBack(t, cfg, queue, "nack")
+}
+
+// Reject is Nack with basic.reject requeue: a failed delivery, which
+// RabbitMQ 4.3's delayed retry holds under type all or failed, and which
+// counts toward a quorum queue's delivery limit on every release.
+func Reject(t testing.TB, cfg broker.Config, queue string) {
+	t.Helper()
+	HandBack(t, cfg, queue, "reject")
+}
+
+// PublishTo publishes n persistent messages to queue through the default
+// exchange, with confirms.
+func PublishTo(t testing.TB, cfg broker.Config, queue string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	msgs := make([]broker.Message, n)
+	for i := range msgs {
+		msgs[i] = broker.Message{RoutingKey: queue, Body: []byte(fmt.Sprintf("m%d", i)), Persistent: true}
+	}
+	if res, err := conn.Publish(ctx, msgs); err != nil || res.Confirmed != n {
+		t.Fatalf("publish %d into %s: %+v %v", n, queue, res, err)
+	}
+}
+
+// HandBack takes one message off queue with basic.get and hands it back
+// with requeue, by basic.nack (how "nack") or basic.reject ("reject").
+func HandBack(t testing.TB, cfg broker.Config, queue, how string) {
+	t.Helper()
 	c, err := amqp.DialConfig(cfg.URL, amqp.Config{Vhost: cfg.Vhost})
 	if err != nil {
 		t.Fatal(err)
@@ -85,8 +120,14 @@ func Nack(t testing.TB, cfg broker.Config, queue string) {
 		if !ok {
 			return fmt.Errorf("%s is empty", queue)
 		}
-		if err := d.Nack(false, true); err != nil {
-			t.Fatal(err)
+		var back error
+		if how == "reject" {
+			back = d.Reject(true)
+		} else {
+			back = d.Nack(false, true)
+		}
+		if back != nil {
+			t.Fatal(back)
 		}
 		return nil
 	})

@@ -1,0 +1,225 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// retryListColumns are what finds the candidates for delayed retry among
+// a vhost's queues: a queue's type, its arguments (x-delayed-retry-*) and
+// the policy keys in force (delayed-retry-*). Only the candidates'
+// statistics are read, one request each.
+const retryListColumns = "name,type,arguments,policy,operator_policy,effective_policy_definition"
+
+// retryDetailColumns are the statistics of one candidate.
+const retryDetailColumns = "name,type,arguments,messages_delayed,messages_ready,messages_unacknowledged,consumers,delivery_limit"
+
+type apiRetryQueue struct {
+	Name      string         `json:"name"`
+	Type      string         `json:"type"`
+	Arguments map[string]any `json:"arguments"`
+	// Policy and OperatorPolicy name the policies in force; Effective is
+	// their merged definition, as the broker applies it.
+	Policy         *string        `json:"policy"`
+	OperatorPolicy *string        `json:"operator_policy"`
+	Effective      map[string]any `json:"effective_policy_definition"`
+}
+
+type apiRetryStats struct {
+	Delayed       *int64 `json:"messages_delayed"`
+	Ready         int64  `json:"messages_ready"`
+	Unacked       int64  `json:"messages_unacknowledged"`
+	Consumers     int64  `json:"consumers"`
+	DeliveryLimit any    `json:"delivery_limit"`
+}
+
+// RetryQueues reads every quorum queue of vhost under delayed retry, with
+// the messages it holds back (messages_delayed) and its settings, for a
+// broker of release v: RetryCandidates, then RetryStats. Before 4.3 no
+// release has delayed retry (the arguments are accepted and ignored, the
+// policy keys refused), so it reads nothing and returns none.
+func (m *Management) RetryQueues(ctx context.Context, vhost string, v topology.Version) ([]topology.RetryQueue, error) {
+	qs, err := m.RetryCandidates(ctx, vhost, v)
+	if err != nil || len(qs) == 0 {
+		return qs, err
+	}
+	return m.RetryStats(ctx, vhost, qs)
+}
+
+// RetryCandidates finds the quorum queues of vhost under delayed retry,
+// with their settings and no statistics. A candidate is a queue whose
+// arguments set delayed retry, or to which a policy that sets it applies.
+// The management API cannot filter on either, but it sorts on a nested
+// key: the listing sorted on arguments.x-delayed-retry-type, descending,
+// puts every queue that has the argument first (a string sorts after a
+// missing key), so reading pages of retryPage until one holds a queue
+// without it finds them all; likewise on
+// effective_policy_definition.delayed-retry-type, only when a policy sets
+// the key. Each listing is asked with disable_stats: the broker gathers
+// no queue's figures. It still walks every queue of the vhost to sort
+// them, which is the cost that grows with the vhost (docs/delays.md);
+// the responses stay a few KB. Before 4.3 it reads nothing.
+func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topology.Version) ([]topology.RetryQueue, error) {
+	if !v.QuorumDelayedRetry() {
+		return nil, nil
+	}
+	// A user without the policymaker tag may not list policies; the
+	// listing still names each queue's policies and their merged keys,
+	// which is enough to find and describe what they set.
+	ps, err := m.Policies(ctx, vhost)
+	unread := errors.Is(err, ErrUnauthorized)
+	if err != nil && !unread {
+		return nil, err
+	}
+	path := "queues/" + url.PathEscape(vhost)
+	listed, err := m.sortedPrefix(ctx, path, "arguments.x-delayed-retry-type", func(q apiRetryQueue) bool {
+		_, ok := q.Arguments["x-delayed-retry-type"]
+		return ok
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the queues of vhost %q: %w", vhost, m.accessError(ctx, vhost, err))
+	}
+	if unread || policySetsRetry(ps) {
+		byPolicy, err := m.sortedPrefix(ctx, path, "effective_policy_definition.delayed-retry-type", func(q apiRetryQueue) bool {
+			_, ok := q.Effective["delayed-retry-type"]
+			return ok
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list the queues of vhost %q: %w", vhost, err)
+		}
+		listed = append(listed, byPolicy...)
+	}
+	seen := map[string]bool{}
+	var out []topology.RetryQueue
+	for _, aq := range listed {
+		if seen[aq.Name] {
+			continue
+		}
+		seen[aq.Name] = true
+		if rq, ok := retryCandidate(aq, ps, v); ok {
+			out = append(out, rq)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// retryPage is how many queues a page of a sorted listing holds: most
+// vhosts have fewer queues under delayed retry, so one page says all.
+const retryPage = 100
+
+// sortedPrefix reads the listing at path sorted on key, descending, page
+// by page, and returns the queues before the first that has not (has
+// says), which the sort puts after every queue that has it.
+func (m *Management) sortedPrefix(ctx context.Context, path, key string, has func(apiRetryQueue) bool) ([]apiRetryQueue, error) {
+	var out []apiRetryQueue
+	for page := 1; ; page++ {
+		var p apiPage[apiRetryQueue]
+		q := url.Values{"page": {strconv.Itoa(page)}, "page_size": {strconv.Itoa(retryPage)}, "sort": {key}, "sort_reverse": {"true"},
+			"columns": {retryListColumns}, "disable_stats": {"true"}}
+		if err := m.get(ctx, path, q, &p); err != nil {
+			return nil, err
+		}
+		for _, aq := range p.Items {
+			if !has(aq) {
+				return out, nil
+			}
+			out = append(out, aq)
+		}
+		if page >= p.PageCount {
+			return out, nil
+		}
+	}
+}
+
+// policySetsRetry reports whether any policy or operator policy has the
+// delayed-retry-type key: only then can a queue have delayed retry from
+// one.
+func policySetsRetry(ps Policies) bool {
+	for _, list := range [][]Policy{ps.Policies, ps.Operator} {
+		for _, p := range list {
+			if _, ok := p.Definition["delayed-retry-type"]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// RetryStats reads the statistics of each candidate, one request each: a
+// queue's own page has messages_delayed on every 4.3 release, where a
+// listing may not. A queue deleted since it was found is left out.
+func (m *Management) RetryStats(ctx context.Context, vhost string, qs []topology.RetryQueue) ([]topology.RetryQueue, error) {
+	out := make([]topology.RetryQueue, 0, len(qs))
+	for _, rq := range qs {
+		var st apiRetryStats
+		err := m.get(ctx, "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(rq.Name), url.Values{"columns": {retryDetailColumns}}, &st)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read queue %s: %w", rq.Name, err)
+		}
+		rq.Delayed, rq.Reported = 0, false
+		if st.Delayed != nil {
+			rq.Delayed, rq.Reported = *st.Delayed, true
+		}
+		rq.Ready, rq.Unacked, rq.Consumers = st.Ready, st.Unacked, st.Consumers
+		rq.DeliveryLimit, rq.LimitKnown = reportedLimit(st.DeliveryLimit)
+		out = append(out, rq)
+	}
+	return out, nil
+}
+
+// retryCandidate reads a listed queue's delayed retry: from its arguments,
+// then from the policies that apply (as the broker names them where it
+// does, else by matching the policies' patterns). A classic or stream
+// queue has none: only quorum queues hold messages back.
+func retryCandidate(aq apiRetryQueue, ps Policies, v topology.Version) (topology.RetryQueue, bool) {
+	if aq.Type != "quorum" {
+		return topology.RetryQueue{}, false
+	}
+	q := topology.Queue{Name: aq.Name, Args: mapArgs(aq.Arguments), Stats: topology.QueueStats{Type: aq.Type}}
+	named := func(ptr *string, list []Policy) []Policy {
+		if ptr == nil || *ptr == "" {
+			return nil
+		}
+		for _, p := range list {
+			if p.Name == *ptr {
+				return []Policy{p}
+			}
+		}
+		return nil
+	}
+	// The broker says which policy applies; ask Applying only when it did
+	// not name one that was listed (a policy changed in between).
+	use := Policies{Policies: named(aq.Policy, ps.Policies), Operator: named(aq.OperatorPolicy, ps.Operator)}
+	if aq.Policy == nil && aq.OperatorPolicy == nil {
+		use = ps
+	}
+	// A policy the broker names but the policies read did not hold (not
+	// readable, or changed in between): its keys as the broker applies
+	// them, merged with an operator policy's where both apply.
+	if len(use.Policies) == 0 && len(use.Operator) == 0 && aq.Effective["delayed-retry-type"] != nil {
+		switch {
+		case aq.Policy != nil && *aq.Policy != "":
+			use.Policies = []Policy{{Name: *aq.Policy, Definition: aq.Effective}}
+		case aq.OperatorPolicy != nil && *aq.OperatorPolicy != "":
+			use.Operator = []Policy{{Name: *aq.OperatorPolicy, Definition: aq.Effective}}
+		}
+	}
+	ds := DelayedRetries(q, use)
+	if len(ds) == 0 {
+		return topology.RetryQueue{}, false
+	}
+	d := ds[0]
+	rq := topology.RetryQueue{Name: aq.Name, Type: d.Type, Min: d.Min, Max: d.Max, Source: d.Source, Policy: d.Name}
+	rq.Ignored = d.Source != "argument" && !v.QuorumDelayedRetryPolicy()
+	return rq, true
+}
