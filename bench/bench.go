@@ -87,6 +87,11 @@ type Options struct {
 	// Phases names the phases to run, in the order of phases; empty runs
 	// them all.
 	Phases []string
+	// BrokerPID is the broker's process on this machine, whose CPU time
+	// the run reads: 0 for the os_pid the management API reports when the
+	// broker is on loopback, -1 for none (a broker in a container has
+	// another pid here).
+	BrokerPID int
 	// Log receives one line per phase as the run progresses.
 	Log io.Writer
 }
@@ -370,7 +375,7 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 	if url == "" {
 		url = broker.DefaultURL
 	}
-	r.cpu, _ = findBrokerCPU(url)
+	r.cpu, _ = findBrokerCPU(ctx, mgmt, ov.Node, url, o.BrokerPID)
 	for i := range r.body {
 		r.body[i] = 'x'
 	}

@@ -57,6 +57,10 @@ type DrainOptions struct {
 	// then measured while clients publish.
 	Inflow    float64
 	InflowFor time.Duration
+	// BrokerPID is the broker's process on this machine, whose CPU time
+	// the run reports: 0 for the pid the management API reports for a
+	// broker on loopback, -1 for none (Options.BrokerPID).
+	BrokerPID int
 }
 
 // DefaultDrainOptions is 200,000 messages of 20 s through the default
@@ -188,7 +192,8 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 		return rep, fmt.Errorf("%w: delay %s (want the ladder's unit %s to its longest %s)", ErrOptions, o.Delay, l.Unit, l.MaxDelay())
 	}
 	began := time.Now()
-	if _, err := rep.MeetBroker(ctx, mgmt); err != nil {
+	ov, err := rep.MeetBroker(ctx, mgmt)
+	if err != nil {
 		return rep, err
 	}
 	vh, err := NewVhost(ctx, mgmt, cfg, "rungs-bench-drain-")
@@ -236,7 +241,11 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	if err != nil {
 		return rep, err
 	}
-	cpu, cpuOK := findBrokerCPU(cfg.URL)
+	amqpURL := cfg.URL
+	if amqpURL == "" {
+		amqpURL = broker.DefaultURL
+	}
+	cpu, cpuOK := findBrokerCPU(ctx, mgmt, ov.Node, amqpURL, o.BrokerPID)
 	rec := health.Recording{Version: rep.Broker.RabbitMQ, Ladder: health.RecordedLadderOf(l), N: o.N, DelayMS: o.Delay.Milliseconds(), Target: tr.Target}
 	obs := ops.NewObserver(ops.Scope{Vhost: vcfg.Vhost, Ladders: []string{l.Name}}).WithIntervals(o.Every, 0)
 	if obs, _, err = obs.Refresh(ctx, mgmt, time.Now); err != nil {

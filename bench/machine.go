@@ -1,13 +1,9 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
@@ -53,49 +49,25 @@ type Machine struct {
 	LoadAfter  string `json:"load_after"`
 }
 
-// ReadMachine reads the CPU model and memory from /proc where there is one.
+// ReadMachine describes this machine: CPUs, memory and load from the
+// kernel (machine_linux.go). rungs reads no /proc, so the CPU's model is
+// not known here; the lab, which may, fills it in.
 func ReadMachine() Machine {
 	m := Machine{
 		CPU: "unknown CPU", CPUs: runtime.NumCPU(), Memory: "unknown memory",
 		Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadBefore: ReadLoad(),
 	}
-	if v := procField("/proc/cpuinfo", "model name"); v != "" {
-		m.CPU = v
-	}
-	if v := procField("/proc/meminfo", "MemTotal"); v != "" {
-		if kb, err := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64); err == nil {
-			m.Memory = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
-		}
+	if b := totalMemory(); b > 0 {
+		m.Memory = fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 	}
 	return m
 }
 
 // ReadLoad is the 1-, 5- and 15-minute load averages, or "?".
 func ReadLoad() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
+	l, ok := loadAverages()
+	if !ok {
 		return "?"
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-// procField returns the first "key : value" line's value of a /proc file.
-func procField(path, key string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	return fmt.Sprintf("%.2f %.2f %.2f", l[0], l[1], l[2])
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rungs-dev/rungs/topology"
@@ -38,6 +39,9 @@ type Node struct {
 	// Plugins are the rabbitmq_* applications the node runs (enabled
 	// plugins and their dependencies), sorted.
 	Plugins []string
+	// OSPid is the node's operating-system process id, meaningful on its
+	// own machine only (0 when not reported).
+	OSPid int
 	// Version is the node's RabbitMQ release (its rabbit application's
 	// version); zero while the node has not reported its applications.
 	Version topology.Version
@@ -56,17 +60,19 @@ func (m *Management) Nodes(ctx context.Context) ([]Node, error) {
 		Name         string   `json:"name"`
 		Running      bool     `json:"running"`
 		ConfigFiles  []string `json:"config_files"`
+		OSPid        string   `json:"os_pid"`
 		Applications []struct {
 			Name    string `json:"name"`
 			Version string `json:"version"`
 		} `json:"applications"`
 	}
-	if err := m.get(ctx, "nodes", url.Values{"columns": {"name,running,applications,config_files"}}, &ns); err != nil {
+	if err := m.get(ctx, "nodes", url.Values{"columns": {"name,running,applications,config_files,os_pid"}}, &ns); err != nil {
 		return nil, err
 	}
 	out := make([]Node, 0, len(ns))
 	for _, n := range ns {
 		node := Node{Name: n.Name, Running: n.Running, ConfigFiles: n.ConfigFiles}
+		node.OSPid, _ = strconv.Atoi(n.OSPid)
 		for _, a := range n.Applications {
 			if a.Name == "rabbit" {
 				node.Version, _ = topology.ParseVersion(a.Version)

@@ -28,6 +28,7 @@ type benchFlags struct {
 	loads                  []string
 	markdown               string
 	seed                   uint64
+	brokerPID              int
 	phases                 []string
 	drain                  int
 	inflow, inflowFor      string
@@ -129,6 +130,7 @@ tree, go run ./cmd/rungs-lab.`,
 	f.StringVar(&bf.strategy, "dead-letter-strategy", "at-least-once", "with --drain: the quorum rungs' dead-letter strategy, at-least-once or at-most-once (loses a message the next rung cannot take)")
 	f.Float64Var(&bf.capacity, "capacity", 0, "with --drain: a drain capacity measured before, in dead-letter hops/s, to forecast the burst's lateness from")
 	f.BoolVar(&bf.save, "save", false, "with --drain: save the measured drain capacity on the broker (global parameter "+broker.CapacityParameter+"), where publish, the console and the exporter read it")
+	f.IntVar(&bf.brokerPID, "broker-pid", 0, "the broker's process on this machine, whose CPU time per message the run reports (default: the pid the management API reports, for a broker on loopback; -1: none)")
 	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/benchmarks/storms.md)")
 	return cmd
 }
@@ -141,24 +143,7 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 		o = bench.SmokeOptions()
 	}
 	changed := func(name string) bool { return cmd.Flags().Changed(name) }
-	dur := func(name, v string, dst *time.Duration) error {
-		if !changed(name) {
-			return nil
-		}
-		d, err := topology.ParseDelay(v)
-		if err != nil {
-			return usageErr("--%s: %v", name, err)
-		}
-		*dst = d
-		return nil
-	}
-	if err := dur("duration", bf.duration, &o.Duration); err != nil {
-		return o, err
-	}
-	if err := dur("warmup", bf.warmup, &o.Warmup); err != nil {
-		return o, err
-	}
-	if err := dur("unit", bf.unit, &o.Unit); err != nil {
+	if err := bf.durations(changed, &o); err != nil {
 		return o, err
 	}
 	if changed("levels") {
@@ -200,37 +185,76 @@ func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	if changed("phases") {
 		o.Phases = bf.phases
 	}
+	if changed("broker-pid") {
+		o.BrokerPID = bf.brokerPID
+	}
 	if changed("loads") {
-		o.Loads = nil
-		for _, s := range bf.loads {
-			if strings.EqualFold(s, "max") {
-				o.Loads = append(o.Loads, 0)
-				continue
-			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v <= 0 {
-				return o, usageErr("--loads: %q is not a positive rate or max", s)
-			}
-			o.Loads = append(o.Loads, v)
+		loads, err := parseLoads(bf.loads)
+		if err != nil {
+			return o, err
 		}
+		o.Loads = loads
 	}
-	switch {
-	case o.Duration <= 0:
-		return o, usageErr("--duration must be positive")
-	case o.Rounds < 1:
-		return o, usageErr("--rounds must be at least 1")
-	case o.Size < 0:
-		return o, usageErr("--size must not be negative")
-	}
-	for _, r := range o.Radixes {
-		if r != 2 && r != 4 && r != 8 && r != 16 {
-			return o, usageErr("--radix %d: want 2, 4, 8 or 16", r)
-		}
+	if err := checkBenchOptions(o); err != nil {
+		return o, err
 	}
 	if err := o.Check(); err != nil {
 		return o, usageErr("%v", err)
 	}
 	return o, nil
+}
+
+// durations reads the span flags given: --duration, --warmup, --unit.
+func (bf benchFlags) durations(changed func(string) bool, o *bench.Options) error {
+	for _, f := range []struct {
+		name, v string
+		dst     *time.Duration
+	}{{"duration", bf.duration, &o.Duration}, {"warmup", bf.warmup, &o.Warmup}, {"unit", bf.unit, &o.Unit}} {
+		if !changed(f.name) {
+			continue
+		}
+		d, err := topology.ParseDelay(f.v)
+		if err != nil {
+			return usageErr("--%s: %v", f.name, err)
+		}
+		*f.dst = d
+	}
+	return nil
+}
+
+// parseLoads reads --loads: rates, or max for the limit.
+func parseLoads(ss []string) ([]float64, error) {
+	var loads []float64
+	for _, s := range ss {
+		if strings.EqualFold(s, "max") {
+			loads = append(loads, 0)
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 {
+			return nil, usageErr("--loads: %q is not a positive rate or max", s)
+		}
+		loads = append(loads, v)
+	}
+	return loads, nil
+}
+
+// checkBenchOptions refuses options no run can use, before Check's own.
+func checkBenchOptions(o bench.Options) error {
+	switch {
+	case o.Duration <= 0:
+		return usageErr("--duration must be positive")
+	case o.Rounds < 1:
+		return usageErr("--rounds must be at least 1")
+	case o.Size < 0:
+		return usageErr("--size must not be negative")
+	}
+	for _, r := range o.Radixes {
+		if r != 2 && r != 4 && r != 8 && r != 16 {
+			return usageErr("--radix %d: want 2, 4, 8 or 16", r)
+		}
+	}
+	return nil
 }
 
 func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {

@@ -64,7 +64,7 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	o := bench.DefaultDrainOptions()
 	o.N, o.Ladder, o.Log = bf.drain, l, e.Err
 	o.Delay, o.AtMostOnce, o.Capacity = delay, bf.strategy == "at-most-once", bf.capacity
-	o.Inflow, o.InflowFor = inflow, inflowFor
+	o.Inflow, o.InflowFor, o.BrokerPID = inflow, inflowFor, bf.brokerPID
 	if bf.record != "" {
 		f, err := os.Create(bf.record)
 		if err != nil {

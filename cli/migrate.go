@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -75,7 +76,10 @@ typed, or --yes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if mf.fromDelays != "" {
-				return e.runMigrateDelays(cmd.Context(), mf)
+				if err := mf.checkDelays(); err != nil {
+					return err
+				}
+				return e.runMigrate(cmd.Context(), mf)
 			}
 			if mf.from == "" {
 				return usageErr("--from (a ladder) or --from-delays (a delay group) is required")
@@ -111,24 +115,40 @@ func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
 			return err
 		}
 	}
-	mp, err := e.planMigrate(ctx, mf)
+	plan := e.planMigrate
+	if mf.fromDelays != "" {
+		plan = e.planMigrateDelays
+	}
+	mp, err := plan(ctx, mf)
 	if err != nil {
 		return err
 	}
 	if mf.dryRun {
+		if mp.Group != nil {
+			return e.dryRunMigrateDelays(ctx, mf, mp)
+		}
 		return e.dryRunMigrate(ctx, mf, mp)
 	}
-	what := fmt.Sprintf("migrate about %d message(s) in flight from %s\n  into %s;\n  messages it cannot take go to %s",
-		mp.Ready, describe(mp.Migration.From), describe(mp.Migration.To), mp.Park)
-	if mf.limit > 0 {
-		what += fmt.Sprintf(" (at most %d messages)", mf.limit)
+	var what, word string
+	if mp.Group != nil {
+		what, word = fmt.Sprintf("migrate about %d message(s) from the %d delay queue(s) of %s\n  into %s;\n  messages it cannot take go to %s",
+			mp.Ready, len(mp.Rungs), mp.Source(), describe(mp.Migration.To), mp.Park), mp.Group.Name
+	} else {
+		what, word = fmt.Sprintf("migrate about %d message(s) in flight from %s\n  into %s;\n  messages it cannot take go to %s",
+			mp.Ready, describe(mp.Migration.From), describe(mp.Migration.To), mp.Park), mp.Migration.From.Name
+		if mf.limit > 0 {
+			what += fmt.Sprintf(" (at most %d messages)", mf.limit)
+		}
 	}
-	if err := e.view().confirm(e.opts.yes, what, mp.Migration.From.Name); err != nil {
+	if err := e.view().confirm(e.opts.yes, what, word); err != nil {
 		return err
 	}
 	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
+	}
+	if mp.Group != nil {
+		return e.drainDelays(ctx, mf, mp, conn)
 	}
 	bar := e.view().migrateBar(mp)
 	res, err := mp.Run(ctx, conn, mf.limit, bar)
@@ -230,6 +250,8 @@ func textBar(n, total, w int) string {
 	return "[" + strings.Repeat("#", fill) + strings.Repeat("-", w-fill) + "]"
 }
 
+// reportMigrate says what a migration did, per rung (or delay queue) and
+// in all.
 func (v view) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
 	if v.json {
 		type jsonRung struct {
@@ -245,29 +267,42 @@ func (v view) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
 		for _, r := range res.Rungs {
 			rungs = append(rungs, jsonRung{r.Queue, r.Moved, r.Parked, r.Stayed, r.Unknown, r.Left, r.Stopped})
 		}
-		_ = writeJSON(v.Out, map[string]any{
-			"from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park,
+		out := map[string]any{
+			"to": toJSONLadder(mp.Migration.To), "park": mp.Park,
 			"moved": res.Moved, "parked": res.Parked, "stayed": res.Stayed, "unknown": res.Unknown,
 			"reconnects": res.Reconnects, "reasons": res.Reasons, "rungs": rungs,
 			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "held_elsewhere": heldElsewhere(res),
-		})
+		}
+		if mp.Group != nil {
+			out["from_delays"] = mp.Source()
+		} else {
+			out["from"] = toJSONLadder(mp.Migration.From)
+		}
+		_ = writeJSON(v.Out, out)
 		return
 	}
-	rate := 0.0
-	if s := res.Elapsed.Seconds(); s > 0 {
-		rate = float64(res.Moved+res.Parked) / s
+	column := "rung"
+	if mp.Group != nil {
+		column = "queue"
+		fmt.Fprintf(v.Out, "migrated %d message(s) from the delay queues of %s into %s %q in %s; stopped: %s\n",
+			res.Moved, mp.Source(), mp.Migration.To.Layout, mp.Migration.To.Name, res.Elapsed.Round(time.Millisecond), res.Stopped)
+	} else {
+		rate := 0.0
+		if s := res.Elapsed.Seconds(); s > 0 {
+			rate = float64(res.Moved+res.Parked) / s
+		}
+		fmt.Fprintf(v.Out, "migrated %d message(s) from %s %q into %s %q in %s (%.0f/s); stopped: %s\n",
+			res.Moved, mp.Migration.From.Layout, mp.Migration.From.Name, mp.Migration.To.Layout, mp.Migration.To.Name, res.Elapsed.Round(time.Millisecond), rate, res.Stopped)
 	}
-	fmt.Fprintf(v.Out, "migrated %d message(s) from %s %q into %s %q in %s (%.0f/s); stopped: %s\n",
-		res.Moved, mp.Migration.From.Layout, mp.Migration.From.Name, mp.Migration.To.Layout, mp.Migration.To.Name, res.Elapsed.Round(time.Millisecond), rate, res.Stopped)
 	w := table(v.Out)
-	fmt.Fprintln(w, "  rung\tmoved\tparked\tstayed\tleft")
+	fmt.Fprintf(w, "  %s\tmoved\tparked\tstayed\tleft\n", column)
 	for _, r := range res.Rungs {
 		left := "?"
 		if r.Left >= 0 {
 			left = fmt.Sprint(r.Left)
 		}
 		note := ""
-		if r.Stopped != "" && r.Stopped != broker.StopEmpty {
+		if mp.Group == nil && r.Stopped != "" && r.Stopped != broker.StopEmpty {
 			note = "\tstopped: " + r.Stopped
 		}
 		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%s%s\n", r.Queue, r.Moved, r.Parked, r.Stayed, left, note)
@@ -321,12 +356,17 @@ type migrateRungPreview struct {
 	estimates []topology.Estimate
 }
 
-// dryRunMigrate peeks at the head of each rung and says where each message
-// would go.
-func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.MigratePlan) error {
+// previewMigrate peeks at the head of each rung (or delay queue) of the
+// plan, behind the peek gate, and says where each message would go: the
+// one preview of both kinds of migration.
+func (e *env) previewMigrate(ctx context.Context, mf migrateFlags, mp ops.MigratePlan) ([]migrateRungPreview, error) {
 	n := defaultMigratePreview
 	if mf.limit > 0 {
 		n = min(mf.limit, broker.MaxPeek)
+	}
+	var pf ops.PeekFacter
+	if m, err := e.clients().management(); err == nil {
+		pf = m
 	}
 	var conn *broker.Conn
 	var out []migrateRungPreview
@@ -334,8 +374,7 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 		rp := migrateRungPreview{Queue: mr.Rung.Queue, TTLMS: mr.Rung.TTL.Milliseconds(), Ready: int(mr.Ready), Messages: []migratePreview{}}
 		facts := broker.PeekFacts{}
 		if !mr.Missing {
-			// A failure leaves the limit unknown, which the gate weighs.
-			facts, _ = e.clients().mgmt.PeekFacts(ctx, e.vhost(), mr.Queue)
+			facts = ops.ReadPeekFacts(ctx, pf, e.vhost(), mr.Queue, topology.Version{})
 		}
 		skipped, note := mp.GatePreview(mr, facts, mf.force, e.config().ReadOnly)
 		rp.Skipped = skipped
@@ -349,18 +388,18 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 		if conn == nil {
 			c, err := e.clients().amqp(ctx)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			conn = c
 		}
-		o := broker.MigrateRung(mp.Opts, mp.Migration, mr.Rung.Queue)
-		previews, res, err := conn.PreviewMove(ctx, o, n)
-		if err != nil {
-			return err
+		previews, res, err := conn.PreviewMove(ctx, mp.MoveOptions(mr), n)
+		// A delay queue with x-expires may be gone by now: nothing to show.
+		if err != nil && !(mp.Group != nil && errors.Is(err, broker.ErrNotFound)) {
+			return nil, err
 		}
 		rp.Ready = res.Ready
 		for _, pv := range previews {
-			p, _ := broker.MigrateRoute(mp.Migration, mr.Rung.Queue, pv.Message.Delivery)
+			p := mp.Place(mr, pv.Message.Delivery)
 			m := migratePreview{
 				Position: pv.Message.Position, MessageID: pv.Message.MessageID, Park: p.Park,
 				DelayMS: p.Estimate.Total.Milliseconds(), SpentMS: p.Estimate.Spent.Milliseconds(),
@@ -374,6 +413,16 @@ func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.Migrate
 			rp.estimates = append(rp.estimates, p.Estimate)
 		}
 		out = append(out, rp)
+	}
+	return out, nil
+}
+
+// dryRunMigrate peeks at the head of each rung and says where each message
+// would go.
+func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.MigratePlan) error {
+	out, err := e.previewMigrate(ctx, mf, mp)
+	if err != nil {
+		return err
 	}
 	if e.opts.json {
 		return writeJSON(e.Out, map[string]any{"dry_run": true, "from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park, "rungs": out})

@@ -282,6 +282,49 @@ func (v view) reportReplay(rf replayFlags, rp replayJob, res broker.MoveProgress
 	}
 }
 
+// replayPreview is one message of a replay's dry run: whether it moves,
+// and where, or why it stays.
+type replayPreview struct {
+	Position   int      `json:"position"`
+	MessageID  string   `json:"message_id"`
+	Moves      bool     `json:"moves"`
+	Exchange   string   `json:"exchange,omitempty"`
+	RoutingKey string   `json:"routing_key,omitempty"`
+	Reaches    []string `json:"reaches,omitempty"`
+	Stays      string   `json:"stays,omitempty"`
+}
+
+// replayPreviews says of each previewed message whether it moves: not
+// when --where filters it out or it has no route, nor, where the vhost
+// was read (scope), when its exchange is missing or binds no queue.
+func replayPreviews(previews []broker.MovePreview, scope *ops.BrokerView) []replayPreview {
+	var out []replayPreview
+	for _, p := range previews {
+		jp := replayPreview{Position: p.Message.Position, MessageID: p.Message.MessageID}
+		switch {
+		case p.Skipped:
+			jp.Stays = "filtered out by --where"
+		case p.Err != nil:
+			jp.Stays = "no route: " + p.Err.Error()
+		default:
+			jp.Moves, jp.Exchange, jp.RoutingKey = true, p.Route.Exchange, p.Route.RoutingKey
+			if scope != nil {
+				qs, _, err := scope.Graph.Route(p.Route.Exchange, p.Route.RoutingKey, p.Route.BCC...)
+				switch {
+				case errors.Is(err, topology.ErrUnknownExchange):
+					jp.Moves, jp.Stays = false, fmt.Sprintf("exchange %q does not exist", p.Route.Exchange)
+				case err == nil && len(qs) == 0:
+					jp.Moves, jp.Stays = false, "unroutable: no queue is bound for "+p.Route.String()
+				case err == nil:
+					jp.Reaches = qs
+				}
+			}
+		}
+		out = append(out, jp)
+	}
+	return out
+}
+
 // dryRunReplay peeks and says where each message would go.
 func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) error {
 	n := defaultDryRun
@@ -309,42 +352,10 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) er
 	if err != nil {
 		return err
 	}
-	type jsonPreview struct {
-		Position   int      `json:"position"`
-		MessageID  string   `json:"message_id"`
-		Moves      bool     `json:"moves"`
-		Exchange   string   `json:"exchange,omitempty"`
-		RoutingKey string   `json:"routing_key,omitempty"`
-		Reaches    []string `json:"reaches,omitempty"`
-		Stays      string   `json:"stays,omitempty"`
-	}
-	var out []jsonPreview
-	for _, p := range previews {
-		jp := jsonPreview{Position: p.Message.Position, MessageID: p.Message.MessageID}
-		switch {
-		case p.Skipped:
-			jp.Stays = "filtered out by --where"
-		case p.Err != nil:
-			jp.Stays = "no route: " + p.Err.Error()
-		default:
-			jp.Moves, jp.Exchange, jp.RoutingKey = true, p.Route.Exchange, p.Route.RoutingKey
-			if rp.scope != nil {
-				qs, _, err := rp.scope.Graph.Route(p.Route.Exchange, p.Route.RoutingKey, p.Route.BCC...)
-				switch {
-				case errors.Is(err, topology.ErrUnknownExchange):
-					jp.Moves, jp.Stays = false, fmt.Sprintf("exchange %q does not exist", p.Route.Exchange)
-				case err == nil && len(qs) == 0:
-					jp.Moves, jp.Stays = false, "unroutable: no queue is bound for "+p.Route.String()
-				case err == nil:
-					jp.Reaches = qs
-				}
-			}
-		}
-		out = append(out, jp)
-	}
+	out := replayPreviews(previews, rp.scope)
 	if e.opts.json {
 		if out == nil {
-			out = []jsonPreview{}
+			out = []replayPreview{}
 		}
 		return writeJSON(e.Out, map[string]any{"source": rf.from, "ready": res.Ready, "previewed": len(out), "dry_run": true, "messages": out})
 	}

@@ -266,7 +266,7 @@ type jsonHorizons struct {
 
 func (v view) printScheduled(job scheduledJob, res ops.ScanResult, action string) {
 	now := time.Now()
-	est := depthHorizons(job)
+	est := res.FromDepths
 	if v.json {
 		msgs := make([]jsonScheduled, 0, len(res.Messages))
 		for _, m := range res.Messages {
@@ -362,24 +362,38 @@ func describeShort(l topology.Ladder) string {
 	return fmt.Sprintf("%s ladder %s (%s unit, %s)", l.Layout, l.Name, topology.FormatDelay(l.Unit), l.QueueType)
 }
 
-// depthHorizons is today's estimate from the rungs' depths (the forecast
-// the console shows) in the scan's horizons.
-func depthHorizons(job scheduledJob) ops.Horizons {
-	stats := map[string]topology.QueueStats{}
-	for _, r := range job.plan.Rungs {
-		stats[r.Queue.Name] = r.Queue.Stats
+// actionRequest reads the flags of a scheduled action: cancel with
+// --discard discards, reschedule takes one of --delay and --at.
+func (sf scheduledFlags) actionRequest(a ops.Action, now time.Time) (ops.ActionRequest, error) {
+	var err error
+	if a == ops.ActCancel && sf.discard {
+		a = ops.ActDiscard
+		if sf.park != "" {
+			return ops.ActionRequest{}, usageErr("--discard and --park: a discarded message is not parked")
+		}
 	}
-	fc := job.plan.Ladder.Forecast(stats, topology.ForecastOptions{})
-	at := func(by time.Duration) int64 {
-		for _, d := range fc.Due {
-			if d.By == by {
-				return d.Estimate
+	req := ops.ActionRequest{Action: a, All: sf.all, Park: sf.park, Window: sf.window}
+	if a == ops.ActReschedule {
+		switch {
+		case sf.delay != "" && sf.at != "", sf.delay == "" && sf.at == "":
+			return ops.ActionRequest{}, usageErr("reschedule needs one of --delay or --at")
+		case sf.delay != "":
+			if req.Delay, err = topology.ParseDelay(sf.delay); err != nil {
+				return ops.ActionRequest{}, usageErr("--delay: %v", err)
+			}
+			if err := ops.CheckRescheduleDelay(req.Delay, sf.delay); err != nil {
+				return ops.ActionRequest{}, usageErr("--delay: %v", err)
+			}
+		default:
+			if req.At, err = ops.ParseAt(sf.at, now); err != nil {
+				return ops.ActionRequest{}, usageErr("--at: %v", err)
 			}
 		}
-		return 0
 	}
-	m, h, d := at(time.Minute), at(time.Hour), at(24*time.Hour)
-	return ops.Horizons{Minute: int(m), Hour: int(h - m), Day: int(d - h), Later: int(fc.Later.Estimate)}
+	if sf.window < 1 {
+		return ops.ActionRequest{}, usageErr("--window must be at least 1")
+	}
+	return req, nil
 }
 
 func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.Action) error {
@@ -388,33 +402,11 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 	if err != nil {
 		return err
 	}
-	if a == ops.ActCancel && sf.discard {
-		a = ops.ActDiscard
-		if sf.park != "" {
-			return usageErr("--discard and --park: a discarded message is not parked")
-		}
+	req, err := sf.actionRequest(a, now)
+	if err != nil {
+		return err
 	}
-	req := ops.ActionRequest{Action: a, All: sf.all, Park: sf.park, Window: sf.window}
-	if a == ops.ActReschedule {
-		switch {
-		case sf.delay != "" && sf.at != "", sf.delay == "" && sf.at == "":
-			return usageErr("reschedule needs one of --delay or --at")
-		case sf.delay != "":
-			if req.Delay, err = topology.ParseDelay(sf.delay); err != nil {
-				return usageErr("--delay: %v", err)
-			}
-			if req.Delay <= 0 {
-				return usageErr("--delay: %s is not a delay; to send them now, use fire", sf.delay)
-			}
-		default:
-			if req.At, err = ops.ParseAt(sf.at, now); err != nil {
-				return usageErr("--at: %v", err)
-			}
-		}
-	}
-	if sf.window < 1 {
-		return usageErr("--window must be at least 1")
-	}
+	a = req.Action
 	if !sf.dryRun {
 		if err := refuseReadOnly(e.config(), "scheduled "+string(a)); err != nil {
 			return err

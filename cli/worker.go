@@ -103,65 +103,23 @@ func (wf workerFlags) policy() (retry.Policy, error) {
 }
 
 func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
-	p, err := wf.policy()
+	in, err := wf.parse()
 	if err != nil {
 		return err
-	}
-	work, err := topology.ParseDelay(wf.work)
-	if err != nil {
-		return usageErr("--work: %v", err)
-	}
-	var feed float64
-	if wf.feed != "" {
-		if feed, err = topology.ParseRate(wf.feed); err != nil {
-			return usageErr("--feed: %v", err)
-		}
-	}
-	switch {
-	case wf.fail < 0 || wf.fail > 1:
-		return usageErr("--fail must be between 0 and 1, got %v", wf.fail)
-	case wf.prefetch < 1:
-		return usageErr("--prefetch must be at least 1")
-	case wf.jobs < 0:
-		return usageErr("--jobs cannot be negative")
 	}
 	if err := refuseReadOnly(e.config(), "worker"); err != nil {
 		return err
 	}
-	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
+	l, queue, err := e.workerLadder(ctx, wf.queue)
 	if err != nil {
 		return err
-	}
-	if err := e.unreadShape(ctx, r, "worker not started"); err != nil {
-		return err
-	}
-	if r.snap != nil && !r.discovered {
-		return fmt.Errorf("%s (rungs apply creates one)", e.opts.ladder.noLadder(r))
-	}
-	l := r.ladder
-	queue := wf.queue
-	if queue == "" {
-		queue = l.Name + ".work"
-		if len(l.Targets) > 0 {
-			queue = l.Targets[0]
-		}
 	}
 	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
-	seed := wf.seed
-	if seed == 0 {
-		seed = rand.Uint64()
-	}
-	rng := rand.New(rand.NewPCG(seed, 1))
-	var mu sync.Mutex // rng: the feeder and the worker share it
-	random := func() float64 {
-		mu.Lock()
-		defer mu.Unlock()
-		return rng.Float64()
-	}
-	rt, err := retry.New(conn, l, queue, wf.park, p, retry.WithRand(random))
+	seed, random := workerRand(wf.seed)
+	rt, err := retry.New(conn, l, queue, wf.park, in.policy, retry.WithRand(random))
 	if err != nil {
 		if errors.Is(err, topology.ErrDelayTooLong) || errors.Is(err, topology.ErrBadDest) || errors.Is(err, topology.ErrNoDest) {
 			return usageErr("%v", err)
@@ -172,22 +130,101 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 		return err
 	}
 	fmt.Fprintf(e.Err, "rungs: worker on %s: %s; failing %.0f%% of attempts (seed %d); parking in %s\n",
-		queue, describePolicy(p), wf.fail*100, seed, rt.Parking())
+		queue, describePolicy(in.policy), wf.fail*100, seed, rt.Parking())
+	st, err := e.serveWorker(ctx, conn, rt, wf, in, queue, random)
+	fmt.Fprintf(e.Err, "rungs: worker stopped: %d succeeded, %d retried, %d parked\n", st.ok, st.retried, st.parked)
+	return err
+}
 
+// workerInput is what the worker's flags say once parsed.
+type workerInput struct {
+	policy retry.Policy
+	work   time.Duration
+	feed   float64 // jobs a second the worker feeds itself; 0: none
+}
+
+// parse reads and checks the flags; bad input is a usage error.
+func (wf workerFlags) parse() (workerInput, error) {
+	var in workerInput
+	var err error
+	if in.policy, err = wf.policy(); err != nil {
+		return in, err
+	}
+	if in.work, err = topology.ParseDelay(wf.work); err != nil {
+		return in, usageErr("--work: %v", err)
+	}
+	if wf.feed != "" {
+		if in.feed, err = topology.ParseRate(wf.feed); err != nil {
+			return in, usageErr("--feed: %v", err)
+		}
+	}
+	switch {
+	case wf.fail < 0 || wf.fail > 1:
+		return in, usageErr("--fail must be between 0 and 1, got %v", wf.fail)
+	case wf.prefetch < 1:
+		return in, usageErr("--prefetch must be at least 1")
+	case wf.jobs < 0:
+		return in, usageErr("--jobs cannot be negative")
+	}
+	return in, nil
+}
+
+// workerLadder is the ladder the worker retries through and the queue it
+// consumes: --queue, else the ladder's first target, else NAME.work.
+func (e *env) workerLadder(ctx context.Context, queue string) (topology.Ladder, string, error) {
+	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
+	if err != nil {
+		return topology.Ladder{}, "", err
+	}
+	if err := e.unreadShape(ctx, r, "worker not started"); err != nil {
+		return topology.Ladder{}, "", err
+	}
+	if r.snap != nil && !r.discovered {
+		return topology.Ladder{}, "", fmt.Errorf("%s (rungs apply creates one)", e.opts.ladder.noLadder(r))
+	}
+	l := r.ladder
+	if queue == "" {
+		queue = l.Name + ".work"
+		if len(l.Targets) > 0 {
+			queue = l.Targets[0]
+		}
+	}
+	return l, queue, nil
+}
+
+// workerRand is the worker's random source, seeded by seed (a random seed
+// when 0, returned so that a run can be repeated); the feeder and the
+// worker share it.
+func workerRand(seed uint64) (uint64, func() float64) {
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var mu sync.Mutex
+	return seed, func() float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return rng.Float64()
+	}
+}
+
+// serveWorker feeds the queue (--feed) and works its jobs, failing a
+// share of them, until ctx ends or --jobs have finished.
+func (e *env) serveWorker(ctx context.Context, conn *broker.Conn, rt *retry.Retrier, wf workerFlags, in workerInput, queue string, random func() float64) (workerStats, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var feeder sync.WaitGroup
-	if feed > 0 {
+	if in.feed > 0 {
 		feeder.Add(1)
 		go func() {
 			defer feeder.Done()
-			feedJobs(ctx, conn, e.Err, queue, feed, wf.jobs)
+			feedJobs(ctx, conn, e.Err, queue, in.feed, wf.jobs)
 		}()
 	}
 	var st workerStats
 	handle := func(ctx context.Context, d broker.Delivery) error {
 		select {
-		case <-time.After(work):
+		case <-time.After(in.work):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -203,11 +240,10 @@ func (e *env) runWorker(ctx context.Context, wf workerFlags) error {
 			stop()
 		}
 	}
-	err = rt.Serve(ctx, conn, wf.prefetch, handle, notify)
+	err := rt.Serve(ctx, conn, wf.prefetch, handle, notify)
 	stop()
 	feeder.Wait()
-	fmt.Fprintf(e.Err, "rungs: worker stopped: %d succeeded, %d retried, %d parked\n", st.ok, st.retried, st.parked)
-	return err
+	return st, err
 }
 
 type workerStats struct{ ok, retried, parked, failedRetry int }

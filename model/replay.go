@@ -216,29 +216,7 @@ func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 		if !isKey {
 			return d, nil, nil
 		}
-		k := d.keys
-		switch d.phase {
-		case ui.ReplayConfirm:
-			switch {
-			case key.Matches(km, k.Start):
-				d.phase, d.counts, d.cancelled, d.runErr = ui.ReplayRunning, broker.MoveProgress{SourceReady: -1}, false, ""
-				return d, nil, replayStarted{plan: d.plan}
-			case key.Matches(km, k.Back):
-				d.form = true
-				return d, d.setFocus(d.focus), nil
-			}
-		case ui.ReplayRunning:
-			if key.Matches(km, k.Stop) {
-				d.phase = ui.ReplayCancelling
-				d.cancelled = true
-				return d, nil, replayStopping{source: d.source}
-			}
-		case ui.ReplayDone:
-			if key.Matches(km, k.Close) {
-				return d, nil, replayClosed{}
-			}
-		}
-		return d, nil, nil
+		return d.phaseKey(km)
 	}
 	if isKey {
 		k := d.keys
@@ -279,6 +257,34 @@ func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 		cmd = tea.Batch(cmd, d.checkDest())
 	}
 	return d, cmd, nil
+}
+
+// phaseKey is a key pressed past the form: start or go back at the
+// confirmation, stop a running replay, close a finished one.
+func (d replayDialog) phaseKey(km tea.KeyPressMsg) (dialog, tea.Cmd, outcome) {
+	k := d.keys
+	switch d.phase {
+	case ui.ReplayConfirm:
+		switch {
+		case key.Matches(km, k.Start):
+			d.phase, d.counts, d.cancelled, d.runErr = ui.ReplayRunning, broker.MoveProgress{SourceReady: -1}, false, ""
+			return d, nil, replayStarted{plan: d.plan}
+		case key.Matches(km, k.Back):
+			d.form = true
+			return d, d.setFocus(d.focus), nil
+		}
+	case ui.ReplayRunning:
+		if key.Matches(km, k.Stop) {
+			d.phase = ui.ReplayCancelling
+			d.cancelled = true
+			return d, nil, replayStopping{source: d.source}
+		}
+	case ui.ReplayDone:
+		if key.Matches(km, k.Close) {
+			return d, nil, replayClosed{}
+		}
+	}
+	return d, nil, nil
 }
 
 // WithFrame sizes and styles the dialog; it is as tall as it needs.

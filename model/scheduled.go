@@ -219,22 +219,14 @@ func scheduledRow(m ops.ScheduledMessage) ui.ScheduledRow {
 }
 
 // horizons sets the scan's counts (what the messages say) beside the
-// forecast's estimates (what the rungs' depths say), bucket by bucket.
+// live forecast's estimates (what the rungs' depths say), bucket by bucket.
 func horizons(h ops.Horizons, fc topology.Forecast) []ui.Horizon {
-	by := func(d time.Duration) int64 {
-		for _, due := range fc.Due {
-			if due.By == d {
-				return due.Estimate
-			}
-		}
-		return 0
-	}
-	m, hr, d := by(time.Minute), by(time.Hour), by(24*time.Hour)
+	est := ops.ForecastHorizons(fc)
 	return []ui.Horizon{
-		{Label: "<1m", Found: int64(h.Minute), Estimate: m},
-		{Label: "<1h", Found: int64(h.Hour), Estimate: max(0, hr-m)},
-		{Label: "<1d", Found: int64(h.Day), Estimate: max(0, d-hr)},
-		{Label: "later", Found: int64(h.Later), Estimate: fc.Later.Estimate},
+		{Label: "<1m", Found: int64(h.Minute), Estimate: int64(est.Minute)},
+		{Label: "<1h", Found: int64(h.Hour), Estimate: int64(est.Hour)},
+		{Label: "<1d", Found: int64(h.Day), Estimate: int64(est.Day)},
+		{Label: "later", Found: int64(h.Later), Estimate: int64(est.Later)},
 	}
 }
 
@@ -309,7 +301,7 @@ func waitReport[T any](ch <-chan T, wrap func(T) tea.Msg) tea.Cmd {
 
 // runScan plans and runs a scan off the UI goroutine, closing ch when
 // done.
-func runScan(ctx context.Context, facts ops.RungFacts, sc ops.Scanner, req ops.ScanRequest, id int, ch chan ops.ScanProgress) tea.Cmd {
+func runScan(ctx context.Context, facts ops.PeekFacter, sc ops.Scanner, req ops.ScanRequest, id int, ch chan ops.ScanProgress) tea.Cmd {
 	return func() tea.Msg {
 		defer close(ch)
 		pctx, cancel := context.WithTimeout(ctx, scanTimeout)
@@ -325,7 +317,7 @@ func runScan(ctx context.Context, facts ops.RungFacts, sc ops.Scanner, req ops.S
 
 // rungFacts is the peek-facts reader PlanScan weighs quorum rungs with,
 // nil without one.
-func (a App) rungFacts() ops.RungFacts {
+func (a App) rungFacts() ops.PeekFacter {
 	if a.limits == nil {
 		return nil
 	}

@@ -48,7 +48,7 @@ type KeySample struct {
 // rungs that hold messages (snap has their depths), through the read-only
 // scan gate. A ladder of another layout has no stacked keys: the zero
 // sample.
-func SampleKeys(ctx context.Context, facts RungFacts, p KeyPeeker, l topology.Ladder, snap topology.Snapshot, ladders []topology.Ladder) KeySample {
+func SampleKeys(ctx context.Context, facts PeekFacter, p KeyPeeker, l topology.Ladder, snap topology.Snapshot, ladders []topology.Ladder) KeySample {
 	s := KeySample{Ladder: l.Name}
 	if l.Layout != "celery" {
 		return s

@@ -158,6 +158,19 @@ func ParseAt(s string, now time.Time) (time.Time, error) {
 	return ParseWhen(s, now)
 }
 
+// CheckRescheduleDelay is the one rule of a reschedule's new delay: it
+// is positive, since a message to send now is fired, not rescheduled.
+// typed is the delay as the user wrote it.
+func CheckRescheduleDelay(d time.Duration, typed string) error {
+	if d > 0 {
+		return nil
+	}
+	if typed == "" {
+		typed = d.String()
+	}
+	return fmt.Errorf("%s is not a delay; to send them now, fire them", typed)
+}
+
 // ParseNewDue reads a reschedule's target typed in one field: a delay from
 // when each message is moved ("90s", "2h"), or a time (RFC 3339, or a clock
 // time, as ParseAt). Exactly one of delay and at is set.
@@ -167,8 +180,8 @@ func ParseNewDue(s string, now time.Time) (delay time.Duration, at time.Time, er
 		return 0, time.Time{}, fmt.Errorf("give a new delay (90s, 2h) or time (09:00, 2026-01-02T15:04:05Z)")
 	}
 	if d, err := topology.ParseDelay(strings.TrimPrefix(s, "+")); err == nil {
-		if d <= 0 {
-			return 0, time.Time{}, fmt.Errorf("%s is not a delay; to send now, use fire now", s)
+		if err := CheckRescheduleDelay(d, s); err != nil {
+			return 0, time.Time{}, err
 		}
 		return d, time.Time{}, nil
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -17,11 +19,18 @@ import (
 // are parked, and how to move them.
 type MigrateRequest struct {
 	From, FromLayout string
-	To, ToLayout     string
-	Dest, Park       string
-	Margin           time.Duration
-	Rate             float64 // messages a second; 0 unlimited
-	Window           int
+	// FromDelays, in From's place, is a delay group of other libraries'
+	// delay queues (APP/NAME, as discover --delays lists them) found in
+	// Delays, the vhost's inventory; Found are the vhost's ladders as
+	// already discovered (nil: discovered in the snapshot).
+	FromDelays   string
+	Delays       topology.Inventory
+	Found        []topology.Found
+	To, ToLayout string
+	Dest, Park   string
+	Margin       time.Duration
+	Rate         float64 // messages a second; 0 unlimited
+	Window       int
 }
 
 // MigratePlan is a migration worked out: the two ladders, the rungs to
@@ -34,6 +43,13 @@ type MigratePlan struct {
 	Ready     int64
 	// Ladders are the vhost's ladders, which a peek of a rung weighs.
 	Ladders []topology.Ladder
+	// Group is the delay group a migration of delays drains (its queues
+	// are the Rungs, longest delay first); nil for a ladder's migration.
+	Group *topology.DelayGroup
+	// delays places a delay queue's messages; route is the vhost's
+	// dead-lettering, where a delay queue's messages would have gone.
+	delays topology.DelayMove
+	route  func(exchange, key string) []string
 }
 
 // MigrateRung is one rung of the source and what it holds.
@@ -42,6 +58,8 @@ type MigrateRung struct {
 	Queue   topology.Queue // as read; zero when Missing
 	Ready   int64
 	Missing bool // the queue does not exist on the broker
+	// delay is the delay queue, in a migration of delays.
+	delay topology.DelayQueue
 }
 
 // PlanMigrate finds both ladders in snap and checks, before anything
@@ -49,9 +67,19 @@ type MigrateRung struct {
 // target routes what its plan says and that the source's rungs hold
 // messages for the TTLs its plan says (the estimate of a message's
 // remaining delay assumes them).
+//
+// A migration of delays (FromDelays) is checked the same way where it
+// can be: the park queue is neither the target's nor one of the group's
+// queues, and the target routes as its plan says.
 func PlanMigrate(snap topology.Snapshot, req MigrateRequest) (MigratePlan, error) {
 	var mp MigratePlan
-	found := topology.Discover(snap)
+	found := req.Found
+	if found == nil {
+		found = topology.Discover(snap)
+	}
+	if req.FromDelays != "" {
+		return planMigrateDelays(snap, found, req)
+	}
 	from, err := findMigrateLadder(found, snap.Vhost, "--from", req.From, req.FromLayout)
 	if err != nil {
 		return mp, err
@@ -84,15 +112,8 @@ func PlanMigrate(snap topology.Snapshot, req MigrateRequest) (MigratePlan, error
 			return mp, badInput("%v", err)
 		}
 	}
-	g := topology.NewGraph(snap)
-	for _, dest := range append([]string{req.Dest}, to.Targets...) {
-		tr, err := to.Place(to.MaxDelay(), dest)
-		if err != nil {
-			continue
-		}
-		if err := RouteErr(tr, g); err != nil {
-			return mp, fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, errors.Unwrap(err), to.Name)
-		}
+	if err := checkTargetRoutes(snap, to, append([]string{req.Dest}, to.Targets...)); err != nil {
+		return mp, err
 	}
 	for _, r := range from.Rungs() {
 		mr := MigrateRung{Rung: r}
@@ -113,6 +134,99 @@ func PlanMigrate(snap topology.Snapshot, req MigrateRequest) (MigratePlan, error
 	}
 	mp.Opts = broker.MoveOptions{Park: mp.Park, ParkType: from.QueueType, Window: req.Window, Rate: req.Rate}
 	return mp, nil
+}
+
+// planMigrateDelays is PlanMigrate of a delay group into the --to ladder.
+func planMigrateDelays(snap topology.Snapshot, found []topology.Found, req MigrateRequest) (MigratePlan, error) {
+	var mp MigratePlan
+	grp, ok := req.Delays.Group(req.FromDelays)
+	if !ok {
+		return mp, fmt.Errorf("no delay group %q in vhost %s (rungs discover --delays lists them as APP/NAME); nothing was migrated", req.FromDelays, snap.Vhost)
+	}
+	to, err := findMigrateLadder(found, snap.Vhost, "--to", req.To, req.ToLayout)
+	if err != nil {
+		return mp, err
+	}
+	mp.Ladders = Ladders(found)
+	mp.Migration = topology.Migration{To: to, Margin: req.Margin}
+	mp.delays, mp.route = topology.DelayMove{To: to, Margin: req.Margin}, topology.DeadLetterRoute(snap)
+	mp.Park = req.Park
+	if mp.Park == "" {
+		mp.Park = to.Name + ".migrate.parked"
+	}
+	if role, _, ok := to.QueueRole(mp.Park); ok {
+		return mp, badInput("--park %s is the %s queue of ladder %s", mp.Park, role, to.Name)
+	}
+	for _, q := range grp.Queues {
+		if q.Name == mp.Park {
+			return mp, badInput("--park %s is a delay queue of %s", mp.Park, grp.ID())
+		}
+	}
+	if err := checkTargetRoutes(snap, to, to.Targets); err != nil {
+		return mp, err
+	}
+	// Longest delays first, as a ladder's rungs are drained.
+	grp.Queues = slices.Clone(grp.Queues)
+	sort.SliceStable(grp.Queues, func(i, j int) bool { return grp.Queues[i].TTL > grp.Queues[j].TTL })
+	mp.Group = &grp
+	for _, q := range grp.Queues {
+		mr := MigrateRung{Rung: topology.Rung{Queue: q.Name, TTL: q.TTL}, delay: q}
+		if sq, ok := snap.Queue(q.Name); ok {
+			mr.Queue, mr.Ready = sq, sq.Stats.Ready
+			mp.Ready += mr.Ready
+		} else {
+			// Not listed: the peek gate weighs it as the queue it is named.
+			mr.Queue = topology.Queue{Name: q.Name}
+		}
+		mp.Rungs = append(mp.Rungs, mr)
+	}
+	mp.Opts = broker.MoveOptions{Park: mp.Park, ParkType: to.QueueType, Window: req.Window, Rate: req.Rate}
+	return mp, nil
+}
+
+// checkTargetRoutes refuses a target ladder that does not route its
+// longest delay to dests as its plan says: the one route check of both
+// kinds of migration, before anything moves.
+func checkTargetRoutes(snap topology.Snapshot, to topology.Ladder, dests []string) error {
+	g := topology.NewGraph(snap)
+	for _, dest := range dests {
+		tr, err := to.Place(to.MaxDelay(), dest)
+		if err != nil {
+			continue
+		}
+		if err := RouteErr(tr, g); err != nil {
+			return fmt.Errorf("nothing migrated: ladder %s does not route as its plan says (%s to %s: %v); see rungs plan --ladder %s", to.Name, topology.FormatDelay(tr.Delay), tr.Target, errors.Unwrap(err), to.Name)
+		}
+	}
+	return nil
+}
+
+// Source names what a migration drains: the delay group's APP/NAME, or
+// the source ladder.
+func (mp MigratePlan) Source() string {
+	if mp.Group != nil {
+		return mp.Group.ID()
+	}
+	return mp.Migration.From.String()
+}
+
+// MoveOptions is the Move that drains one rung (or delay queue) of the
+// plan.
+func (mp MigratePlan) MoveOptions(mr MigrateRung) broker.MoveOptions {
+	if mp.Group != nil {
+		return broker.MigrateDelayQueue(mp.Opts, mp.delays, mr.delay, mp.route)
+	}
+	return broker.MigrateRung(mp.Opts, mp.Migration, mr.Rung.Queue)
+}
+
+// Place is where a message read from a rung of the plan goes: the one
+// placement a dry run shows and the Move uses.
+func (mp MigratePlan) Place(mr MigrateRung, d broker.Delivery) topology.Placement {
+	if mp.Group != nil {
+		return mp.delays.PlaceDelay(topology.DelayMessage{Queue: mr.delay, Key: d.RoutingKey, Headers: d.Headers, Timestamp: d.Timestamp, Expiration: d.Expiration}, d.Received, mp.route)
+	}
+	p, _ := broker.MigrateRoute(mp.Migration, mr.Rung.Queue, d)
+	return p
 }
 
 // findMigrateLadder picks the ladder a --from or --to names.
@@ -206,9 +320,11 @@ func (r MigrateResult) HeldElsewhere() []string {
 func (mp MigratePlan) Run(ctx context.Context, m Mover, limit int, progress func(i int, queue string, done MigrateResult, p broker.MoveProgress)) (MigrateResult, error) {
 	steps := make([]DrainStep, len(mp.Rungs))
 	for i, mr := range mp.Rungs {
-		steps[i] = DrainStep{Queue: mr.Rung.Queue, Missing: mr.Missing}
+		// A delay queue with x-expires goes once unused: its messages
+		// went with it or before, nothing to move.
+		steps[i] = DrainStep{Queue: mr.Rung.Queue, Missing: mr.Missing, MayBeGone: mp.Group != nil}
 		if !mr.Missing {
-			steps[i].Options = broker.MigrateRung(mp.Opts, mp.Migration, mr.Rung.Queue)
+			steps[i].Options = mp.MoveOptions(mr)
 		}
 	}
 	return Drain(ctx, m, steps, limit, progress)

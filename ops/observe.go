@@ -38,10 +38,12 @@ const SnapshotEvery = 6
 type Scope struct {
 	Vhost   string
 	Ladders []string
-	// Layouts, when set, pins a named ladder to its layout: ladders of
+	// Layouts, when set, pins a named ladder to its layouts: ladders of
 	// other layouts may share a name in one vhost (a suffix ladder and a
 	// prefix one, say), and an operation on one must not watch the other.
-	Layouts map[string]string
+	// A ladder is its vhost, name and layout (SameLadder), so two ladders
+	// of one name both pinned are both watched.
+	Layouts map[string][]string
 	// Inbound makes each snapshot also read every binding into the
 	// ladders' queues, from whatever exchange (topology.Scope.Inbound): a
 	// check such as doctor wants a stray binding into a rung, which the
@@ -60,24 +62,28 @@ const perQueueStats = 128
 
 // Same reports whether two scopes watch the same objects.
 func (s Scope) Same(t Scope) bool {
-	return s.Vhost == t.Vhost && s.Inbound == t.Inbound && slices.Equal(s.Ladders, t.Ladders) && maps.Equal(s.Layouts, t.Layouts)
+	return s.Vhost == t.Vhost && s.Inbound == t.Inbound && slices.Equal(s.Ladders, t.Ladders) && maps.EqualFunc(s.Layouts, t.Layouts, slices.Equal)
 }
 
 // ScopeOf is the scope of exactly these ladders of one vhost, each by name
 // and layout.
 func ScopeOf(vhost string, ls ...topology.Ladder) Scope {
-	s := Scope{Vhost: vhost, Layouts: map[string]string{}}
+	s := Scope{Vhost: vhost, Layouts: map[string][]string{}}
 	for _, l := range ls {
 		if !slices.Contains(s.Ladders, l.Name) {
 			s.Ladders = append(s.Ladders, l.Name)
 		}
-		s.Layouts[l.Name] = l.Layout
+		if !slices.Contains(s.Layouts[l.Name], l.Layout) {
+			s.Layouts[l.Name] = append(s.Layouts[l.Name], l.Layout)
+			slices.Sort(s.Layouts[l.Name])
+		}
 	}
 	return s
 }
 
 // Watches reports whether the ladder is in scope: by name, and by layout
-// where the scope pins one.
+// where the scope pins its name (SameLadder's identity, in the scope's
+// vhost).
 func (s Scope) Watches(l topology.Ladder) bool {
 	if len(s.Ladders) == 0 {
 		return true
@@ -85,8 +91,8 @@ func (s Scope) Watches(l topology.Ladder) bool {
 	if !slices.Contains(s.Ladders, l.Name) {
 		return false
 	}
-	layout, pinned := s.Layouts[l.Name]
-	return !pinned || layout == l.Layout
+	layouts, pinned := s.Layouts[l.Name]
+	return !pinned || slices.Contains(layouts, l.Layout)
 }
 
 // Read is one request the observer asks for: the full snapshot of its

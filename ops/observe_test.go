@@ -308,6 +308,12 @@ func TestObserverScope(t *testing.T) {
 			t.Errorf("scope of the %s ladder b watches %d ladders", l.Layout, len(rep.Ladders))
 		}
 	}
+	// A scope of both watches both: identity is name and layout, not the
+	// name alone (a map by name kept only the last layout).
+	sc := ScopeOf("/", pre, suf)
+	if !sc.Watches(pre) || !sc.Watches(suf) || !sc.Same(ScopeOf("/", suf, pre)) {
+		t.Errorf("ScopeOf(prefix b, suffix b) = %+v", sc)
+	}
 }
 
 // TestObserverWithScope narrows and widens an observer, as the console

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -106,6 +107,20 @@ type PeekFacter interface {
 // may dead-letter its messages early. Another queue has none.
 func PeekReadsFacts(q topology.Queue) bool { return q.QueueType() == topology.Quorum }
 
+// PeekFactsOf is the one read of q's peek facts: through pf when
+// PeekReadsFacts says to (zero facts otherwise), an error when pf cannot
+// read them or there is no pf. Each caller says what a failure means:
+// ReadPeekFacts an unknown limit, PlanScan an unchecked rung.
+func PeekFactsOf(ctx context.Context, pf PeekFacter, vhost string, q topology.Queue) (broker.PeekFacts, error) {
+	if !PeekReadsFacts(q) {
+		return broker.PeekFacts{}, nil
+	}
+	if pf == nil {
+		return broker.PeekFacts{}, errors.New("no management API")
+	}
+	return pf.PeekFacts(ctx, vhost, q)
+}
+
 // ReadPeekFacts reads q's peek facts when PeekReadsFacts says to (and pf
 // can); otherwise the facts are the release v alone. A failure leaves the
 // limit unknown, which the gate weighs.
@@ -113,7 +128,7 @@ func ReadPeekFacts(ctx context.Context, pf PeekFacter, vhost string, q topology.
 	if pf == nil || !PeekReadsFacts(q) {
 		return broker.PeekFacts{Version: v}
 	}
-	f, err := pf.PeekFacts(ctx, vhost, q)
+	f, err := PeekFactsOf(ctx, pf, vhost, q)
 	if err != nil {
 		f.LimitKnown = false
 	}

@@ -266,12 +266,6 @@ func ParseWhen(s string, now time.Time) (time.Time, error) {
 	return now.Add(d), nil
 }
 
-// RungFacts reads what the peek gate weighs about a quorum rung
-// (*broker.Management).
-type RungFacts interface {
-	PeekFacts(ctx context.Context, vhost string, q topology.Queue) (broker.PeekFacts, error)
-}
-
 // ScanRequest asks for a scan of one ladder.
 type ScanRequest struct {
 	Ladder topology.Ladder
@@ -320,7 +314,7 @@ var ErrNoRungs = errors.New("none of the ladder's rungs exist")
 // GatePeek (facts may be nil: quorum rungs are then unchecked, which the
 // gate refuses without Force). A refusal is a *ScanRefusal for the first
 // rung refused; read-only mode refuses what changes the broker.
-func PlanScan(ctx context.Context, facts RungFacts, req ScanRequest) (ScanPlan, error) {
+func PlanScan(ctx context.Context, facts PeekFacter, req ScanRequest) (ScanPlan, error) {
 	p := ScanPlan{Ladder: req.Ladder, Filter: req.Filter, Keep: req.Keep}
 	if p.Keep <= 0 {
 		p.Keep = DefaultKeep
@@ -340,14 +334,12 @@ func PlanScan(ctx context.Context, facts RungFacts, req ScanRequest) (ScanPlan, 
 			continue
 		}
 		pr := PeekRequest{Queue: q, Ladders: ladders, Force: req.Force, ReadOnly: req.ReadOnly, LimitKnown: true}
-		if q.QueueType() == topology.Quorum {
-			if facts == nil {
-				pr.Unchecked = errors.New("no management API")
-			} else if f, err := facts.PeekFacts(ctx, req.Ladder.Vhost, q); err != nil {
-				pr.Unchecked = err
-			} else {
-				pr.Version, pr.Limit, pr.LimitKnown, pr.DelayedRetries = f.Version, f.Limit, f.LimitKnown, f.DelayedRetries
-			}
+		// A rung whose facts cannot be read is unchecked: a scan holds
+		// every message of the rung, so it asks for force.
+		if f, err := PeekFactsOf(ctx, facts, req.Ladder.Vhost, q); err != nil {
+			pr.Unchecked = err
+		} else if PeekReadsFacts(q) {
+			pr.Version, pr.Limit, pr.LimitKnown, pr.DelayedRetries = f.Version, f.Limit, f.LimitKnown, f.DelayedRetries
 		}
 		g := GatePeek(pr)
 		if g.Verdict != PeekOK {
@@ -416,6 +408,32 @@ func (h *Horizons) add(left time.Duration) {
 	}
 }
 
+// ForecastHorizons buckets a forecast's estimates (each counts what is due
+// by its horizon, so a bucket is the difference of two) into the scan's
+// horizons: what the rungs' depths say, beside what the messages say. A
+// bucket is never negative: the estimates are not always nested.
+func ForecastHorizons(fc topology.Forecast) Horizons {
+	by := func(d time.Duration) int64 {
+		for _, due := range fc.Due {
+			if due.By == d {
+				return due.Estimate
+			}
+		}
+		return 0
+	}
+	m, h, d := by(time.Minute), by(time.Hour), by(24*time.Hour)
+	return Horizons{Minute: int(m), Hour: int(max(0, h-m)), Day: int(max(0, d-h)), Later: int(fc.Later.Estimate)}
+}
+
+// forecastHorizons is ForecastHorizons of the plan's rungs as listed.
+func (p ScanPlan) forecastHorizons() Horizons {
+	stats := map[string]topology.QueueStats{}
+	for _, r := range p.Rungs {
+		stats[r.Queue.Name] = r.Queue.Stats
+	}
+	return ForecastHorizons(p.Ladder.Forecast(stats, topology.ForecastOptions{}))
+}
+
 // ScanResult is what a scan found.
 type ScanResult struct {
 	Ladder topology.Ladder
@@ -431,7 +449,10 @@ type ScanResult struct {
 	Stacked, FewestRetriesLeft int
 	// Horizons and Bases count every match, kept or not.
 	Horizons Horizons
-	Bases    map[topology.DueBasis]int
+	// FromDepths is the estimate of the same horizons from the rungs'
+	// depths when the scan was planned (the forecast the console shows).
+	FromDepths Horizons
+	Bases      map[topology.DueBasis]int
 	// Recounted are messages read again in a lower rung after the scan had
 	// read them in a higher one (they moved on while it read the rungs
 	// between): they are counted once, where they were first read.
@@ -453,7 +474,7 @@ type ScanResult struct {
 // and once at the end (Done). A cancelled ctx ends the scan with what it
 // found so far and ctx's error.
 func (p ScanPlan) Run(ctx context.Context, s Scanner, progress func(ScanProgress)) (ScanResult, error) {
-	res := ScanResult{Ladder: p.Ladder, Bases: map[topology.DueBasis]int{}, Started: time.Now()}
+	res := ScanResult{Ladder: p.Ladder, Bases: map[topology.DueBasis]int{}, Started: time.Now(), FromDepths: p.forecastHorizons()}
 	keep := &dueHeap{}
 	rungs := p.ordered()
 	pr := ScanProgress{Rungs: len(rungs), Total: p.Ready}

@@ -86,6 +86,10 @@ func PlanAction(req ActionRequest, now time.Time) (ActionPlan, error) {
 	case ActFire:
 		p.Describe = fmt.Sprintf("fire the scheduled messages of %s with %s now: send each to its destination", l.Name, what)
 	case ActReschedule:
+		var delayErr error
+		if req.At.IsZero() {
+			delayErr = CheckRescheduleDelay(req.Delay, "")
+		}
 		switch {
 		case req.Delay != 0 && !req.At.IsZero(), req.Delay == 0 && req.At.IsZero():
 			return p, fieldErr("delay", "give a new delay or a new time, one of them")
@@ -93,8 +97,8 @@ func PlanAction(req ActionRequest, now time.Time) (ActionPlan, error) {
 			return p, fieldErr("at", "%s is in the past", req.At.UTC().Format(time.RFC3339))
 		case !req.At.IsZero() && req.At.Sub(now) > l.MaxDelay():
 			return p, fieldErr("at", "%s is %s away, past ladder %s's maximum delay of %s", req.At.UTC().Format(time.RFC3339), topology.FormatDelay(req.At.Sub(now)), l.Name, topology.FormatDelay(l.MaxDelay()))
-		case req.Delay < 0:
-			return p, fieldErr("delay", "%s is negative", req.Delay)
+		case delayErr != nil:
+			return p, fieldErr("delay", "%v", delayErr)
 		case req.Delay > l.MaxDelay():
 			return p, fieldErr("delay", "%s is past ladder %s's maximum delay of %s", topology.FormatDelay(req.Delay), l.Name, topology.FormatDelay(l.MaxDelay()))
 		}

@@ -27,7 +27,7 @@ const UnroutedSample = 200
 // the broker's release (unread: the zero Version, which the gate weighs
 // as unknown). A queue the gate keeps closed, or a failed read, is left
 // unread.
-func ReadUnrouted(ctx context.Context, o Observer, facts RungFacts, p KeyPeeker, v topology.Version) Observer {
+func ReadUnrouted(ctx context.Context, o Observer, facts PeekFacter, p KeyPeeker, v topology.Version) Observer {
 	snap := o.Snapshot()
 	ladders := Ladders(o.Found())
 	read := map[string]map[string]int64{}

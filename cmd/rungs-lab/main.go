@@ -57,6 +57,7 @@ Usage: rungs-lab PHASE [flags] [-- flags of rungs plan for the ladder]
 `
 
 func main() {
+	lab.Spawn() // when this process is the spawner of a measured command
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

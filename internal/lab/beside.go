@@ -119,7 +119,7 @@ func RunBeside(ctx context.Context, cfg broker.Config, mgmt *broker.Management, 
 	}
 	l := o.Ladder
 	rep := BesideReport{
-		RunInfo: bench.StartRun(), InFlight: o.InFlight, Runs: o.Runs, Problems: []string{}, Ladder: bench.ShapeOf(l),
+		RunInfo: startRun(), InFlight: o.InFlight, Runs: o.Runs, Problems: []string{}, Ladder: bench.ShapeOf(l),
 	}
 	if o.Runs < 1 || o.InFlight < 0 {
 		return rep, fmt.Errorf("%w: beside with %d runs and %d messages in flight (want at least 1 run)", bench.ErrOptions, o.Runs, o.InFlight)

@@ -113,7 +113,7 @@ type ConsoleReport struct {
 // removes afterwards, and measures what the console's observer reads and
 // what building and rendering a ladder's view take.
 func RunConsole(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o ConsoleOptions) (rep ConsoleReport, err error) {
-	rep = ConsoleReport{RunInfo: bench.StartRun(), Smoke: o.Smoke, Problems: []string{}}
+	rep = ConsoleReport{RunInfo: startRun(), Smoke: o.Smoke, Problems: []string{}}
 	if o.Queues < 1 {
 		return rep, fmt.Errorf("%w: a console vhost of %d queues (want at least 1)", bench.ErrOptions, o.Queues)
 	}

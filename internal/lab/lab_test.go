@@ -24,6 +24,13 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// TestMain lets the test binary serve as the spawner of the rungs
+// commands it measures (spawn.go).
+func TestMain(m *testing.M) {
+	Spawn()
+	os.Exit(m.Run())
+}
+
 // buildRungs compiles the rungs binary the lab measures, once per test
 // binary.
 var buildRungs = sync.OnceValues(func() (string, error) {

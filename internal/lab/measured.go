@@ -18,11 +18,15 @@ import (
 	"github.com/rungs-dev/rungs/broker"
 )
 
-// measured is a rungs subprocess whose management requests go through a
-// counting proxy and whose memory is sampled.
+// measured is a rungs subprocess, started by a spawner (spawn.go), whose
+// management requests go through a counting proxy, whose memory is
+// sampled while it runs and whose peak the kernel reports when it ends.
 type measured struct {
-	cmd   *exec.Cmd
+	cmd   *exec.Cmd // the spawner
+	pid   int       // the rungs process
 	proxy *countingProxy
+	// end is the spawner's report: the child's peak and wall time.
+	end spawnReport
 	// Read only once the process has exited.
 	stdout, stderr bytes.Buffer
 	start          time.Time
@@ -34,8 +38,8 @@ type measured struct {
 	mu  sync.Mutex
 	rss []rssSample
 	// hwm is the largest VmHWM sampled: the peak resident set since the
-	// exec. (getrusage's ru_maxrss is no use here: Linux carries the
-	// forking parent's peak over into the child's.)
+	// exec, while it ran (a command quicker than the first sample has
+	// none; end.maxRSS has its peak).
 	hwm int64
 }
 
@@ -58,18 +62,44 @@ func startMeasured(ctx context.Context, binary string, cfg broker.Config, m *bro
 		pu.User = u.User
 		mgmtURL = pu.String()
 	}
+	self, err := os.Executable()
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		p.close()
+		return nil, err
+	}
 	x := &measured{proxy: p, exited: make(chan struct{})}
-	x.cmd = rungsCommand(ctx, binary, cfg, mgmtURL, []string{"GODEBUG=gctrace=1"}, args...)
+	x.cmd = rungsCommand(ctx, self, cfg, mgmtURL, []string{"GODEBUG=gctrace=1", spawnEnv + "=1"}, append([]string{binary}, args...)...)
 	x.cmd.Stdout, x.cmd.Stderr = &x.stdout, &x.stderr
-	x.start = time.Now()
-	if err := x.cmd.Start(); err != nil {
+	x.cmd.ExtraFiles = []*os.File{pw}
+	err = x.cmd.Start()
+	_ = pw.Close()
+	if err != nil {
+		_ = pr.Close()
 		p.close()
 		return nil, fmt.Errorf("start %s: %w", binary, err)
 	}
+	report := bufio.NewReader(pr)
+	if x.pid, err = readPID(report); err != nil {
+		_ = x.cmd.Wait()
+		_ = pr.Close()
+		p.close()
+		return nil, fmt.Errorf("start %s: %v: %s", binary, err, x.stderrLine())
+	}
+	x.start = time.Now()
 	go x.sample()
 	go func() {
+		x.end = readEnd(report)
+		_ = pr.Close()
 		x.err = x.cmd.Wait()
 		x.took = time.Since(x.start)
+		if x.end.hasEnd {
+			x.took = x.end.took
+		}
 		p.close()
 		close(x.exited)
 	}()
@@ -142,8 +172,13 @@ func (x *measured) exitedEarly() bool {
 	}
 }
 
-// kill sends SIGKILL (os.Process.Kill is kill -9 on Unix).
-func (x *measured) kill() { _ = x.cmd.Process.Kill() }
+// kill sends SIGKILL to the rungs process; the spawner then dies of it
+// too.
+func (x *measured) kill() {
+	if p, err := os.FindProcess(x.pid); err == nil {
+		_ = p.Kill()
+	}
+}
 
 // sample reads the process's resident memory every 50 ms.
 func (x *measured) sample() {
@@ -154,7 +189,7 @@ func (x *measured) sample() {
 		case <-x.exited:
 			return
 		case <-t.C:
-			if rss, hwm := procRSS(x.cmd.Process.Pid); rss > 0 {
+			if rss, hwm := procRSS(x.pid); rss > 0 {
 				x.mu.Lock()
 				x.rss = append(x.rss, rssSample{time.Since(x.start), rss})
 				x.hwm = max(x.hwm, hwm)
@@ -164,10 +199,16 @@ func (x *measured) sample() {
 	}
 }
 
+// maxRSS is the child's peak resident set: the kernel's figure when it is
+// above the spawner's own peak (which exec folds into it, so that a lower
+// figure may be the spawner's), or else the largest sampled.
 func (x *measured) maxRSS() int64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	m := x.hwm
+	if x.end.maxRSS > x.end.hwm {
+		m = max(m, x.end.maxRSS)
+	}
 	for _, s := range x.rss {
 		m = max(m, s.rss)
 	}

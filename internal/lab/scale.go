@@ -134,7 +134,7 @@ func RunScale(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	}
 	l := o.Ladder
 	rep = ScaleReport{
-		RunInfo: bench.StartRun(), N: o.N, Size: o.Size,
+		RunInfo: startRun(), N: o.N, Size: o.Size,
 		MinDelayS: o.MinDelay.Seconds(), MaxDelayS: o.MaxDelay.Seconds(), Problems: []string{},
 		Ladder: bench.ShapeOf(l),
 	}

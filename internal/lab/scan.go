@@ -116,7 +116,7 @@ func (r ScanReport) Markdown() string {
 
 // RunScan runs the scan phase in a vhost of its own, removed afterwards.
 func RunScan(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o ScanOptions) (rep ScanReport, err error) {
-	rep = ScanReport{RunInfo: bench.StartRun(), N: o.N, Probes: o.Probes, Ladder: bench.ShapeOf(o.Ladder)}
+	rep = ScanReport{RunInfo: startRun(), N: o.N, Probes: o.Probes, Ladder: bench.ShapeOf(o.Ladder)}
 	_, _ = rep.MeetBroker(ctx, mgmt)
 	logf := func(format string, a ...any) {
 		if o.Log != nil {
