@@ -11,7 +11,11 @@
 # with `go install` into /var/tmp/rungs-tools/bin (RUNGS_TOOLS_DIR). Each
 # picture is taken once the console shows what its caption says (the trace
 # pane's hops and BCC keys, the scheduled messages), not after a fixed wait.
-# Known gap: freeze's own font has no ↻ (the refresh mark), drawn as a box.
+# freeze's own font (JetBrains Mono, drawn by its built-in renderer) has no
+# ↻ (the refresh mark) and drew it as a box; with rsvg-convert on the PATH
+# freeze hands it the SVG instead, and fontconfig draws DejaVu Sans Mono,
+# which has every glyph the console uses (Debian's librsvg2-bin and
+# fonts-dejavu-core, installed here when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +25,14 @@ if ! [[ -x $gobin/freeze ]]; then
 	GOBIN=$gobin go install "github.com/charmbracelet/freeze@$freeze_version"
 fi
 command -v tmux >/dev/null || { echo "screenshot: tmux is needed (apt-get install tmux)" >&2; exit 1; }
+if ! command -v rsvg-convert >/dev/null || ! fc-list 2>/dev/null | grep -q 'DejaVu Sans Mono'; then
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends librsvg2-bin fonts-dejavu-core >/dev/null
+	else
+		echo "screenshot: rsvg-convert and DejaVu Sans Mono are needed (apt-get install librsvg2-bin fonts-dejavu-core)" >&2
+		exit 1
+	fi
+fi
 
 export RUNGS_RABBITMQ=${RUNGS_RABBITMQ:-4.3}
 bash scripts/broker.sh up >/dev/null
@@ -69,7 +81,7 @@ shoot() { # NAME WANT KEYS...: type KEYS into the console, wait until it shows W
 	local try out
 	for try in 1 2 3; do
 		if out=$("$gobin/freeze" --execute "cat bin/$name.ansi" --window --padding 20 --margin 0 \
-			--font.size 13 --height 560 --output "docs/images/$name.png" 2>&1); then
+			--font.family "DejaVu Sans Mono" --font.size 13 --height 560 --output "docs/images/$name.png" 2>&1); then
 			echo "docs/images/$name.png"
 			return
 		fi
