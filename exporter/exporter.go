@@ -57,6 +57,13 @@ type Exporter struct {
 	// came or went, or every few scrapes), their statistics read on every
 	// scrape, one request each.
 	retry map[string][]topology.RetryQueue
+	// bridged says, per vhost, whether its last listing of bridge queues
+	// found any. A vhost without bridges is listed again only when the
+	// observer re-read its snapshot, as delayed retry's candidates are:
+	// the listing is filtered on the broker, which still walks every
+	// queue of the vhost, and most vhosts have no bridge. One with
+	// bridges is listed on every scrape, for their statistics.
+	bridged map[string]bool
 }
 
 // retryReader is what the exporter reads delayed retry with;
@@ -82,7 +89,7 @@ func New(insp broker.Inspector, opt Options) *Exporter {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	return &Exporter{insp: insp, opt: opt, state: map[string]ops.Observer{}, retry: map[string][]topology.RetryQueue{}}
+	return &Exporter{insp: insp, opt: opt, state: map[string]ops.Observer{}, retry: map[string][]topology.RetryQueue{}, bridged: map[string]bool{}}
 }
 
 // Labels of the metrics.
@@ -215,7 +222,7 @@ func (x *Exporter) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(descVhostUp, 1, vh)
 		ch <- gauge(descRequests, b2f(snapped), vh)
 		x.collectVhost(ch, rep)
-		if err := x.collectBridges(ctx, ch, vh); err != nil {
+		if err := x.collectBridges(ctx, ch, vh, snapped); err != nil {
 			// As for delayed retry: logged, the ladders' metrics stand.
 			x.logf("read the bridges of vhost %s: %v", vh, err)
 		}
@@ -366,9 +373,16 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 }
 
 // collectBridges reports the vhost's bridges: one filtered listing of
-// their queues, only where the inspector has it (the management API).
-func (x *Exporter) collectBridges(ctx context.Context, ch chan<- prometheus.Metric, vhost string) error {
+// their queues, only where the inspector has it (the management API), and
+// for a vhost that had none, only when the observer re-read its snapshot
+// (x.bridged). A bridge started in such a vhost is found with the next
+// snapshot: at once when its ladder's queues are new, within
+// ops.SnapshotEvery scrapes otherwise.
+func (x *Exporter) collectBridges(ctx context.Context, ch chan<- prometheus.Metric, vhost string, snapped bool) error {
 	if _, ok := x.insp.(ops.BridgeReader); !ok {
+		return nil
+	}
+	if had, listed := x.bridged[vhost]; listed && !had && !snapped {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
@@ -377,6 +391,7 @@ func (x *Exporter) collectBridges(ctx context.Context, ch chan<- prometheus.Metr
 	if err != nil {
 		return err
 	}
+	x.bridged[vhost] = len(bs) > 0
 	for _, b := range bs {
 		ch <- gauge(descBridgeIntake, float64(b.Intake.Stats.Ready+b.Intake.Stats.Unacked), vhost, b.Exchange)
 		ch <- gauge(descBridgeLag, b.Lag().Seconds(), vhost, b.Exchange)
