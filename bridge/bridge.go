@@ -59,7 +59,7 @@ type Options struct {
 	// one worker publishes per confirm round (default 250).
 	Prefetch, Batch int
 	// Workers is how many batches of each loop may await their confirms
-	// at once (default 4).
+	// at once, each worker with a consumer of its own (default 8).
 	Workers int
 	// Publish is the connection copies are published on; nil publishes on
 	// the consuming connection. Give one of its own: RabbitMQ's flow

@@ -40,23 +40,47 @@ const settleTimeout = 30 * time.Second
 // broker did not confirm) before trying again.
 const retryPause = time.Second
 
-// consume runs one loop: consume queue, build each batch's copies,
-// publish them with confirms, settle the sources, until ctx ends.
+// consume runs one loop: Workers consumers of queue, each on a channel
+// of its own, each building its batches' copies, publishing them with
+// confirms and settling the sources, until ctx ends.
 func (b *Bridge) consume(ctx context.Context, queue string, build func([]broker.Delivery) []outgoing) error {
-	streams := make([]*broker.Stream, b.opt.Workers)
-	for i := range streams {
+	// Workers keep several batches awaiting their confirms at once: one
+	// batch at a time would move a confirm round trip's worth of messages
+	// per round trip. Each has its own consumer, so that the deliveries
+	// it settles are the only ones on its channel and a batch can be
+	// acked with one frame (AckThrough); the loop's prefetch is shared
+	// among them.
+	prefetch := max((b.opt.Prefetch+b.opt.Workers-1)/b.opt.Workers, 1)
+	var wg sync.WaitGroup
+	fail := make(chan error, b.opt.Workers)
+	for range b.opt.Workers {
 		pub := b.opt.Publish
 		if pub == nil {
 			pub = b.conn
 		}
-		streams[i] = pub.Stream()
-		defer streams[i].Close()
+		stream := pub.Stream()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer stream.Close()
+			if err := b.work(ctx, queue, prefetch, stream, build); err != nil {
+				fail <- err
+			}
+		}()
 	}
+	wg.Wait()
+	close(fail)
+	return <-fail
+}
+
+// work is one worker: consume, forward batch after batch, and consume
+// again when the consumer ends while ctx lasts.
+func (b *Bridge) work(ctx context.Context, queue string, prefetch int, stream *broker.Stream, build func([]broker.Delivery) []outgoing) error {
 	for ctx.Err() == nil {
 		// The consumer outlives ctx by the batch under way: it ends below,
 		// after that batch is settled.
 		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		in, err := b.conn.Consume(cctx, queue, b.opt.Prefetch)
+		in, err := b.conn.Consume(cctx, queue, prefetch)
 		if err != nil {
 			cancel()
 			if errors.Is(err, broker.ErrReadOnly) {
@@ -66,26 +90,15 @@ func (b *Bridge) consume(ctx context.Context, queue string, build func([]broker.
 			pause(ctx, retryPause)
 			continue
 		}
-		// Workers, each with a channel of its own, keep several batches
-		// awaiting their confirms at once: one batch at a time would
-		// move a confirm round trip's worth of messages per round trip.
-		var wg sync.WaitGroup
-		for _, stream := range streams {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					batch, open := take(ctx, in, b.opt.Batch)
-					if len(batch) > 0 {
-						b.forward(ctx, stream, build(batch))
-					}
-					if !open || ctx.Err() != nil {
-						return
-					}
-				}
-			}()
+		for {
+			batch, open := take(ctx, in, b.opt.Batch)
+			if len(batch) > 0 {
+				b.forward(ctx, stream, build(batch))
+			}
+			if !open || ctx.Err() != nil {
+				break
+			}
 		}
-		wg.Wait()
 		cancel()
 		if ctx.Err() == nil {
 			fmt.Fprintf(b.opt.Log, "rungs bridge: consumer of %s ended (connection lost?); consuming again\n", queue)
@@ -150,6 +163,23 @@ func (b *Bridge) forward(ctx context.Context, stream *broker.Stream, outs []outg
 		msgs[i] = o.msg
 	}
 	settled, err := stream.PublishEach(pctx, msgs)
+	if allConfirmed(settled) {
+		// Every earlier delivery of this worker's consumer is settled
+		// (batches are settled whole, one after another), so one frame
+		// acks the batch.
+		aerr := outs[len(outs)-1].d.AckThrough()
+		if aerr == nil {
+			for _, o := range outs {
+				b.count(o)
+			}
+			return
+		}
+		// The channel is gone: the broker hands the sources back, and
+		// their copies, already confirmed, are marked when they come
+		// again.
+		b.unconfirmed(ctx, len(outs), len(outs), fmt.Errorf("ack: %w", aerr))
+		return
+	}
 	var parks []outgoing
 	failed := 0
 	for i, o := range outs {
@@ -170,15 +200,30 @@ func (b *Bridge) forward(ctx context.Context, stream *broker.Stream, outs []outg
 		}
 	}
 	if failed > 0 {
-		b.mu.Lock()
-		b.p.Unconfirmed += int64(failed)
-		b.mu.Unlock()
-		fmt.Fprintf(b.opt.Log, "rungs bridge: %d of %d copies not confirmed, their sources handed back: %v\n", failed, len(outs), err)
-		pause(ctx, retryPause)
+		b.unconfirmed(ctx, failed, len(outs), err)
 	}
 	if len(parks) > 0 {
 		b.forward(ctx, stream, parks)
 	}
+}
+
+func allConfirmed(settled []broker.Settled) bool {
+	for _, s := range settled {
+		if s != broker.SettledConfirmed {
+			return false
+		}
+	}
+	return len(settled) > 0
+}
+
+// unconfirmed records copies whose sources went back to the broker, and
+// waits before the next batch.
+func (b *Bridge) unconfirmed(ctx context.Context, failed, of int, err error) {
+	b.mu.Lock()
+	b.p.Unconfirmed += int64(failed)
+	b.mu.Unlock()
+	fmt.Fprintf(b.opt.Log, "rungs bridge: %d of %d copies not confirmed, their sources handed back: %v\n", failed, of, err)
+	pause(ctx, retryPause)
 }
 
 // count records a settled copy.
