@@ -107,19 +107,13 @@ type App struct {
 	list   ladderList
 	ladder ladderView
 	peek   peekView
-	sched  scheduledView
+	sched  scheduled
 	prompt prompt
 	dialog dialog
 	// move is the replay running, if any; replaySeq numbers replays, so
 	// that the reports of one that ended are told from the current one's.
 	move      *replayRun
 	replaySeq int
-	// scan is the scan of scheduled messages, or the action on them,
-	// running if any; scanSeq numbers them as replaySeq does replays.
-	// reschedule is a reschedule waiting for its new time on the input line.
-	scan       *scanRun
-	scanSeq    int
-	reschedule *pendingAction
 
 	result ui.Result
 	busy   string
@@ -243,7 +237,7 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case replayProgressMsg, replayDoneMsg:
 		return a.updateMove(msg)
 	case scanProgressMsg, scanDoneMsg, actionProgressMsg, actionPlannedMsg, actionDoneMsg:
-		return a.updateScan(msg)
+		return a.updateSched(msg)
 	case loggedMsg:
 		text, failed := logResult(msg.msg)
 		a.log.Finish(msg.id, text, failed)
@@ -258,8 +252,8 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 // updateKey routes a key press by focus: overlay, then input line, then
 // global keys, then the screen.
 func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	if key.Matches(msg, a.keys.global.ForceQuit) && a.scanning() && a.dialog == nil {
-		a.stopScan() // a scan or an action stops cleanly first; ctrl+c again quits
+	if key.Matches(msg, a.keys.global.ForceQuit) && a.sched.Working() && a.dialog == nil {
+		a.sched = a.sched.Stop() // a scan or an action stops cleanly first; ctrl+c again quits
 		return a, nil
 	}
 	if key.Matches(msg, a.keys.global.ForceQuit) && !a.replayStoppable() {
@@ -342,18 +336,8 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 		return a, logged(a.logPurge(o.plan), purge(a.purger, o.plan))
 	case forceAnswered:
 		return a.forceAnswered(o)
-	case scanForced:
-		if !o.forced {
-			return a, nil
-		}
-		a.sched.force = true
-		return a.startScan(a.sched.filterText, a.sched.filter)
-	case actionAnswered:
-		if !o.confirmed {
-			a.result = ui.Result{Kind: ui.ResultInfo, Text: string(o.plan.Action) + " not done: the messages keep their due times"}
-			return a, nil
-		}
-		return a.startAction(o.plan)
+	case scanForced, actionAnswered:
+		return a.updateSched(o)
 	case replayClosed:
 		if o.nothingMoved {
 			a.result = ui.Result{Kind: ui.ResultInfo, Text: "replay cancelled: nothing was moved"}
@@ -399,7 +383,7 @@ func (a App) updateScreen(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case screenPeek:
 		return a.updatePeek(msg)
 	case screenScheduled:
-		return a.updateScheduled(msg)
+		return a.updateSched(msg)
 	}
 	return a.updateList(msg)
 }
@@ -500,16 +484,15 @@ func (a App) updatePrompt(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		switch kind {
 		case promptScheduled:
-			return a.applyScheduledFilter(value)
+			return a.updateSched(filterTyped{value})
 		case promptReschedule:
-			return a.rescheduleTyped(value)
+			return a.updateSched(dueTyped{value})
 		}
 		return a, nil
 	case promptCancelled:
 		a.prompt.Close()
 		if kind == promptReschedule {
-			a.reschedule = nil
-			a.result = ui.Result{Kind: ui.ResultInfo, Text: "reschedule not done: the messages keep their due times"}
+			return a.updateSched(dueCancelled{})
 		}
 		switch kind {
 		case promptFilter:
@@ -582,8 +565,8 @@ func (a *App) showPublished(m publishedMsg) {
 // back is esc: close the innermost thing open.
 func (a *App) back() {
 	switch {
-	case a.screen == screenScheduled && a.scanning():
-		a.stopScan()
+	case a.screen == screenScheduled && a.sched.Working():
+		a.sched = a.sched.Stop()
 	case a.screen == screenScheduled:
 		a.screen = screenLadder
 	case a.screen == screenPeek:
@@ -816,6 +799,9 @@ func (a App) headerState() ui.HeaderState {
 		Refreshed: a.refreshed, Every: a.interval,
 		Busy: a.busy, Result: a.result,
 		Crumbs: []string{"ladders"},
+	}
+	if h.Busy == "" {
+		h.Busy = a.sched.Status() // a scan or an action on scheduled messages
 	}
 	if v := a.overview.RabbitMQVersion; v != "" {
 		h.Version = "RabbitMQ " + v
