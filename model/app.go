@@ -525,15 +525,18 @@ func (a *App) openPublish(l topology.Ladder, delay, dest string, count int) tea.
 
 // openPurge plans a purge and opens its confirmation.
 func (a App) openPurge(req ops.PurgeRequest) (App, tea.Cmd) {
-	return a.openPurgeIn(a.merged(), req)
+	return a.openPurgeIn(a.merged(), a.found, req)
 }
 
-// openPurgeIn plans a purge against snap and opens its confirmation.
-func (a App) openPurgeIn(snap topology.Snapshot, req ops.PurgeRequest) (App, tea.Cmd) {
+// openPurgeIn asks ops what a purge deletes, from snap and the ladders
+// found there (what the console holds, or what ops read by name), and
+// opens its confirmation.
+func (a App) openPurgeIn(snap topology.Snapshot, found []topology.Found, req ops.PurgeRequest) (App, tea.Cmd) {
 	if a.readOnly {
 		return a.refuse("purging")
 	}
-	p, err := a.planPurge(snap, req)
+	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
+	p, err := ops.PlanPurge(snap, found, v, req)
 	if err != nil {
 		return a.fail(err.Error())
 	}

@@ -531,15 +531,19 @@ func (a App) openReplay(queue string) (App, tea.Cmd) {
 }
 
 // replayQueue opens the replay form for q. The form checks its request
-// against the snapshot, q in it, and reads a destination queue the
-// snapshot does not hold by name.
-func (a App) replayQueue(q topology.Queue) (App, tea.Cmd) {
-	snap := ops.WithQueues(a.merged(), q)
+// against view: the snapshot with q in it, or, for a queue it does not
+// hold, what ops.ReadReplay read (nil: the snapshot); it reads a
+// destination queue neither holds by name.
+func (a App) replayQueue(q topology.Queue, view *ops.BrokerView) (App, tea.Cmd) {
+	if view == nil {
+		snap := ops.WithQueues(a.merged(), q)
+		view = &ops.BrokerView{Snap: snap, Found: a.found, Graph: topology.NewGraph(snap)}
+	}
 	var l *topology.Ladder
 	if f, ok := a.replayLadder(q.Name); ok {
 		l = &f.Ladder
 	}
-	d := newReplayDialog(q.Name, int(q.Stats.Ready), l, &ops.BrokerView{Snap: snap, Found: a.found, Graph: topology.NewGraph(snap)}, a.destLookup(), a.styles)
+	d := newReplayDialog(q.Name, int(q.Stats.Ready), l, view, a.destLookup(), a.styles)
 	init := d.Init()
 	return a, a.open(d, init)
 }
