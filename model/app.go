@@ -79,22 +79,16 @@ type App struct {
 	width  int
 	height int
 
-	// What the broker holds, as the observer saw it; found, loaded and
-	// refreshed are its Found, Loaded and At as of the last reading.
-	obs       ops.Observer
+	// What the broker holds, as the refresh loop's observer saw it;
+	// found, loaded and refreshed are its Found, Loaded and At as of the
+	// last reading.
 	found     []topology.Found
 	overview  broker.Overview
 	loaded    bool
 	refreshed time.Time
 
 	// The refresh loop.
-	interval     time.Duration
-	followBroker bool
-	timeout      time.Duration
-	pollGen      int
-	seq          int
-	pending      *request
-	fetchErr     *fetchFailure
+	loop refreshLoop
 
 	// The AMQP connection, and a one-second clock that runs only while
 	// something on screen counts (a reconnect countdown, a slow request).
@@ -136,24 +130,24 @@ func New(opts Options) App {
 	st := ui.NewStyles(true)
 	a := App{
 		openName: opts.Ladder, now: now, styles: st,
-		interval: opts.Refresh, timeout: defaultTimeout,
+		loop:   refreshLoop{now: now, interval: opts.Refresh, timeout: defaultTimeout},
 		prompt: newPrompt(st),
 
 		contexts: opts.Contexts, context: opts.Context, connect: opts.Connect,
 	}
 	a.use(opts.Backends)
 	a.list = newLadderList(a.vhost, st, defaultNavKeys())
-	if a.interval <= 0 {
-		a.interval, a.followBroker = health.DefaultInterval, true
+	if a.loop.interval <= 0 {
+		a.loop.interval, a.loop.followBroker = health.DefaultInterval, true
 	}
-	a.obs = a.newObserver()
+	a.loop.obs = newObserver(a.vhost, a.loop.interval)
 	if a.conn != nil {
 		a.connState = a.conn.State()
 	}
 	// The first snapshot is requested by Init; record it here because
 	// Init cannot change the model.
-	a.seq = 1
-	a.pending = &request{read: a.obs.Next(), seq: 1, started: now()}
+	a.loop.seq = 1
+	a.loop.pending = &request{read: a.loop.obs.Next(), seq: 1, started: now()}
 	return a
 }
 
@@ -163,11 +157,11 @@ func New(opts Options) App {
 func (a App) Init() tea.Cmd {
 	cmds := []tea.Cmd{
 		tea.RequestBackgroundColor,
-		fetch(a.insp, a.pending.read, a.pending.seq, a.timeout, a.now),
-		fetchOverview(a.insp, a.timeout),
-		fetchDelays(a.insp, a.vhost, a.timeout),
-		fetchCapacity(a.insp, a.timeout),
-		a.poll(),
+		fetch(a.insp, a.loop.pending.read, a.loop.pending.seq, a.loop.timeout, a.now),
+		fetchOverview(a.insp, a.loop.timeout),
+		fetchDelays(a.insp, a.vhost, a.loop.timeout),
+		fetchCapacity(a.insp, a.loop.timeout),
+		a.loop.poll(),
 	}
 	if a.conn != nil {
 		cmds = append(cmds, watchConn(a.conn.Changes()))
@@ -225,11 +219,11 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.busy = ""
 		a.result = publishResult(msg)
 		a.showPublished(msg)
-		return a, a.refreshNow()
+		return a, a.loop.restart()
 	case purgedMsg:
 		a.busy = ""
 		a.result = purgeResult(msg)
-		return a, a.refreshNow()
+		return a, a.loop.restart()
 	case peekFactsMsg, peekedMsg:
 		return a.updatePeekReply(msg)
 	case queueLookedUpMsg:
@@ -283,7 +277,7 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return a, a.prompt.Open(promptFilter, a.currentFilter(), nil)
 	case key.Matches(msg, g.Refresh):
-		return a, a.refreshNow()
+		return a, a.loop.restart()
 	case key.Matches(msg, g.Back):
 		a.back()
 		return a, nil
@@ -639,17 +633,17 @@ func (a *App) rebuild() {
 	if !a.loaded {
 		return
 	}
-	rep := a.obs.Report(a.now())
-	if a.watchesAll() {
+	rep := a.loop.obs.Report(a.now())
+	if a.loop.watchesAll() {
 		// With a ladder open, the observer knows that ladder alone: the
 		// list keeps what it last showed until it is in front again.
-		a.found = a.obs.Found()
+		a.found = a.loop.obs.Found()
 		a.list.SetItems(rep.Ladders)
 	}
 	if a.screen != screenLadder && a.screen != screenScheduled {
 		return
 	}
-	a.ladder.SetBindings(topology.NewGraph(a.obs.Snapshot()))
+	a.ladder.SetBindings(topology.NewGraph(a.loop.obs.Snapshot()))
 	cur := a.ladder.Found().Ladder
 	for _, lr := range rep.Ladders {
 		if ops.SameLadder(lr.Found.Ladder, cur) {
@@ -726,13 +720,13 @@ func (a App) render() string {
 func (a App) body() string {
 	st, w, h := a.styles, a.width, a.bodyHeight()
 	switch {
-	case !a.loaded && a.fetchErr != nil:
-		return ui.Message("✗ cannot "+a.fetchErr.op+" on "+a.brokerLabel,
-			a.fetchErr.err.Error()+"\n\nretrying every "+topology.FormatSpan(a.interval)+" · r retries now · q quits", st.Danger, st, w, h)
+	case !a.loaded && a.loop.err != nil:
+		return ui.Message("✗ cannot "+a.loop.err.op+" on "+a.brokerLabel,
+			a.loop.err.err.Error()+"\n\nretrying every "+topology.FormatSpan(a.loop.interval)+" · r retries now · q quits", st.Danger, st, w, h)
 	case !a.loaded:
 		detail := ""
-		if a.pending != nil {
-			if wait := a.now().Sub(a.pending.started); wait > a.interval {
+		if a.loop.pending != nil {
+			if wait := a.now().Sub(a.loop.pending.started); wait > a.loop.interval {
 				detail = "no answer yet after " + topology.FormatAge(wait) + "; the broker is slow or unreachable\nq quits"
 			}
 		}
@@ -750,11 +744,11 @@ func (a App) body() string {
 // banner is one or two lines above the body while refreshes fail on data
 // already shown: the data stays, marked stale, with the whole reason.
 func (a App) banner() string {
-	if !a.loaded || a.fetchErr == nil {
+	if !a.loaded || a.loop.err == nil {
 		return ""
 	}
 	text := fmt.Sprintf("✗ %s failed: %s · showing data from %s, retrying every %s",
-		a.fetchErr.op, causeFirst(a.fetchErr.err), a.refreshed.Format("15:04:05"), topology.FormatSpan(a.interval))
+		a.loop.err.op, causeFirst(a.loop.err.err), a.refreshed.Format("15:04:05"), topology.FormatSpan(a.loop.interval))
 	return ui.Banner(text, a.styles.Danger, a.width, 2)
 }
 
@@ -799,7 +793,7 @@ func (a App) headerState() ui.HeaderState {
 	}
 	h := ui.HeaderState{
 		Broker: label, Vhost: a.vhost, ReadOnly: a.readOnly,
-		Refreshed: a.refreshed, Every: a.interval,
+		Refreshed: a.refreshed, Every: a.loop.interval,
 		Busy: a.busy, Result: a.result,
 		Crumbs: []string{"ladders"},
 	}
@@ -841,10 +835,10 @@ func (a App) headerState() ui.HeaderState {
 func (a App) refreshView() ui.Conn {
 	now := a.now()
 	switch {
-	case a.pending != nil && now.Sub(a.pending.started) > a.interval:
-		wait := topology.FormatAge(now.Sub(a.pending.started))
+	case a.loop.pending != nil && now.Sub(a.loop.pending.started) > a.loop.interval:
+		wait := topology.FormatAge(now.Sub(a.loop.pending.started))
 		return ui.Conn{Kind: ui.ConnWaiting, Text: "waiting for broker " + wait, Short: "waiting " + wait}
-	case a.fetchErr != nil && a.conn != nil:
+	case a.loop.err != nil && a.conn != nil:
 		return ui.Conn{Kind: ui.ConnDown, Text: "stale since " + a.refreshed.Format("15:04:05"), Short: "stale"}
 	}
 	return ui.Conn{}

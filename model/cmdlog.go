@@ -175,6 +175,7 @@ type Backends struct {
 // use points the console at b's clients.
 func (a *App) use(b Backends) {
 	a.insp, a.pub, a.purger, a.conn, a.closeBackends = b.Inspector, b.Publisher, b.Purger, b.Conn, b.Close
+	a.loop.insp = b.Inspector
 	a.peeker, a.mover, a.limits, a.scheduler = b.Peeker, b.Mover, b.Limits, b.Scheduler
 	a.vhost = b.Vhost
 	if a.vhost == "" {
@@ -251,16 +252,16 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	b := m.b
 	a.use(b)
 	a.context = m.name
-	a.overview, a.loaded, a.fetchErr, a.pending = broker.Overview{}, false, nil, nil
+	a.overview, a.loaded, a.loop.err, a.loop.pending = broker.Overview{}, false, nil, nil
 	a.screen, a.dialog = screenList, nil
 	a.list = newLadderList(a.vhost, a.styles, a.keys.nav)
 	a.ladder = ladderView{}
 	a.peek = peekView{}
-	a.obs, a.found = a.newObserver(), nil // after the screens: it watches the list's scope
-	a.pollGen++
+	a.loop.obs, a.found = newObserver(a.vhost, a.loop.interval), nil // after the screens: it watches the list's scope
+	a.loop.gen++
 	a.result = ui.Result{Kind: ui.ResultOK, Text: "context " + m.name + ": " + b.BrokerLabel + " · vhost " + a.vhost}
 	a.resize()
-	cmds := []tea.Cmd{a.startFetch(a.obs.Next()), fetchOverview(a.insp, a.timeout), a.poll()}
+	cmds := []tea.Cmd{a.loop.start(a.loop.obs.Next()), fetchOverview(a.insp, a.loop.timeout), a.loop.poll()}
 	if a.conn != nil {
 		a.connState = a.conn.State()
 		cmds = append(cmds, watchConn(a.conn.Changes()))

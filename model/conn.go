@@ -45,7 +45,7 @@ func tickClock() tea.Cmd {
 // needClock reports whether anything on screen changes by itself.
 func (a App) needClock() bool {
 	return a.conn != nil && a.connState.Status == broker.Reconnecting ||
-		a.pending != nil && a.now().Sub(a.pending.started) > a.interval
+		a.loop.slow(a.now())
 }
 
 // ensureClock starts the clock if it is needed and not running.
@@ -80,8 +80,8 @@ func (a App) updateConn(msg tea.Msg) (App, tea.Cmd) {
 func (a App) connView() ui.Conn {
 	if a.conn == nil {
 		switch {
-		case a.fetchErr != nil:
-			return ui.Conn{Kind: ui.ConnDown, Text: "unreachable since " + a.fetchErr.at.Format("15:04:05"), Short: "unreachable"}
+		case a.loop.err != nil:
+			return ui.Conn{Kind: ui.ConnDown, Text: "unreachable since " + a.loop.err.at.Format("15:04:05"), Short: "unreachable"}
 		case a.loaded:
 			return ui.Conn{Kind: ui.ConnUp, Text: "connected"}
 		}

@@ -96,7 +96,7 @@ func (a App) withQueue(name string, want queueWant, n int) (App, tea.Cmd) {
 // observer watches it, else once ops has read its objects: with another
 // ladder open, the snapshot holds that one's alone.
 func (a App) purgeLadder(l topology.Ladder) (App, tea.Cmd) {
-	if a.obs.Scope().Watches(l) {
+	if a.loop.obs.Scope().Watches(l) {
 		return a.openPurge(ops.PurgeRequest{Ladder: l})
 	}
 	return a.lookUp(queueLookup{name: l.Name, want: wantPurgeLadder, ladder: &l})

@@ -93,7 +93,7 @@ func TestScreensGolden(t *testing.T) {
 			a = load(t, a, fb)
 			c.advance(7 * time.Second)
 			fb.err = errRefused
-			a, _ = run(t, a, pollMsg{gen: a.pollGen})
+			a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 			return keys(t, a, "x")
 		},
 		"trace": func(t *testing.T, w, h int) App {
