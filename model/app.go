@@ -67,7 +67,6 @@ type App struct {
 	mover       Mover
 	scheduler   Scheduler
 	limits      PeekFacter
-	conn        broker.StateWatcher
 	vhost       string
 	brokerLabel string
 	readOnly    bool
@@ -92,8 +91,7 @@ type App struct {
 
 	// The AMQP connection, and a one-second clock that runs only while
 	// something on screen counts (a reconnect countdown, a slow request).
-	connState broker.ConnState
-	clockOn   bool
+	amqp amqpWatch
 
 	// The screens, the one in front, the input line and the dialog open
 	// over them (nil: none). See component.go.
@@ -141,8 +139,8 @@ func New(opts Options) App {
 		a.loop.interval, a.loop.followBroker = health.DefaultInterval, true
 	}
 	a.loop.obs = newObserver(a.vhost, a.loop.interval)
-	if a.conn != nil {
-		a.connState = a.conn.State()
+	if a.amqp.conn != nil {
+		a.amqp.state = a.amqp.conn.State()
 	}
 	// The first snapshot is requested by Init; record it here because
 	// Init cannot change the model.
@@ -163,8 +161,8 @@ func (a App) Init() tea.Cmd {
 		fetchCapacity(a.insp, a.loop.timeout),
 		a.loop.poll(),
 	}
-	if a.conn != nil {
-		cmds = append(cmds, watchConn(a.conn.Changes()))
+	if a.amqp.conn != nil {
+		cmds = append(cmds, watchConn(a.amqp.conn.Changes()))
 	}
 	return tea.Batch(cmds...)
 }
@@ -214,7 +212,8 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.resize() // the stale-data banner may have come or gone
 		return a, cmd
 	case connMsg, connClosedMsg, clockMsg:
-		return a.updateConn(msg)
+		cmd := a.amqp.update(msg, a.loop.slow(a.now()))
+		return a, cmd
 	case publishedMsg:
 		a.busy = ""
 		a.result = publishResult(msg)
@@ -319,7 +318,7 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 			return a.fail(err.Error())
 		}
 		a.busy = fmt.Sprintf("publishing %d to %s", req.count, req.trace.Exchange)
-		return a, logged(a.logPublish(req), publish(a.pub, o.ladder, req))
+		return a, logged(a.log.Add(a.now(), "publish", publishSent(req)...), publish(a.pub, o.ladder, req))
 	case purgeAnswered:
 		if !o.confirmed {
 			a.result = ui.Result{Kind: ui.ResultInfo, Text: "purge cancelled"}
@@ -327,7 +326,7 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 		}
 		n := len(o.plan.Queues)
 		a.busy = fmt.Sprintf("purging %d %s", n, topology.Plural(n, "queue", "queues"))
-		return a, logged(a.logPurge(o.plan), purge(a.purger, o.plan))
+		return a, logged(a.log.Add(a.now(), "purge", purgeSent(o.plan)...), purge(a.purger, o.plan))
 	case forceAnswered:
 		return a.forceAnswered(o)
 	case scanForced, actionAnswered:
@@ -803,7 +802,7 @@ func (a App) headerState() ui.HeaderState {
 	if v := a.overview.RabbitMQVersion; v != "" {
 		h.Version = "RabbitMQ " + v
 	}
-	h.AMQP = a.connView()
+	h.AMQP = a.amqp.view(a.now(), a.loop.err, a.loaded)
 	h.Refresh = a.refreshView()
 	if a.screen == screenPeek {
 		if a.peek.Back() == screenLadder {
@@ -838,7 +837,7 @@ func (a App) refreshView() ui.Conn {
 	case a.loop.pending != nil && now.Sub(a.loop.pending.started) > a.loop.interval:
 		wait := topology.FormatAge(now.Sub(a.loop.pending.started))
 		return ui.Conn{Kind: ui.ConnWaiting, Text: "waiting for broker " + wait, Short: "waiting " + wait}
-	case a.loop.err != nil && a.conn != nil:
+	case a.loop.err != nil && a.amqp.conn != nil:
 		return ui.Conn{Kind: ui.ConnDown, Text: "stale since " + a.refreshed.Format("15:04:05"), Short: "stale"}
 	}
 	return ui.Conn{}

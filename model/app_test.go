@@ -477,7 +477,7 @@ func TestSlowBrokerIsState(t *testing.T) {
 	if n := fb.calls["snapshot"] + fb.calls["stats"]; n != 0 {
 		t.Errorf("%d more requests sent to a broker that has not answered", n)
 	}
-	if !a.clockOn {
+	if !a.amqp.clockOn {
 		t.Error("the waiting time should tick")
 	}
 	a = keys(t, a, "?")
@@ -549,7 +549,7 @@ func TestConnectionStates(t *testing.T) {
 	a, _ := newApp(t, fb, Options{Backends: Backends{Conn: conn}}, 80, 24)
 	m, cmd := a.Update(connMsg{broker.ConnState{Status: broker.Reconnecting, NextAttempt: c.now().Add(5 * time.Second)}, conn.ch})
 	a = m.(App)
-	if cmd == nil || !a.clockOn {
+	if cmd == nil || !a.amqp.clockOn {
 		t.Fatal("reconnecting should re-arm the watch and start the countdown clock")
 	}
 }

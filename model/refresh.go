@@ -198,14 +198,17 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 		if msg.gen != a.loop.gen {
 			return a, nil // an older loop; let it die
 		}
-		return a, tea.Batch(a.loop.tick(), a.ensureClock())
+		tick := a.loop.tick()
+		clock := a.amqp.ensureClock(a.loop.slow(a.now()))
+		return a, tea.Batch(tick, clock)
 	case readMsg:
 		if !a.loop.current(msg.seq) {
 			return a, nil
 		}
 		again, err := a.loop.observe(msg)
 		if err != nil {
-			return a, a.ensureClock()
+			cmd := a.amqp.ensureClock(a.loop.slow(a.now()))
+			return a, cmd
 		}
 		first := !a.loaded
 		a.loaded, a.refreshed = a.loop.obs.Loaded(), a.loop.obs.At()
@@ -216,12 +219,14 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 		if again {
 			// A queue came or went: the structure changed, so discovery
 			// and drift must be recomputed from a full snapshot now.
-			return a, a.loop.start(a.loop.obs.Resnap().Next())
+			cmd := a.loop.start(a.loop.obs.Resnap().Next())
+			return a, cmd
 		}
 		return a, nil
 	case overviewMsg:
 		a.overview = msg.ov
-		return a, a.loop.brokerInterval(msg.ov.StatsInterval)
+		cmd := a.loop.brokerInterval(msg.ov.StatsInterval)
+		return a, cmd
 	}
 	return a, nil
 }

@@ -586,12 +586,12 @@ func (a App) startReplay(p ops.ReplayPlan) (App, tea.Cmd) {
 	o := p.Options
 	o.Progress = forwardProgress(ch)
 	a.busy = "replaying from " + o.Source
-	id := a.logReplay(p)
+	id := a.log.Add(a.now(), "replay", replaySent(p)...)
 	return a, tea.Batch(logged(id, move(a.mover, ctx, o, a.move.id, ch, p.Describe)), waitProgress(a.move.id, ch))
 }
 
-// logReplay records a replay as it starts.
-func (a *App) logReplay(p ops.ReplayPlan) int {
+// replaySent is a replay as the command log records it as it starts.
+func replaySent(p ops.ReplayPlan) []string {
 	o := p.Options
 	sent := []string{"from=" + o.Source, "route: " + p.Describe, "publisher_confirms=on", "mandatory=true"}
 	if o.Limit > 0 {
@@ -603,7 +603,7 @@ func (a *App) logReplay(p ops.ReplayPlan) int {
 	if o.Park != "" {
 		sent = append(sent, "park="+o.Park)
 	}
-	return a.log.Add(a.now(), "replay", sent...)
+	return sent
 }
 
 // updateMove handles a running Move's reports: the dialog shows them,
