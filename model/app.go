@@ -218,11 +218,13 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.busy = ""
 		a.result = publishResult(msg)
 		a.showPublished(msg)
-		return a, a.loop.restart()
+		restart := a.loop.restart()
+		return a, restart
 	case purgedMsg:
 		a.busy = ""
 		a.result = purgeResult(msg)
-		return a, a.loop.restart()
+		restart := a.loop.restart()
+		return a, restart
 	case peekFactsMsg, peekedMsg:
 		return a.updatePeekReply(msg)
 	case queueLookedUpMsg:
@@ -276,7 +278,8 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return a, a.prompt.Open(promptFilter, a.currentFilter(), nil)
 	case key.Matches(msg, g.Refresh):
-		return a, a.loop.restart()
+		restart := a.loop.restart()
+		return a, restart
 	case key.Matches(msg, g.Back):
 		a.back()
 		return a, nil

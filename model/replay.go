@@ -629,7 +629,8 @@ func (a App) updateMove(msg tea.Msg) (App, tea.Cmd) {
 		if msg.p.Moved+msg.p.Parked > 0 {
 			a.peek.MarkReplayed(msg.source, msg.p.Moved+msg.p.Parked)
 		}
-		return a, a.loop.restart()
+		restart := a.loop.restart()
+		return a, restart
 	}
 	return a, nil
 }
