@@ -102,10 +102,8 @@ type App struct {
 	sched  scheduled
 	prompt prompt
 	dialog dialog
-	// move is the replay running, if any; replaySeq numbers replays, so
-	// that the reports of one that ended are told from the current one's.
-	move      *replayRun
-	replaySeq int
+	// replays is the replay running, if any.
+	replays replays
 
 	result ui.Result
 	busy   string
@@ -251,7 +249,7 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		a.sched = a.sched.Stop() // a scan or an action stops cleanly first; ctrl+c again quits
 		return a, nil
 	}
-	if key.Matches(msg, a.keys.global.ForceQuit) && !a.replayStoppable() {
+	if key.Matches(msg, a.keys.global.ForceQuit) && !a.replays.stoppable() {
 		return a, tea.Quit
 	}
 	if a.dialog != nil || a.prompt.Active() {
@@ -311,7 +309,9 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 	case replayStarted:
 		return a.startReplay(o.plan)
 	case replayStopping:
-		return a.stopReplay(o)
+		a.replays.stop()
+		a.busy = "stopping the replay from " + o.source
+		return a, nil
 	}
 	a.dialog = nil
 	switch o := o.(type) {
