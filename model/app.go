@@ -67,7 +67,6 @@ type App struct {
 	mover       Mover
 	scheduler   Scheduler
 	limits      PeekFacter
-	conn        broker.StateWatcher
 	vhost       string
 	brokerLabel string
 	readOnly    bool
@@ -79,27 +78,20 @@ type App struct {
 	width  int
 	height int
 
-	// What the broker holds, as the observer saw it; found, loaded and
-	// refreshed are its Found, Loaded and At as of the last reading.
-	obs       ops.Observer
+	// What the broker holds, as the refresh loop's observer saw it;
+	// found, loaded and refreshed are its Found, Loaded and At as of the
+	// last reading.
 	found     []topology.Found
 	overview  broker.Overview
 	loaded    bool
 	refreshed time.Time
 
 	// The refresh loop.
-	interval     time.Duration
-	followBroker bool
-	timeout      time.Duration
-	pollGen      int
-	seq          int
-	pending      *request
-	fetchErr     *fetchFailure
+	loop refreshLoop
 
 	// The AMQP connection, and a one-second clock that runs only while
 	// something on screen counts (a reconnect countdown, a slow request).
-	connState broker.ConnState
-	clockOn   bool
+	amqp amqpWatch
 
 	// The screens, the one in front, the input line and the dialog open
 	// over them (nil: none). See component.go.
@@ -107,19 +99,11 @@ type App struct {
 	list   ladderList
 	ladder ladderView
 	peek   peekView
-	sched  scheduledView
+	sched  scheduled
 	prompt prompt
 	dialog dialog
-	// move is the replay running, if any; replaySeq numbers replays, so
-	// that the reports of one that ended are told from the current one's.
-	move      *replayRun
-	replaySeq int
-	// scan is the scan of scheduled messages, or the action on them,
-	// running if any; scanSeq numbers them as replaySeq does replays.
-	// reschedule is a reschedule waiting for its new time on the input line.
-	scan       *scanRun
-	scanSeq    int
-	reschedule *pendingAction
+	// replays is the replay running, if any.
+	replays replays
 
 	result ui.Result
 	busy   string
@@ -142,24 +126,24 @@ func New(opts Options) App {
 	st := ui.NewStyles(true)
 	a := App{
 		openName: opts.Ladder, now: now, styles: st,
-		interval: opts.Refresh, timeout: defaultTimeout,
+		loop:   refreshLoop{now: now, interval: opts.Refresh, timeout: defaultTimeout},
 		prompt: newPrompt(st),
 
 		contexts: opts.Contexts, context: opts.Context, connect: opts.Connect,
 	}
 	a.use(opts.Backends)
 	a.list = newLadderList(a.vhost, st, defaultNavKeys())
-	if a.interval <= 0 {
-		a.interval, a.followBroker = health.DefaultInterval, true
+	if a.loop.interval <= 0 {
+		a.loop.interval, a.loop.followBroker = health.DefaultInterval, true
 	}
-	a.obs = a.newObserver()
-	if a.conn != nil {
-		a.connState = a.conn.State()
+	a.loop.obs = newObserver(a.vhost, a.loop.interval)
+	if a.amqp.conn != nil {
+		a.amqp.state = a.amqp.conn.State()
 	}
 	// The first snapshot is requested by Init; record it here because
 	// Init cannot change the model.
-	a.seq = 1
-	a.pending = &request{read: a.obs.Next(), seq: 1, started: now()}
+	a.loop.seq = 1
+	a.loop.pending = &request{read: a.loop.obs.Next(), seq: 1, started: now()}
 	return a
 }
 
@@ -169,14 +153,14 @@ func New(opts Options) App {
 func (a App) Init() tea.Cmd {
 	cmds := []tea.Cmd{
 		tea.RequestBackgroundColor,
-		fetch(a.insp, a.pending.read, a.pending.seq, a.timeout, a.now),
-		fetchOverview(a.insp, a.timeout),
-		fetchDelays(a.insp, a.vhost, a.timeout),
-		fetchCapacity(a.insp, a.timeout),
-		a.poll(),
+		fetch(a.insp, a.loop.pending.read, a.loop.pending.seq, a.loop.timeout, a.now),
+		fetchOverview(a.insp, a.loop.timeout),
+		fetchDelays(a.insp, a.vhost, a.loop.timeout),
+		fetchCapacity(a.insp, a.loop.timeout),
+		a.loop.poll(),
 	}
-	if a.conn != nil {
-		cmds = append(cmds, watchConn(a.conn.Changes()))
+	if a.amqp.conn != nil {
+		cmds = append(cmds, watchConn(a.amqp.conn.Changes()))
 	}
 	return tea.Batch(cmds...)
 }
@@ -226,16 +210,19 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.resize() // the stale-data banner may have come or gone
 		return a, cmd
 	case connMsg, connClosedMsg, clockMsg:
-		return a.updateConn(msg)
+		cmd := a.amqp.update(msg, a.loop.slow(a.now()))
+		return a, cmd
 	case publishedMsg:
 		a.busy = ""
 		a.result = publishResult(msg)
 		a.showPublished(msg)
-		return a, a.refreshNow()
+		restart := a.loop.restart()
+		return a, restart
 	case purgedMsg:
 		a.busy = ""
 		a.result = purgeResult(msg)
-		return a, a.refreshNow()
+		restart := a.loop.restart()
+		return a, restart
 	case peekFactsMsg, peekedMsg:
 		return a.updatePeekReply(msg)
 	case queueLookedUpMsg:
@@ -243,7 +230,7 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case replayProgressMsg, replayDoneMsg:
 		return a.updateMove(msg)
 	case scanProgressMsg, scanDoneMsg, actionProgressMsg, actionPlannedMsg, actionDoneMsg:
-		return a.updateScan(msg)
+		return a.updateSched(msg)
 	case loggedMsg:
 		text, failed := logResult(msg.msg)
 		a.log.Finish(msg.id, text, failed)
@@ -258,11 +245,11 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 // updateKey routes a key press by focus: overlay, then input line, then
 // global keys, then the screen.
 func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	if key.Matches(msg, a.keys.global.ForceQuit) && a.scanning() && a.dialog == nil {
-		a.stopScan() // a scan or an action stops cleanly first; ctrl+c again quits
+	if key.Matches(msg, a.keys.global.ForceQuit) && a.sched.Working() && a.dialog == nil {
+		a.sched = a.sched.Stop() // a scan or an action stops cleanly first; ctrl+c again quits
 		return a, nil
 	}
-	if key.Matches(msg, a.keys.global.ForceQuit) && !a.replayStoppable() {
+	if key.Matches(msg, a.keys.global.ForceQuit) && !a.replays.stoppable() {
 		return a, tea.Quit
 	}
 	if a.dialog != nil || a.prompt.Active() {
@@ -289,7 +276,8 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return a, a.prompt.Open(promptFilter, a.currentFilter(), nil)
 	case key.Matches(msg, g.Refresh):
-		return a, a.refreshNow()
+		restart := a.loop.restart()
+		return a, restart
 	case key.Matches(msg, g.Back):
 		a.back()
 		return a, nil
@@ -321,7 +309,9 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 	case replayStarted:
 		return a.startReplay(o.plan)
 	case replayStopping:
-		return a.stopReplay(o)
+		a.replays.stop()
+		a.busy = "stopping the replay from " + o.source
+		return a, nil
 	}
 	a.dialog = nil
 	switch o := o.(type) {
@@ -331,7 +321,7 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 			return a.fail(err.Error())
 		}
 		a.busy = fmt.Sprintf("publishing %d to %s", req.count, req.trace.Exchange)
-		return a, logged(a.logPublish(req), publish(a.pub, o.ladder, req))
+		return a, logged(a.log.Add(a.now(), "publish", publishSent(req)...), publish(a.pub, o.ladder, req))
 	case purgeAnswered:
 		if !o.confirmed {
 			a.result = ui.Result{Kind: ui.ResultInfo, Text: "purge cancelled"}
@@ -339,21 +329,11 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 		}
 		n := len(o.plan.Queues)
 		a.busy = fmt.Sprintf("purging %d %s", n, topology.Plural(n, "queue", "queues"))
-		return a, logged(a.logPurge(o.plan), purge(a.purger, o.plan))
+		return a, logged(a.log.Add(a.now(), "purge", purgeSent(o.plan)...), purge(a.purger, o.plan))
 	case forceAnswered:
 		return a.forceAnswered(o)
-	case scanForced:
-		if !o.forced {
-			return a, nil
-		}
-		a.sched.force = true
-		return a.startScan(a.sched.filterText, a.sched.filter)
-	case actionAnswered:
-		if !o.confirmed {
-			a.result = ui.Result{Kind: ui.ResultInfo, Text: string(o.plan.Action) + " not done: the messages keep their due times"}
-			return a, nil
-		}
-		return a.startAction(o.plan)
+	case scanForced, actionAnswered:
+		return a.updateSched(o)
 	case replayClosed:
 		if o.nothingMoved {
 			a.result = ui.Result{Kind: ui.ResultInfo, Text: "replay cancelled: nothing was moved"}
@@ -399,7 +379,7 @@ func (a App) updateScreen(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case screenPeek:
 		return a.updatePeek(msg)
 	case screenScheduled:
-		return a.updateScheduled(msg)
+		return a.updateSched(msg)
 	}
 	return a.updateList(msg)
 }
@@ -500,16 +480,15 @@ func (a App) updatePrompt(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		switch kind {
 		case promptScheduled:
-			return a.applyScheduledFilter(value)
+			return a.updateSched(filterTyped{value})
 		case promptReschedule:
-			return a.rescheduleTyped(value)
+			return a.updateSched(dueTyped{value})
 		}
 		return a, nil
 	case promptCancelled:
 		a.prompt.Close()
 		if kind == promptReschedule {
-			a.reschedule = nil
-			a.result = ui.Result{Kind: ui.ResultInfo, Text: "reschedule not done: the messages keep their due times"}
+			return a.updateSched(dueCancelled{})
 		}
 		switch kind {
 		case promptFilter:
@@ -542,15 +521,18 @@ func (a *App) openPublish(l topology.Ladder, delay, dest string, count int) tea.
 
 // openPurge plans a purge and opens its confirmation.
 func (a App) openPurge(req ops.PurgeRequest) (App, tea.Cmd) {
-	return a.openPurgeIn(a.merged(), req)
+	return a.openPurgeIn(a.merged(), a.found, req)
 }
 
-// openPurgeIn plans a purge against snap and opens its confirmation.
-func (a App) openPurgeIn(snap topology.Snapshot, req ops.PurgeRequest) (App, tea.Cmd) {
+// openPurgeIn asks ops what a purge deletes, from snap and the ladders
+// found there (what the console holds, or what ops read by name), and
+// opens its confirmation.
+func (a App) openPurgeIn(snap topology.Snapshot, found []topology.Found, req ops.PurgeRequest) (App, tea.Cmd) {
 	if a.readOnly {
 		return a.refuse("purging")
 	}
-	p, err := a.planPurge(snap, req)
+	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
+	p, err := ops.PlanPurge(snap, found, v, req)
 	if err != nil {
 		return a.fail(err.Error())
 	}
@@ -582,8 +564,8 @@ func (a *App) showPublished(m publishedMsg) {
 // back is esc: close the innermost thing open.
 func (a *App) back() {
 	switch {
-	case a.screen == screenScheduled && a.scanning():
-		a.stopScan()
+	case a.screen == screenScheduled && a.sched.Working():
+		a.sched = a.sched.Stop()
 	case a.screen == screenScheduled:
 		a.screen = screenLadder
 	case a.screen == screenPeek:
@@ -653,17 +635,17 @@ func (a *App) rebuild() {
 	if !a.loaded {
 		return
 	}
-	rep := a.obs.Report(a.now())
-	if a.watchesAll() {
+	rep := a.loop.obs.Report(a.now())
+	if a.loop.watchesAll() {
 		// With a ladder open, the observer knows that ladder alone: the
 		// list keeps what it last showed until it is in front again.
-		a.found = a.obs.Found()
+		a.found = a.loop.obs.Found()
 		a.list.SetItems(rep.Ladders)
 	}
 	if a.screen != screenLadder && a.screen != screenScheduled {
 		return
 	}
-	a.ladder.SetBindings(topology.NewGraph(a.obs.Snapshot()))
+	a.ladder.SetBindings(topology.NewGraph(a.loop.obs.Snapshot()))
 	cur := a.ladder.Found().Ladder
 	for _, lr := range rep.Ladders {
 		if ops.SameLadder(lr.Found.Ladder, cur) {
@@ -740,13 +722,13 @@ func (a App) render() string {
 func (a App) body() string {
 	st, w, h := a.styles, a.width, a.bodyHeight()
 	switch {
-	case !a.loaded && a.fetchErr != nil:
-		return ui.Message("✗ cannot "+a.fetchErr.op+" on "+a.brokerLabel,
-			a.fetchErr.err.Error()+"\n\nretrying every "+topology.FormatSpan(a.interval)+" · r retries now · q quits", st.Danger, st, w, h)
+	case !a.loaded && a.loop.err != nil:
+		return ui.Message("✗ cannot "+a.loop.err.op+" on "+a.brokerLabel,
+			a.loop.err.err.Error()+"\n\nretrying every "+topology.FormatSpan(a.loop.interval)+" · r retries now · q quits", st.Danger, st, w, h)
 	case !a.loaded:
 		detail := ""
-		if a.pending != nil {
-			if wait := a.now().Sub(a.pending.started); wait > a.interval {
+		if a.loop.pending != nil {
+			if wait := a.now().Sub(a.loop.pending.started); wait > a.loop.interval {
 				detail = "no answer yet after " + topology.FormatAge(wait) + "; the broker is slow or unreachable\nq quits"
 			}
 		}
@@ -764,11 +746,11 @@ func (a App) body() string {
 // banner is one or two lines above the body while refreshes fail on data
 // already shown: the data stays, marked stale, with the whole reason.
 func (a App) banner() string {
-	if !a.loaded || a.fetchErr == nil {
+	if !a.loaded || a.loop.err == nil {
 		return ""
 	}
 	text := fmt.Sprintf("✗ %s failed: %s · showing data from %s, retrying every %s",
-		a.fetchErr.op, causeFirst(a.fetchErr.err), a.refreshed.Format("15:04:05"), topology.FormatSpan(a.interval))
+		a.loop.err.op, causeFirst(a.loop.err.err), a.refreshed.Format("15:04:05"), topology.FormatSpan(a.loop.interval))
 	return ui.Banner(text, a.styles.Danger, a.width, 2)
 }
 
@@ -813,14 +795,17 @@ func (a App) headerState() ui.HeaderState {
 	}
 	h := ui.HeaderState{
 		Broker: label, Vhost: a.vhost, ReadOnly: a.readOnly,
-		Refreshed: a.refreshed, Every: a.interval,
+		Refreshed: a.refreshed, Every: a.loop.interval,
 		Busy: a.busy, Result: a.result,
 		Crumbs: []string{"ladders"},
+	}
+	if h.Busy == "" {
+		h.Busy = a.sched.Status() // a scan or an action on scheduled messages
 	}
 	if v := a.overview.RabbitMQVersion; v != "" {
 		h.Version = "RabbitMQ " + v
 	}
-	h.AMQP = a.connView()
+	h.AMQP = a.amqp.view(a.now(), a.loop.err, a.loaded)
 	h.Refresh = a.refreshView()
 	if a.screen == screenPeek {
 		if a.peek.Back() == screenLadder {
@@ -852,10 +837,10 @@ func (a App) headerState() ui.HeaderState {
 func (a App) refreshView() ui.Conn {
 	now := a.now()
 	switch {
-	case a.pending != nil && now.Sub(a.pending.started) > a.interval:
-		wait := topology.FormatAge(now.Sub(a.pending.started))
+	case a.loop.pending != nil && now.Sub(a.loop.pending.started) > a.loop.interval:
+		wait := topology.FormatAge(now.Sub(a.loop.pending.started))
 		return ui.Conn{Kind: ui.ConnWaiting, Text: "waiting for broker " + wait, Short: "waiting " + wait}
-	case a.fetchErr != nil && a.conn != nil:
+	case a.loop.err != nil && a.amqp.conn != nil:
 		return ui.Conn{Kind: ui.ConnDown, Text: "stale since " + a.refreshed.Format("15:04:05"), Short: "stale"}
 	}
 	return ui.Conn{}

@@ -316,8 +316,8 @@ func TestCommandLine(t *testing.T) {
 	a = keys(t, a, ":")
 	a = typeText(t, a, "refresh 10")
 	a = keys(t, a, "enter")
-	if a.interval != 10*time.Second || a.followBroker {
-		t.Fatalf(":refresh 10 set %s", a.interval)
+	if a.loop.interval != 10*time.Second || a.loop.followBroker {
+		t.Fatalf(":refresh 10 set %s", a.loop.interval)
 	}
 	a = keys(t, a, ":")
 	a = typeText(t, a, "frobnicate")
@@ -383,14 +383,14 @@ func TestRefreshLoop(t *testing.T) {
 	a = load(t, a, fb)
 
 	// A tick of an older loop does nothing.
-	b, seen := run(t, a, pollMsg{gen: a.pollGen - 1})
-	if len(seen) != 0 || b.pending != nil {
+	b, seen := run(t, a, pollMsg{gen: a.loop.gen - 1})
+	if len(seen) != 0 || b.loop.pending != nil {
 		t.Fatalf("a stale tick started a request: %v", seen)
 	}
 	// A current tick fetches statistics (one request), not a snapshot.
 	c.advance(5 * time.Second)
 	before := fb.calls["stats"]
-	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 	if fb.calls["stats"] != before+1 {
 		t.Fatalf("tick made %d stats requests", fb.calls["stats"]-before)
 	}
@@ -400,17 +400,17 @@ func TestRefreshLoop(t *testing.T) {
 	// Every sixth tick reads the whole snapshot.
 	snaps := fb.calls["snapshot"]
 	for i := 0; i < ops.SnapshotEvery; i++ {
-		a, _ = run(t, a, pollMsg{gen: a.pollGen})
+		a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 	}
 	if fb.calls["snapshot"] != snaps+1 {
 		t.Errorf("%d ticks made %d snapshots, want 1", ops.SnapshotEvery, fb.calls["snapshot"]-snaps)
 	}
 	// r restarts the loop with a snapshot.
-	gen := a.pollGen
+	gen := a.loop.gen
 	snaps = fb.calls["snapshot"]
 	a, _ = run(t, a, press("r"))
-	if a.pollGen != gen+1 || fb.calls["snapshot"] != snaps+1 {
-		t.Errorf("r: generation %d→%d, snapshots +%d", gen, a.pollGen, fb.calls["snapshot"]-snaps)
+	if a.loop.gen != gen+1 || fb.calls["snapshot"] != snaps+1 {
+		t.Errorf("r: generation %d→%d, snapshots +%d", gen, a.loop.gen, fb.calls["snapshot"]-snaps)
 	}
 }
 
@@ -422,9 +422,9 @@ func TestNewQueueTriggersSnapshot(t *testing.T) {
 	fb.snap = fb.snap.Merge(fixture.Billing().Plan().Snapshot())
 	fb.mu.Unlock()
 	snaps := fb.calls["snapshot"]
-	a, _ = run(t, update(t, a, pollMsg{gen: a.pollGen}), nil)
-	a.pending = nil
-	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	a, _ = run(t, update(t, a, pollMsg{gen: a.loop.gen}), nil)
+	a.loop.pending = nil
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 	if fb.calls["snapshot"] <= snaps {
 		t.Fatal("new queues in the statistics did not trigger a snapshot")
 	}
@@ -439,8 +439,8 @@ func TestFailingBrokerIsState(t *testing.T) {
 	a = load(t, a, fb)
 	fb.err = errRefused
 	c.advance(5 * time.Second)
-	a, _ = run(t, a, pollMsg{gen: a.pollGen})
-	if a.fetchErr == nil {
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
+	if a.loop.err == nil {
 		t.Fatal("a failing refresh left no trace")
 	}
 	s := plainView(t, a)
@@ -456,8 +456,8 @@ func TestFailingBrokerIsState(t *testing.T) {
 	// Recovery clears the state.
 	fb.err = nil
 	c.advance(5 * time.Second)
-	a, _ = run(t, a, pollMsg{gen: a.pollGen})
-	if a.fetchErr != nil || strings.Contains(plainView(t, a), "connect: connection") {
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
+	if a.loop.err != nil || strings.Contains(plainView(t, a), "connect: connection") {
 		t.Fatal("the failure outlived a successful refresh")
 	}
 }
@@ -469,7 +469,7 @@ func TestSlowBrokerIsState(t *testing.T) {
 	// Nothing answers: the first request is pending, and ticks do not pile
 	// more requests onto the broker.
 	c.advance(6 * time.Second)
-	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 	s := plainView(t, a)
 	if !strings.Contains(s, "waiting for broker 6s") || !strings.Contains(s, "no answer yet after 6s") {
 		t.Fatalf("a slow broker is not shown:\n%s", s)
@@ -477,7 +477,7 @@ func TestSlowBrokerIsState(t *testing.T) {
 	if n := fb.calls["snapshot"] + fb.calls["stats"]; n != 0 {
 		t.Errorf("%d more requests sent to a broker that has not answered", n)
 	}
-	if !a.clockOn {
+	if !a.amqp.clockOn {
 		t.Error("the waiting time should tick")
 	}
 	a = keys(t, a, "?")
@@ -487,9 +487,9 @@ func TestSlowBrokerIsState(t *testing.T) {
 	// Past twice the timeout, the request is given up and reported.
 	a = keys(t, a, "esc")
 	c.advance(2 * defaultTimeout)
-	a, _ = run(t, a, pollMsg{gen: a.pollGen})
-	if a.fetchErr == nil || !strings.Contains(a.fetchErr.err.Error(), "no answer after") {
-		t.Fatalf("an abandoned request is not reported: %+v", a.fetchErr)
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
+	if a.loop.err == nil || !strings.Contains(a.loop.err.err.Error(), "no answer after") {
+		t.Fatalf("an abandoned request is not reported: %+v", a.loop.err)
 	}
 }
 
@@ -510,13 +510,13 @@ func TestStuckDetectionOverTime(t *testing.T) {
 	// rung 02 holds messages for 4s; allow two 5s intervals of slack.
 	for i := 0; i < 2; i++ {
 		c.advance(5 * time.Second)
-		a, _ = run(t, a, pollMsg{gen: a.pollGen})
+		a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 	}
 	if stuck() {
 		t.Fatal("stuck after 10s; the TTL plus slack is 14s")
 	}
 	c.advance(5 * time.Second)
-	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 	if !stuck() {
 		t.Fatal("a depth unchanged for 15s on a 4s rung is not flagged")
 	}
@@ -549,7 +549,7 @@ func TestConnectionStates(t *testing.T) {
 	a, _ := newApp(t, fb, Options{Backends: Backends{Conn: conn}}, 80, 24)
 	m, cmd := a.Update(connMsg{broker.ConnState{Status: broker.Reconnecting, NextAttempt: c.now().Add(5 * time.Second)}, conn.ch})
 	a = m.(App)
-	if cmd == nil || !a.clockOn {
+	if cmd == nil || !a.amqp.clockOn {
 		t.Fatal("reconnecting should re-arm the watch and start the countdown clock")
 	}
 }
@@ -696,14 +696,14 @@ func TestCursorFollowsTheTopUntilMoved(t *testing.T) {
 	fb.mu.Lock()
 	fb.snap = busy
 	fb.mu.Unlock()
-	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 	if r, _ := a.ladder.Selected(); r.Kind != health.RungRow {
 		t.Fatalf("the rungs filled, but the unmoved cursor is on %s", r.Queue)
 	}
 	// Once moved, the cursor stays on its queue across refreshes.
 	a = keys(t, a, "j")
 	cur, _ := a.ladder.Selected()
-	a, _ = run(t, a, pollMsg{gen: a.pollGen})
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 	if r, _ := a.ladder.Selected(); r.Queue != cur.Queue {
 		t.Fatalf("after j and a refresh the cursor moved from %s to %s", cur.Queue, r.Queue)
 	}
@@ -729,7 +729,7 @@ func TestStallDetectionOverTime(t *testing.T) {
 	}
 	tick := func() {
 		c.advance(5 * time.Second)
-		a, _ = run(t, a, pollMsg{gen: a.pollGen})
+		a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 	}
 	// jobs.rung.03.1 (TTL 4.096s): the window is 14.096s.
 	tick()

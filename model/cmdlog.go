@@ -70,8 +70,9 @@ func logged(id int, cmd tea.Cmd) tea.Cmd {
 	return func() tea.Msg { return loggedMsg{id, cmd()} }
 }
 
-// logPublish records a publish exactly as it goes out.
-func (a *App) logPublish(req publishRequest) int {
+// publishSent is a publish as the command log records it: exactly as it
+// goes out.
+func publishSent(req publishRequest) []string {
 	tr := req.trace
 	sent := []string{
 		"exchange=" + tr.Exchange, "routing_key=" + tr.Key, fmt.Sprintf("count=%d", req.count),
@@ -89,8 +90,7 @@ func (a *App) logPublish(req publishRequest) int {
 			sent = append(sent, fmt.Sprintf("header %s=%v", k, m.Headers[k]))
 		}
 	}
-	sent = append(sent, fmt.Sprintf("(delay %s → %s)", topology.FormatSpan(tr.Delay), tr.Target))
-	return a.log.Add(a.now(), "publish", sent...)
+	return append(sent, fmt.Sprintf("(delay %s → %s)", topology.FormatSpan(tr.Delay), tr.Target))
 }
 
 func deliveryMode(persistent bool) string {
@@ -100,13 +100,14 @@ func deliveryMode(persistent bool) string {
 	return "delivery_mode=1"
 }
 
-// logPurge records a purge of its queues, in the order they are purged.
-func (a *App) logPurge(p ops.PurgePlan) int {
+// purgeSent is a purge as the command log records it: its queues, in the
+// order they are purged.
+func purgeSent(p ops.PurgePlan) []string {
 	sent := make([]string, 0, len(p.Queues))
 	for _, q := range p.Queues {
 		sent = append(sent, "queue="+q.Queue)
 	}
-	return a.log.Add(a.now(), "purge", sent...)
+	return sent
 }
 
 // logResult words a logged reply for the log.
@@ -174,7 +175,8 @@ type Backends struct {
 
 // use points the console at b's clients.
 func (a *App) use(b Backends) {
-	a.insp, a.pub, a.purger, a.conn, a.closeBackends = b.Inspector, b.Publisher, b.Purger, b.Conn, b.Close
+	a.insp, a.pub, a.purger, a.amqp.conn, a.closeBackends = b.Inspector, b.Publisher, b.Purger, b.Conn, b.Close
+	a.loop.insp = b.Inspector
 	a.peeker, a.mover, a.limits, a.scheduler = b.Peeker, b.Mover, b.Limits, b.Scheduler
 	a.vhost = b.Vhost
 	if a.vhost == "" {
@@ -251,19 +253,19 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	b := m.b
 	a.use(b)
 	a.context = m.name
-	a.overview, a.loaded, a.fetchErr, a.pending = broker.Overview{}, false, nil, nil
+	a.overview, a.loaded, a.loop.err, a.loop.pending = broker.Overview{}, false, nil, nil
 	a.screen, a.dialog = screenList, nil
 	a.list = newLadderList(a.vhost, a.styles, a.keys.nav)
 	a.ladder = ladderView{}
 	a.peek = peekView{}
-	a.obs, a.found = a.newObserver(), nil // after the screens: it watches the list's scope
-	a.pollGen++
+	a.loop.obs, a.found = newObserver(a.vhost, a.loop.interval), nil // after the screens: it watches the list's scope
+	a.loop.gen++
 	a.result = ui.Result{Kind: ui.ResultOK, Text: "context " + m.name + ": " + b.BrokerLabel + " · vhost " + a.vhost}
 	a.resize()
-	cmds := []tea.Cmd{a.startFetch(a.obs.Next()), fetchOverview(a.insp, a.timeout), a.poll()}
-	if a.conn != nil {
-		a.connState = a.conn.State()
-		cmds = append(cmds, watchConn(a.conn.Changes()))
+	cmds := []tea.Cmd{a.loop.start(a.loop.obs.Next()), fetchOverview(a.insp, a.loop.timeout), a.loop.poll()}
+	if a.amqp.conn != nil {
+		a.amqp.state = a.amqp.conn.State()
+		cmds = append(cmds, watchConn(a.amqp.conn.Changes()))
 	}
 	return a, tea.Batch(cmds...)
 }

@@ -168,8 +168,8 @@ func TestContextSwitch(t *testing.T) {
 	}
 	// The old connection's last words do not touch the new state.
 	a = update(t, a, connMsg{broker.ConnState{Status: broker.Closed}, oldConn.ch})
-	if a.connState.Status != broker.Connected {
-		t.Fatalf("old connection's state leaked: %v", a.connState.Status)
+	if a.amqp.state.Status != broker.Connected {
+		t.Fatalf("old connection's state leaked: %v", a.amqp.state.Status)
 	}
 	var ops []string
 	for _, e := range a.log.entries {

@@ -161,7 +161,8 @@ func (a App) purgeCommand(name string) (App, tea.Cmd) {
 
 func (a App) refreshCommand(args []string) (App, tea.Cmd) {
 	if len(args) == 0 {
-		return a, a.refreshNow()
+		restart := a.loop.restart()
+		return a, restart
 	}
 	text := args[0]
 	if _, err := strconv.Atoi(text); err == nil {
@@ -172,7 +173,8 @@ func (a App) refreshCommand(args []string) (App, tea.Cmd) {
 		return a.fail(fmt.Sprintf("refresh interval %q: want a duration of at least 1s, e.g. :refresh 10s", args[0]))
 	}
 	a.result = ui.Result{Kind: ui.ResultOK, Text: "refreshing every " + topology.FormatSpan(d)}
-	return a, a.setInterval(d)
+	restart := a.loop.setInterval(d, a.overview.StatsInterval)
+	return a, restart
 }
 
 // refuse explains that an action is off in read-only mode.

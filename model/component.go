@@ -19,9 +19,11 @@ import (
 // child only through its exported methods, never its fields. There are
 // two kinds of child:
 //
-//   - screens (ladderList, ladderView, peekView) live side by side in the
-//     App and keep their state while another is in front; the App sizes
-//     and styles them all at once (see App.screens).
+//   - screens (ladderList, ladderView, peekView, scheduled) live side by
+//     side in the App and keep their state while another is in front; the
+//     App sizes and styles them all at once (see App.screens). The
+//     scheduled screen runs scans and actions of its own: each step
+//     answers with a schedOutcome the App carries out (App.updateSched).
 //   - dialogs (help, the command log, publish, purge, the forced-peek
 //     refusal, replay) are drawn over the screen, one at a time. The App
 //     holds the open one as a dialog; when the operator answers, it tells
@@ -55,8 +57,9 @@ type frame struct {
 }
 
 // outcome is what a dialog asks of the App: closed, publishSubmitted,
-// purgeAnswered, forceAnswered, replayStarted, replayStopping or
-// replayClosed. App.act does it.
+// purgeAnswered, forceAnswered, scanForced, actionAnswered, replayStarted,
+// replayStopping or replayClosed. App.act does it (the scheduled screen's
+// two through App.updateSched).
 type outcome any
 
 // closed means the dialog closed with nothing left to do.

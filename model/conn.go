@@ -42,52 +42,63 @@ func tickClock() tea.Cmd {
 	return tea.Tick(time.Second, func(time.Time) tea.Msg { return clockMsg{} })
 }
 
-// needClock reports whether anything on screen changes by itself.
-func (a App) needClock() bool {
-	return a.conn != nil && a.connState.Status == broker.Reconnecting ||
-		a.pending != nil && a.now().Sub(a.pending.started) > a.interval
+// amqpWatch follows the AMQP connection's state and runs a one-second
+// clock only while something on screen counts by itself (a reconnect
+// countdown, a slow request).
+type amqpWatch struct {
+	conn    broker.StateWatcher
+	state   broker.ConnState
+	clockOn bool
+}
+
+// needClock reports whether anything on screen changes by itself; slow
+// says a refresh is taking longer than its interval.
+func (w amqpWatch) needClock(slow bool) bool {
+	return w.conn != nil && w.state.Status == broker.Reconnecting || slow
 }
 
 // ensureClock starts the clock if it is needed and not running.
-func (a *App) ensureClock() tea.Cmd {
-	if a.clockOn || !a.needClock() {
+func (w *amqpWatch) ensureClock(slow bool) tea.Cmd {
+	if w.clockOn || !w.needClock(slow) {
 		return nil
 	}
-	a.clockOn = true
+	w.clockOn = true
 	return tickClock()
 }
 
-func (a App) updateConn(msg tea.Msg) (App, tea.Cmd) {
+// update takes a change of the connection's state or a tick of the clock.
+func (w *amqpWatch) update(msg tea.Msg, slow bool) tea.Cmd {
 	switch msg := msg.(type) {
 	case connMsg:
-		if a.conn == nil || msg.from != a.conn.Changes() {
-			return a, nil // a connection the console has left
+		if w.conn == nil || msg.from != w.conn.Changes() {
+			return nil // a connection the console has left
 		}
-		a.connState = msg.state
-		return a, tea.Batch(watchConn(a.conn.Changes()), a.ensureClock())
+		w.state = msg.state
+		return tea.Batch(watchConn(w.conn.Changes()), w.ensureClock(slow))
 	case clockMsg:
-		if !a.needClock() {
-			a.clockOn = false
-			return a, nil
+		if !w.needClock(slow) {
+			w.clockOn = false
+			return nil
 		}
-		return a, tickClock()
+		return tickClock()
 	}
-	return a, nil
+	return nil
 }
 
-// connView words the AMQP connection for the header. Without a watched
-// connection, the management API's health stands in.
-func (a App) connView() ui.Conn {
-	if a.conn == nil {
+// view words the AMQP connection for the header. Without a watched
+// connection, the management API's health stands in: failed is the last
+// refresh error, loaded whether one has succeeded.
+func (w amqpWatch) view(now time.Time, failed *fetchFailure, loaded bool) ui.Conn {
+	if w.conn == nil {
 		switch {
-		case a.fetchErr != nil:
-			return ui.Conn{Kind: ui.ConnDown, Text: "unreachable since " + a.fetchErr.at.Format("15:04:05"), Short: "unreachable"}
-		case a.loaded:
+		case failed != nil:
+			return ui.Conn{Kind: ui.ConnDown, Text: "unreachable since " + failed.at.Format("15:04:05"), Short: "unreachable"}
+		case loaded:
 			return ui.Conn{Kind: ui.ConnUp, Text: "connected"}
 		}
 		return ui.Conn{Kind: ui.ConnWaiting, Text: "connecting"}
 	}
-	s := a.connState
+	s := w.state
 	switch s.Status {
 	case broker.Connected:
 		return ui.Conn{Kind: ui.ConnUp, Text: "connected"}
@@ -95,7 +106,7 @@ func (a App) connView() ui.Conn {
 		return ui.Conn{Kind: ui.ConnWaiting, Text: "connecting"}
 	case broker.Reconnecting:
 		when := "now"
-		if wait := s.NextAttempt.Sub(a.now()); wait > 0 {
+		if wait := s.NextAttempt.Sub(now); wait > 0 {
 			// Round up: "in 0s" would read as a reconnect that never comes.
 			when = "in " + topology.FormatAge((wait + time.Second - 1).Truncate(time.Second))
 		}

@@ -213,8 +213,8 @@ func update(t *testing.T, a App, msg tea.Msg) App {
 // snapshot of the ladder it opened (Options.Ladder) if it opened one.
 func load(t *testing.T, a App, fb *fakeBroker) App {
 	t.Helper()
-	for i := 0; i < 2 && a.pending != nil; i++ {
-		a = update(t, a, readMsg{seq: a.pending.seq, r: a.pending.read.Do(context.Background(), fb, a.now)})
+	for i := 0; i < 2 && a.loop.pending != nil; i++ {
+		a = update(t, a, readMsg{seq: a.loop.pending.seq, r: a.loop.pending.read.Do(context.Background(), fb, a.now)})
 	}
 	return a
 }

@@ -23,8 +23,8 @@ type ladderList struct {
 	offset int
 	w, h   int
 	// delays are the vhost's delays outside the ladders listed, shown
-	// under them; taken from delaySnap against the ladders on every
-	// change of either.
+	// under them; ops takes them from delaySnap against the ladders on
+	// every change of either.
 	delays    topology.Inventory
 	delaySnap *topology.Snapshot
 	delayed   map[string]int64
@@ -55,7 +55,7 @@ func (l *ladderList) takeDelays() {
 	for _, it := range l.items {
 		found = append(found, it.Found)
 	}
-	l.delays = topology.TakeInventory(*l.delaySnap, found).WithDelayed(l.delayed)
+	l.delays = ops.DelayInventory(l.vhost, *l.delaySnap, l.delayed, found)
 }
 
 // rowsH is the list's height without the delays under it.

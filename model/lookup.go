@@ -7,30 +7,21 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
 // The console's snapshot holds only what it shows: the ladders' objects
-// on the list, the open ladder's with a ladder open. An operation on any
-// other queue (peek, replay or purge of a queue named on the command
-// line, a purge of a ladder not on screen, a replay's destination) reads
-// those queues by name when it is asked for, in a command, rather than
-// the whole vhost on every refresh.
+// on the list, the open ladder's with a ladder open. An operation on what
+// it holds plans from it at once: a queue in the snapshot, a ladder the
+// observer's scope watches (ops.Scope.Watches). Any other (a peek, replay
+// or purge of a queue named on the command line, a purge of a ladder not
+// on screen) reads what the CLI's same operation reads, through the same
+// ops.Read* functions, in a command, rather than the whole vhost on every
+// refresh.
 
 // lookupTimeout bounds reading queues by name.
 const lookupTimeout = 15 * time.Second
-
-// lookupQueues reads queues by name off the UI goroutine; answer words
-// the result as the message its asker expects.
-func lookupQueues(insp broker.Inspector, vhost string, names []string, answer func(qs []topology.Queue, err error) tea.Msg) tea.Cmd {
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
-		defer cancel()
-		return answer(ops.LookupQueues(ctx, insp, vhost, names))
-	}
-}
 
 // queueWant says what queues looked up by name are for.
 type queueWant int
@@ -44,49 +35,80 @@ const (
 
 // queueLookup is what the App asks to read, and why.
 type queueLookup struct {
-	names  []string
-	want   queueWant
+	name   string           // the queue
+	want   queueWant        // what for
 	n      int              // how many to peek
-	ladder *topology.Ladder // the ladder to purge
+	ladder *topology.Ladder // the ladder to purge, or to replay into
 }
 
-// queueLookedUpMsg answers a lookup the App asked for: the queues the
-// vhost has of those names, or why they could not be read.
+// queueLookedUpMsg answers a lookup the App asked for with what ops read
+// for it, or why it could not.
 type queueLookedUpMsg struct {
 	queueLookup
-	qs  []topology.Queue
-	err error
+	peek  ops.PeekRequest   // wantPeek: ops.ReadPeek's request
+	view  *ops.BrokerView   // wantReplay: ops.ReadReplay's view
+	snap  topology.Snapshot // wantPurge and wantPurgeLadder: ops.ReadPurge's
+	found []topology.Found
+	err   error
+}
+
+// readFor reads, off the UI goroutine, what the CLI's same operation
+// reads.
+func readFor(insp ops.Inspector, pf ops.PeekFacter, vhost string, lu queueLookup) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+		defer cancel()
+		m := queueLookedUpMsg{queueLookup: lu}
+		switch lu.want {
+		case wantPeek:
+			m.peek, m.err = ops.ReadPeek(ctx, insp, pf, vhost, lu.name)
+		case wantReplay:
+			into := ""
+			if lu.ladder != nil {
+				into = lu.ladder.Name
+			}
+			m.view, m.err = ops.ReadReplay(ctx, insp, vhost, ops.ReplayRequest{Source: lu.name}, into)
+		case wantPurge:
+			m.snap, m.found, m.err = ops.ReadPurge(ctx, insp, vhost, lu.name, "")
+		case wantPurgeLadder:
+			m.snap, m.found, m.err = ops.ReadPurge(ctx, insp, vhost, "", lu.ladder.Name)
+		}
+		return m
+	}
 }
 
 // withQueue does what want asks of the named queue: at once when the
-// snapshot holds it, else once it has been read by name.
+// snapshot holds it, else once ops has read it.
 func (a App) withQueue(name string, want queueWant, n int) (App, tea.Cmd) {
 	if q, ok := a.merged().Queue(name); ok {
 		return a.onQueue(q, want, n)
 	}
-	return a.lookUp(queueLookup{names: []string{name}, want: want, n: n})
+	lu := queueLookup{name: name, want: want, n: n}
+	if want == wantReplay {
+		if f, ok := a.replayLadder(name); ok {
+			lu.ladder = &f.Ladder
+		}
+	}
+	return a.lookUp(lu)
 }
 
 // purgeLadder plans a purge of a ladder from the snapshot when the
-// observer reads it, else once its queues have been read by name: with
-// another ladder open, the snapshot holds that one's alone.
+// observer watches it, else once ops has read its objects: with another
+// ladder open, the snapshot holds that one's alone.
 func (a App) purgeLadder(l topology.Ladder) (App, tea.Cmd) {
-	if a.watchesAll() || a.screen == screenLadder && ops.SameLadder(a.ladder.Found().Ladder, l) {
+	if a.loop.obs.Scope().Watches(l) {
 		return a.openPurge(ops.PurgeRequest{Ladder: l})
 	}
-	req := ops.PurgeRequest{Ladder: l}
-	return a.lookUp(queueLookup{names: req.Queues(), want: wantPurgeLadder, ladder: &l})
+	return a.lookUp(queueLookup{name: l.Name, want: wantPurgeLadder, ladder: &l})
 }
 
-// lookUp reads the queues the lookup names, saying so meanwhile.
+// lookUp reads what the lookup asks for, saying so meanwhile.
 func (a App) lookUp(lu queueLookup) (App, tea.Cmd) {
-	a.busy = "looking up queue " + lu.names[0]
-	if lu.ladder != nil {
-		a.busy = "reading the queues of ladder " + lu.ladder.Name
+	a.busy = "looking up queue " + lu.name
+	if lu.want == wantPurgeLadder {
+		a.busy = "reading the queues of ladder " + lu.name
 	}
-	return a, lookupQueues(a.insp, a.vhost, lu.names, func(qs []topology.Queue, err error) tea.Msg {
-		return queueLookedUpMsg{queueLookup: lu, qs: qs, err: err}
-	})
+	return a, readFor(a.insp, a.limits, a.vhost, lu)
 }
 
 // queueLookedUp carries on with what the lookup was for, or says in one
@@ -99,14 +121,21 @@ func (a App) queueLookedUp(msg queueLookedUpMsg) (App, tea.Cmd) {
 		return a, nil
 	case msg.err != nil:
 		return a.fail(msg.err.Error())
+	case msg.want == wantPeek:
+		return a.gatePeek(msg.peek, msg.n)
 	case msg.want == wantPurgeLadder:
-		return a.openPurgeIn(ops.WithQueues(a.merged(), msg.qs...), ops.PurgeRequest{Ladder: *msg.ladder})
-	case len(msg.qs) == 0 && msg.want == wantPurge:
-		return a.fail(fmt.Sprintf("no queue or ladder %q in vhost %s", msg.names[0], a.vhost))
-	case len(msg.qs) == 0:
-		return a.fail((&ops.NoQueueError{Queue: msg.names[0], Vhost: a.vhost}).Error())
+		return a.openPurgeIn(msg.snap, msg.found, ops.PurgeRequest{Ladder: *msg.ladder})
+	case msg.want == wantReplay:
+		if q, ok := msg.view.Snap.Queue(msg.name); ok {
+			return a.replayQueue(q, msg.view)
+		}
+	default:
+		if q, ok := msg.snap.Queue(msg.name); ok {
+			return a.openPurgeIn(ops.WithQueues(a.merged(), q), a.found, ops.PurgeRequest{Queue: q.Name})
+		}
+		return a.fail(fmt.Sprintf("no queue or ladder %q in vhost %s", msg.name, a.vhost))
 	}
-	return a.onQueue(msg.qs[0], msg.want, msg.n)
+	return a.fail((&ops.NoQueueError{Queue: msg.name, Vhost: a.vhost}).Error())
 }
 
 func (a App) onQueue(q topology.Queue, want queueWant, n int) (App, tea.Cmd) {
@@ -114,9 +143,9 @@ func (a App) onQueue(q topology.Queue, want queueWant, n int) (App, tea.Cmd) {
 	case wantPeek:
 		return a.peekQueue(q, n)
 	case wantReplay:
-		return a.replayQueue(q)
+		return a.replayQueue(q, nil)
 	case wantPurge:
-		return a.openPurgeIn(ops.WithQueues(a.merged(), q), ops.PurgeRequest{Queue: q.Name})
+		return a.openPurgeIn(ops.WithQueues(a.merged(), q), a.found, ops.PurgeRequest{Queue: q.Name})
 	}
 	return a.fail(fmt.Sprintf("nothing to do with queue %s", q.Name))
 }
@@ -130,16 +159,19 @@ type destLookedUpMsg struct {
 }
 
 // destLookup is the replay form's way to read a destination queue the
-// snapshot does not hold.
+// snapshot does not hold: by name, as ops.ReadReplay reads one.
 func (a App) destLookup() func(name string) tea.Cmd {
 	insp, vhost := a.insp, a.vhost
 	return func(name string) tea.Cmd {
-		return lookupQueues(insp, vhost, []string{name}, func(qs []topology.Queue, err error) tea.Msg {
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+			defer cancel()
+			qs, err := ops.LookupQueues(ctx, insp, vhost, []string{name})
 			m := destLookedUpMsg{name: name, err: err, found: len(qs) > 0}
 			if m.found {
 				m.q = qs[0]
 			}
 			return m
-		})
+		}
 	}
 }

@@ -98,7 +98,8 @@ func (a App) openPeek(queue string, n int) (App, tea.Cmd) {
 	return a.withQueue(queue, wantPeek, n)
 }
 
-// peekQueue weighs the risk of peeking q and peeks.
+// peekQueue weighs the risk of peeking q, which the snapshot holds, and
+// peeks.
 func (a App) peekQueue(q topology.Queue, n int) (App, tea.Cmd) {
 	if ops.PeekReadsFacts(q) && a.limits != nil {
 		a.busy = "reading the delivery limit of " + q.Name
@@ -107,20 +108,29 @@ func (a App) peekQueue(q topology.Queue, n int) (App, tea.Cmd) {
 	// A quorum queue's facts are unknown without a management client to
 	// read them; the release is the header's.
 	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
-	return a.assessPeek(q, n, ops.ReadPeekFacts(context.Background(), nil, a.vhost, q, v))
+	return a.gatePeek(peekRequest(q, a.ladders(), ops.ReadPeekFacts(context.Background(), nil, a.vhost, q, v)), n)
 }
 
-// assessPeek refuses, asks for force, or peeks, as ops.GatePeek says.
-func (a App) assessPeek(q topology.Queue, n int, f broker.PeekFacts) (App, tea.Cmd) {
-	g := ops.GatePeek(ops.PeekRequest{Queue: q, Ladders: a.ladders(), Version: f.Version, Limit: f.Limit, LimitKnown: f.LimitKnown,
-		DelayedRetries: f.DelayedRetries, ReadOnly: a.readOnly})
-	switch g.Verdict {
-	case ops.PeekReadOnly:
-		return a, a.openForce(newPeekForce(g.Risk, n, true, a.styles))
-	case ops.PeekNeedsForce:
-		return a, a.openForce(newPeekForce(g.Risk, n, false, a.styles))
+// peekRequest is the gate's request to peek q, one of ladders' queues or
+// none's, with its facts f.
+func peekRequest(q topology.Queue, ladders []topology.Ladder, f broker.PeekFacts) ops.PeekRequest {
+	return ops.PeekRequest{Queue: q, Ladders: ladders, Version: f.Version, Limit: f.Limit, LimitKnown: f.LimitKnown, DelayedRetries: f.DelayedRetries}
+}
+
+// gatePeek refuses, asks for force, or peeks, as ops.GatePeek says. A
+// release the facts did not say is the header's.
+func (a App) gatePeek(req ops.PeekRequest, n int) (App, tea.Cmd) {
+	if req.Version == (topology.Version{}) {
+		req.Version, _ = topology.ParseVersion(a.overview.RabbitMQVersion)
 	}
-	return a.runPeek(q.Name, n, g.Risk, false)
+	req.ReadOnly = a.readOnly
+	g := ops.GatePeek(req)
+	switch g.Verdict {
+	case ops.PeekReadOnly, ops.PeekNeedsForce:
+		c := newPeekForce(g.Risk, n, g.Verdict == ops.PeekReadOnly, a.styles)
+		return a, a.open(c, c.Init())
+	}
+	return a.runPeek(req.Queue.Name, n, g.Risk, false)
 }
 
 // runPeek peeks, logging it: a peek changes what consumers see (the
@@ -141,7 +151,7 @@ func (a App) updatePeekReply(msg tea.Msg) (App, tea.Cmd) {
 	a.busy = ""
 	switch msg := msg.(type) {
 	case peekFactsMsg:
-		return a.assessPeek(msg.q, msg.n, msg.facts)
+		return a.gatePeek(peekRequest(msg.q, a.ladders(), msg.facts), msg.n)
 	case peekedMsg:
 		a.showPeek(msg)
 	}
@@ -466,12 +476,6 @@ func (c peekForce) View() string {
 		lines = append(lines, c.st.Muted.Render("· "+e))
 	}
 	return c.view(title, lines, 76)
-}
-
-// openForce opens the refusal dialog.
-func (a *App) openForce(c peekForce) tea.Cmd {
-	init := c.Init()
-	return a.open(c, init)
 }
 
 // forceAnswered does what the operator answered to the refusal.

@@ -26,13 +26,6 @@ type purgeConfirm struct {
 	plan  ops.PurgePlan
 }
 
-// planPurge asks ops what a purge deletes, from snap: the data on screen,
-// with a queue read by name added.
-func (a App) planPurge(snap topology.Snapshot, req ops.PurgeRequest) (ops.PurgePlan, error) {
-	v, _ := topology.ParseVersion(a.overview.RabbitMQVersion)
-	return ops.PlanPurge(snap, a.found, v, req)
-}
-
 // newPurgeConfirm confirms a planned purge: of one queue, or of a ladder.
 func newPurgeConfirm(p ops.PurgePlan, st ui.Styles) purgeConfirm {
 	if p.Ladder != nil {

@@ -44,12 +44,6 @@ type readMsg struct {
 // overviewMsg describes the broker, for the header and the refresh rate.
 type overviewMsg struct{ ov broker.Overview }
 
-// poll arms the next tick of the current loop.
-func (a App) poll() tea.Cmd {
-	gen := a.pollGen
-	return tea.Tick(a.interval, func(time.Time) tea.Msg { return pollMsg{gen} })
-}
-
 // fetch builds the command for a refresh. It captures everything it needs
 // up front: the closure runs off the UI goroutine and must not touch the model.
 func fetch(insp broker.Inspector, read ops.Read, seq int, timeout time.Duration, now func() time.Time) tea.Cmd {
@@ -74,53 +68,150 @@ func fetchOverview(insp broker.Inspector, timeout time.Duration) tea.Cmd {
 	}
 }
 
-// startFetch records a new request for read and returns its command.
-func (a *App) startFetch(read ops.Read) tea.Cmd {
-	a.seq++
-	a.pending = &request{read: read, seq: a.seq, started: a.now()}
-	return fetch(a.insp, read, a.seq, a.timeout, a.now)
+// refreshLoop is the refresh loop: the observer, the one request in
+// flight, the ticks of the current loop and the last error.
+type refreshLoop struct {
+	insp broker.Inspector
+	now  func() time.Time
+	obs  ops.Observer
+	// interval is the refresh interval; followBroker while it follows the
+	// broker's statistics interval rather than one asked for.
+	interval     time.Duration
+	followBroker bool
+	timeout      time.Duration
+	// gen is the loop's generation (see pollMsg), seq numbers requests.
+	gen     int
+	seq     int
+	pending *request
+	err     *fetchFailure
 }
 
-// nextFetch starts the refresh the observer calls for, unless one is in flight.
-func (a *App) nextFetch() tea.Cmd {
-	if a.pending != nil {
+// poll arms the next tick of the current loop.
+func (l refreshLoop) poll() tea.Cmd {
+	gen := l.gen
+	return tea.Tick(l.interval, func(time.Time) tea.Msg { return pollMsg{gen} })
+}
+
+// start records a new request for read and returns its command.
+func (l *refreshLoop) start(read ops.Read) tea.Cmd {
+	l.seq++
+	l.pending = &request{read: read, seq: l.seq, started: l.now()}
+	return fetch(l.insp, read, l.seq, l.timeout, l.now)
+}
+
+// next starts the refresh the observer calls for, unless one is in flight.
+func (l *refreshLoop) next() tea.Cmd {
+	if l.pending != nil {
 		return nil
 	}
-	return a.startFetch(a.obs.Next())
+	return l.start(l.obs.Next())
+}
+
+// tick is one tick of the loop: a request that ignores its context is
+// given up on, and the next refresh starts.
+func (l *refreshLoop) tick() tea.Cmd {
+	if p := l.pending; p != nil && l.now().Sub(p.started) > 2*l.timeout {
+		// Twice its timeout and still no answer, not even the context's
+		// error: the client ignores its context. Give up on the request,
+		// say so, and let the next one start.
+		l.pending = nil
+		if p.read.Snapshot {
+			l.obs = l.obs.Resnap()
+		}
+		l.err = &fetchFailure{op: p.read.Op(), err: fmt.Errorf("no answer after %s", topology.FormatAge(l.now().Sub(p.started))), at: l.now()}
+	}
+	return tea.Batch(l.poll(), l.next())
+}
+
+// current reports whether an answer belongs to the request in flight.
+func (l refreshLoop) current(seq int) bool { return l.pending != nil && l.pending.seq == seq }
+
+// observe takes the reading that answers the request in flight; again
+// when the structure changed and a full snapshot must follow at once.
+func (l *refreshLoop) observe(m readMsg) (again bool, err error) {
+	l.pending = nil
+	l.obs, again = l.obs.Observe(m.r)
+	if err := m.r.Err; err != nil {
+		l.err = &fetchFailure{op: m.r.Read.Op(), err: err, at: m.r.At}
+		return false, err
+	}
+	l.err = nil
+	return again, nil
+}
+
+// follow points the observer at scope s and reads it at once; the request
+// in flight, for the old scope, is dropped.
+func (l *refreshLoop) follow(s ops.Scope) tea.Cmd {
+	if l.obs.Scope().Same(s) {
+		return nil
+	}
+	l.obs = l.obs.WithScope(s)
+	l.pending = nil
+	return l.start(l.obs.Next())
+}
+
+// brokerInterval follows the broker's statistics interval, unless an
+// interval was asked for: refreshing faster than the broker updates its
+// statistics shows the same numbers twice.
+func (l *refreshLoop) brokerInterval(stats time.Duration) tea.Cmd {
+	l.obs = l.obs.WithIntervals(l.interval, stats)
+	if !l.followBroker || stats <= 0 || stats == l.interval {
+		return nil
+	}
+	l.interval = stats
+	l.obs = l.obs.WithIntervals(l.interval, stats)
+	l.gen++
+	return l.poll()
+}
+
+// now restarts the loop with a full snapshot (the `r` key).
+func (l *refreshLoop) restart() tea.Cmd {
+	l.gen++
+	l.obs = l.obs.Resnap()
+	return tea.Batch(l.next(), l.poll())
+}
+
+// setInterval changes the refresh interval, against the broker's
+// statistics interval stats, and restarts the loop.
+func (l *refreshLoop) setInterval(d, stats time.Duration) tea.Cmd {
+	l.interval = d
+	l.obs = l.obs.WithIntervals(d, stats)
+	l.followBroker = false
+	l.gen++
+	return l.poll()
+}
+
+// watchesAll reports whether the observer watches every ladder of the
+// vhost, as the list shows them.
+func (l refreshLoop) watchesAll() bool { return len(l.obs.Scope().Ladders) == 0 }
+
+// slow reports whether the request in flight has taken longer than a
+// refresh interval.
+func (l refreshLoop) slow(now time.Time) bool {
+	return l.pending != nil && now.Sub(l.pending.started) > l.interval
 }
 
 // updateRefresh handles the refresh loop's messages.
 func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 	switch msg := msg.(type) {
 	case pollMsg:
-		if msg.gen != a.pollGen {
+		if msg.gen != a.loop.gen {
 			return a, nil // an older loop; let it die
 		}
-		if p := a.pending; p != nil && a.now().Sub(p.started) > 2*a.timeout {
-			// Twice its timeout and still no answer, not even the
-			// context's error: the client ignores its context. Give up
-			// on the request, say so, and let the next one start.
-			a.pending = nil
-			if p.read.Snapshot {
-				a.obs = a.obs.Resnap()
-			}
-			a.fetchErr = &fetchFailure{op: p.read.Op(), err: fmt.Errorf("no answer after %s", topology.FormatAge(a.now().Sub(p.started))), at: a.now()}
-		}
-		return a, tea.Batch(a.poll(), a.nextFetch(), a.ensureClock())
+		tick := a.loop.tick()
+		clock := a.amqp.ensureClock(a.loop.slow(a.now()))
+		return a, tea.Batch(tick, clock)
 	case readMsg:
-		if !a.current(msg.seq) {
+		if !a.loop.current(msg.seq) {
 			return a, nil
 		}
-		a.pending = nil
-		obs, again := a.obs.Observe(msg.r)
-		a.obs = obs
-		if err := msg.r.Err; err != nil {
-			a.fetchErr = &fetchFailure{op: msg.r.Read.Op(), err: err, at: msg.r.At}
-			return a, a.ensureClock()
+		again, err := a.loop.observe(msg)
+		if err != nil {
+			cmd := a.amqp.ensureClock(a.loop.slow(a.now()))
+			return a, cmd
 		}
-		a.fetchErr = nil
 		first := !a.loaded
-		a.loaded, a.refreshed = obs.Loaded(), obs.At()
+		a.loaded, a.refreshed = a.loop.obs.Loaded(), a.loop.obs.At()
 		a.rebuild()
 		if first && a.loaded {
 			a.openInitial()
@@ -128,21 +219,14 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 		if again {
 			// A queue came or went: the structure changed, so discovery
 			// and drift must be recomputed from a full snapshot now.
-			return a, a.startFetch(a.obs.Resnap().Next())
+			cmd := a.loop.start(a.loop.obs.Resnap().Next())
+			return a, cmd
 		}
 		return a, nil
 	case overviewMsg:
 		a.overview = msg.ov
-		a.obs = a.obs.WithIntervals(a.interval, msg.ov.StatsInterval)
-		if a.followBroker && msg.ov.StatsInterval > 0 && msg.ov.StatsInterval != a.interval {
-			// Refreshing faster than the broker updates its statistics
-			// shows the same numbers twice; follow its interval.
-			a.interval = msg.ov.StatsInterval
-			a.obs = a.obs.WithIntervals(a.interval, msg.ov.StatsInterval)
-			a.pollGen++
-			return a, a.poll()
-		}
-		return a, nil
+		cmd := a.loop.brokerInterval(msg.ov.StatsInterval)
+		return a, cmd
 	}
 	return a, nil
 }
@@ -152,8 +236,8 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 // vhost, so that a refresh costs what the ladders hold beside however many
 // other queues. An operation on another queue reads it by name (see
 // lookup.go).
-func (a App) newObserver() ops.Observer {
-	return ops.NewObserver(a.scope()).WithIntervals(a.interval, 0)
+func newObserver(vhost string, interval time.Duration) ops.Observer {
+	return ops.NewObserver(ops.Scope{Vhost: vhost}).WithIntervals(interval, 0)
 }
 
 // scope is what the screen in front shows: the ladder open (and a peek
@@ -167,24 +251,13 @@ func (a App) scope() ops.Scope {
 
 // followScreen points the observer at what the screen now shows and reads
 // it at once: opening a ladder narrows the refreshes to its objects,
-// leaving it widens them to every ladder's again. The request in flight,
-// if any, was for the old scope; its answer is dropped.
+// leaving it widens them to every ladder's again.
 func (a *App) followScreen() tea.Cmd {
-	s := a.scope()
-	if !a.loaded || a.obs.Scope().Same(s) {
+	if !a.loaded {
 		return nil
 	}
-	a.obs = a.obs.WithScope(s)
-	a.pending = nil
-	return a.startFetch(a.obs.Next())
+	return a.loop.follow(a.scope())
 }
-
-// watchesAll reports whether the observer watches every ladder of the
-// vhost, as the list shows them.
-func (a App) watchesAll() bool { return len(a.obs.Scope().Ladders) == 0 }
-
-// current reports whether an answer belongs to the request in flight.
-func (a App) current(seq int) bool { return a.pending != nil && a.pending.seq == seq }
 
 // fetchFailure is the last refresh error, kept until a refresh succeeds.
 type fetchFailure struct {
@@ -193,21 +266,5 @@ type fetchFailure struct {
 	at  time.Time
 }
 
-// refreshNow restarts the loop with a full snapshot (the `r` key).
-func (a *App) refreshNow() tea.Cmd {
-	a.pollGen++
-	a.obs = a.obs.Resnap()
-	return tea.Batch(a.nextFetch(), a.poll())
-}
-
-// setInterval changes the refresh interval and restarts the loop.
-func (a *App) setInterval(d time.Duration) tea.Cmd {
-	a.interval = d
-	a.obs = a.obs.WithIntervals(d, a.overview.StatsInterval)
-	a.followBroker = false
-	a.pollGen++
-	return a.poll()
-}
-
 // merged is the last snapshot with the freshest statistics laid over it.
-func (a App) merged() topology.Snapshot { return a.obs.Snapshot() }
+func (a App) merged() topology.Snapshot { return a.loop.obs.Snapshot() }

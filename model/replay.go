@@ -185,13 +185,6 @@ func (d replayDialog) running() bool {
 	return !d.form && (d.phase == ui.ReplayRunning || d.phase == ui.ReplayCancelling)
 }
 
-// replayStoppable reports whether ctrl+c should stop a replay rather than
-// quit: it stops a running replay first; pressed again while the replay
-// stops, it quits (the broker returns every unconfirmed message then).
-func (a App) replayStoppable() bool {
-	return a.move != nil && !a.move.stopping
-}
-
 // Update steps through the dialog, and follows the Move it started.
 func (d replayDialog) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 	switch msg := msg.(type) {
@@ -531,15 +524,19 @@ func (a App) openReplay(queue string) (App, tea.Cmd) {
 }
 
 // replayQueue opens the replay form for q. The form checks its request
-// against the snapshot, q in it, and reads a destination queue the
-// snapshot does not hold by name.
-func (a App) replayQueue(q topology.Queue) (App, tea.Cmd) {
-	snap := ops.WithQueues(a.merged(), q)
+// against view: the snapshot with q in it, or, for a queue it does not
+// hold, what ops.ReadReplay read (nil: the snapshot); it reads a
+// destination queue neither holds by name.
+func (a App) replayQueue(q topology.Queue, view *ops.BrokerView) (App, tea.Cmd) {
+	if view == nil {
+		snap := ops.WithQueues(a.merged(), q)
+		view = &ops.BrokerView{Snap: snap, Found: a.found, Graph: topology.NewGraph(snap)}
+	}
 	var l *topology.Ladder
 	if f, ok := a.replayLadder(q.Name); ok {
 		l = &f.Ladder
 	}
-	d := newReplayDialog(q.Name, int(q.Stats.Ready), l, &ops.BrokerView{Snap: snap, Found: a.found, Graph: topology.NewGraph(snap)}, a.destLookup(), a.styles)
+	d := newReplayDialog(q.Name, int(q.Stats.Ready), l, view, a.destLookup(), a.styles)
 	init := d.Init()
 	return a, a.open(d, init)
 }
@@ -558,36 +555,72 @@ func (a App) replayLadder(queue string) (topology.Found, bool) {
 	return topology.Found{}, false
 }
 
-// stopReplay cancels the running Move; its dialog stays open until the
-// Move reports that it stopped.
-func (a App) stopReplay(o replayStopping) (App, tea.Cmd) {
-	if a.move != nil {
-		a.move.stopping = true
-		a.move.cancel()
-	}
-	a.busy = "stopping the replay from " + o.source
-	return a, nil
+// replays is the replay running, if any, and the numbering that tells its
+// reports from those of one that ended.
+type replays struct {
+	run *replayRun
+	seq int
 }
 
-// startReplay runs the Move in a command. Its progress comes back through
-// a channel that waitProgress reads, one report at a time.
+// stoppable reports whether ctrl+c should stop a replay rather than quit:
+// it stops a running replay first; pressed again while the replay stops,
+// it quits (the broker returns every unconfirmed message then).
+func (r replays) stoppable() bool { return r.run != nil && !r.run.stopping }
+
+// stop cancels the running Move; its dialog stays open until the Move
+// reports that it stopped.
+func (r *replays) stop() {
+	if r.run != nil {
+		r.run.stopping = true
+		r.run.cancel()
+	}
+}
+
+// start runs the plan's Move through m: the command that runs it, and the
+// one that reads its progress, one report at a time.
+func (r *replays) start(m Mover, p ops.ReplayPlan) (run, wait tea.Cmd) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.seq++
+	ch := make(chan broker.MoveProgress, 1)
+	r.run = &replayRun{id: r.seq, progress: ch, cancel: cancel}
+	o := p.Options
+	o.Progress = forwardProgress(ch)
+	return move(m, ctx, o, r.run.id, ch, p.Describe), waitProgress(r.run.id, ch)
+}
+
+// report takes a Move's report: ok when it is the running Move's (not one
+// that already ended); next re-arms the progress reader while it runs.
+func (r *replays) report(msg tea.Msg) (ok bool, next tea.Cmd) {
+	switch msg := msg.(type) {
+	case replayProgressMsg:
+		if r.run == nil || msg.id != r.run.id {
+			return false, nil
+		}
+		return true, waitProgress(r.run.id, r.run.progress)
+	case replayDoneMsg:
+		if r.run == nil || msg.id != r.run.id {
+			return false, nil
+		}
+		r.run.cancel()
+		r.run = nil
+		return true, nil
+	}
+	return false, nil
+}
+
+// startReplay runs a confirmed replay, logged.
 func (a App) startReplay(p ops.ReplayPlan) (App, tea.Cmd) {
 	if a.mover == nil {
 		return a.fail("replaying needs an AMQP connection, and this console has none")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a.replaySeq++
-	ch := make(chan broker.MoveProgress, 1)
-	a.move = &replayRun{id: a.replaySeq, progress: ch, cancel: cancel}
-	o := p.Options
-	o.Progress = forwardProgress(ch)
-	a.busy = "replaying from " + o.Source
-	id := a.logReplay(p)
-	return a, tea.Batch(logged(id, move(a.mover, ctx, o, a.move.id, ch, p.Describe)), waitProgress(a.move.id, ch))
+	run, wait := a.replays.start(a.mover, p)
+	a.busy = "replaying from " + p.Options.Source
+	id := a.log.Add(a.now(), "replay", replaySent(p)...)
+	return a, tea.Batch(logged(id, run), wait)
 }
 
-// logReplay records a replay as it starts.
-func (a *App) logReplay(p ops.ReplayPlan) int {
+// replaySent is a replay as the command log records it as it starts.
+func replaySent(p ops.ReplayPlan) []string {
 	o := p.Options
 	sent := []string{"from=" + o.Source, "route: " + p.Describe, "publisher_confirms=on", "mandatory=true"}
 	if o.Limit > 0 {
@@ -599,35 +632,28 @@ func (a *App) logReplay(p ops.ReplayPlan) int {
 	if o.Park != "" {
 		sent = append(sent, "park="+o.Park)
 	}
-	return a.log.Add(a.now(), "replay", sent...)
+	return sent
 }
 
 // updateMove handles a running Move's reports: the dialog shows them,
 // the App re-arms the progress reader and, at the end, says how it went.
 func (a App) updateMove(msg tea.Msg) (App, tea.Cmd) {
-	r := a.move
-	switch msg := msg.(type) {
-	case replayProgressMsg:
-		if r == nil || msg.id != r.id {
-			return a, nil // a Move that already ended
-		}
-		a.toDialog(msg)
-		return a, waitProgress(r.id, r.progress)
-	case replayDoneMsg:
-		if r == nil || msg.id != r.id {
-			return a, nil
-		}
-		r.cancel()
-		a.move = nil
-		a.busy = ""
-		a.toDialog(msg)
-		a.result = replayResult(msg)
-		if msg.p.Moved+msg.p.Parked > 0 {
-			a.peek.MarkReplayed(msg.source, msg.p.Moved+msg.p.Parked)
-		}
-		return a, a.refreshNow()
+	ok, next := a.replays.report(msg)
+	if !ok {
+		return a, nil // a Move that already ended
 	}
-	return a, nil
+	a.toDialog(msg)
+	done, ended := msg.(replayDoneMsg)
+	if !ended {
+		return a, next
+	}
+	a.busy = ""
+	a.result = replayResult(done)
+	if n := done.p.Moved + done.p.Parked; n > 0 {
+		a.peek.MarkReplayed(done.source, n)
+	}
+	restart := a.loop.restart()
+	return a, restart
 }
 
 // replayResult words a replay's end for the header and the command log.

@@ -135,7 +135,7 @@ func TestReplayFormConfirmRun(t *testing.T) {
 		t.Errorf("log entry %+v", e)
 	}
 	// A late progress report of the finished move changes nothing.
-	a = update(t, a, replayProgressMsg{id: a.replaySeq, p: broker.MoveProgress{Moved: 3}})
+	a = update(t, a, replayProgressMsg{id: a.replays.seq, p: broker.MoveProgress{Moved: 3}})
 	if dialogOf[replayDialog](t, a).counts.Moved != 17 {
 		t.Error("a stale progress report rewound the counts")
 	}

@@ -100,11 +100,11 @@ func scheduledMessages(now time.Time) []ops.ScheduledMessage {
 // scanned answers the scan the s key started with msgs.
 func scanned(t *testing.T, a App, msgs []ops.ScheduledMessage) App {
 	t.Helper()
-	if a.scan == nil {
+	if a.sched.run == nil {
 		t.Fatal("no scan running")
 	}
 	res := ops.ScanResult{Ladder: fixture.Orders(), Messages: msgs, Seen: 412, Matched: len(msgs), Horizons: ops.Horizons{Minute: 1, Hour: 1, Day: 1}}
-	return update(t, a, scanDoneMsg{id: a.scan.id, res: res})
+	return update(t, a, scanDoneMsg{id: a.sched.run.id, res: res})
 }
 
 func TestScheduledGolden(t *testing.T) {
@@ -114,12 +114,12 @@ func TestScheduledGolden(t *testing.T) {
 			fb := newFake(fixture.Orders().Plan().Snapshot())
 			a, _ := newApp(t, fb, Options{Ladder: "orders", Backends: Backends{Scheduler: &fakeScheduler{fakeBroker: fb}}}, w, h)
 			a = update(t, load(t, a, fb), press("s"))
-			return update(t, a, scanDoneMsg{id: a.scan.id, res: ops.ScanResult{Ladder: fixture.Orders()}})
+			return update(t, a, scanDoneMsg{id: a.sched.run.id, res: ops.ScanResult{Ladder: fixture.Orders()}})
 		},
 		"scanning": func(t *testing.T, w, h int) App {
 			a, _ := newScheduledApp(t, false, w, h)
 			a = update(t, a, press("s"))
-			return update(t, a, scanProgressMsg{id: a.scan.id, p: ops.ScanProgress{Rung: "orders.rung.03", Index: 3, Rungs: 10, Seen: 120, Total: 412, Matched: 120, Elapsed: 800 * time.Millisecond}})
+			return update(t, a, scanProgressMsg{id: a.sched.run.id, p: ops.ScanProgress{Rung: "orders.rung.03", Index: 3, Rungs: 10, Seen: 120, Total: 412, Matched: 120, Elapsed: 800 * time.Millisecond}})
 		},
 		"results": func(t *testing.T, w, h int) App {
 			a, _ := newScheduledApp(t, false, w, h)
@@ -162,8 +162,8 @@ func TestScheduledScanAndFilter(t *testing.T) {
 	fs.inFlight(t, 30, 90*time.Second, "orders.work", "job-")
 	fs.inFlight(t, 5, 10*time.Minute, "orders.email", "mail-")
 	a, _ = run(t, a, press("s"))
-	if a.screen != screenScheduled || a.scan != nil {
-		t.Fatalf("screen %v, scan running %v; result %+v", a.screen, a.scan != nil, a.result)
+	if a.screen != screenScheduled || a.sched.run != nil {
+		t.Fatalf("screen %v, scan running %v; result %+v", a.screen, a.sched.run != nil, a.result)
 	}
 	if got := a.sched.res.Matched; got != 35 {
 		t.Fatalf("matched %d, want 35: %+v", got, a.result)
@@ -215,8 +215,8 @@ func TestScheduledScanCancels(t *testing.T) {
 				t.Fatal("the scan did not end after being cancelled")
 			}
 			a = update(t, a, msg)
-			if a.scan != nil || a.sched.phase != ui.ScanCancelled || a.sched.res.Seen != 1 {
-				t.Errorf("after cancel: running %v, phase %v, seen %d; want stopped, cancelled, 1", a.scan != nil, a.sched.phase, a.sched.res.Seen)
+			if a.sched.run != nil || a.sched.phase != ui.ScanCancelled || a.sched.res.Seen != 1 {
+				t.Errorf("after cancel: running %v, phase %v, seen %d; want stopped, cancelled, 1", a.sched.run != nil, a.sched.phase, a.sched.res.Seen)
 			}
 		})
 	}
@@ -387,12 +387,12 @@ func TestScheduledRescanWaitsForTheOldScan(t *testing.T) {
 	m, cmd := a.Update(press("s"))
 	a = m.(App)
 	done := scanEnd(cmd)
-	first := a.scan.id
+	first := a.sched.run.id
 	a = keys(t, a, "/")
 	a = typeText(t, a, "job-2")
 	m, _ = a.Update(press("enter"))
 	a = m.(App)
-	if a.scan == nil || a.scan.id != first {
+	if a.sched.run == nil || a.sched.run.id != first {
 		t.Fatalf("a new scan started before the old one ended")
 	}
 	var msg scanDoneMsg
@@ -405,8 +405,8 @@ func TestScheduledRescanWaitsForTheOldScan(t *testing.T) {
 	fs.block = false
 	fs.smu.Unlock()
 	a, _ = run(t, a, msg)
-	if a.scan != nil || a.sched.Filter() != "job-2" || a.sched.res.Matched != 1 {
-		t.Errorf("after the old scan ended: running %v, filter %q, matched %d; want the new scan done with 1", a.scan != nil, a.sched.Filter(), a.sched.res.Matched)
+	if a.sched.run != nil || a.sched.Filter() != "job-2" || a.sched.res.Matched != 1 {
+		t.Errorf("after the old scan ended: running %v, filter %q, matched %d; want the new scan done with 1", a.sched.run != nil, a.sched.Filter(), a.sched.res.Matched)
 	}
 }
 

@@ -82,16 +82,16 @@ func recordMgmt(t *testing.T, cfg broker.Config) (broker.Config, *recorder) {
 // broker until none is left, as the program would.
 func answerReads(t *testing.T, a App) App {
 	t.Helper()
-	for i := 0; i < 4 && a.pending != nil; i++ {
+	for i := 0; i < 4 && a.loop.pending != nil; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		r := a.pending.read.Do(ctx, a.insp, a.now)
+		r := a.loop.pending.read.Do(ctx, a.insp, a.now)
 		cancel()
 		if r.Err != nil {
 			t.Fatalf("%s: %v", r.Read.Op(), r.Err)
 		}
-		a = update(t, a, readMsg{seq: a.pending.seq, r: r})
+		a = update(t, a, readMsg{seq: a.loop.pending.seq, r: r})
 	}
-	if a.pending != nil {
+	if a.loop.pending != nil {
 		t.Fatal("the console keeps asking")
 	}
 	return a
@@ -224,7 +224,7 @@ func consoleReadsWhatItShows(t *testing.T, others int) {
 	}
 	urls, _ := rec.take()
 	unfiltered("the list's first reads", urls)
-	a = answerReads(t, update(t, a, pollMsg{gen: a.pollGen}))
+	a = answerReads(t, update(t, a, pollMsg{gen: a.loop.gen}))
 	urls, listBytes := rec.take()
 	unfiltered("a refresh of the list", urls)
 
@@ -242,12 +242,12 @@ func consoleReadsWhatItShows(t *testing.T, others int) {
 		own = append(own, q.Name)
 	}
 	own = append(own, "orders")
-	for _, q := range a.obs.Snapshot().Queues {
+	for _, q := range a.loop.obs.Snapshot().Queues {
 		if !slices.Contains(own, q.Name) {
 			t.Errorf("with lad open, the console holds queue %s, not lad's", q.Name)
 		}
 	}
-	a = answerReads(t, update(t, a, pollMsg{gen: a.pollGen}))
+	a = answerReads(t, update(t, a, pollMsg{gen: a.loop.gen}))
 	urls, ladBytes := rec.take()
 	if len(urls) == 0 {
 		t.Fatal("a refresh with lad open requested nothing")

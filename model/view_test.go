@@ -93,7 +93,7 @@ func TestScreensGolden(t *testing.T) {
 			a = load(t, a, fb)
 			c.advance(7 * time.Second)
 			fb.err = errRefused
-			a, _ = run(t, a, pollMsg{gen: a.pollGen})
+			a, _ = run(t, a, pollMsg{gen: a.loop.gen})
 			return keys(t, a, "x")
 		},
 		"trace": func(t *testing.T, w, h int) App {
@@ -179,13 +179,13 @@ func TestScreensGolden(t *testing.T) {
 			a := keys(t, openParked(t, w, h), "R", "enter")
 			m, _ := a.Update(press("y"))
 			a = m.(App)
-			return update(t, a, replayProgressMsg{id: a.move.id, p: broker.MoveProgress{Moved: 7, Kept: 1, Elapsed: 1500 * time.Millisecond, SourceReady: -1}})
+			return update(t, a, replayProgressMsg{id: a.replays.run.id, p: broker.MoveProgress{Moved: 7, Kept: 1, Elapsed: 1500 * time.Millisecond, SourceReady: -1}})
 		},
 		"replay-done": func(t *testing.T, w, h int) App {
 			a := keys(t, openParked(t, w, h), "R", "enter")
 			m, _ := a.Update(press("y"))
 			a = m.(App)
-			return update(t, a, replayDoneMsg{id: a.move.id, source: "orders.work.parked", describe: ops.ReplayToOrigin,
+			return update(t, a, replayDoneMsg{id: a.replays.run.id, source: "orders.work.parked", describe: ops.ReplayToOrigin,
 				p: broker.MoveProgress{Moved: 16, Kept: 1, Elapsed: 1200 * time.Millisecond, Stopped: broker.StopEmpty, Done: true,
 					Reasons: map[string]int{"no route: " + broker.ErrNoOrigin.Error(): 1}}})
 		},

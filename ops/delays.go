@@ -25,11 +25,18 @@ func Delays(ctx context.Context, r DelayReader, vhost string, found []topology.F
 	if err != nil {
 		return topology.Inventory{Vhost: vhost}, snap, err
 	}
+	return DelayInventory(vhost, snap, delayed, found), snap, nil
+}
+
+// DelayInventory is the inventory of vhost's delays outside the ladders
+// found there, taken from what a DelaySnapshot read: a front end that keeps
+// the read (the console) takes it again whenever its ladders change.
+func DelayInventory(vhost string, snap topology.Snapshot, delayed map[string]int64, found []topology.Found) topology.Inventory {
 	var here []topology.Found
 	for _, f := range found {
 		if f.Ladder.Vhost == vhost {
 			here = append(here, f)
 		}
 	}
-	return topology.TakeInventory(snap, here).WithDelayed(delayed), snap, nil
+	return topology.TakeInventory(snap, here).WithDelayed(delayed)
 }
