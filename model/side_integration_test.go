@@ -168,7 +168,9 @@ func TestConsoleShowsBridgeAndDelayedRetry(t *testing.T) {
 		}
 	}
 	// v: the parked message, with its reason.
-	a = pressUntil(t, a, "v", func(a App) bool { return a.screen == screenPeek && a.busy == "" || a.result.Text != "" && a.dialog == nil && a.screen != screenPeek })
+	a = pressUntil(t, a, "v", func(a App) bool {
+		return a.screen == screenPeek && a.busy == "" || a.result.Text != "" && a.dialog == nil && a.screen != screenPeek
+	})
 	if a.screen != screenPeek || a.peek.Queue() != names.Parked {
 		t.Fatalf("v: screen %v, peek %q, result %+v", a.screen, a.peek.Queue(), a.result)
 	}
