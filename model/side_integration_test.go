@@ -67,7 +67,7 @@ func drive(t *testing.T, a App, cmd tea.Cmd, done func(App) bool) App {
 	return a
 }
 
-// press sends a key and drives what it asks until done.
+// pressUntil sends a key and drives what it asks until done.
 func pressUntil(t *testing.T, a App, k string, done func(App) bool) App {
 	t.Helper()
 	m, cmd := a.Update(press(k))

@@ -76,7 +76,9 @@ func bridgeTable(s BridgeState, st Styles, w int) []string {
 	cells := [][]string{{"BRIDGE", "INTAKE", "LAG", "CONSUMING", "DUE", "PARKED"}}
 	for _, b := range s.Bridges {
 		lag := "—"
-		if b.Lag() > 0 {
+		if b.Intake.Stats.Ready+b.Intake.Stats.Unacked == 0 {
+			lag = "0s"
+		} else if b.Lag() > 0 {
 			lag = topology.FormatDelay(b.Lag().Round(time.Second))
 		}
 		due, parked := "—", "—"
@@ -144,8 +146,10 @@ func bridgeNotes(b topology.Bridge, st Styles) []note {
 		out = append(out, note{fmt.Sprintf("! %s: no bridge consumes %s: what producers publish now waits there", b.Exchange, n.Intake), st.Warn})
 	case b.Lag() > 0:
 		out = append(out, note{fmt.Sprintf("%s: the oldest intake message has waited %s: every message gets about that on top of its x-delay while the backlog lasts", b.Exchange, topology.FormatDelay(b.Lag().Round(time.Second))), st.Text})
+	case intake > 0:
+		out = append(out, note{fmt.Sprintf("%s: %s in the intake; how long the oldest has waited is not known (LAG —): the broker gives no head-message timestamp for it", b.Exchange, topology.Counted(int(intake), "message", "messages")), st.Text})
 	default:
-		out = append(out, note{fmt.Sprintf("%s: %s; LAG is the oldest intake message's age, from its timestamp (— when empty or producers set none)", b.Exchange, topology.Counted(int(b.Intake.Stats.Consumers), "bridge consumes the intake", "bridges consume the intake")), st.Muted})
+		out = append(out, note{fmt.Sprintf("%s: the intake is empty: %s keeping up", b.Exchange, topology.Counted(int(b.Intake.Stats.Consumers), "bridge", "bridges")), st.Muted})
 	}
 	if b.HasDue && b.Due.Stats.Ready+b.Due.Stats.Unacked > 0 {
 		out = append(out, note{fmt.Sprintf("%s due in %s, not yet out through the exit exchange", topology.FormatCount(b.Due.Stats.Ready+b.Due.Stats.Unacked), n.Due), st.Text})

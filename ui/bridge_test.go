@@ -26,15 +26,26 @@ func bridges() []topology.Bridge {
 	}
 }
 
+// quorumIntake is a bridge consumed by one, with n in its intake and no
+// age of the oldest: the broker gives none for a quorum queue.
+func quorumIntake(n int64) []topology.Bridge {
+	b := bridges()[0]
+	b.Intake.Stats.Ready, b.Intake.Stats.Unacked, b.Intake.Stats.HeadAge, b.Intake.Stats.Consumers = n, 0, 0, 1
+	b.Parked.Stats.Ready = 0
+	return []topology.Bridge{b}
+}
+
 func TestBridgeOverlayGolden(t *testing.T) {
 	st := NewStyles(true)
 	at := time.Date(2026, 11, 28, 10, 4, 5, 0, time.UTC)
 	cases := map[string]BridgeState{
-		"two":     {Vhost: "shop", Bridges: bridges(), Read: true, At: at, Every: 5 * time.Second, Hints: "v peek parked · esc close"},
-		"second":  {Vhost: "shop", Bridges: bridges(), Read: true, At: at, Every: 5 * time.Second, Selected: 1, Hints: "esc close"},
-		"none":    {Vhost: "shop", Read: true, At: at, Every: 5 * time.Second, Hints: "esc close"},
-		"reading": {Vhost: "shop", Hints: "esc close"},
-		"failed":  {Vhost: "shop", Read: true, Err: "list queues: 401 Unauthorized", At: at, Hints: "esc close"},
+		"two":         {Vhost: "shop", Bridges: bridges(), Read: true, At: at, Every: 5 * time.Second, Hints: "v peek parked · esc close"},
+		"second":      {Vhost: "shop", Bridges: bridges(), Read: true, At: at, Every: 5 * time.Second, Selected: 1, Hints: "esc close"},
+		"lag-unknown": {Vhost: "shop", Bridges: quorumIntake(40), Read: true, At: at, Every: 5 * time.Second, Hints: "esc close"},
+		"keeping-up":  {Vhost: "shop", Bridges: quorumIntake(0), Read: true, At: at, Every: 5 * time.Second, Hints: "esc close"},
+		"none":        {Vhost: "shop", Read: true, At: at, Every: 5 * time.Second, Hints: "esc close"},
+		"reading":     {Vhost: "shop", Hints: "esc close"},
+		"failed":      {Vhost: "shop", Read: true, Err: "list queues: 401 Unauthorized", At: at, Hints: "esc close"},
 	}
 	for name, s := range cases {
 		for _, sz := range sizes {
