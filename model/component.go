@@ -23,7 +23,7 @@ import (
 //     App and keep their state while another is in front; the App sizes
 //     and styles them all at once (see App.screens).
 //   - dialogs (help, the command log, publish, purge, the forced-peek
-//     refusal, replay) are drawn over the screen, one at a time. The App
+//     refusal, replay, the bridges, the delayed retry) are drawn over the screen, one at a time. The App
 //     holds the open one as a dialog; when the operator answers, it tells
 //     the App what to do with an outcome.
 
@@ -55,8 +55,8 @@ type frame struct {
 }
 
 // outcome is what a dialog asks of the App: closed, publishSubmitted,
-// purgeAnswered, forceAnswered, replayStarted, replayStopping or
-// replayClosed. App.act does it.
+// purgeAnswered, forceAnswered, replayStarted, replayStopping,
+// replayClosed or peekAsked. App.act does it.
 type outcome any
 
 // closed means the dialog closed with nothing left to do.
