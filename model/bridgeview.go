@@ -135,12 +135,20 @@ func (v bridgeView) Update(msg tea.Msg) (dialog, tea.Cmd, outcome) {
 		case key.Matches(msg, v.keys.Down):
 			v.state.Selected = min(max(0, len(v.state.Bridges)-1), v.state.Selected+1)
 		case key.Matches(msg, v.keys.Peek):
-			if b, ok := v.selected(); ok && b.HasParked {
+			if b, ok := v.selected(); ok && parked(b) > 0 {
 				return v, nil, peekAsked{b.Parked.Name}
 			}
 		}
 	}
 	return v, nil, nil
+}
+
+// parked is how many messages b parked, 0 when its parked queue is gone.
+func parked(b topology.Bridge) int64 {
+	if !b.HasParked {
+		return 0
+	}
+	return b.Parked.Stats.Ready + b.Parked.Stats.Unacked
 }
 
 // selected is the bridge under the cursor.
@@ -156,7 +164,7 @@ func (v bridgeView) View() string {
 	k := v.keys
 	k.Up.SetEnabled(len(v.state.Bridges) > 1)
 	b, ok := v.selected()
-	k.Peek.SetEnabled(ok && b.HasParked && b.Parked.Stats.Ready+b.Parked.Stats.Unacked > 0)
+	k.Peek.SetEnabled(ok && parked(b) > 0)
 	s := v.state
 	s.Hints = ui.KeyHints([]key.Binding{k.Up, k.Peek, k.Refresh, k.Close}, v.st, w-v.st.Dialog.GetHorizontalFrameSize())
 	return ui.BridgeOverlay(s, v.st, w, v.h)

@@ -68,7 +68,7 @@ func RetryOverlay(s RetryState, st Styles, w, h int) string {
 	}
 	if s.Read && s.Err == "" && !s.Unsupported && !s.At.IsZero() {
 		when := "read " + s.At.Format("15:04:05")
-		if s.Every > 0 {
+		if s.Every > 0 && len(s.Hold.Queues) > 0 {
 			when += "; held counts every " + topology.FormatSpan(s.Every) + " while open"
 		}
 		body = append(body, "", st.Muted.Render(when))
