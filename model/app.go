@@ -263,6 +263,10 @@ func (a App) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return a, a.openHelp()
 	case key.Matches(msg, g.Log):
 		return a, a.openLog()
+	case key.Matches(msg, g.Bridges):
+		return a, a.openSide(sideBridges)
+	case key.Matches(msg, g.Retry):
+		return a, a.openSide(sideRetry)
 	case key.Matches(msg, g.Command):
 		return a, a.prompt.Open(promptCommand, "", a.suggestions())
 	case key.Matches(msg, g.Filter):
@@ -332,6 +336,8 @@ func (a App) act(o outcome) (tea.Model, tea.Cmd) {
 		return a, logged(a.log.Add(a.now(), "purge", purgeSent(o.plan)...), purge(a.purger, o.plan))
 	case forceAnswered:
 		return a.forceAnswered(o)
+	case peekAsked:
+		return a.openPeek(o.queue, peekCount)
 	case scanForced, actionAnswered:
 		return a.updateSched(o)
 	case replayClosed:

@@ -61,6 +61,10 @@ func (a App) runCommand(line string) (App, tea.Cmd) {
 		return a.refreshCommand(args)
 	case "log":
 		return a, a.openLog()
+	case "bridges", "bridge":
+		return a, a.openSide(sideBridges)
+	case "retry", "delayed":
+		return a, a.openSide(sideRetry)
 	case "ctx", "context":
 		return a.ctxCommand(args)
 	case "drift", "cost", "forecast":
@@ -185,7 +189,7 @@ func (a App) refuse(what string) (App, tea.Cmd) {
 
 // suggestions are the completions offered on the command line.
 func (a App) suggestions() []string {
-	s := []string{"ladders", "trace ", "publish", "refresh", "drift", "cost", "forecast", "help", "quit", "log", "ctx"}
+	s := []string{"ladders", "trace ", "publish", "refresh", "drift", "cost", "forecast", "help", "quit", "log", "ctx", "bridges", "retry"}
 	for _, c := range a.contexts {
 		s = append(s, "ctx "+c)
 	}

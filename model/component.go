@@ -25,8 +25,8 @@ import (
 //     scheduled screen runs scans and actions of its own: each step
 //     answers with a schedOutcome the App carries out (App.updateSched).
 //   - dialogs (help, the command log, publish, purge, the forced-peek
-//     refusal, replay) are drawn over the screen, one at a time. The App
-//     holds the open one as a dialog; when the operator answers, it tells
+//     refusal, replay, the bridges, the delayed retry) are drawn over
+//     the screen, one at a time. The App holds the open one as a dialog; when the operator answers, it tells
 //     the App what to do with an outcome.
 
 // sized is what the App sizes and styles: every screen.
@@ -58,8 +58,8 @@ type frame struct {
 
 // outcome is what a dialog asks of the App: closed, publishSubmitted,
 // purgeAnswered, forceAnswered, scanForced, actionAnswered, replayStarted,
-// replayStopping or replayClosed. App.act does it (the scheduled screen's
-// two through App.updateSched).
+// replayStopping, replayClosed or peekAsked. App.act does it (the
+// scheduled screen's two through App.updateSched).
 type outcome any
 
 // closed means the dialog closed with nothing left to do.

@@ -9,6 +9,9 @@ import (
 // globalKeys work on every screen when no overlay or input has the focus.
 type globalKeys struct {
 	Help, Command, Filter, Refresh, Back, Quit, ForceQuit, Log key.Binding
+	// Bridges and Retry open the views of the vhost's bridges and of
+	// RabbitMQ 4.3's delayed retry over the screen.
+	Bridges, Retry key.Binding
 }
 
 func defaultGlobalKeys() globalKeys {
@@ -21,6 +24,8 @@ func defaultGlobalKeys() globalKeys {
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now")),
 		Log:       key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "command log (:log)")),
+		Bridges:   key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "bridges")),
+		Retry:     key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "delayed retry")),
 	}
 }
 
@@ -222,11 +227,15 @@ func (k keyMap) helpGroups() []ui.HelpGroup {
 	// The scheduled messages (what is due when), named short so that the
 	// overlay keeps its four columns at 80×24.
 	sched := key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "due"))
+	// The vhost's bridges and 4.3's delayed retry, short for the same
+	// reason.
+	side := key.NewBinding(key.WithKeys("B", "D"), key.WithHelp("B/D", "bridge/retry"))
+	log := key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "command log"))
 	return []ui.HelpGroup{
 		{Title: "move", Keys: []key.Binding{k.nav.Up, k.nav.Down, k.nav.Top, k.nav.PageUp, k.nav.Open, k.global.Back}},
 		{Title: "ladder", Keys: []key.Binding{k.actions.Trace, k.actions.Drift, k.actions.Fold, panes, k.actions.Publish, purge}},
-		{Title: "queue", Keys: []key.Binding{k.actions.Peek, k.actions.Replay, sched}},
-		{Title: "console", Keys: []key.Binding{k.global.Filter, k.global.Command, k.global.Refresh, k.global.Log, k.global.Help, quit}},
+		{Title: "queue", Keys: []key.Binding{k.actions.Peek, k.actions.Replay, sched, side}},
+		{Title: "console", Keys: []key.Binding{k.global.Filter, k.global.Command, k.global.Refresh, log, k.global.Help, quit}},
 	}
 }
 
