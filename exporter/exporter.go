@@ -165,7 +165,7 @@ var (
 var (
 	bridgeLabels      = []string{"vhost", "bridge"}
 	descBridgeIntake  = desc("bridge_intake_messages", "Messages in the bridge's intake queue, not yet scheduled into the ladder.", bridgeLabels)
-	descBridgeLag     = desc("bridge_intake_lag_seconds", "Age of the oldest intake message from its timestamp property (0 when producers set none): added to every message's x-delay while the backlog lasts.", bridgeLabels)
+	descBridgeLag     = desc("bridge_intake_lag_seconds", "About how long a message waits in the intake before a bridge takes it, added to its x-delay: the oldest message's age where the broker reports it, else the backlog over the rate bridges take it at; 0 when the intake is empty or nothing takes from it.", bridgeLabels)
 	descBridgeCons    = desc("bridge_consumers", "Bridges consuming the intake.", bridgeLabels)
 	descBridgeDue     = desc("bridge_due_messages", "Messages the ladder delivered as due that have not yet left through the exit exchange.", bridgeLabels)
 	descBridgeParked  = desc("bridge_parked_messages", "Messages the bridge parked (x-delay not a number, beyond the ladder, or unroutable at the exit), with the reason in x-rungs-reason.", bridgeLabels)

@@ -292,17 +292,30 @@ func (b Bridge) Waiting() int64 {
 	return b.Intake.Stats.Ready + b.Intake.Stats.Unacked + b.Due.Stats.Ready + b.Due.Stats.Unacked
 }
 
-// Lag is how long the oldest intake message has waited, from its
-// timestamp property (0 when producers set none): the delay every
-// message gets on top of its x-delay while the bridge keeps up this way.
-func (b Bridge) Lag() time.Duration { return b.Intake.Stats.HeadAge }
+// Lag is about how long a message waits in the intake before a bridge
+// takes it, on top of its x-delay: the oldest message's age where the
+// broker reports it (a classic intake whose producers set a timestamp),
+// else the backlog over the rate the bridges take it at, since a quorum
+// intake, the bridge's own, reports no head timestamp on any release.
+// 0 when the intake is empty, or when nothing takes from it: then the
+// wait has no bound, and the consumer count says so.
+func (b Bridge) Lag() time.Duration {
+	st := b.Intake.Stats
+	if st.HeadAge > 0 {
+		return st.HeadAge
+	}
+	if st.Ready > 0 && st.DeliverRate > 0 {
+		return time.Duration(float64(st.Ready) / st.DeliverRate * float64(time.Second))
+	}
+	return 0
+}
 
 // Describe is the bridge's one line: its intake's depth, lag and
 // consumers, what is due and not yet out, and what it parked.
 func (b Bridge) Describe() string {
 	s := fmt.Sprintf("bridge %s: intake %s", b.Exchange, Counted(int(b.Intake.Stats.Ready+b.Intake.Stats.Unacked), "message", "messages"))
 	if b.Lag() > 0 {
-		s += ", oldest " + FormatDelay(b.Lag().Round(time.Second))
+		s += ", waiting about " + FormatDelay(b.Lag().Round(time.Second))
 	}
 	s += fmt.Sprintf(", %s", Counted(int(b.Intake.Stats.Consumers), "bridge consuming", "bridges consuming"))
 	if b.HasDue {

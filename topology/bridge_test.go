@@ -77,3 +77,25 @@ func TestBridgeNamesAndDiscovery(t *testing.T) {
 		t.Errorf("copied %+v", cb)
 	}
 }
+
+// A quorum intake reports no head timestamp on any release, so the lag
+// comes from the backlog and the rate the bridges take it at; a head
+// timestamp, where there is one, wins; an intake nothing takes from has
+// no lag to give.
+func TestBridgeLag(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		st   QueueStats
+		want time.Duration
+	}{
+		{"empty", QueueStats{Consumers: 1, DeliverRate: 500}, 0},
+		{"backlog over the take rate", QueueStats{Ready: 3000, Consumers: 1, DeliverRate: 1500}, 2 * time.Second},
+		{"head timestamp wins", QueueStats{Ready: 3000, Consumers: 1, DeliverRate: 1500, HeadAge: 9 * time.Second}, 9 * time.Second},
+		{"nothing takes", QueueStats{Ready: 3000}, 0},
+	} {
+		b := Bridge{Intake: Queue{Stats: c.st}}
+		if got := b.Lag(); got != c.want {
+			t.Errorf("%s: lag %s, want %s", c.name, got, c.want)
+		}
+	}
+}

@@ -145,9 +145,9 @@ func bridgeNotes(b topology.Bridge, st Styles) []note {
 	case b.Intake.Stats.Consumers == 0:
 		out = append(out, note{fmt.Sprintf("! %s: no bridge consumes %s: what producers publish now waits there", b.Exchange, n.Intake), st.Warn})
 	case b.Lag() > 0:
-		out = append(out, note{fmt.Sprintf("%s: the oldest intake message has waited %s: every message gets about that on top of its x-delay while the backlog lasts", b.Exchange, topology.FormatDelay(b.Lag().Round(time.Second))), st.Text})
+		out = append(out, note{fmt.Sprintf("%s: a message reaching the intake now waits about %s before a bridge takes it, on top of its x-delay, while the backlog lasts", b.Exchange, topology.FormatDelay(b.Lag().Round(time.Second))), st.Text})
 	case intake > 0:
-		out = append(out, note{fmt.Sprintf("%s: %s in the intake; how long the oldest has waited is not known (LAG —): the broker gives no head-message timestamp for it", b.Exchange, topology.Counted(int(intake), "message", "messages")), st.Text})
+		out = append(out, note{fmt.Sprintf("%s: %s in the intake; how long they wait is not known yet (LAG —): the broker has measured no rate of taking them", b.Exchange, topology.Counted(int(intake), "message", "messages")), st.Text})
 	default:
 		out = append(out, note{fmt.Sprintf("%s: the intake is empty: %s keeping up", b.Exchange, topology.Counted(int(b.Intake.Stats.Consumers), "bridge", "bridges")), st.Muted})
 	}
