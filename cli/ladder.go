@@ -27,6 +27,30 @@ type ladderFlags struct {
 	radix     int
 	queueType string
 	targets   []string
+	// strategy is --dead-letter-strategy, on the commands that declare or
+	// measure a ladder (strategyFlag, nil elsewhere).
+	strategy     string
+	strategyFlag *pflag.Flag
+}
+
+// registerStrategy gives a command --dead-letter-strategy: apply, plan
+// and bench share the one flag and its meaning.
+func (lf *ladderFlags) registerStrategy(f *pflag.FlagSet) {
+	f.StringVar(&lf.strategy, "dead-letter-strategy", topology.AtLeastOnce,
+		"quorum rungs' dead-lettering: at-least-once, or at-most-once (a burst drains faster; a message is lost if the next rung cannot take it when it expires: a leader moving, a node stopping, a disk or memory alarm); an existing ladder keeps its own")
+	lf.strategyFlag = f.Lookup("dead-letter-strategy")
+}
+
+// atMostOnce parses --dead-letter-strategy; given says it was set.
+func (lf *ladderFlags) atMostOnce() (amo, given bool, err error) {
+	if lf.strategyFlag == nil || !lf.strategyFlag.Changed {
+		return false, false, nil
+	}
+	amo, err = topology.ParseDeadLetterStrategy(lf.strategy)
+	if err != nil {
+		return false, true, usageErr("--dead-letter-strategy %v", err)
+	}
+	return amo, true, nil
 }
 
 // shapeGiven reports whether the flags describe the ladder's shape
@@ -106,6 +130,9 @@ func (lf *ladderFlags) changed() bool {
 // (fromFlags with a base).
 func (lf *ladderFlags) check() error {
 	if _, _, err := lf.delays(); err != nil {
+		return err
+	}
+	if _, _, err := lf.atMostOnce(); err != nil {
 		return err
 	}
 	if _, err := topology.LayoutByName(lf.layout); err != nil {
@@ -191,13 +218,18 @@ func (lf *ladderFlags) spec() (ops.LadderSpec, error) {
 	if err != nil {
 		return ops.LadderSpec{}, err
 	}
-	given := map[string]bool{}
+	amo, amoGiven, err := lf.atMostOnce()
+	if err != nil {
+		return ops.LadderSpec{}, err
+	}
+	given := map[string]bool{"dead-letter-strategy": amoGiven}
 	for _, n := range shapeFlags {
 		given[n] = lf.set.Lookup(n).Changed
 	}
 	return ops.LadderSpec{
 		Name: lf.name, Layout: lf.layout, Unit: unit, MaxDelay: maxDelay, HasMaxDelay: lf.maxDelay != "",
-		Levels: lf.levels, Radix: lf.radix, QueueType: topology.QueueType(lf.queueType), Targets: lf.targets, Given: given,
+		Levels: lf.levels, Radix: lf.radix, QueueType: topology.QueueType(lf.queueType), AtMostOnce: amo,
+		Targets: lf.targets, Given: given,
 	}, nil
 }
 

@@ -20,9 +20,11 @@ type LadderSpec struct {
 	Levels      int
 	Radix       int
 	QueueType   topology.QueueType
-	Targets     []string
+	// AtMostOnce is --dead-letter-strategy at-most-once, when given.
+	AtMostOnce bool
+	Targets    []string
 	// Given holds the shape fields set explicitly, by flag name: layout,
-	// unit, max-delay, levels, radix, queue-type.
+	// unit, max-delay, levels, radix, queue-type, dead-letter-strategy.
 	Given map[string]bool
 }
 
@@ -34,7 +36,7 @@ type LadderSpec struct {
 func (s LadderSpec) Ladder(vhost string, base *topology.Ladder) (topology.Ladder, error) {
 	l := topology.Ladder{
 		Name: s.Name, Vhost: vhost, Layout: s.Layout, Unit: s.Unit,
-		Levels: s.Levels, Radix: s.Radix, QueueType: s.QueueType, Targets: s.Targets,
+		Levels: s.Levels, Radix: s.Radix, QueueType: s.QueueType, AtMostOnce: s.AtMostOnce, Targets: s.Targets,
 	}
 	given := func(name string) bool { return s.Given[name] }
 	if !given("queue-type") {
@@ -68,6 +70,19 @@ func (s LadderSpec) Ladder(vhost string, base *topology.Ladder) (topology.Ladder
 		if !given("queue-type") {
 			l.QueueType = base.QueueType
 		}
+		if !given("dead-letter-strategy") {
+			// Kept as declared, as the queue type is: an at-most-once
+			// ladder read without the flag is not drift, and apply does
+			// not turn it into a conflict.
+			l.AtMostOnce = base.AtMostOnce
+		}
+	}
+	if !given("dead-letter-strategy") && l.QueueType == topology.Classic {
+		// A quorum ladder's strategy does not carry over to classic rungs.
+		l.AtMostOnce = false
+	}
+	if given("dead-letter-strategy") && l.QueueType == topology.Classic {
+		return l, fmt.Errorf("--dead-letter-strategy: classic queues ignore it (they dead-letter at most once already); give it with quorum rungs")
 	}
 	if s.HasMaxDelay {
 		radix := l.Radix
