@@ -41,6 +41,16 @@ func (l Ladder) DeadLetterStrategy() string {
 	return AtMostOnce
 }
 
+// RungKind is the rungs' queue type, with the strategy when it is not
+// the type's own: quorum, classic, or "quorum at-most-once" (discover's
+// queues column).
+func (l Ladder) RungKind() string {
+	if l.AtMostOnce {
+		return string(l.QueueType) + " " + AtMostOnce
+	}
+	return string(l.QueueType)
+}
+
 // rungArgs adds what a rung of a quorum ladder needs: its dead-letter
 // strategy and reject-publish overflow, which at-least-once needs so
 // that a message is never dropped between two rungs (rungs sets no
