@@ -28,22 +28,36 @@ type ladderFlags struct {
 	queueType string
 	targets   []string
 	// strategy is --dead-letter-strategy, on the commands that declare or
-	// measure a ladder (strategyFlag, nil elsewhere).
-	strategy     string
-	strategyFlag *pflag.Flag
+	// measure a ladder; strategyGiven says it was set.
+	strategy      string
+	strategyGiven bool
 }
 
 // registerStrategy gives a command --dead-letter-strategy: apply, plan
-// and bench share the one flag and its meaning.
+// and bench share the one flag and its meaning. Several commands hold it,
+// so whether it was given is recorded when it is set (only the command
+// that runs parses its flags), not looked up in one of them.
 func (lf *ladderFlags) registerStrategy(f *pflag.FlagSet) {
-	f.StringVar(&lf.strategy, "dead-letter-strategy", topology.AtLeastOnce,
+	lf.strategy = topology.AtLeastOnce
+	f.Var(strategyValue{lf}, "dead-letter-strategy",
 		"quorum rungs' dead-lettering: at-least-once, or at-most-once (a burst drains faster; a message is lost if the next rung cannot take it when it expires: a leader moving, a node stopping, a disk or memory alarm); an existing ladder keeps its own")
-	lf.strategyFlag = f.Lookup("dead-letter-strategy")
 }
+
+// strategyValue is --dead-letter-strategy as a flag value.
+type strategyValue struct{ lf *ladderFlags }
+
+func (v strategyValue) String() string {
+	if v.lf == nil {
+		return ""
+	}
+	return v.lf.strategy
+}
+func (v strategyValue) Set(s string) error { v.lf.strategy, v.lf.strategyGiven = s, true; return nil }
+func (strategyValue) Type() string         { return "string" }
 
 // atMostOnce parses --dead-letter-strategy; given says it was set.
 func (lf *ladderFlags) atMostOnce() (amo, given bool, err error) {
-	if lf.strategyFlag == nil || !lf.strategyFlag.Changed {
+	if !lf.strategyGiven {
 		return false, false, nil
 	}
 	amo, err = topology.ParseDeadLetterStrategy(lf.strategy)
