@@ -34,6 +34,9 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	if err != nil || delay <= 0 {
 		return usageErr("--drain-delay %q: want a duration such as 20s", bf.drainDelay)
 	}
+	if _, _, err := e.opts.ladder.atMostOnce(); err != nil {
+		return err
+	}
 	if bf.capacity < 0 {
 		return usageErr("--capacity %v: want a rate in hops/s above 0", bf.capacity)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -37,10 +38,23 @@ func TestApplyAtMostOnce(t *testing.T) {
 	}
 
 	// 2.7s is 27 units, digits 1, 2, 3: three hops at most once each.
-	mustRun(t, env, "publish", "--ladder", "amo", "--delay", "2.7s", "--count", "300")
-	got := drain(t, dial(t, cfg), "amo.done", 300, time.Minute)
+	mustRun(t, env, "publish", "--ladder", "amo", "--delay", "2.7s", "--count", "300", "--id-prefix", "m")
+	c := dial(t, cfg)
+	got := drain(t, c, "amo.done", 300, time.Minute)
 	if len(got) != 300 {
 		t.Fatalf("%d of 300 messages reached amo.done", len(got))
+	}
+	ids := map[string]bool{}
+	for _, d := range got {
+		ids[d.MessageID] = true
+	}
+	if len(ids) != 300 {
+		t.Errorf("%d distinct message ids among 300 arrivals", len(ids))
+	}
+	for _, q := range []string{"amo.done", "amo.unroutable"} {
+		if _, ok, err := c.Get(context.Background(), q, true); ok || err != nil {
+			t.Errorf("%s holds more than was published (%v)", q, err)
+		}
 	}
 
 	var found []struct {
@@ -56,6 +70,9 @@ func TestApplyAtMostOnce(t *testing.T) {
 	}
 	if out := mustRun(t, env, "discover"); !strings.Contains(out, "quorum at-most-once") {
 		t.Errorf("discover does not show the strategy:\n%s", out)
+	}
+	if _, st, _ := run(t, env, "status", "--ladder", "amo"); !strings.Contains(st, "quorum at-most-once") {
+		t.Errorf("status does not show the strategy:\n%s", st)
 	}
 	if code, out, errs := run(t, env, "plan", "--ladder", "amo"); code != ExitOK || !strings.Contains(out, "at-most-once") {
 		t.Errorf("plan: exit %d\n%s%s", code, out, errs)
