@@ -84,10 +84,14 @@ func TestDoctorAtMostOnce(t *testing.T) {
 		snap := l.Plan().Snapshot()
 		found := topology.Discover(snap)
 		f := healthyFacts(t)
+		f.Nodes[0].ConfigFiles = []string{"/etc/rabbitmq/rabbitmq.conf"}
 		f.Vhosts = []DoctorVhost{{Vhost: "/", Found: found, Report: health.NewReport(found, snap, health.Watch{})}}
 		got, ok := find(Doctor(f), "dead-letters at most once")
 		if ok != amo {
 			t.Fatalf("at most once %v: finding %v", amo, got)
+		}
+		if _, prefetch := find(Doctor(f), "dead-letter worker"); prefetch == amo {
+			t.Errorf("at most once %v: the dead-letter worker's prefetch named %v", amo, prefetch)
 		}
 		if amo && (got.Status != FindingWarn || got.Area != "ladder bursts" || !strings.Contains(got.Text, "lost if that rung cannot take it")) {
 			t.Errorf("%+v", got)
