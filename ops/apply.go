@@ -80,7 +80,7 @@ func AtMostOnceWarning(l topology.Ladder) string {
 	if !l.AtMostOnce {
 		return ""
 	}
-	return fmt.Sprintf("ladder %s dead-letters at most once between its rungs: %s; it drains a burst faster. To go back to at least once: apply another ladder without --dead-letter-strategy at-most-once and move the messages with rungs migrate",
+	return fmt.Sprintf("ladder %s dead-letters at most once between its rungs, for a faster drain: %s. To go back to at least once, apply another ladder without --dead-letter-strategy at-most-once and move the messages there with rungs migrate",
 		l.Name, topology.AtMostOnceRisk)
 }
 
