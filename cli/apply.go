@@ -38,7 +38,7 @@ new ladder and rungs migrate. rungs doctor names such a ladder.`,
 		RunE: e.runApply,
 	}
 	cmd.Flags().StringSliceVar(&e.opts.ladder.targets, "target", nil, "destination queue to bind for delivery (repeatable; created durable if missing)")
-	e.opts.ladder.registerStrategy(cmd.Flags())
+	e.opts.ladder.registerStrategy(cmd.Flags(), true)
 	return cmd
 }
 

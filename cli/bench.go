@@ -127,7 +127,7 @@ tree, go run ./cmd/rungs-lab.`,
 	f.StringVar(&bf.inflow, "inflow", "", "with --drain: also publish the same messages at a steady RATE/s from the storm's start, as retrying clients do (e.g. 1500/s)")
 	f.StringVar(&bf.inflowFor, "inflow-for", "4m", "with --inflow: for how long")
 	f.StringVar(&bf.drainDelay, "drain-delay", bench.DefaultDrainOptions().Delay.String(), "with --drain: every message's delay")
-	e.opts.ladder.registerStrategy(f)
+	e.opts.ladder.registerStrategy(f, false)
 	f.Float64Var(&bf.capacity, "capacity", 0, "with --drain: a drain capacity measured before, in dead-letter hops/s, to forecast the burst's lateness from")
 	f.BoolVar(&bf.save, "save", false, "with --drain: save the measured drain capacity on the broker (global parameter "+broker.CapacityParameter+"), where publish, the console and the exporter read it")
 	f.IntVar(&bf.brokerPID, "broker-pid", 0, "the broker's process on this machine, whose CPU time per message the run reports (default: the pid the management API reports, for a broker on loopback; -1: none)")

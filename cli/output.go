@@ -69,8 +69,10 @@ type jsonLadder struct {
 	Radix     int    `json:"radix"`
 	QueueType string `json:"queue_type"`
 	// DeadLetterStrategy is how the rungs dead-letter: at-least-once
-	// (quorum) or at-most-once (classic, or quorum applied so).
+	// (quorum) or at-most-once (classic, or quorum applied so); with
+	// AtMostOnceBelowMS, only the rungs shorter than that are.
 	DeadLetterStrategy string   `json:"dead_letter_strategy"`
+	AtMostOnceBelowMS  int64    `json:"at_most_once_below_ms,omitempty"`
 	MaxDelayMS         int64    `json:"max_delay_ms"`
 	MaxDelay           string   `json:"max_delay"`
 	Targets            []string `json:"targets"`
@@ -85,7 +87,7 @@ func toJSONLadder(l topology.Ladder) jsonLadder {
 	return jsonLadder{
 		Name: l.Name, Vhost: l.Vhost, Layout: l.Layout,
 		UnitMS: l.Unit.Milliseconds(), Unit: topology.FormatDelay(l.Unit),
-		Levels: l.Levels, Radix: l.Radix, QueueType: string(l.QueueType), DeadLetterStrategy: l.DeadLetterStrategy(),
+		Levels: l.Levels, Radix: l.Radix, QueueType: string(l.QueueType), DeadLetterStrategy: strings.Fields(l.DeadLetterStrategy())[0], AtMostOnceBelowMS: l.AtMostOnceBelow.Milliseconds(),
 		MaxDelayMS: l.MaxDelay().Milliseconds(), MaxDelay: topology.FormatDelay(l.MaxDelay()),
 		Targets: targets, MeanHops: l.MeanHops(),
 	}

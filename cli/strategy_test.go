@@ -115,3 +115,78 @@ func TestApplyDeadLetterStrategyRefused(t *testing.T) {
 		t.Fatalf("a refused apply declared something:\n%s", out)
 	}
 }
+
+// At most once on the short rungs only: the rungs below the limit get
+// at-most-once, the others keep at-least-once; messages crossing both
+// arrive; the ladder is discovered, planned and re-applied as it is, a
+// change to the whole ladder is refused, and doctor names which rungs.
+func TestApplyAtMostOnceBelow(t *testing.T) {
+	t.Parallel()
+	env, cfg := brokerEnv(t)
+	// Rungs of 100ms to 19.2s; below 1s are 100, 200, 300, 400 and 800ms,
+	// and the limit is spelled as the shortest rung it leaves: 1.2s.
+	shape := []string{"--ladder", "part", "--unit", "100ms", "--levels", "4", "--radix", "4"}
+	code, out, errs := run(t, env, append([]string{"apply", "--at-most-once-below", "1s"}, shape...)...)
+	if code != ExitOK || !strings.Contains(out, "dead-lettering at-most-once below 1.2s") || !strings.Contains(out, "drift: none") ||
+		!strings.Contains(errs, "from its rungs shorter than 1.2s") {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
+	}
+	amo := 0
+	for _, q := range vhostSnapshot(t, cfg).Queues {
+		ttl, ok := q.TTL()
+		if _, dlx := q.Args["x-dead-letter-exchange"]; !dlx || !ok {
+			continue
+		}
+		want := topology.AtLeastOnce
+		if ttl < 1200*time.Millisecond {
+			want, amo = topology.AtMostOnce, amo+1
+		}
+		if q.Args["x-dead-letter-strategy"] != want {
+			t.Errorf("%s (%s) declared with %v", q.Name, ttl, q.Args["x-dead-letter-strategy"])
+		}
+	}
+	if amo != 5 {
+		t.Errorf("%d rungs at most once, want 5", amo)
+	}
+	// 2.7s: 1.6s at least once, then 800ms and 300ms at most once.
+	mustRun(t, env, "publish", "--ladder", "part", "--delay", "2.7s", "--count", "200", "--id-prefix", "p")
+	if got := drain(t, dial(t, cfg), "part.done", 200, time.Minute); len(got) != 200 {
+		t.Fatalf("%d of 200 messages reached part.done", len(got))
+	}
+	before := mustRun(t, env, "discover", "--json")
+	if !strings.Contains(before, `"at_most_once_below_ms": 1200`) || !strings.Contains(before, `"dead_letter_strategy": "at-most-once"`) {
+		t.Fatalf("discover --json:\n%s", before)
+	}
+	if out := mustRun(t, env, "discover"); !strings.Contains(out, "quorum at-most-once below 1.2s") {
+		t.Errorf("discover:\n%s", out)
+	}
+	if code, out, errs := run(t, env, "plan", "--ladder", "part"); code != ExitOK || !strings.Contains(out, "below 1.2s") {
+		t.Errorf("plan: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := run(t, env, "apply", "--ladder", "part"); code != ExitOK || !strings.Contains(out, "drift: none") || !strings.Contains(errs, "shorter than 1.2s") {
+		t.Errorf("re-apply: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = run(t, env, "apply", "--ladder", "part", "--dead-letter-strategy", "at-most-once")
+	if code != ExitError || !strings.Contains(errs, "dead-letter at-most-once below 1.2s and the flags ask at-most-once;") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("apply to the whole ladder: exit %d: %s", code, errs)
+	}
+	if after := mustRun(t, env, "discover", "--json"); after != before {
+		t.Errorf("a refused apply changed the broker:\nbefore %s\nafter %s", before, after)
+	}
+	if _, out, _ := run(t, env, "doctor", "--ladder", "part"); !strings.Contains(out, "dead-letters at most once from its rungs shorter than 1.2s") {
+		t.Errorf("doctor:\n%s", out)
+	}
+	for _, args := range [][]string{
+		{"apply", "--ladder", "bad", "--at-most-once-below", "soon"},
+		{"apply", "--ladder", "bad", "--at-most-once-below", "1ms"},
+		{"apply", "--ladder", "bad", "--at-most-once-below", "1m", "--dead-letter-strategy", "at-least-once"},
+		{"apply", "--ladder", "bad", "--at-most-once-below", "1m", "--queue-type", "classic"},
+	} {
+		if code, _, errs := run(t, env, args...); code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
+	}
+	if after := mustRun(t, env, "discover", "--json"); after != before {
+		t.Errorf("a refused apply changed the broker:\nbefore %s\nafter %s", before, after)
+	}
+}

@@ -61,7 +61,7 @@ func checkDeadLetterPrefetch(f DoctorFacts, out *Findings) {
 // prefetch does not bound it.
 func (f DoctorFacts) workerLadder() string {
 	for _, fl := range f.found() {
-		if fl.Ladder.QueueType == topology.Quorum && !fl.Ladder.AtMostOnce {
+		if fl.Ladder.QueueType == topology.Quorum && !fl.Ladder.EveryRungAtMostOnce() {
 			return fl.Ladder.Name
 		}
 	}

@@ -11,6 +11,6 @@ func checkAtMostOnce(lr DoctorLadder, out *Findings) {
 	if !l.AtMostOnce {
 		return
 	}
-	out.Add(LadderArea(l), FindingWarn, "dead-letters at most once between its rungs (applied with --dead-letter-strategy at-most-once, for a faster drain): %s. For none lost, apply a ladder under another name without the flag (at least once) and move the messages there with rungs migrate",
-		topology.AtMostOnceRisk)
+	out.Add(LadderArea(l), FindingWarn, "dead-letters at most once %s (applied so, for a faster drain): %s. For none lost, apply a ladder under another name without the flag (at least once) and move the messages there with rungs migrate",
+		AtMostOnceRungs(l), topology.AtMostOnceRisk)
 }

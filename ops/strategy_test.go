@@ -3,6 +3,7 @@ package ops
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
@@ -36,7 +37,7 @@ func TestLadderSpecStrategy(t *testing.T) {
 		t.Errorf("a new ladder at most once: %+v, %v", l, err)
 	}
 	spec.QueueType, spec.Given["queue-type"] = topology.Classic, true
-	if _, err := spec.Ladder("/", nil); err == nil || !strings.Contains(err.Error(), "classic queues ignore it") {
+	if _, err := spec.Ladder("/", nil); err == nil || !strings.Contains(err.Error(), "classic queues ignore them") {
 		t.Errorf("classic at most once: %v", err)
 	}
 	spec.Given["dead-letter-strategy"], spec.AtMostOnce = false, false
@@ -96,5 +97,33 @@ func TestDoctorAtMostOnce(t *testing.T) {
 		if amo && (got.Status != FindingWarn || got.Area != "ladder bursts" || !strings.Contains(got.Text, "lost if that rung cannot take it")) {
 			t.Errorf("%+v", got)
 		}
+	}
+}
+
+// --at-most-once-below implies at most once, is kept like the strategy
+// when not given, contradicts an explicit at-least-once, and a change of
+// it is refused in place.
+func TestLadderSpecAtMostOnceBelow(t *testing.T) {
+	alo, _ := strategyLadders(t)
+	spec := LadderSpec{Name: "bursts", Radix: 4, Levels: 3, AtMostOnceBelow: 10 * time.Second, Given: map[string]bool{"at-most-once-below": true, "radix": true, "levels": true}}
+	part, err := spec.Ladder("/", nil)
+	if err != nil || !part.AtMostOnce || part.AtMostOnceBelow != 12*time.Second {
+		t.Fatalf("%+v, %v", part, err)
+	}
+	if l, err := (LadderSpec{Name: "bursts", Given: map[string]bool{}}).Ladder("/", &part); err != nil || l.AtMostOnceBelow != 12*time.Second {
+		t.Errorf("kept: %+v, %v", l, err)
+	}
+	spec.Given["dead-letter-strategy"] = true
+	if _, err := spec.Ladder("/", nil); err == nil || !strings.Contains(err.Error(), "give one") {
+		t.Errorf("with at-least-once: %v", err)
+	}
+	snap := alo.Plan().Snapshot()
+	_, err = PlanApply(ApplyRequest{Ladder: part, Existing: &alo, Snap: &snap, Version: version("4.3.6")})
+	if err == nil || !strings.Contains(err.Error(), "flags ask at-most-once below 12s") {
+		t.Errorf("%v", err)
+	}
+	ap, err := PlanApply(ApplyRequest{Ladder: part, Snap: &topology.Snapshot{}, Version: version("4.3.6")})
+	if err != nil || len(ap.Warnings) != 1 || !strings.Contains(ap.Warnings[0], "from its rungs shorter than 12s") {
+		t.Errorf("%q, %v", ap.Warnings, err)
 	}
 }

@@ -18,7 +18,7 @@ func (l Ladder) Describe() string {
 // described.
 func (l Ladder) strategyNote() string {
 	if l.AtMostOnce {
-		return ", dead-lettering " + AtMostOnce
+		return ", dead-lettering " + l.DeadLetterStrategy()
 	}
 	return ""
 }

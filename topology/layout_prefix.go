@@ -234,7 +234,7 @@ func discoverRungLadders(s Snapshot, layout string, accept func(name string) boo
 		if votes[m[1]] == nil {
 			votes[m[1]] = &strategyVote{}
 		}
-		votes[m[1]].add(q)
+		votes[m[1]].add(q, ttl)
 	}
 	var out []Ladder
 	for name, rs := range found {
@@ -258,13 +258,13 @@ func discoverRungLadders(s Snapshot, layout string, accept func(name string) boo
 		if !ok {
 			continue
 		}
-		l := Ladder{Name: name, Vhost: s.Vhost, Layout: layout, Unit: unit, Levels: levels, Radix: radix, QueueType: qtype[name], AtMostOnce: votes[name].atMostOnce()}
+		l := Ladder{Name: name, Vhost: s.Vhost, Layout: layout, Unit: unit, Levels: levels, Radix: radix, QueueType: qtype[name]}
 		for _, b := range s.Bindings {
 			if dest, ok := isTarget(l, b); ok {
 				l.Targets = append(l.Targets, dest)
 			}
 		}
-		if nl, err := l.Normalize(); err == nil {
+		if nl, err := votes[name].normalize(l); err == nil {
 			out = append(out, nl)
 		}
 	}

@@ -166,7 +166,7 @@ func (s suffixLayout) Discover(snap Snapshot) []Ladder {
 		if votes[m[1]] == nil {
 			votes[m[1]] = &strategyVote{}
 		}
-		votes[m[1]].add(q)
+		votes[m[1]].add(q, ttl)
 	}
 	var out []Ladder
 	for name, rs := range found {
@@ -178,7 +178,7 @@ func (s suffixLayout) Discover(snap Snapshot) []Ladder {
 		if !ok {
 			continue
 		}
-		l, err := Ladder{Name: name, Vhost: snap.Vhost, Layout: s.Name(), Unit: unit, Levels: levels, Radix: 2, QueueType: qtype[name], AtMostOnce: votes[name].atMostOnce()}.Normalize()
+		l, err := votes[name].normalize(Ladder{Name: name, Vhost: snap.Vhost, Layout: s.Name(), Unit: unit, Levels: levels, Radix: 2, QueueType: qtype[name]})
 		if err == nil {
 			out = append(out, l)
 		}

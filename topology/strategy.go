@@ -1,6 +1,10 @@
 package topology
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"time"
+)
 
 // How a quorum rung hands an expired message to the next one
 // (x-dead-letter-strategy, RabbitMQ 3.10 and later). At least once, the
@@ -33,12 +37,61 @@ func ParseDeadLetterStrategy(s string) (atMostOnce bool, err error) {
 
 // DeadLetterStrategy is the strategy the ladder's rungs dead-letter
 // with: the argument its quorum rungs are declared with, and at-most-once
-// for classic rungs, which have no other.
+// for classic rungs, which have no other. A ladder at most once on its
+// short rungs only says below what TTL.
 func (l Ladder) DeadLetterStrategy() string {
-	if l.QueueType == Quorum && !l.AtMostOnce {
+	switch {
+	case l.QueueType == Quorum && !l.AtMostOnce:
 		return AtLeastOnce
+	case l.QueueType == Quorum && l.AtMostOnceBelow > 0:
+		return AtMostOnce + " below " + FormatDelay(l.AtMostOnceBelow)
 	}
 	return AtMostOnce
+}
+
+// EveryRungAtMostOnce reports whether every rung dead-letters at most
+// once: no hop waits for a confirm (a capacity measured so fits it).
+func (l Ladder) EveryRungAtMostOnce() bool {
+	return l.DeadLetterStrategy() == AtMostOnce
+}
+
+// SameStrategy reports whether two ladders' rungs dead-letter alike.
+func (l Ladder) SameStrategy(o Ladder) bool {
+	return l.DeadLetterStrategy() == o.DeadLetterStrategy()
+}
+
+// rungAtMostOnce reports whether the rung of this TTL dead-letters at
+// most once.
+func (l Ladder) rungAtMostOnce(ttl time.Duration) bool {
+	return l.AtMostOnce && (l.AtMostOnceBelow == 0 || ttl < l.AtMostOnceBelow)
+}
+
+// normalizeBelow gives AtMostOnceBelow its one spelling: the TTL of the
+// shortest rung it leaves at least once, or 0 when it leaves none. A
+// limit that leaves every rung at least once is refused: it would declare
+// nothing at most once.
+func (l Ladder) normalizeBelow() (Ladder, error) {
+	switch {
+	case l.AtMostOnceBelow < 0:
+		return l, fmt.Errorf("%w: at most once below %s: want a duration above 0", ErrInvalidLadder, l.AtMostOnceBelow)
+	case l.AtMostOnceBelow == 0:
+		return l, nil
+	}
+	l.AtMostOnce = true
+	var shortest, kept time.Duration
+	for _, r := range l.Rungs() {
+		if shortest == 0 || r.TTL < shortest {
+			shortest = r.TTL
+		}
+		if r.TTL >= l.AtMostOnceBelow && (kept == 0 || r.TTL < kept) {
+			kept = r.TTL
+		}
+	}
+	if shortest >= l.AtMostOnceBelow {
+		return l, fmt.Errorf("%w: at most once below %s: no rung is that short (the shortest holds %s)", ErrInvalidLadder, FormatDelay(l.AtMostOnceBelow), FormatDelay(shortest))
+	}
+	l.AtMostOnceBelow = kept
+	return l, nil
 }
 
 // RungKind is the rungs' queue type, with the strategy when it is not
@@ -46,7 +99,7 @@ func (l Ladder) DeadLetterStrategy() string {
 // queues column).
 func (l Ladder) RungKind() string {
 	if l.AtMostOnce {
-		return string(l.QueueType) + " " + AtMostOnce
+		return string(l.QueueType) + " " + l.DeadLetterStrategy()
 	}
 	return string(l.QueueType)
 }
@@ -65,23 +118,56 @@ func rungArgs(l Ladder, a Args) Args {
 	}
 	a["x-queue-type"] = string(Quorum)
 	if _, dlx := a["x-dead-letter-exchange"]; dlx {
-		a["x-dead-letter-strategy"] = l.DeadLetterStrategy()
+		a["x-dead-letter-strategy"] = AtLeastOnce
+		if ttl, ok := a["x-message-ttl"].(int64); ok && l.rungAtMostOnce(time.Duration(ttl)*time.Millisecond) {
+			a["x-dead-letter-strategy"] = AtMostOnce
+		}
 	}
 	a["x-overflow"] = "reject-publish"
 	return a
 }
 
-// strategyVote counts the rungs found for a ladder that dead-letter at
-// most once, so that discovery reads the strategy the ladder was declared
-// with: the one most of its rungs have (a rung changed by hand shows up
+// strategyVote collects the rungs found for a ladder, so that discovery
+// reads the strategy the ladder was declared with: every rung at most
+// once, the rungs below a TTL at most once and the others at least once,
+// or else the one most of its rungs have (a rung changed by hand shows up
 // as drift instead of hiding the ladder's strategy).
-type strategyVote struct{ atMost, rungs int }
+type strategyVote struct{ atMost, atLeast []time.Duration }
 
-func (v *strategyVote) add(q Queue) {
-	v.rungs++
+func (v *strategyVote) add(q Queue, ttl time.Duration) {
 	if q.Args["x-dead-letter-strategy"] == AtMostOnce && q.QueueType() == Quorum {
-		v.atMost++
+		v.atMost = append(v.atMost, ttl)
+	} else {
+		v.atLeast = append(v.atLeast, ttl)
 	}
 }
 
-func (v strategyVote) atMostOnce() bool { return v.atMost*2 > v.rungs }
+// normalize is l, found with these rungs, normalized with the strategy
+// they were found with; a strategy the ladder cannot have (its rungs'
+// TTLs changed by hand) is left out rather than the ladder hidden: its
+// rungs then show up as drift.
+func (v *strategyVote) normalize(l Ladder) (Ladder, error) {
+	if nl, err := v.set(l).Normalize(); err == nil {
+		return nl, nil
+	}
+	return l.Normalize()
+}
+
+// set gives l the strategy its rungs were found with.
+func (v *strategyVote) set(l Ladder) Ladder {
+	if v == nil || len(v.atMost) == 0 || l.QueueType != Quorum {
+		return l
+	}
+	l.AtMostOnce = true
+	if len(v.atLeast) == 0 {
+		return l
+	}
+	kept, longest := slices.Min(v.atLeast), slices.Max(v.atMost)
+	switch {
+	case longest < kept:
+		l.AtMostOnceBelow = kept
+	case len(v.atMost) <= len(v.atLeast):
+		l.AtMostOnce = false
+	}
+	return l
+}

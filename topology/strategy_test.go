@@ -145,3 +145,60 @@ func TestParseDeadLetterStrategy(t *testing.T) {
 		}
 	}
 }
+
+// At most once below a TTL: the limit is spelled as the shortest rung it
+// leaves at least once, only the shorter rungs get at-most-once, and
+// discovery reads the same ladder back without drift.
+func TestAtMostOnceBelow(t *testing.T) {
+	base := Ladder{Name: "bursts", Vhost: "/", Layout: "direct", Unit: time.Second, Levels: 3, Radix: 4, QueueType: Quorum}
+	for _, tc := range []struct {
+		below, want time.Duration
+		err         bool
+	}{
+		{10 * time.Second, 12 * time.Second, false}, // rungs 1s 2s 3s 4s 8s
+		{12 * time.Second, 12 * time.Second, false},
+		{2 * time.Second, 2 * time.Second, false},
+		{time.Minute, 0, false}, // every rung: the whole ladder
+		{time.Second, 0, true},  // no rung is shorter
+		{-time.Second, 0, true},
+	} {
+		l := base
+		l.AtMostOnceBelow = tc.below
+		n, err := l.Normalize()
+		if tc.err {
+			if !errors.Is(err, ErrInvalidLadder) {
+				t.Errorf("below %s: %v", tc.below, err)
+			}
+			continue
+		}
+		if err != nil || !n.AtMostOnce || n.AtMostOnceBelow != tc.want {
+			t.Errorf("below %s: %+v, %v; want below %s", tc.below, n, err, tc.want)
+			continue
+		}
+		snap := n.Plan().Snapshot()
+		for _, r := range n.Rungs() {
+			q, _ := snap.Queue(r.Queue)
+			want := AtLeastOnce
+			if tc.want == 0 || r.TTL < tc.want {
+				want = AtMostOnce
+			}
+			if q.Args["x-dead-letter-strategy"] != want {
+				t.Errorf("below %s: rung %s of %s: %v", tc.below, r.Queue, r.TTL, q.Args["x-dead-letter-strategy"])
+			}
+		}
+		found := Discover(snap)
+		if len(found) != 1 || found[0].Ladder.AtMostOnceBelow != n.AtMostOnceBelow || !found[0].Ladder.AtMostOnce || len(found[0].Drift) != 0 {
+			t.Errorf("below %s: found %+v", tc.below, found)
+		}
+		if tc.want > 0 {
+			if got := n.DeadLetterStrategy(); got != "at-most-once below "+FormatDelay(tc.want) || n.EveryRungAtMostOnce() {
+				t.Errorf("below %s: strategy %q", tc.below, got)
+			}
+			whole := base
+			whole.AtMostOnce = true
+			if drift := Diff(whole.Plan(), snap); len(drift) == 0 || n.SameStrategy(whole) {
+				t.Errorf("below %s: no drift against the whole ladder at most once", tc.below)
+			}
+		}
+	}
+}
