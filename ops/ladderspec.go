@@ -24,7 +24,7 @@ type LadderSpec struct {
 	// AtMostOnceBelow --at-most-once-below, which implies it.
 	AtMostOnce      bool
 	AtMostOnceBelow time.Duration
-	Targets    []string
+	Targets         []string
 	// Given holds the shape fields set explicitly, by flag name: layout,
 	// unit, max-delay, levels, radix, queue-type, dead-letter-strategy,
 	// at-most-once-below.
