@@ -33,7 +33,9 @@ type DrainOptions struct {
 	// Delay is every message's delay: one delay makes the worst storm,
 	// every message expiring in the same rungs within the publish time.
 	Delay time.Duration
-	// Ladder is the ladder to fill (its Vhost is ignored).
+	// Ladder is the ladder to fill (its Vhost is ignored), declared as
+	// rungs apply declares it: Ladder.AtMostOnce prices what the
+	// at-most-once strategy's trade of safety buys in drain rate.
 	Ladder topology.Ladder
 	Size   int
 	// Every is how often the statistics are read.
@@ -42,11 +44,6 @@ type DrainOptions struct {
 	// (JSON): the recorded sequences health's tests judge.
 	Record io.Writer
 	Log    io.Writer
-	// AtMostOnce declares the quorum rungs with x-dead-letter-strategy
-	// at-most-once (and drop-head overflow, which at-least-once forbids
-	// and at-most-once allows): what the strategy's trade of safety buys
-	// in drain rate. Classic rungs are at-most-once already.
-	AtMostOnce bool
 	// Capacity, when set, is a drain capacity measured before (hops/s):
 	// the run states the lateness health.BurstLateness predicts from it
 	// before publishing, to compare with what it then measures.
@@ -215,10 +212,7 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	}
 	logf("limit: %.0f/s through one %s queue", rep.LimitPerS, l.QueueType)
 	plan := l.Plan()
-	if o.AtMostOnce {
-		plan = atMostOnce(plan)
-	}
-	rep.AtMostOnce = o.AtMostOnce
+	rep.AtMostOnce = l.AtMostOnce
 	if _, err := conn.Apply(ctx, plan); err != nil {
 		return rep, fmt.Errorf("apply %s: %w", l.Name, err)
 	}
@@ -670,27 +664,6 @@ func (a *arrivals) tally() (DistMS, int, int, int) {
 	defer a.mu.Unlock()
 	lost := len(a.seen) - int(a.n)
 	return DistMSOf(NewDist(a.late)), a.early, lost, a.dups
-}
-
-// atMostOnce is the plan with its quorum rungs dead-lettering at most
-// once: the broker forwards an expired message without waiting for the
-// next rung to confirm it, so a message is lost if that rung cannot take
-// it (a leader moving, a node going down, a full disk) at that moment.
-func atMostOnce(p topology.Plan) topology.Plan {
-	qs := make([]topology.Queue, len(p.Queues))
-	for i, q := range p.Queues {
-		if q.Args["x-dead-letter-strategy"] == "at-least-once" {
-			args := make(map[string]any, len(q.Args))
-			for k, v := range q.Args {
-				args[k] = v
-			}
-			args["x-dead-letter-strategy"] = "at-most-once"
-			q.Args = args
-		}
-		qs[i] = q
-	}
-	p.Queues = qs
-	return p
 }
 
 // Inflow publishes copies of m at rate a second for d, confirmed, in

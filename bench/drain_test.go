@@ -87,12 +87,12 @@ func checkArrivals(t *testing.T, rep DrainReport) {
 func TestDrainAtMostOnce(t *testing.T) {
 	env := brokertest.Require(t)
 	o := DefaultDrainOptions()
-	o.N, o.Delay, o.AtMostOnce, o.Log = 2000, 2*time.Second, true, logWriter{t}
+	o.N, o.Delay, o.Log = 2000, 2*time.Second, logWriter{t}
 	var err error
-	if o.Ladder, err = (topology.Ladder{Name: "amo", QueueType: topology.Quorum}).Normalize(); err != nil {
+	if o.Ladder, err = (topology.Ladder{Name: "amo", QueueType: topology.Quorum, AtMostOnce: true}).Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	if p := atMostOnce(o.Ladder.Plan()); !declares(p, "at-most-once") || declares(p, "at-least-once") {
+	if p := o.Ladder.Plan(); !declares(p, "at-most-once") || declares(p, "at-least-once") {
 		t.Fatalf("the plan still dead-letters at least once: %+v", p.Queues)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -18,15 +18,30 @@ func (e *env) applyCommand() *cobra.Command {
 already exist with the same arguments are left alone; an object that exists
 with other arguments stops apply with an error naming it and the argument:
 rungs never deletes a queue (and its messages) to make room. After applying,
-apply reads the broker back and reports any drift.`,
+apply reads the broker back and reports any drift.
+
+--dead-letter-strategy at-most-once trades safety for speed on quorum
+rungs (RabbitMQ 3.10 and later): the broker hands an expired message to
+the next rung without waiting for it to confirm, so a burst drains several
+times faster, and a message is lost if that rung cannot take it at that
+moment (its leader moving, a node stopping, a disk or memory alarm).
+--at-most-once-below D limits it to the rungs shorter than D, the short
+rungs a burst crowds; the longer ones keep at-least-once. Classic queues
+dead-letter at most once already and refuse both flags. The ladder keeps
+its strategy: apply without the flags keeps it and says so; the broker
+cannot change it in place, so going back to at-least-once is a new ladder
+and rungs migrate. rungs doctor names such a ladder.`,
 		Example: `  rungs apply --ladder jobs --unit 1s --max-delay 7d
   rungs apply --ladder jobs --queue-type classic --target orders.retry   # faster rungs that lose messages between rungs on a node stop
+  rungs apply --ladder bursts --dead-letter-strategy at-most-once  # faster drains, loses a message the next rung cannot take
+  rungs apply --ladder bursts --at-most-once-below 1m              # the same on the rungs shorter than 1m only
   rungs apply --ladder legacy --layout prefix --max-delay 1h       # topic exchanges: publishers need no BCC header
   rungs apply --ladder example --layout suffix --max-delay 15s   # the binary-ladder Terraform module's layout`,
 		Args: cobra.NoArgs,
 		RunE: e.runApply,
 	}
 	cmd.Flags().StringSliceVar(&e.opts.ladder.targets, "target", nil, "destination queue to bind for delivery (repeatable; created durable if missing)")
+	e.opts.ladder.registerStrategy(cmd.Flags(), true)
 	return cmd
 }
 

@@ -34,7 +34,6 @@ type benchFlags struct {
 	inflow, inflowFor      string
 	record                 string
 	drainDelay             string
-	strategy               string
 	capacity               float64
 	save                   bool
 }
@@ -80,9 +79,10 @@ to compare with the measured p99; --save keeps the capacity measured on
 the broker (global parameter rungs-drain-capacity, per queue type), where
 rungs publish and the console's publish read it to say how late a burst
 will arrive before sending it, and the exporter exports it;
---dead-letter-strategy at-most-once declares the quorum rungs without
-confirms between rungs, to price that trade (a message is lost if the
-next rung cannot take it when it expires).
+--dead-letter-strategy at-most-once declares the quorum rungs as
+rungs apply does with that flag, without confirms between rungs, to
+price that trade (a message is lost if the next rung cannot take it
+when it expires).
 
 Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
 seconds even on a 24-level ladder (docs/benchmarks explains the method).
@@ -127,7 +127,7 @@ tree, go run ./cmd/rungs-lab.`,
 	f.StringVar(&bf.inflow, "inflow", "", "with --drain: also publish the same messages at a steady RATE/s from the storm's start, as retrying clients do (e.g. 1500/s)")
 	f.StringVar(&bf.inflowFor, "inflow-for", "4m", "with --inflow: for how long")
 	f.StringVar(&bf.drainDelay, "drain-delay", bench.DefaultDrainOptions().Delay.String(), "with --drain: every message's delay")
-	f.StringVar(&bf.strategy, "dead-letter-strategy", "at-least-once", "with --drain: the quorum rungs' dead-letter strategy, at-least-once or at-most-once (loses a message the next rung cannot take)")
+	e.opts.ladder.registerStrategy(f, false)
 	f.Float64Var(&bf.capacity, "capacity", 0, "with --drain: a drain capacity measured before, in dead-letter hops/s, to forecast the burst's lateness from")
 	f.BoolVar(&bf.save, "save", false, "with --drain: save the measured drain capacity on the broker (global parameter "+broker.CapacityParameter+"), where publish, the console and the exporter read it")
 	f.IntVar(&bf.brokerPID, "broker-pid", 0, "the broker's process on this machine, whose CPU time per message the run reports (default: the pid the management API reports, for a broker on loopback; -1: none)")

@@ -34,8 +34,8 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	if err != nil || delay <= 0 {
 		return usageErr("--drain-delay %q: want a duration such as 20s", bf.drainDelay)
 	}
-	if bf.strategy != "at-least-once" && bf.strategy != "at-most-once" {
-		return usageErr("--dead-letter-strategy %q: want at-least-once or at-most-once", bf.strategy)
+	if _, _, err := e.opts.ladder.atMostOnce(); err != nil {
+		return err
 	}
 	if bf.capacity < 0 {
 		return usageErr("--capacity %v: want a rate in hops/s above 0", bf.capacity)
@@ -63,7 +63,7 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	}
 	o := bench.DefaultDrainOptions()
 	o.N, o.Ladder, o.Log = bf.drain, l, e.Err
-	o.Delay, o.AtMostOnce, o.Capacity = delay, bf.strategy == "at-most-once", bf.capacity
+	o.Delay, o.Capacity = delay, bf.capacity
 	o.Inflow, o.InflowFor, o.BrokerPID = inflow, inflowFor, bf.brokerPID
 	if bf.record != "" {
 		f, err := os.Create(bf.record)

@@ -112,7 +112,7 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 			levels += fmt.Sprintf("×r%d", l.Radix)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.Vhost, l.Name, l.Layout, topology.FormatDelay(l.Unit), levels,
-			topology.FormatDelay(l.MaxDelay()), l.QueueType, tt.InFlight, tt.Unroutable, tt.Stalled, tt.Drift, strings.Join(l.Targets, ","))
+			topology.FormatDelay(l.MaxDelay()), l.RungKind(), tt.InFlight, tt.Unroutable, tt.Stalled, tt.Drift, strings.Join(l.Targets, ","))
 	}
 	return w.Flush()
 }

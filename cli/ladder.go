@@ -27,6 +27,65 @@ type ladderFlags struct {
 	radix     int
 	queueType string
 	targets   []string
+	// strategy is --dead-letter-strategy and below --at-most-once-below,
+	// on the commands that declare or measure a ladder; given records
+	// which were set.
+	strategy, below string
+	given           map[string]bool
+}
+
+// registerStrategy gives a command --dead-letter-strategy, and with
+// below --at-most-once-below: apply, plan and bench share them and their
+// meaning. Several commands hold them, so whether one was given is
+// recorded when it is set (only the command that runs parses its flags),
+// not looked up in one of them.
+func (lf *ladderFlags) registerStrategy(f *pflag.FlagSet, below bool) {
+	lf.strategy = topology.AtLeastOnce
+	f.Var(givenValue{&lf.strategy, lf, "dead-letter-strategy"}, "dead-letter-strategy",
+		"quorum rungs' dead-lettering: at-least-once, or at-most-once (a burst drains faster; a message is lost if the next rung cannot take it when it expires: a leader moving, a node stopping, a disk or memory alarm); an existing ladder keeps its own")
+	if below {
+		f.Var(givenValue{&lf.below, lf, "at-most-once-below"}, "at-most-once-below",
+			"dead-letter at most once only from the rungs shorter than this (e.g. 1m: the short rungs a burst crowds), at least once from the others")
+	}
+}
+
+// givenValue is a string flag that records that it was set.
+type givenValue struct {
+	p    *string
+	lf   *ladderFlags
+	name string
+}
+
+func (v givenValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+
+func (v givenValue) Set(s string) error {
+	if v.lf.given == nil {
+		v.lf.given = map[string]bool{}
+	}
+	*v.p, v.lf.given[v.name] = s, true
+	return nil
+}
+
+func (givenValue) Type() string { return "string" }
+
+// atMostOnce parses --dead-letter-strategy and --at-most-once-below.
+func (lf *ladderFlags) atMostOnce() (amo bool, below time.Duration, err error) {
+	if lf.given["dead-letter-strategy"] {
+		if amo, err = topology.ParseDeadLetterStrategy(lf.strategy); err != nil {
+			return false, 0, usageErr("--dead-letter-strategy %v", err)
+		}
+	}
+	if lf.given["at-most-once-below"] {
+		if below, err = topology.ParseDelay(lf.below); err != nil || below <= 0 {
+			return false, 0, usageErr("--at-most-once-below %q: want a duration above 0, such as 1m", lf.below)
+		}
+	}
+	return amo, below, nil
 }
 
 // shapeGiven reports whether the flags describe the ladder's shape
@@ -106,6 +165,9 @@ func (lf *ladderFlags) changed() bool {
 // (fromFlags with a base).
 func (lf *ladderFlags) check() error {
 	if _, _, err := lf.delays(); err != nil {
+		return err
+	}
+	if _, _, err := lf.atMostOnce(); err != nil {
 		return err
 	}
 	if _, err := topology.LayoutByName(lf.layout); err != nil {
@@ -191,13 +253,18 @@ func (lf *ladderFlags) spec() (ops.LadderSpec, error) {
 	if err != nil {
 		return ops.LadderSpec{}, err
 	}
-	given := map[string]bool{}
+	amo, below, err := lf.atMostOnce()
+	if err != nil {
+		return ops.LadderSpec{}, err
+	}
+	given := map[string]bool{"dead-letter-strategy": lf.given["dead-letter-strategy"], "at-most-once-below": lf.given["at-most-once-below"]}
 	for _, n := range shapeFlags {
 		given[n] = lf.set.Lookup(n).Changed
 	}
 	return ops.LadderSpec{
 		Name: lf.name, Layout: lf.layout, Unit: unit, MaxDelay: maxDelay, HasMaxDelay: lf.maxDelay != "",
-		Levels: lf.levels, Radix: lf.radix, QueueType: topology.QueueType(lf.queueType), Targets: lf.targets, Given: given,
+		Levels: lf.levels, Radix: lf.radix, QueueType: topology.QueueType(lf.queueType), AtMostOnce: amo, AtMostOnceBelow: below,
+		Targets: lf.targets, Given: given,
 	}, nil
 }
 

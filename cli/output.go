@@ -60,18 +60,23 @@ func (t *trimTrailing) Write(p []byte) (int, error) {
 // jsonLadder is a ladder as --json prints it: durations in milliseconds and
 // as text, so scripts neither parse "1h30m" nor guess units.
 type jsonLadder struct {
-	Name       string   `json:"name"`
-	Vhost      string   `json:"vhost"`
-	Layout     string   `json:"layout"`
-	UnitMS     int64    `json:"unit_ms"`
-	Unit       string   `json:"unit"`
-	Levels     int      `json:"levels"`
-	Radix      int      `json:"radix"`
-	QueueType  string   `json:"queue_type"`
-	MaxDelayMS int64    `json:"max_delay_ms"`
-	MaxDelay   string   `json:"max_delay"`
-	Targets    []string `json:"targets"`
-	MeanHops   float64  `json:"mean_hops"`
+	Name      string `json:"name"`
+	Vhost     string `json:"vhost"`
+	Layout    string `json:"layout"`
+	UnitMS    int64  `json:"unit_ms"`
+	Unit      string `json:"unit"`
+	Levels    int    `json:"levels"`
+	Radix     int    `json:"radix"`
+	QueueType string `json:"queue_type"`
+	// DeadLetterStrategy is how the rungs dead-letter: at-least-once
+	// (quorum) or at-most-once (classic, or quorum applied so); with
+	// AtMostOnceBelowMS, only the rungs shorter than that are.
+	DeadLetterStrategy string   `json:"dead_letter_strategy"`
+	AtMostOnceBelowMS  int64    `json:"at_most_once_below_ms,omitempty"`
+	MaxDelayMS         int64    `json:"max_delay_ms"`
+	MaxDelay           string   `json:"max_delay"`
+	Targets            []string `json:"targets"`
+	MeanHops           float64  `json:"mean_hops"`
 }
 
 func toJSONLadder(l topology.Ladder) jsonLadder {
@@ -82,7 +87,7 @@ func toJSONLadder(l topology.Ladder) jsonLadder {
 	return jsonLadder{
 		Name: l.Name, Vhost: l.Vhost, Layout: l.Layout,
 		UnitMS: l.Unit.Milliseconds(), Unit: topology.FormatDelay(l.Unit),
-		Levels: l.Levels, Radix: l.Radix, QueueType: string(l.QueueType),
+		Levels: l.Levels, Radix: l.Radix, QueueType: string(l.QueueType), DeadLetterStrategy: strings.Fields(l.DeadLetterStrategy())[0], AtMostOnceBelowMS: l.AtMostOnceBelow.Milliseconds(),
 		MaxDelayMS: l.MaxDelay().Milliseconds(), MaxDelay: topology.FormatDelay(l.MaxDelay()),
 		Targets: targets, MeanHops: l.MeanHops(),
 	}

@@ -33,6 +33,7 @@ ones, so --unit 2s shows the same ladder at 2s.`,
 	}
 	cmd.Flags().BoolVar(&objects, "objects", false, "list every exchange, queue and binding")
 	cmd.Flags().StringSliceVar(&e.opts.ladder.targets, "target", nil, "destination queue expected to be bound (repeatable)")
+	e.opts.ladder.registerStrategy(cmd.Flags(), true)
 	return cmd
 }
 

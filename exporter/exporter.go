@@ -337,7 +337,7 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 		d := lr.Drain
 		ch <- gauge(descBacklog, float64(lr.Totals.Backlog), lv...)
 		ch <- gauge(descCapacity, d.Capacity, lv...)
-		if c, ok := x.capacity[broker.CapacityKey(string(l.QueueType), false)]; ok && c.HopsPerS > 0 {
+		if c, ok := x.capacity[broker.CapacityKey(string(l.QueueType), l.EveryRungAtMostOnce())]; ok && c.HopsPerS > 0 {
 			ch <- gauge(descSaved, c.HopsPerS, lv...)
 		}
 		ch <- gauge(descDrainS, d.Finish.Seconds(), lv...)

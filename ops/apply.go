@@ -43,7 +43,14 @@ func PlanApply(req ApplyRequest) (ApplyPlan, error) {
 		return ApplyPlan{}, fmt.Errorf("apply %s: %s ladder %s already exists in vhost %s as %s; the flags describe %s, and two shapes would share its exchanges and deliver messages twice; nothing was declared (apply the new shape under another name and move messages with rungs migrate, or rungs teardown %s first)",
 			l.Name, ex.Layout, l.Name, l.Vhost, ex.Shape(), l.Shape(), l.Name)
 	}
+	if ex := req.Existing; ex != nil && !ex.SameStrategy(l) {
+		return ApplyPlan{}, fmt.Errorf("apply %s: the rungs of ladder %s dead-letter %s and the flags ask %s; the broker cannot change a queue's x-dead-letter-strategy in place and rungs never deletes a queue for you; nothing was declared (apply under another name and move the messages with rungs migrate, or rungs teardown %s first)",
+			l.Name, l.Name, ex.DeadLetterStrategy(), l.DeadLetterStrategy(), l.Name)
+	}
 	var out ApplyPlan
+	if w := AtMostOnceWarning(l); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
 	w, err := CheckLayout(l, req.Version)
 	if err != nil {
 		return ApplyPlan{}, err
@@ -64,6 +71,25 @@ func PlanApply(req ApplyRequest) (ApplyPlan, error) {
 			l.Name, c[0].Object, c[0].Name, c[0].Detail, more(len(c)-1, "conflict"))
 	}
 	return out, nil
+}
+
+// AtMostOnceWarning states what an at-most-once ladder trades, every
+// time it is applied (new, or kept without the flag), or "" for a ladder
+// that dead-letters as its queue type does by default.
+func AtMostOnceWarning(l topology.Ladder) string {
+	if !l.AtMostOnce {
+		return ""
+	}
+	return fmt.Sprintf("ladder %s dead-letters at most once %s, for a faster drain: %s. To go back to at least once, apply another ladder without the flag and move the messages there with rungs migrate",
+		l.Name, AtMostOnceRungs(l), topology.AtMostOnceRisk)
+}
+
+// AtMostOnceRungs says which of an at-most-once ladder's rungs are.
+func AtMostOnceRungs(l topology.Ladder) string {
+	if l.AtMostOnceBelow > 0 {
+		return "from its rungs shorter than " + topology.FormatDelay(l.AtMostOnceBelow)
+	}
+	return "between its rungs"
 }
 
 // DeclaredPlan is what apply declares for l in the vhost snap (nil when

@@ -27,7 +27,7 @@ type BurstLate struct {
 // ok is false when no capacity fits the ladder or the burst keeps within
 // it.
 func ForecastBurst(n int, tr topology.Trace, caps map[string]broker.DrainCapacity, rate float64) (BurstLate, bool) {
-	c, found := caps[broker.CapacityKey(string(tr.Ladder.QueueType), false)]
+	c, found := caps[broker.CapacityKey(string(tr.Ladder.QueueType), tr.Ladder.EveryRungAtMostOnce())]
 	if !found || c.HopsPerS <= 0 || len(tr.Hops) == 0 {
 		return BurstLate{}, false
 	}

@@ -51,8 +51,10 @@
 //     included) into Findings; a new source of findings is a function
 //     and one entry in doctorChecks (the broker) or ladderChecks (each
 //     ladder); SampleKeys reads a sample of a ladder's routing keys;
-//   - apply: PlanApply (another shape under the name, layout safety,
-//     conflicting objects) and CheckLayout, by topology.Ladder.RiskOn;
+//   - apply: PlanApply (another shape under the name, a change of
+//     dead-letter strategy, layout safety, conflicting objects),
+//     AtMostOnceWarning (the trade an at-most-once ladder makes) and
+//     CheckLayout, by topology.Ladder.RiskOn;
 //   - the ladder defaults: LadderSpec.Ladder fills what the operator did
 //     not give from the ladder found, LadderSpec.NewLadder picks a new
 //     ladder's layout for the release;

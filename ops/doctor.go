@@ -117,7 +117,7 @@ var (
 		checkFeatureFlags, checkBCCRelease, checkEachLadder, checkDelays, checkRetry, checkCeleryKeys,
 	}
 	ladderChecks = []func(DoctorLadder, *Findings){
-		checkLadder, checkPlacement, checkDelayedRetry,
+		checkLadder, checkAtMostOnce, checkPlacement, checkDelayedRetry,
 	}
 )
 

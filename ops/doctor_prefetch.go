@@ -3,6 +3,8 @@ package ops
 import (
 	"path"
 	"strings"
+
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // The quorum dead-letter worker's prefetch. Every hop out of a quorum
@@ -29,7 +31,7 @@ const prefetchMeasured = "100,000 messages of 20s on 4.3.6 drained at 2,220/s wi
 const prefetchChange = "[{rabbit, [{dead_letter_worker_consumer_prefetch, 512}]}]. in advanced.config, then a rolling restart"
 
 func checkDeadLetterPrefetch(f DoctorFacts, out *Findings) {
-	quorum := f.quorumLadder()
+	quorum := f.workerLadder()
 	if quorum == "" || f.NodesErr != nil {
 		return
 	}
@@ -52,6 +54,18 @@ func checkDeadLetterPrefetch(f DoctorFacts, out *Findings) {
 		out.Add("broker", FindingInfo, "node %s reads an advanced.config; the management API does not show whether it sets the quorum dead-letter worker's prefetch (default %d; rabbitmqctl eval 'application:get_env(rabbit, dead_letter_worker_consumer_prefetch).' shows it). %s",
 			strings.Join(advanced, ", "), prefetchDefault, prefetchMeasured)
 	}
+}
+
+// workerLadder names a quorum ladder whose hops the dead-letter worker
+// forwards: at least once. An at-most-once ladder has no worker, so the
+// prefetch does not bound it.
+func (f DoctorFacts) workerLadder() string {
+	for _, fl := range f.found() {
+		if fl.Ladder.QueueType == topology.Quorum && !fl.Ladder.EveryRungAtMostOnce() {
+			return fl.Ladder.Name
+		}
+	}
+	return ""
 }
 
 func hasAdvancedConfig(files []string) bool {

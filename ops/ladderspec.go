@@ -20,9 +20,14 @@ type LadderSpec struct {
 	Levels      int
 	Radix       int
 	QueueType   topology.QueueType
-	Targets     []string
+	// AtMostOnce is --dead-letter-strategy at-most-once, when given;
+	// AtMostOnceBelow --at-most-once-below, which implies it.
+	AtMostOnce      bool
+	AtMostOnceBelow time.Duration
+	Targets         []string
 	// Given holds the shape fields set explicitly, by flag name: layout,
-	// unit, max-delay, levels, radix, queue-type.
+	// unit, max-delay, levels, radix, queue-type, dead-letter-strategy,
+	// at-most-once-below.
 	Given map[string]bool
 }
 
@@ -34,9 +39,13 @@ type LadderSpec struct {
 func (s LadderSpec) Ladder(vhost string, base *topology.Ladder) (topology.Ladder, error) {
 	l := topology.Ladder{
 		Name: s.Name, Vhost: vhost, Layout: s.Layout, Unit: s.Unit,
-		Levels: s.Levels, Radix: s.Radix, QueueType: s.QueueType, Targets: s.Targets,
+		Levels: s.Levels, Radix: s.Radix, QueueType: s.QueueType, AtMostOnce: s.AtMostOnce || s.AtMostOnceBelow > 0, AtMostOnceBelow: s.AtMostOnceBelow, Targets: s.Targets,
 	}
 	given := func(name string) bool { return s.Given[name] }
+	strategyGiven := given("dead-letter-strategy") || given("at-most-once-below")
+	if given("dead-letter-strategy") && !s.AtMostOnce && given("at-most-once-below") {
+		return l, fmt.Errorf("--at-most-once-below and --dead-letter-strategy at-least-once: give one")
+	}
 	if !given("queue-type") {
 		// Normalize picks it: the default, or the one a layout fixes
 		// (nsb1 is classic whatever the default).
@@ -68,6 +77,19 @@ func (s LadderSpec) Ladder(vhost string, base *topology.Ladder) (topology.Ladder
 		if !given("queue-type") {
 			l.QueueType = base.QueueType
 		}
+		if !strategyGiven {
+			// Kept as declared, as the queue type is: an at-most-once
+			// ladder read without the flag is not drift, and apply does
+			// not turn it into a conflict.
+			l.AtMostOnce, l.AtMostOnceBelow = base.AtMostOnce, base.AtMostOnceBelow
+		}
+	}
+	if !strategyGiven && l.QueueType == topology.Classic {
+		// A quorum ladder's strategy does not carry over to classic rungs.
+		l.AtMostOnce, l.AtMostOnceBelow = false, 0
+	}
+	if strategyGiven && l.QueueType == topology.Classic {
+		return l, fmt.Errorf("--dead-letter-strategy, --at-most-once-below: classic queues ignore them (they dead-letter at most once already); give them with quorum rungs")
 	}
 	if s.HasMaxDelay {
 		radix := l.Radix

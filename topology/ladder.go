@@ -52,6 +52,17 @@ type Ladder struct {
 	Levels    int           // number of digit positions
 	Radix     int           // digit base; 2 is the binary ladder
 	QueueType QueueType
+	// AtMostOnce declares the quorum rungs with x-dead-letter-strategy
+	// at-most-once instead of at-least-once: a burst drains faster
+	// (docs/benchmarks/drain.md), and a message is lost when the next rung
+	// cannot take it at the moment it expires (AtMostOnceRisk). Only rungs'
+	// own layouts on quorum rungs: classic queues are at most once already.
+	AtMostOnce bool
+	// AtMostOnceBelow, when AtMostOnce, limits it to the rungs whose TTL
+	// is below it (the short rungs a burst crowds); 0 is every rung.
+	// Normalize makes it the TTL of the shortest rung left at least once,
+	// so that one set of rungs has one spelling.
+	AtMostOnceBelow time.Duration
 	// Targets are the destination queues bound to receive messages addressed
 	// to them when their delay is over (the retry-with-backoff case). Kept
 	// sorted and free of duplicates by Normalize.
@@ -104,6 +115,15 @@ func (l Ladder) Normalize() (Ladder, error) {
 		l.QueueType = DefaultQueueType
 	}
 	if err := checkName(l.Name); err != nil {
+		return l, err
+	}
+	switch {
+	case l.AtMostOnce && l.QueueType == Classic:
+		return l, fmt.Errorf("%w: at-most-once dead-lettering is for quorum rungs; classic queues ignore x-dead-letter-strategy and dead-letter at most once already", ErrInvalidLadder)
+	case l.AtMostOnce && !ownLayout(l.Layout):
+		return l, fmt.Errorf("%w: layout %s declares its queues as its library does; at-most-once dead-lettering is for rungs' own layouts (%s)", ErrInvalidLadder, l.Layout, strings.Join(ownLayouts, ", "))
+	}
+	if l, err = l.normalizeBelow(); err != nil {
 		return l, err
 	}
 	switch {

@@ -261,23 +261,6 @@ func pattern(parts ...[]string) string {
 // ttlMillis is x-message-ttl for a duration.
 func ttlMillis(d time.Duration) int64 { return int64(d / time.Millisecond) }
 
-// queueArgs adds what every queue of a quorum ladder needs: at-least-once
-// dead-lettering, which needs reject-publish overflow, so that a message is
-// never dropped between two rungs. A queue that dead-letters nowhere (a
-// done or unroutable queue) gets no strategy: RabbitMQ 4.0 logs "Disabling
-// dead-lettering ... dead-letter-exchange is not configured" for it every
-// few seconds. Ladders applied before kept it there; see LegacyQueueArg.
-func queueArgs(t QueueType, a Args) Args {
-	if t == Quorum {
-		a["x-queue-type"] = string(Quorum)
-		if _, dlx := a["x-dead-letter-exchange"]; dlx {
-			a["x-dead-letter-strategy"] = "at-least-once"
-		}
-		a["x-overflow"] = "reject-publish"
-	}
-	return a
-}
-
 // LegacyQueueArg reports whether a queue argument the broker has and the
 // plan lacks is one an earlier rungs declared and this one dropped: the
 // at-least-once strategy on a queue with no dead-letter exchange, which

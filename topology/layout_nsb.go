@@ -110,7 +110,7 @@ func (x nsbLayout) queueArgs(r Rung) Args {
 		a["x-queue-mode"] = "lazy"
 		return a
 	}
-	return queueArgs(Quorum, a)
+	return rungArgs(Ladder{QueueType: Quorum}, a)
 }
 
 func (x nsbLayout) Plan(l Ladder) Plan {

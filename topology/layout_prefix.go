@@ -78,10 +78,10 @@ func (p prefixLayout) objects(l Ladder, exType string, entry ...string) Plan {
 	// The unroutable queue is always classic-compatible with any ladder: it
 	// has no TTL, so a quorum ladder's queue type is kept for durability.
 	plan.Queues = append(plan.Queues,
-		Queue{Name: p.unroutable(l), Durable: true, Args: queueArgs(l.QueueType, Args{})},
-		Queue{Name: p.done(l), Durable: true, Args: queueArgs(l.QueueType, Args{})})
+		Queue{Name: p.unroutable(l), Durable: true, Args: rungArgs(l, Args{})},
+		Queue{Name: p.done(l), Durable: true, Args: rungArgs(l, Args{})})
 	for _, r := range p.Rungs(l) {
-		plan.Queues = append(plan.Queues, Queue{Name: r.Queue, Durable: true, Args: queueArgs(l.QueueType, Args{
+		plan.Queues = append(plan.Queues, Queue{Name: r.Queue, Durable: true, Args: rungArgs(l, Args{
 			"x-message-ttl":          ttlMillis(r.TTL),
 			"x-dead-letter-exchange": r.DeadLetter,
 		})})
@@ -208,6 +208,7 @@ func (p prefixLayout) Discover(s Snapshot) []Ladder {
 func discoverRungLadders(s Snapshot, layout string, accept func(name string) bool, isTarget func(Ladder, Binding) (string, bool)) []Ladder {
 	found := map[string][]rungFit{}
 	qtype := map[string]QueueType{}
+	votes := map[string]*strategyVote{}
 	for _, q := range s.Queues {
 		m := prefixRung.FindStringSubmatch(q.Name)
 		if m == nil || m[4] != "" {
@@ -230,6 +231,10 @@ func discoverRungLadders(s Snapshot, layout string, accept func(name string) boo
 		if _, seen := qtype[m[1]]; !seen || level == 0 {
 			qtype[m[1]] = q.QueueType()
 		}
+		if votes[m[1]] == nil {
+			votes[m[1]] = &strategyVote{}
+		}
+		votes[m[1]].add(q, ttl)
 	}
 	var out []Ladder
 	for name, rs := range found {
@@ -259,7 +264,7 @@ func discoverRungLadders(s Snapshot, layout string, accept func(name string) boo
 				l.Targets = append(l.Targets, dest)
 			}
 		}
-		if nl, err := l.Normalize(); err == nil {
+		if nl, err := votes[name].normalize(l); err == nil {
 			out = append(out, nl)
 		}
 	}

@@ -66,7 +66,7 @@ func (s suffixLayout) Plan(l Ladder) Plan {
 		plan.Exchanges = append(plan.Exchanges, topic(s.rungDone(l, level)))
 	}
 	for _, r := range s.Rungs(l) {
-		plan.Queues = append(plan.Queues, Queue{Name: r.Queue, Durable: true, Args: queueArgs(l.QueueType, Args{
+		plan.Queues = append(plan.Queues, Queue{Name: r.Queue, Durable: true, Args: rungArgs(l, Args{
 			"x-message-ttl":          ttlMillis(r.TTL),
 			"x-dead-letter-exchange": r.DeadLetter,
 		})})
@@ -141,6 +141,7 @@ var suffixRung = regexp.MustCompile(`^(.+)\.delay\.(\d+)(\.done)?$`)
 func (s suffixLayout) Discover(snap Snapshot) []Ladder {
 	found := map[string][]rungFit{}
 	qtype := map[string]QueueType{}
+	votes := map[string]*strategyVote{}
 	for _, q := range snap.Queues {
 		m := suffixRung.FindStringSubmatch(q.Name)
 		if m == nil || m[3] != "" {
@@ -162,6 +163,10 @@ func (s suffixLayout) Discover(snap Snapshot) []Ladder {
 		if _, seen := qtype[m[1]]; !seen || level == 0 {
 			qtype[m[1]] = q.QueueType()
 		}
+		if votes[m[1]] == nil {
+			votes[m[1]] = &strategyVote{}
+		}
+		votes[m[1]].add(q, ttl)
 	}
 	var out []Ladder
 	for name, rs := range found {
@@ -173,7 +178,7 @@ func (s suffixLayout) Discover(snap Snapshot) []Ladder {
 		if !ok {
 			continue
 		}
-		l, err := Ladder{Name: name, Vhost: snap.Vhost, Layout: s.Name(), Unit: unit, Levels: levels, Radix: 2, QueueType: qtype[name]}.Normalize()
+		l, err := votes[name].normalize(Ladder{Name: name, Vhost: snap.Vhost, Layout: s.Name(), Unit: unit, Levels: levels, Radix: 2, QueueType: qtype[name]})
 		if err == nil {
 			out = append(out, l)
 		}

@@ -1,5 +1,7 @@
 package topology
 
+import "slices"
+
 // Reading a quorum rung (a peek, a scheduled scan, a partial move) hands
 // its messages back. Before RabbitMQ 4.3 every hand-back counts toward the
 // queue's delivery limit, and 4.0 gave every quorum queue a default limit
@@ -77,12 +79,12 @@ func (p Plan) ForRelease(v Version) Plan {
 
 // ownLayout reports whether rungs alone declares a layout's queues.
 func ownLayout(name string) bool {
-	switch name {
-	case "", "prefix", "suffix", "direct":
-		return true
-	}
-	return false
+	return name == "" || slices.Contains(ownLayouts, name)
 }
+
+// ownLayouts are the layouts rungs declares as it likes; the others are
+// declared as their libraries do.
+var ownLayouts = []string{"direct", "prefix", "suffix"}
 
 // releaseQueueArg reports whether the difference in key between a plan's
 // queue (want) and the broker's (got) is only whether one of ForRelease's

@@ -193,7 +193,7 @@ func ladderSummary(s LadderState, st Styles, w int, pos string, keys bool) strin
 	facts := []string{
 		st.Crumb.Render(l.Name),
 		l.Layout,
-		string(l.QueueType),
+		l.RungKind(),
 		shape,
 		"max " + MaxDelay(l.MaxDelay()),
 		st.Bold.Render(topology.FormatCount(inFlight)) + " in flight",
