@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -34,7 +35,7 @@ func TestBridgeRefusesBadFlags(t *testing.T) {
 // rungs bridge on the real broker: without --yes it creates nothing; with
 // it, it declares its objects and the ladder, parks a message whose
 // x-delay is not a number, and status and discover show the bridge with
-// what it parked; it stops cleanly when its context ends.
+// what it parked (--json too); it stops cleanly when its context ends.
 func TestBridgeCommandParksAndStatusShowsIt(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
@@ -77,6 +78,22 @@ func TestBridgeCommandParksAndStatusShowsIt(t *testing.T) {
 	})
 	if out := mustRun(t, env, "discover"); !strings.Contains(out, "bridge orders.delayed:") || !strings.Contains(out, "delays") {
 		t.Errorf("discover does not show the bridge and its ladder:\n%s", out)
+	}
+	// --json carries the bridge as the text does, with what it parked.
+	for _, cmd := range []string{"status", "discover"} {
+		var got struct {
+			Ladders []struct{ Ladder struct{ Name string } }
+			Bridges []jsonBridge
+		}
+		out := mustRun(t, env, cmd, "--json")
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%s --json: %v\n%s", cmd, err, out)
+		}
+		if len(got.Bridges) != 1 || got.Bridges[0].Exchange != "orders.delayed" || got.Bridges[0].Parked != "orders.delayed.bridge.parked" ||
+			got.Bridges[0].ParkedMessages == nil || *got.Bridges[0].ParkedMessages != 1 || got.Bridges[0].IntakeMessages != 0 ||
+			len(got.Ladders) != 1 || got.Ladders[0].Ladder.Name != "delays" {
+			t.Errorf("%s --json: want the ladder delays and the bridge with 1 parked:\n%s", cmd, out)
+		}
 	}
 	cancel()
 	wg.Wait()

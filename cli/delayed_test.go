@@ -16,7 +16,8 @@ import (
 
 // A quorum rung with delayed retry set by its arguments holds a message a
 // nack handed back. On RabbitMQ 4.3 status and status --json show it
-// delayed and in flight, and doctor warns about the argument, about a
+// delayed and in flight (the vhost's --json lists the queue under delayed
+// retry, and its storm counts the message once), and doctor warns about the argument, about a
 // policy that sets it on another rung, and about the held message. 3.10
 // and 4.0 ignore the arguments (the message is ready again), refuse the
 // policy keys, and doctor says the arguments as a note for the upgrade.
@@ -37,14 +38,17 @@ func TestStatusAndDoctorShowDelayedRetry(t *testing.T) {
 	l, rung := brokertest.DelayedRung(t, cfg, "jobs")
 	brokertest.AwaitStats(t, cfg, rung, func(s topology.QueueStats) bool { return s.Delayed == 1 || s.Ready == 1 })
 
-	var st []struct {
-		InFlight int64       `json:"in_flight"`
-		Delayed  int64       `json:"delayed"`
-		Rungs    []jsonQueue `json:"rungs"`
+	var named struct {
+		Ladders []struct {
+			InFlight int64       `json:"in_flight"`
+			Delayed  int64       `json:"delayed"`
+			Rungs    []jsonQueue `json:"rungs"`
+		} `json:"ladders"`
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, env, "status", "--ladder", "jobs", "--json")), &st); err != nil {
+	if err := json.Unmarshal([]byte(mustRun(t, env, "status", "--ladder", "jobs", "--json")), &named); err != nil {
 		t.Fatal(err)
 	}
+	st := named.Ladders
 	var got jsonQueue
 	for _, q := range st[0].Rungs {
 		if q.Queue == rung {
@@ -56,6 +60,28 @@ func TestStatusAndDoctorShowDelayedRetry(t *testing.T) {
 		t.Errorf("%v: status --json %+v, rung %+v: want 1 delayed in flight", ver, st[0], got)
 	case !held && (st[0].Delayed != 0 || got.Delayed != 0 || got.Ready != 1):
 		t.Errorf("%v: status --json %+v, rung %+v: want the message ready, none delayed", ver, st[0], got)
+	}
+	// The vhost's status --json lists the queues under delayed retry, as
+	// its text does (4.3 only), and its storm judgement counts the held
+	// message once, though it is both a rung's and a retry queue's.
+	var whole struct {
+		Retry []jsonRetryQueue `json:"delayed_retry"`
+		Read  bool             `json:"delayed_retry_read"`
+		Storm struct {
+			Held    int64 `json:"held_by_delayed_retry"`
+			Holding int   `json:"holding_queues"`
+		} `json:"storm"`
+	}
+	raw := mustRun(t, env, "status", "--json")
+	if err := json.Unmarshal([]byte(raw), &whole); err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case held && (!whole.Read || len(whole.Retry) != 1 || whole.Retry[0].Name != rung || whole.Retry[0].MessagesDelayed == nil || *whole.Retry[0].MessagesDelayed != 1 ||
+		whole.Storm.Held != 1 || whole.Storm.Holding != 1):
+		t.Errorf("%v: status --json: want %s under delayed retry holding 1, the storm holding 1 in 1 queue:\n%s", ver, rung, raw)
+	case !held && (whole.Read || len(whole.Retry) != 0 || whole.Storm.Held != 0):
+		t.Errorf("%v: status --json: want no delayed retry read:\n%s", ver, raw)
 	}
 	text := mustRun(t, env, "status", "--ladder", "jobs")
 	if strings.Contains(text, "DELAYED") != held {

@@ -83,11 +83,17 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 			return err
 		}
 	}
-	if e.opts.json && delays {
-		return writeJSON(e.Out, map[string]any{"ladders": toJSONStatus(states), "delays": toJSONDelays(invs)})
-	}
 	if e.opts.json {
-		return writeJSON(e.Out, toJSONStatus(states))
+		// As the text: the ladders, the bridges of one vhost, and with
+		// --delays every delay outside ladders.
+		out := map[string]any{"ladders": toJSONStatus(states)}
+		if !allVhosts {
+			out["bridges"] = toJSONBridges(e.readBridges(ctx))
+		}
+		if delays {
+			out["delays"] = toJSONDelays(invs)
+		}
+		return writeJSON(e.Out, out)
 	}
 	defer e.view().printDelays(invs)
 	if !allVhosts {

@@ -171,14 +171,16 @@ func TestExportedDefinitionsImportWithoutDriftAndDeliver(t *testing.T) {
 				t.Fatalf("plan after import: exit %d\n%s%s", code, out, errs)
 			}
 			// ...and discovery finds it as that layout, without drift.
-			var st []struct {
-				Ladder struct{ Name, Layout string }
-				Drift  []any
+			var found struct {
+				Ladders []struct {
+					Ladder struct{ Name, Layout string }
+					Drift  []any
+				}
 			}
-			if err := json.Unmarshal([]byte(mustRun(t, env, "discover", "--json")), &st); err != nil {
+			if err := json.Unmarshal([]byte(mustRun(t, env, "discover", "--json")), &found); err != nil {
 				t.Fatal(err)
 			}
-			if len(st) != 1 || st[0].Ladder.Name != tc.ladder || st[0].Ladder.Layout != tc.discover || len(st[0].Drift) != 0 {
+			if st := found.Ladders; len(st) != 1 || st[0].Ladder.Name != tc.ladder || st[0].Ladder.Layout != tc.discover || len(st[0].Drift) != 0 {
 				t.Fatalf("discover after import: %+v", st)
 			}
 			mustRun(t, env, "publish", "--ladder", tc.ladder, "--delay", tc.delay, "--to", tc.dest, "--count", "3")

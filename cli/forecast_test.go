@@ -35,13 +35,15 @@ func TestStatusForecast(t *testing.T) {
 	// The management API's statistics lag by up to its interval, and the
 	// head's timestamp may show up a round after the depth.
 	_ = testutil.Poll{Within: 30 * time.Second, Every: 500 * time.Millisecond}.Until(t, func() error {
-		var st []struct {
-			Forecast forecast `json:"forecast"`
+		var st struct {
+			Ladders []struct {
+				Forecast forecast `json:"forecast"`
+			} `json:"ladders"`
 		}
 		if err := json.Unmarshal([]byte(mustRun(t, env, "status", "--ladder", "fc", "--json")), &st); err != nil {
 			t.Fatal(err)
 		}
-		if fc = st[0].Forecast; fc.Messages != 3 || fc.EarliestMS <= 0 {
+		if fc = st.Ladders[0].Forecast; fc.Messages != 3 || fc.EarliestMS <= 0 {
 			return errors.New("not yet")
 		}
 		return nil

@@ -262,14 +262,16 @@ func TestPublishRefusesUnroutableAndUnknownLadders(t *testing.T) {
 
 func queueNames(t *testing.T, env map[string]string, ladder string) []string {
 	t.Helper()
-	var st []struct {
-		Rungs []struct{ Queue string }
+	var st struct {
+		Ladders []struct {
+			Rungs []struct{ Queue string }
+		}
 	}
 	if err := json.Unmarshal([]byte(mustRun(t, env, "status", "--ladder", ladder, "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
 	var qs []string
-	for _, r := range st[0].Rungs {
+	for _, r := range st.Ladders[0].Rungs {
 		qs = append(qs, r.Queue)
 	}
 	return qs

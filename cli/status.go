@@ -58,7 +58,14 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 		return err
 	}
 	if e.opts.json {
-		return writeJSON(e.Out, toJSONStatus(rep.Ladders))
+		// What the text shows beside the vhost's ladders, the JSON carries
+		// too; status of named ladders reads only their objects.
+		var bridges []topology.Bridge
+		if only == "" {
+			rep = rep.WithRetry(e.readRetry(ctx))
+			bridges = e.readBridges(ctx)
+		}
+		return writeJSON(e.Out, toJSONStatusReport(rep, bridges))
 	}
 	if only == "" {
 		// A named ladder's status reads that ladder's objects alone; the
@@ -95,6 +102,11 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	}
 	if retry != "" {
 		fmt.Fprint(e.Out, "\n", retry)
+	}
+	// The storm judged as one, where it is both a ladder's backlog and
+	// messages delayed retry holds: each part above says its own.
+	if st := rep.Storm(); st.Backlog > 0 && st.Held > 0 {
+		fmt.Fprint(e.Out, "\n", ui.StormText(st, width))
 	}
 	return nil
 }
@@ -268,21 +280,74 @@ func toJSONForecast(fc topology.Forecast) map[string]any {
 // intake's depth and lag, what is due and not yet out, what it parked.
 // A bridge is not a ladder, so a failed read is a warning, not an error.
 func (e *env) printBridges(ctx context.Context) {
-	m, err := e.clients().management()
-	if err != nil {
-		return
-	}
-	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-	defer cancel()
-	bs, err := ops.ReadBridges(cctx, m, e.vhost())
-	if err != nil {
-		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("could not read the bridges: %v", err))))
-		return
-	}
+	bs := e.readBridges(ctx)
 	if len(bs) > 0 {
 		fmt.Fprintln(e.Out)
 	}
 	for _, b := range bs {
 		fmt.Fprintln(e.Out, b.Describe())
 	}
+}
+
+// readBridges reads the vhost's bridges; a failed read is a warning on
+// stderr and none, as they are beside the ladders, not part of them.
+func (e *env) readBridges(ctx context.Context) []topology.Bridge {
+	m, err := e.clients().management()
+	if err != nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	defer cancel()
+	bs, err := ops.ReadBridges(cctx, m, e.vhost())
+	if err != nil {
+		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("could not read the bridges: %v", err))))
+		return nil
+	}
+	return bs
+}
+
+// toJSONStatusReport is status --json: the ladders, and for the whole
+// vhost the queues under delayed retry (read on 4.3 only:
+// delayed_retry_read), the bridges and the storm judgement.
+func toJSONStatusReport(rep health.Report, bridges []topology.Bridge) map[string]any {
+	return map[string]any{"ladders": toJSONStatus(rep.Ladders), "delayed_retry": toJSONRetry(rep.Retry.Queues), "delayed_retry_read": rep.Retry.Read,
+		"bridges": toJSONBridges(bridges), "storm": toJSONStorm(rep.Storm())}
+}
+
+// toJSONStorm is the storm judgement: the ladders' backlog and what
+// delayed retry holds back, each queue once.
+func toJSONStorm(s health.Storm) map[string]any {
+	return map[string]any{"messages": s.Messages(), "backlog": s.Backlog, "backlogged_rungs": s.Backlogged, "backlogged_ladders": s.Ladders,
+		"held_by_delayed_retry": s.Held, "holding_queues": s.HeldIn, "text": s.Text()}
+}
+
+// jsonBridge is a bridge in --json, with the figures its line shows.
+type jsonBridge struct {
+	Exchange        string `json:"exchange"`
+	Intake          string `json:"intake_queue"`
+	IntakeMessages  int64  `json:"intake_messages"`
+	IntakeConsumers int64  `json:"intake_consumers"`
+	LagMS           int64  `json:"lag_ms"`
+	Due             string `json:"due_queue,omitempty"`
+	DueMessages     *int64 `json:"due_messages,omitempty"`
+	Parked          string `json:"parked_queue,omitempty"`
+	ParkedMessages  *int64 `json:"parked_messages,omitempty"`
+}
+
+func toJSONBridges(bs []topology.Bridge) []jsonBridge {
+	out := []jsonBridge{}
+	for _, b := range bs {
+		in := b.Intake.Stats
+		jb := jsonBridge{Exchange: b.Exchange, Intake: b.Intake.Name, IntakeMessages: in.Ready + in.Unacked, IntakeConsumers: in.Consumers, LagMS: b.Lag().Milliseconds()}
+		if b.HasDue {
+			n := b.Due.Stats.Ready + b.Due.Stats.Unacked
+			jb.Due, jb.DueMessages = b.Due.Name, &n
+		}
+		if b.HasParked {
+			n := b.Parked.Stats.Ready + b.Parked.Stats.Unacked
+			jb.Parked, jb.ParkedMessages = b.Parked.Name, &n
+		}
+		out = append(out, jb)
+	}
+	return out
 }

@@ -379,16 +379,20 @@ func checkLostMember(t *testing.T, env []string, node string) {
 	var rungsLost, rungsAll int
 	err := (testutil.Poll{Within: 60 * time.Second, Every: time.Second}).Until(t, func() error {
 		r := rungs(t, env, "status", "--ladder", "cq", "--json")
-		var st []struct {
-			Rungs []struct {
-				Queue       string   `json:"queue"`
-				Leader      string   `json:"leader"`
-				Members     []string `json:"members"`
-				LostMembers []string `json:"lost_members"`
-			} `json:"rungs"`
-			MembersLost int `json:"members_lost"`
+		var named struct {
+			Ladders []struct {
+				Rungs []struct {
+					Queue       string   `json:"queue"`
+					Leader      string   `json:"leader"`
+					Members     []string `json:"members"`
+					LostMembers []string `json:"lost_members"`
+				} `json:"rungs"`
+				MembersLost int `json:"members_lost"`
+			} `json:"ladders"`
 		}
-		if err := json.Unmarshal([]byte(r.out), &st); err != nil || len(st) != 1 {
+		err := json.Unmarshal([]byte(r.out), &named)
+		st := named.Ladders
+		if err != nil || len(st) != 1 {
 			return fmt.Errorf("status --json: exit %d %v\n%s%s", r.code, err, r.out, r.errOut)
 		}
 		rungsLost, rungsAll = 0, len(st[0].Rungs)

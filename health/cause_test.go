@@ -92,3 +92,20 @@ func TestLostTargetNamedFromUnroutable(t *testing.T) {
 		t.Errorf("unread: %q %q", r.Why.Cause, r.Status)
 	}
 }
+
+// An unroutable queue's messages are counted once: as Unroutable (and,
+// with its lost target named, as a lost route), never again as a warning,
+// read or not.
+func TestUnroutableRowIsNoSecondWarning(t *testing.T) {
+	snap := fixture.WorkLost()
+	for name, w := range map[string]Watch{
+		"unread": {Interval: 5 * time.Second},
+		"read":   {Interval: 5 * time.Second, Unrouted: fixture.WorkUnrouted()},
+	} {
+		lr := ladderReport(t, snap, "w", w)
+		r := row(t, lr, "w.unroutable")
+		if !r.StatusIsUnrouted() || lr.Totals.Unroutable != 5 || lr.Totals.Problems != 0 {
+			t.Errorf("%s: %s (%s), totals %+v: want 5 unroutable and no warning", name, r.Tag, r.Status, lr.Totals)
+		}
+	}
+}

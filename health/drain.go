@@ -325,21 +325,35 @@ func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
 		g[i] = sums[i].hops - g[i]
 	}
 	// A reading can also be stale the other way, alone: on 4.3.6 at load
-	// 15 one read 12,600 messages too many 10s after a burst, and as the
-	// start of the span it doubled the rate over the next 30s. Each
-	// reading is taken as the median of itself and its neighbours, which
-	// keeps a lag that lasts (it shows in several readings) and drops a
-	// lone spike.
+	// 15 one read 12,600 messages too many 10s after a burst. Each reading
+	// is taken as the median of itself and its neighbours, which keeps a
+	// lag that lasts (it shows in several readings) and drops a lone
+	// spike.
+	//
+	// But a rung's ready and expired counts refresh on timers of their
+	// own, and while a burst's messages expire into the backlog (its first
+	// hop, for a TTL after the burst) a reading taken after the expired
+	// count refreshed and before the ready count did counts each message
+	// that expired in between twice. On 4.0.5 after 500,000 at once that
+	// read up to 130,000 messages too many, at every reading until the
+	// ready count caught up, and the one right reading between was a lone
+	// dip the median dropped: the span started on a double count and its
+	// first rate read 14,551-19,384 hops/s against the 9,300 the done
+	// queue's arrivals showed. Too many is the error that lasts, so where
+	// a span or window starts, a reading is taken as the least of the
+	// readings within a statistics interval before it.
 	raw := append([]float64(nil), g...)
 	for i := first + 1; i < n-1; i++ {
 		g[i] = median3(raw[i-1], raw[i], raw[i+1])
 	}
+	low := f.trailingMin(raw, first, DefaultInterval)
 	start := first
 	for i := first + 1; i < n-1; i++ {
-		if g[i] >= g[start] {
+		if low[i] >= low[start] {
 			start = i
 		}
 	}
+	g[start] = min(g[start], low[start])
 	// Each queue refreshes its figures on a timer of its own, so a
 	// reading can be off by up to an interval of the flow, in either
 	// direction (a message counted in the rung it left and the one it
@@ -355,7 +369,7 @@ func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
 	}
 	rate := func(i, j int) (r, stale float64) {
 		secs := f.samples[j].at.Sub(f.samples[i].at).Seconds()
-		return max(g[i]-g[j], 0) / secs, DefaultInterval.Seconds() / secs
+		return max(min(g[i], low[i])-g[j], 0) / secs, DefaultInterval.Seconds() / secs
 	}
 	d.Capacity, _ = rate(start, n-1)
 	d.Slowest, d.Fastest = d.Capacity, d.Capacity
@@ -407,14 +421,34 @@ func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
 	// what clients published, and that less what the rungs gained.
 	secs := last.Sub(f.samples[i].at).Seconds()
 	d.In = (pm[n-1] - pm[i]) / secs
+	// The rungs' messages less what clients published only fall, like
+	// g, and read too high alike.
+	q := make([]float64, n)
+	for k := first; k < n; k++ {
+		q[k] = sums[k].msgs - pm[k]
+	}
 	held := func(k int) float64 {
 		if k == 0 || k == n-1 {
 			return sums[k].msgs
 		}
 		return median3(sums[k-1].msgs, sums[k].msgs, sums[k+1].msgs)
 	}
-	d.Out = max(d.In-(held(n-1)-held(i))/secs, 0)
+	from := min(held(i)-pm[i], f.trailingMin(q, first, DefaultInterval)[i])
+	d.Out = max((from-(held(n-1)-pm[n-1]))/secs, 0)
 	return d
+}
+
+// trailingMin is the least of g over the span w up to each reading, from
+// first on.
+func (f Flows) trailingMin(g []float64, first int, w time.Duration) []float64 {
+	out := append([]float64(nil), g...)
+	for i := first + 1; i < len(g); i++ {
+		from := f.samples[i].at.Add(-w)
+		for k := i - 1; k >= first && f.samples[k].at.After(from); k-- {
+			out[i] = min(out[i], g[k])
+		}
+	}
+	return out
 }
 
 func median3(a, b, c float64) float64 {

@@ -47,7 +47,8 @@ type Totals struct {
 	MembersLost int
 	NoQuorum    int
 	// Missing counts planned queues the broker lacks; Problems the other
-	// rows at Warning or worse that are neither stuck nor stalled.
+	// rows at Warning or worse that are neither stuck nor stalled, nor
+	// counted already (a lost member, an unroutable queue's messages).
 	Missing  int
 	Problems int
 	// Drift counts objects that differ from the plan; Drifted the ladders
@@ -91,7 +92,9 @@ func Total(f topology.Found, rows []Row) Totals {
 			t.Stalled++
 		case r.Stuck:
 			t.Stuck++
-		case r.Severity >= Warning && !r.StatusIsMembership(): // MembersLost counts those
+		// MembersLost counts the rows whose status is a lost member, and
+		// Unroutable the unroutable queue's messages: each is said once.
+		case r.Severity >= Warning && !r.StatusIsMembership() && !r.StatusIsUnrouted():
 			t.Problems++
 		}
 		if r.Missing {

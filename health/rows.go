@@ -105,6 +105,19 @@ type Row struct {
 // members (lostMembers), which doctor reports per node instead.
 func (r Row) StatusIsMembership() bool { return r.membersTag != "" && r.Tag == r.membersTag }
 
+// Tags of an unroutable queue holding messages (unroutedMessages).
+const (
+	TagUnroutable = "unroutable"
+	TagLostRoute  = "lost route"
+)
+
+// StatusIsUnrouted reports whether the row's status is the messages its
+// unroutable queue holds (unroutedMessages), which the totals count as
+// Unroutable (and LostRoute) and every summary says as such.
+func (r Row) StatusIsUnrouted() bool {
+	return r.Kind == UnroutableRow && (r.Tag == TagUnroutable || r.Tag == TagLostRoute)
+}
+
 // raise records a finding; the first finding of the highest severity
 // becomes the row's status.
 func (r *Row) raise(sev Severity, tag, status string) {
@@ -406,7 +419,7 @@ func unroutedMessages(r *Row, f facts) {
 		return
 	}
 	if len(f.lost) == 0 {
-		r.raise(Problem, "unroutable", fmt.Sprintf("%s %s that no binding routed", topology.FormatCount(n), topology.Plural(n, "message", "messages")))
+		r.raise(Problem, TagUnroutable, fmt.Sprintf("%s %s that no binding routed", topology.FormatCount(n), topology.Plural(n, "message", "messages")))
 		return
 	}
 	// The messages held for the lost destinations: by the keys read
@@ -424,7 +437,7 @@ func unroutedMessages(r *Row, f facts) {
 	for i, d := range r.Why.Lost {
 		what[i] = d.Evidence()
 	}
-	r.raise(Problem, "lost route", fmt.Sprintf("%s of %s unroutable %s meant for %s (%s)",
+	r.raise(Problem, TagLostRoute, fmt.Sprintf("%s of %s unroutable %s meant for %s (%s)",
 		topology.FormatCount(r.Why.Held), topology.FormatCount(n), topology.Plural(n, "message", "messages"),
 		topology.LostNames(f.lost), strings.Join(what, "; ")))
 }

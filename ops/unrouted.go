@@ -61,3 +61,33 @@ func ReadUnrouted(ctx context.Context, o Observer, facts PeekFacter, p KeyPeeker
 	}
 	return o.WithUnrouted(read)
 }
+
+// UnroutedUnread reports whether an unroutable queue of the observer's
+// ladders holds ready messages whose destinations were not read: none read
+// for it, or fewer than it holds now (up to UnroutedSample). A watcher
+// (the console) asks it at each refresh and calls ReadUnrouted only then:
+// what was read stays with the observer across readings, so the lost
+// destination stays named without a read per refresh.
+func (o Observer) UnroutedUnread() bool {
+	snap := o.Snapshot()
+	for _, f := range o.Found() {
+		for _, t := range f.Ladder.Terminals() {
+			q, ok := snap.Queue(t.Queue)
+			if t.Role != topology.RoleUnroutable || !ok || q.Stats.Ready == 0 {
+				continue
+			}
+			read, ok := o.unrouted[q.Name]
+			if !ok {
+				return true
+			}
+			var n int64
+			for _, c := range read {
+				n += c
+			}
+			if n < min(q.Stats.Ready, UnroutedSample) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -109,7 +109,7 @@ func TestBacklogInflowGolden(t *testing.T) {
 				view := LadderView(s, NewStyles(true), sz.w, body)
 				checkFrame(t, view, sz.w, body)
 				plain := ansi.Strip(view)
-				want := map[string]string{"grows": "grows 1200/s", "shrinks": "done ~2m21s–2m45s"}[name]
+				want := map[string]string{"grows": "grows 1200/s", "shrinks": "done ~2m21s–2m54s"}[name]
 				if !strings.Contains(plain, want) || strings.Contains(plain, "stalled") {
 					t.Errorf("the view does not say %q, or says stalled:\n%s", want, plain)
 				}
