@@ -141,16 +141,27 @@ func punctuality(b *testing.B, env brokertest.Env, n int, lo, spread time.Durati
 			}
 		}
 	}()
-	// Four producers, as the plugin's figures had ten clients: one
+	// Four producers (RUNGS_BRIDGE_PUNCT_PRODUCERS), each on a
+	// connection of its own, as the plugin's figures had ten clients: one
 	// stream would make publishing, not the bridge, the bound at a
 	// million.
-	const producers = 4
+	producers := 4
+	if s := os.Getenv("RUNGS_BRIDGE_PUNCT_PRODUCERS"); s != "" {
+		producers, _ = strconv.Atoi(s)
+		producers = max(producers, 1)
+	}
 	start := time.Now()
 	pubErr := make(chan error, producers)
 	for p := range producers {
 		go func() {
 			rng := rand.New(rand.NewPCG(100000, uint64(p)))
-			s := conn.Stream()
+			pc, err := broker.Dial(ctx, cfg)
+			if err != nil {
+				pubErr <- err
+				return
+			}
+			defer pc.Close()
+			s := pc.Stream()
 			defer s.Close()
 			msgs := make([]broker.Message, 0, 250)
 			for i := p; i < n; i += producers {
