@@ -340,6 +340,9 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 			cmd := a.loop.start(a.loop.obs.Resnap().Next())
 			return a, cmd
 		}
+		if !a.loop.obs.Scope().Same(a.scope()) {
+			return a, nil // the screen moved on: its own reading comes first
+		}
 		kr := keyReader{peeker: a.peeker, facts: a.limits}
 		kr.version, _ = topology.ParseVersion(a.overview.RabbitMQVersion)
 		if a.peeker == nil || a.amqp.conn != nil && a.amqp.state.Status != broker.Connected {
