@@ -205,7 +205,7 @@ func (a App) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case capacityMsg:
 		a.capacity = msg
 		return a, nil
-	case pollMsg, readMsg, overviewMsg:
+	case pollMsg, readMsg, unroutedMsg, overviewMsg:
 		a, cmd := a.updateRefresh(msg)
 		a.resize() // the stale-data banner may have come or gone
 		return a, cmd

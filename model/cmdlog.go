@@ -260,6 +260,7 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	a.peek = peekView{}
 	a.loop.obs, a.found = newObserver(a.vhost, a.loop.interval), nil // after the screens: it watches the list's scope
 	a.loop.gen++
+	a.loop.whyTried = "" // the new broker's unroutable queues are unread
 	a.result = ui.Result{Kind: ui.ResultOK, Text: "context " + m.name + ": " + b.BrokerLabel + " · vhost " + a.vhost}
 	a.resize()
 	cmds := []tea.Cmd{a.loop.start(a.loop.obs.Next()), fetchOverview(a.insp, a.loop.timeout), a.loop.poll()}

@@ -214,9 +214,22 @@ func update(t *testing.T, a App, msg tea.Msg) App {
 func load(t *testing.T, a App, fb *fakeBroker) App {
 	t.Helper()
 	for i := 0; i < 2 && a.loop.pending != nil; i++ {
-		a = update(t, a, readMsg{seq: a.loop.pending.seq, r: a.loop.pending.read.Do(context.Background(), fb, a.now)})
+		var cmd tea.Cmd
+		a, cmd = updateCmd(t, a, readMsg{seq: a.loop.pending.seq, r: a.loop.pending.read.Do(context.Background(), fb, a.now)})
+		if a.loop.pending != nil && a.loop.pending.why {
+			// The reading left an unroutable queue's keys unread: the
+			// read of them is in flight; answer it too.
+			a = update(t, a, cmd())
+		}
 	}
 	return a
+}
+
+// updateCmd sends one message and returns the new App and its command.
+func updateCmd(t *testing.T, a App, msg tea.Msg) (App, tea.Cmd) {
+	t.Helper()
+	m, cmd := a.Update(msg)
+	return m.(App), cmd
 }
 
 // run sends a message, then runs the commands it returns (and those they

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -28,6 +29,22 @@ type request struct {
 	read    ops.Read
 	seq     int
 	started time.Time
+	// why marks a read of the unroutable queues' keys (readWhy), not
+	// read, at the queues' depths.
+	why    bool
+	depths string
+}
+
+// whyOp is the operation a failed read of the unroutable queues' keys
+// names.
+const whyOp = "read the keys of unroutable messages"
+
+// op names the request's operation, for a failure.
+func (r request) op() string {
+	if r.why {
+		return whyOp
+	}
+	return r.read.Op()
 }
 
 // pollMsg is one tick of the refresh loop. gen identifies the loop: each
@@ -51,6 +68,53 @@ func fetch(insp broker.Inspector, read ops.Read, seq int, timeout time.Duration,
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		return readMsg{seq: seq, r: read.Do(ctx, insp, now)}
+	}
+}
+
+// keyReader is what reading the keys of the unroutable queues' messages
+// takes (ops.ReadUnrouted): the AMQP connection's peeker (nil: none, or
+// not connected), the management client's peek facts and the release.
+type keyReader struct {
+	peeker  ops.KeyPeeker
+	facts   ops.PeekFacter
+	version topology.Version
+}
+
+// unroutedMsg carries the observer ReadUnrouted returned, and the first
+// peek that failed.
+type unroutedMsg struct {
+	seq int
+	obs ops.Observer
+	err error
+	at  time.Time
+}
+
+// firstFailure passes peeks on and keeps the first error: ReadUnrouted
+// leaves a queue it could not read unread, silently, and the console
+// shows such a read as a refresh failure.
+type firstFailure struct {
+	p   ops.KeyPeeker
+	err error
+}
+
+func (f *firstFailure) Peek(ctx context.Context, queue string, n int) (broker.PeekResult, error) {
+	res, err := f.p.Peek(ctx, queue, n)
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+	return res, err
+}
+
+// fetchUnrouted builds the command that reads the keys at the heads of
+// o's unroutable queues, off the UI goroutine; o is the loop's observer as
+// the command was built, which it does not touch.
+func fetchUnrouted(o ops.Observer, kr keyReader, seq int, timeout time.Duration, now func() time.Time) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		p := &firstFailure{p: kr.peeker}
+		read := ops.ReadUnrouted(ctx, o, kr.facts, p, kr.version)
+		return unroutedMsg{seq: seq, obs: read, err: p.err, at: now()}
 	}
 }
 
@@ -84,6 +148,10 @@ type refreshLoop struct {
 	seq     int
 	pending *request
 	err     *fetchFailure
+	// whyTried is the unroutable queues' depths at the last read of their
+	// keys answered: a read that named nothing more (the gate kept a queue
+	// closed, keys of no destination) is not repeated until they change.
+	whyTried string
 }
 
 // poll arms the next tick of the current loop.
@@ -118,7 +186,7 @@ func (l *refreshLoop) tick() tea.Cmd {
 		if p.read.Snapshot {
 			l.obs = l.obs.Resnap()
 		}
-		l.err = &fetchFailure{op: p.read.Op(), err: fmt.Errorf("no answer after %s", topology.FormatAge(l.now().Sub(p.started))), at: l.now()}
+		l.err = &fetchFailure{op: p.op(), err: fmt.Errorf("no answer after %s", topology.FormatAge(l.now().Sub(p.started))), at: l.now()}
 	}
 	return tea.Batch(l.poll(), l.next())
 }
@@ -137,6 +205,55 @@ func (l *refreshLoop) observe(m readMsg) (again bool, err error) {
 	}
 	l.err = nil
 	return again, nil
+}
+
+// readWhy starts reading the keys of the messages in the ladders'
+// unroutable queues, when the last reading left some unread
+// (ops.Observer.UnroutedUnread) and kr has a peeker: status names a lost
+// target from them, and so does the console. It is the request in flight,
+// so that no reading is observed while it runs; nil when there is nothing
+// to read.
+func (l *refreshLoop) readWhy(kr keyReader) tea.Cmd {
+	if l.pending != nil || kr.peeker == nil || !l.obs.UnroutedUnread() {
+		return nil
+	}
+	depths := unroutedDepths(l.obs)
+	if depths == l.whyTried {
+		return nil
+	}
+	l.seq++
+	l.pending = &request{seq: l.seq, started: l.now(), why: true, depths: depths}
+	return fetchUnrouted(l.obs, kr, l.seq, l.timeout, l.now)
+}
+
+// tookWhy takes what a read of the unroutable queues' keys answered onto
+// the observer; a failed peek is a refresh failure, and the next reading
+// tries again.
+func (l *refreshLoop) tookWhy(m unroutedMsg) error {
+	depths := l.pending.depths
+	l.pending = nil
+	l.obs = l.obs.WithUnrouted(m.obs.Unrouted())
+	if m.err != nil {
+		l.err = &fetchFailure{op: whyOp, err: m.err, at: m.at}
+		return m.err
+	}
+	l.whyTried = depths
+	return nil
+}
+
+// unroutedDepths words the depths of the observer's unroutable queues
+// that hold messages, to tell whether they changed.
+func unroutedDepths(o ops.Observer) string {
+	snap := o.Snapshot()
+	var b strings.Builder
+	for _, f := range o.Found() {
+		for _, t := range f.Ladder.Terminals() {
+			if q, ok := snap.Queue(t.Queue); ok && t.Role == topology.RoleUnroutable && q.Stats.Ready > 0 {
+				fmt.Fprintf(&b, "%s=%d;", q.Name, q.Stats.Ready)
+			}
+		}
+	}
+	return b.String()
 }
 
 // follow points the observer at scope s and reads it at once; the request
@@ -168,6 +285,7 @@ func (l *refreshLoop) brokerInterval(stats time.Duration) tea.Cmd {
 func (l *refreshLoop) restart() tea.Cmd {
 	l.gen++
 	l.obs = l.obs.Resnap()
+	l.whyTried = ""
 	return tea.Batch(l.next(), l.poll())
 }
 
@@ -221,6 +339,24 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 			// and drift must be recomputed from a full snapshot now.
 			cmd := a.loop.start(a.loop.obs.Resnap().Next())
 			return a, cmd
+		}
+		if !a.loop.obs.Scope().Same(a.scope()) {
+			return a, nil // the screen moved on: its own reading comes first
+		}
+		kr := keyReader{peeker: a.peeker, facts: a.limits}
+		kr.version, _ = topology.ParseVersion(a.overview.RabbitMQVersion)
+		if a.peeker == nil || a.amqp.conn != nil && a.amqp.state.Status != broker.Connected {
+			kr.peeker = nil // no AMQP to read with: the queue says what it always said
+		}
+		return a, a.loop.readWhy(kr)
+	case unroutedMsg:
+		if !a.loop.current(msg.seq) {
+			return a, nil
+		}
+		err := a.loop.tookWhy(msg)
+		a.rebuild()
+		if err != nil {
+			return a, a.amqp.ensureClock(a.loop.slow(a.now()))
 		}
 		return a, nil
 	case overviewMsg:

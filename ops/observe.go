@@ -192,6 +192,11 @@ func (o Observer) WithUnrouted(read map[string]map[string]int64) Observer {
 	return o
 }
 
+// Unrouted is what WithUnrouted gave the observer: a watcher that read
+// off its own goroutine lays it over the observer it holds by then, which
+// may have changed its intervals or asked for a snapshot meanwhile.
+func (o Observer) Unrouted() map[string]map[string]int64 { return o.unrouted }
+
 // NewObserver watches scope; it knows nothing until its first reading.
 func NewObserver(scope Scope) Observer {
 	return Observer{scope: scope, snap: topology.Snapshot{Vhost: scope.Vhost}, moves: topology.Movements{}}

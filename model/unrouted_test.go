@@ -1,0 +1,100 @@
+package model
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/internal/fixture"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// lostFake is fixture.WorkLost with classic queues (read-only peeks on
+// every release): w's target jobs.q was deleted, and its unroutable queue
+// holds 5 messages whose keys name jobs.q.
+func lostFake(t *testing.T) *fakeBroker {
+	t.Helper()
+	l := fixture.Work()
+	l.QueueType, l.Targets = topology.Classic, nil
+	l, err := l.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := fixture.WithStats(l.Plan().Snapshot(), map[string]topology.QueueStats{
+		"w.unroutable": {Ready: 5, Type: "classic", State: "running"},
+	})
+	key, err := l.Key(2*time.Second, "jobs.q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := broker.PeekResult{Queue: "w.unroutable", Ready: 5}
+	for range 5 {
+		res.Messages = append(res.Messages, broker.PeekedMessage{Delivery: broker.Delivery{RoutingKey: key}})
+	}
+	fb := newFake(snap)
+	fb.peekRes = map[string]broker.PeekResult{"w.unroutable": res}
+	return fb
+}
+
+// A failed read of the unroutable queue's keys is a refresh failure,
+// shown the usual way; the next reading reads them again, names the lost
+// target with its count, and a reading after that, of the same depths,
+// reads nothing more.
+func TestUnroutedReadFailsThenNames(t *testing.T) {
+	fb := lostFake(t)
+	fb.peekErr = errors.New("channel closed")
+	conn := &fakeConn{state: broker.ConnState{Status: broker.Connected}, ch: make(chan broker.ConnState)}
+	a, c := newApp(t, fb, Options{Ladder: "w", Backends: Backends{Conn: conn}}, 120, 40)
+	a = load(t, a, fb)
+	if a.loop.err == nil || a.loop.err.op != whyOp {
+		t.Fatalf("a failed peek: the loop's error is %+v, want %q", a.loop.err, whyOp)
+	}
+	if s := plainView(t, a); !strings.Contains(s, whyOp+" failed: channel closed") || strings.Contains(s, "lost route to jobs.q") {
+		t.Errorf("after a failed read of the keys:\n%s", s)
+	}
+
+	fb.mu.Lock()
+	fb.peekErr = nil
+	fb.mu.Unlock()
+	c.advance(5 * time.Second)
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
+	if a.loop.err != nil {
+		t.Fatalf("%s: %v", a.loop.err.op, a.loop.err.err)
+	}
+	a = keys(t, a, "G")
+	flat := strings.Join(strings.Fields(plainView(t, a)), " ")
+	for _, want := range []string{"lost route to jobs.q", "5 of 5 unroutable messages meant for jobs.q (queue jobs.q is gone)"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the ladder view lacks %q:\n%s", want, plainView(t, a))
+		}
+	}
+	if len(fb.peeked) != 2 {
+		t.Errorf("peeked %v, want w.unroutable twice (failed, then read)", fb.peeked)
+	}
+
+	c.advance(5 * time.Second)
+	a, _ = run(t, a, pollMsg{gen: a.loop.gen})
+	if len(fb.peeked) != 2 {
+		t.Errorf("a reading of the same depths peeked again: %v", fb.peeked)
+	}
+	if !strings.Contains(plainView(t, a), "lost route to jobs.q") {
+		t.Errorf("after a later reading, jobs.q is no longer named:\n%s", plainView(t, a))
+	}
+}
+
+// Without a connected AMQP connection the keys are not read, and the
+// queue says what it always said, without an error.
+func TestUnroutedNotReadWithoutAMQP(t *testing.T) {
+	fb := lostFake(t)
+	conn := &fakeConn{state: broker.ConnState{Status: broker.Reconnecting}, ch: make(chan broker.ConnState)}
+	a, _ := newApp(t, fb, Options{Ladder: "w", Backends: Backends{Conn: conn}}, 120, 40)
+	a = load(t, a, fb)
+	if len(fb.peeked) != 0 || a.loop.err != nil || a.loop.pending != nil {
+		t.Errorf("reconnecting: peeked %v, error %+v, pending %+v", fb.peeked, a.loop.err, a.loop.pending)
+	}
+	if s := plainView(t, a); strings.Contains(s, "lost route to jobs.q") || !strings.Contains(s, "5 unroutable") {
+		t.Errorf("unread, the ladder view:\n%s", s)
+	}
+}
