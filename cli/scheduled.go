@@ -35,37 +35,8 @@ func (e *env) scheduledCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scheduled --ladder NAME [filters]",
 		Short: "Find the messages waiting in a ladder, when each is due; cancel, reschedule or fire them",
-		Long: `scheduled lists the messages waiting in a ladder's rungs, ordered by when
-they are due, with the evidence each due time rests on:
+		Long:  scheduledLong,
 
-  rungs    rungs' own headers (retry library, rungs publish, a reschedule)
-  x-death  the broker's record of its expiry out of the rung above
-  eta      Celery's eta header (task id in the id column)
-  none     nothing dates it: a window as wide as its rung's TTL, never a
-           made-up exact time
-
-It reads every rung (a peek of the whole rung): messages stay where they
-are, in their order; a message due while its rung is read leaves late by at
-most the time that rung took to read, never early. The peek rules by
-release and queue type apply (see rungs peek): before RabbitMQ 4.3 a quorum
-rung counts each read as a delivery, and with a delivery limit a message
-read too often would move on early, so such rungs need --force.
-
-Filters (all must match): --id (message-id or Celery task id; a trailing *
-for a prefix), --correlation-id, --where K=V (as replay), --body TEXT,
---dest QUEUE, --due-before / --due-after (RFC 3339 or a span from now, 2h),
---within SPAN. The counts by horizon cover every match; the list shows the
---limit earliest.
-
-Actions take exactly the messages the filter selects when each is read:
-  cancel       park them in NAME.scheduled.cancelled (--park): undo with
-               rungs replay --from NAME.scheduled.cancelled --to-origin
-  cancel --discard   delete them (typed confirmation only)
-  reschedule   --delay D (from now) or --at TIME, keeping body, properties
-               and headers; x-rungs-rescheduled-from/-due record the past
-  fire         send them to their destination now
-Every copy is confirmed before its original is acknowledged; a kill at any
-point loses nothing (a possible duplicate carries x-rungs-replay-id).`,
 		Example: `  rungs scheduled --ladder jobs --within 1h
   rungs scheduled --ladder jobs --id order-8812 --json
   rungs scheduled cancel --ladder jobs --where order=8812 --dry-run
@@ -437,3 +408,35 @@ func (v view) reportAction(p ops.ActionPlan, res ops.ActionResult) {
 		fmt.Fprintf(v.Out, "undo: rungs replay --from %s --to-origin\n", p.Park)
 	}
 }
+
+const scheduledLong = `scheduled lists the messages waiting in a ladder's rungs, ordered by when
+they are due, with the evidence each due time rests on:
+
+  rungs    rungs' own headers (retry library, rungs publish, a reschedule)
+  x-death  the broker's record of its expiry out of the rung above
+  eta      Celery's eta header (task id in the id column)
+  none     nothing dates it: a window as wide as its rung's TTL, never a
+           made-up exact time
+
+It reads every rung (a peek of the whole rung): messages stay where they
+are, in their order; a message due while its rung is read leaves late by at
+most the time that rung took to read, never early. The peek rules by
+release and queue type apply (see rungs peek): before RabbitMQ 4.3 a quorum
+rung counts each read as a delivery, and with a delivery limit a message
+read too often would move on early, so such rungs need --force.
+
+Filters (all must match): --id (message-id or Celery task id; a trailing *
+for a prefix), --correlation-id, --where K=V (as replay), --body TEXT,
+--dest QUEUE, --due-before / --due-after (RFC 3339 or a span from now, 2h),
+--within SPAN. The counts by horizon cover every match; the list shows the
+--limit earliest.
+
+Actions take exactly the messages the filter selects when each is read:
+  cancel       park them in NAME.scheduled.cancelled (--park): undo with
+               rungs replay --from NAME.scheduled.cancelled --to-origin
+  cancel --discard   delete them (typed confirmation only)
+  reschedule   --delay D (from now) or --at TIME, keeping body, properties
+               and headers; x-rungs-rescheduled-from/-due record the past
+  fire         send them to their destination now
+Every copy is confirmed before its original is acknowledged; a kill at any
+point loses nothing (a possible duplicate carries x-rungs-replay-id).`

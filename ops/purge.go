@@ -292,9 +292,14 @@ func (p PurgePlan) Word() string {
 // Question is what a front end asks before it runs the plan: the queues
 // (the first four named) and about how many messages will be lost.
 func (p PurgePlan) Question() string {
-	names := p.Names()
-	if len(names) > 4 {
-		names = append(names[:4:4], fmt.Sprintf("and %d more", len(names)-4))
+	return fmt.Sprintf("purge %s in vhost %s: about %s will be lost", strings.Join(FirstNames(p.Names(), 4), ", "), p.Vhost, p.Total().Describe())
+}
+
+// FirstNames are the first n of names and, past them, "and N more": how a
+// question names what it acts on.
+func FirstNames(names []string, n int) []string {
+	if len(names) <= n {
+		return names
 	}
-	return fmt.Sprintf("purge %s in vhost %s: about %s will be lost", strings.Join(names, ", "), p.Vhost, p.Total().Describe())
+	return append(append([]string(nil), names[:n]...), fmt.Sprintf("and %d more", len(names)-n))
 }
