@@ -40,10 +40,12 @@
 //     PeekStories, each message's story read once for every view;
 //   - trace: Trace and CheckRoute, a trace with its route check;
 //   - replay: ReplayRequest.Check and Plan (limit, rate, park, queues,
-//     route, Where's header matching), PlanReplay for the route alone;
+//     route, Where's header matching), PlanReplay for the route alone,
+//     ReplayVerdicts, whether each message a dry run peeked at moves;
 //   - publish: PublishRequest (its one count rule), Route (trace, then
 //     check), Delayed.Check for the message properties, Delayed.Messages
-//     to build them;
+//     to build them and Delayed.Send to publish them in batches at a
+//     pace;
 //   - scheduled messages: Scheduled, the CLI's one entry point (reads the
 //     terms, FilterTerms and ActionTerms, then the ladder by name, gates
 //     the scan and checks the action); ParseFilterLine and ParseNewDue
@@ -64,9 +66,10 @@
 //     ladder); SampleKeys reads a sample of a ladder's routing keys;
 //   - apply: PlanApply (another shape under the name, layout safety,
 //     conflicting objects) and CheckLayout, by topology.Ladder.RiskOn;
-//   - the ladder defaults: LadderSpec.Ladder fills what the operator did
-//     not give from the ladder found, LadderSpec.NewLadder picks a new
-//     ladder's layout for the release;
+//   - the ladder defaults: LadderSpec.Resolve finds the ladder and merges
+//     the operator's shape with it (LadderSpec.Ladder fills what the
+//     operator did not give from the ladder found), or makes a new one
+//     whose layout LadderSpec.NewLadder picks for the release;
 //   - unstall: PlanUnstall finds the ladder, refuses a lost route, picks
 //     the targets (NamedStalledRungs, or StalledRungs of the watch the
 //     front end runs) and the remedy (ChooseRemedy by
