@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -77,21 +78,8 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	for _, w := range ap.Warnings {
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(w)))
 	}
-	for _, t := range l.Targets {
-		created, err := conn.EnsureQueue(ctx, t, l.QueueType)
-		if err != nil {
-			return fmt.Errorf("destination %s: %w", t, err)
-		}
-		if created && !e.opts.json {
-			fmt.Fprintf(e.Out, "created destination queue %s (durable, %s)\n", t, l.QueueType)
-		}
-	}
-	// A destination that receives through an exchange of its own (Celery
-	// binds the queue's exchange, not the queue) needs that exchange.
-	if closed := plan.Closed(); len(closed.Exchanges) > len(plan.Exchanges) {
-		if _, err := conn.Apply(ctx, topology.Plan{Ladder: l, Exchanges: closed.Exchanges[len(plan.Exchanges):]}); err != nil {
-			return fmt.Errorf("destination exchange: %w", err)
-		}
+	if err := e.declareDestinations(ctx, conn, plan); err != nil {
+		return err
 	}
 	// A tall ladder is hundreds of declarations: --timeout bounds each of
 	// them (broker.Conn.Apply), never the run, which a loaded broker makes
@@ -124,6 +112,28 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	}
 	if len(drift) > 0 {
 		return &exitError{ExitDrift, nil}
+	}
+	return nil
+}
+
+// declareDestinations declares the ladder's destination queues that are
+// missing and the exchanges of its own a destination receives through.
+func (e *env) declareDestinations(ctx context.Context, conn *broker.Conn, plan topology.Plan) error {
+	for _, t := range plan.Ladder.Targets {
+		created, err := conn.EnsureQueue(ctx, t, plan.Ladder.QueueType)
+		if err != nil {
+			return fmt.Errorf("destination %s: %w", t, err)
+		}
+		if created && !e.opts.json {
+			fmt.Fprintf(e.Out, "created destination queue %s (durable, %s)\n", t, plan.Ladder.QueueType)
+		}
+	}
+	// A destination that receives through an exchange of its own (Celery
+	// binds the queue's exchange, not the queue) needs that exchange.
+	if closed := plan.Closed(); len(closed.Exchanges) > len(plan.Exchanges) {
+		if _, err := conn.Apply(ctx, topology.Plan{Ladder: plan.Ladder, Exchanges: closed.Exchanges[len(plan.Exchanges):]}); err != nil {
+			return fmt.Errorf("destination exchange: %w", err)
+		}
 	}
 	return nil
 }

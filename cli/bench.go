@@ -43,57 +43,7 @@ func (e *env) benchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure ladders against the broker's own limit (throughput, hops, lateness)",
-		Long: `bench runs, in one go and in a vhost of its own (removed afterwards):
-
-  1. the limit: a plain queue's publish→consume throughput, with pipelined
-     confirms and the same message size and persistence;
-  2. ladder throughput at saturation for each layout (radix 2), the
-     prefix and direct layouts in every --radix, and the shape of the ladder
-     ` + "`rungs apply`" + ` declares by default on this broker (its layout, radix and
-     queue type: quorum, and prefix before 3.13) and the same shape in the
-     other layout (direct beside prefix), compared direct ÷ prefix; a design
-     unsafe on this broker's version is labelled, or not measured where it
-     cannot deliver (direct on 3.13.0 to 3.13.2); with the mean hops measured
-     on arrival and the ratio to limit ÷ (1 + mean hops), the most a
-     hop-based design can do; --rounds repeats 1 and 2, and each ratio uses
-     its own round's limit;
-  3. punctuality: lateness (arrival − publish − delay) at each offered load;
-     "max" is the saturation run.
-
---phases runs only the phases named, in the order above (punctuality's
-"max" row is the throughput phase's, so it is empty without it).
-
---drain N runs the drain phase instead: a retry storm of N messages of
-the same delay in the default ladder, the rate it drains at while a
-backlog waits (against the broker's limit measured in the same run), and
-how well the first forecast, 30s after the publishing settled, predicted
-the finish (docs/benchmarks/storms.md); --record FILE also writes every
-reading. --inflow 1500/s keeps publishing the same messages at a steady
-rate for --inflow-for (4m) from the storm's start, as retrying clients do.
-A consumer takes every arrival off the target, timed from the millisecond
-each message was sent: lateness p50/p99/max, early, lost and duplicated
-messages, the broker's memory peak and CPU, the load average.
---drain-delay sets the one delay; --capacity H (dead-letter hops/s, from
-an earlier drain) states the burst's forecast lateness before publishing,
-to compare with the measured p99; --save keeps the capacity measured on
-the broker (global parameter rungs-drain-capacity, per queue type), where
-rungs publish and the console's publish read it to say how late a burst
-will arrive before sending it, and the exporter exports it;
---dead-letter-strategy at-most-once declares the quorum rungs as
-rungs apply does with that flag, without confirms between rungs, to
-price that trade (a message is lost if the next rung cannot take it
-when it expires).
-
-Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
-seconds even on a 24-level ladder (docs/benchmarks explains the method).
-The report is Markdown, or JSON with --json. The exit status is 1 if any
-message was lost, duplicated or early; missed targets are reported, not
-failed: timings depend on the machine.
-
-What measures rungs itself (the cost of its commands and of the
-console, a killed replay, one ladder beside 50,000 other queues, a scan
-of scheduled messages) is in the lab, which does not ship: in the source
-tree, go run ./cmd/rungs-lab.`,
+		Long:  benchLong,
 		Example: `  rungs bench --markdown bench.md
   rungs bench --duration 5s --rounds 1 --layouts prefix --radix 2,16
   rungs bench --smoke --json
@@ -357,3 +307,55 @@ func (v view) printBench(bf benchFlags, md string, rep any, problems []string) e
 }
 
 func errorsIsOptions(err error) bool { return errors.Is(err, bench.ErrOptions) }
+
+const benchLong = `bench runs, in one go and in a vhost of its own (removed afterwards):
+
+  1. the limit: a plain queue's publish→consume throughput, with pipelined
+     confirms and the same message size and persistence;
+  2. ladder throughput at saturation for each layout (radix 2), the
+     prefix and direct layouts in every --radix, and the shape of the ladder
+     ` + "`rungs apply`" + ` declares by default on this broker (its layout, radix and
+     queue type: quorum, and prefix before 3.13) and the same shape in the
+     other layout (direct beside prefix), compared direct ÷ prefix; a design
+     unsafe on this broker's version is labelled, or not measured where it
+     cannot deliver (direct on 3.13.0 to 3.13.2); with the mean hops measured
+     on arrival and the ratio to limit ÷ (1 + mean hops), the most a
+     hop-based design can do; --rounds repeats 1 and 2, and each ratio uses
+     its own round's limit;
+  3. punctuality: lateness (arrival − publish − delay) at each offered load;
+     "max" is the saturation run.
+
+--phases runs only the phases named, in the order above (punctuality's
+"max" row is the throughput phase's, so it is empty without it).
+
+--drain N runs the drain phase instead: a retry storm of N messages of
+the same delay in the default ladder, the rate it drains at while a
+backlog waits (against the broker's limit measured in the same run), and
+how well the first forecast, 30s after the publishing settled, predicted
+the finish (docs/benchmarks/storms.md); --record FILE also writes every
+reading. --inflow 1500/s keeps publishing the same messages at a steady
+rate for --inflow-for (4m) from the storm's start, as retrying clients do.
+A consumer takes every arrival off the target, timed from the millisecond
+each message was sent: lateness p50/p99/max, early, lost and duplicated
+messages, the broker's memory peak and CPU, the load average.
+--drain-delay sets the one delay; --capacity H (dead-letter hops/s, from
+an earlier drain) states the burst's forecast lateness before publishing,
+to compare with the measured p99; --save keeps the capacity measured on
+the broker (global parameter rungs-drain-capacity, per queue type), where
+rungs publish and the console's publish read it to say how late a burst
+will arrive before sending it, and the exporter exports it;
+--dead-letter-strategy at-most-once declares the quorum rungs as
+rungs apply does with that flag, without confirms between rungs, to
+price that trade (a message is lost if the next rung cannot take it
+when it expires).
+
+Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
+seconds even on a 24-level ladder (docs/benchmarks explains the method).
+The report is Markdown, or JSON with --json. The exit status is 1 if any
+message was lost, duplicated or early; missed targets are reported, not
+failed: timings depend on the machine.
+
+What measures rungs itself (the cost of its commands and of the
+console, a killed replay, one ladder beside 50,000 other queues, a scan
+of scheduled messages) is in the lab, which does not ship: in the source
+tree, go run ./cmd/rungs-lab.`

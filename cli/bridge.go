@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -27,7 +28,144 @@ func (e *env) bridgeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bridge",
 		Short: "Run delayed-message-plugin messages (x-delay) through a ladder",
-		Long: `bridge is a long-running service for the producers of the delayed-message
+		Long:  bridgeLong,
+		Example: `  rungs bridge --exchange orders.delayed --type direct --yes
+  rungs bridge --exchange orders.delayed --type topic --copy-bindings-from orders.plugin --ladder delays --yes
+  rungs bridge --exchange events.delayed --type fanout --exit events --clamp`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBridge(cmd.Context(), bf) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&bf.exchange, "exchange", "", "intake exchange producers publish to (required; a new name, not the plugin's exchange)")
+	f.StringVar(&bf.exitType, "type", "direct", "exit exchange type, the plugin exchange's x-delayed-type: direct, topic, fanout or headers")
+	f.StringVar(&bf.exit, "exit", "", "exit exchange due messages leave through (default: EXCHANGE.exit)")
+	f.StringVar(&bf.copyFrom, "copy-bindings-from", "", "give the exit exchange the bindings of this exchange (e.g. the plugin's)")
+	f.BoolVar(&bf.clamp, "clamp", false, "hold a delay beyond the ladder's longest for the longest, instead of parking it")
+	f.IntVar(&bf.prefetch, "prefetch", 2000, "messages each of the bridge's two consumers holds unacknowledged: more keeps more confirms in flight, and is what a kill may duplicate")
+	f.DurationVar(&bf.every, "status-every", 30*time.Second, "print a status line this often (0: never)")
+	cmd.Flags().BoolVarP(&e.opts.yes, "yes", "y", false, "create what is missing without asking")
+	return cmd
+}
+
+func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
+	ask := ops.BridgeAsk{Vhost: e.vhost(), Exchange: bf.exchange, Exit: bf.exit, ExitType: bf.exitType, CopyFrom: bf.copyFrom, Prefetch: bf.prefetch}
+	names, err := ask.Check()
+	if err != nil {
+		return bridgeErr(err)
+	}
+	if err := e.opts.ladder.check(); err != nil {
+		return err
+	}
+	if err := refuseReadOnly(e.config(), "bridge"); err != nil {
+		return err
+	}
+	e.opts.ladder.targets = mergeTargets(e.opts.ladder.targets, []string{names.Due})
+	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
+	if err != nil {
+		return err
+	}
+	version := func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }
+	req := ops.ApplyRequest{Ladder: r.ladder, Snap: r.snap, SnapErr: r.mgmtErr, Version: version}
+	if r.discovered {
+		req.Existing = &r.existing
+	}
+	ap, err := ops.PlanApply(req)
+	if err != nil {
+		return err
+	}
+	insp, err := e.clients().reader()
+	if err != nil {
+		return err
+	}
+	setup, err := ops.PlanBridge(ctx, insp, ask, r.ladder.Name, r.discovered)
+	if err != nil {
+		return bridgeErr(err)
+	}
+	if len(setup.Missing) > 0 {
+		if err := e.view().confirm(e.opts.yes, "bridge will create "+strings.Join(setup.Missing, ", "), "create"); err != nil {
+			return err
+		}
+	}
+	e.view().printLayoutNote(r)
+	for _, w := range ap.Warnings {
+		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(w)))
+	}
+	v, _ := version()
+	return e.serveBridge(ctx, bf, bridge.Options{
+		Names: names, ExitType: bf.exitType, Ladder: r.ladder, LadderPlan: ap.Plan, Copy: setup.Copy,
+		Version: v, Clamp: bf.clamp, Log: e.Err, Prefetch: bf.prefetch,
+	})
+}
+
+// bridgeErr words what ops refused as the flag it is about.
+func bridgeErr(err error) error {
+	var fe *ops.FieldError
+	if errors.As(err, &fe) {
+		return usageErr("--%s %v", fe.Field, fe.Err)
+	}
+	return err
+}
+
+// serveBridge declares the bridge's objects and runs it until ctx ends,
+// with a status line every bf.every.
+func (e *env) serveBridge(ctx context.Context, bf bridgeFlags, o bridge.Options) error {
+	conn, err := e.clients().amqp(ctx)
+	if err != nil {
+		return err
+	}
+	// Copies go out on a connection of their own (bridge.Options.Publish).
+	pub, err := broker.Dial(ctx, e.config())
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+	o.Publish = pub
+	b, err := bridge.New(conn, o)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if err := b.Declare(ctx); err != nil {
+		return err
+	}
+	n := o.Names
+	fmt.Fprintf(e.Err, "rungs bridge: %s (intake %s) through %s to %s exchange %s; parked in %s\n",
+		n.Exchange, n.Intake, describe(o.Ladder), bf.exitType, n.Exit, n.Parked)
+	if bf.every > 0 {
+		go func() {
+			t := time.NewTicker(bf.every)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					fmt.Fprintln(e.Err, "rungs bridge: "+bridgeLine(b.Progress()))
+				}
+			}
+		}()
+	}
+	err = b.Run(ctx)
+	fmt.Fprintln(e.Err, "rungs bridge: stopped: "+bridgeLine(b.Progress()))
+	return err
+}
+
+// bridgeLine is one status line of a running bridge.
+func bridgeLine(p bridge.Progress) string {
+	s := fmt.Sprintf("taken %d: %d scheduled, %d delivered now, %d parked; %d left the ladder (latest %s late, most %s); intake lag %s; %d redelivered, %d unconfirmed",
+		p.Received, p.Scheduled, p.Now, p.ParkedTotal(), p.Exited, topology.FormatDelay(p.ExitLate.Round(time.Millisecond)),
+		topology.FormatDelay(p.ExitLateMax.Round(time.Millisecond)), topology.FormatDelay(p.IntakeLag), p.Redelivered, p.Unconfirmed)
+	if len(p.Parked) > 0 {
+		reasons := make([]string, 0, len(p.Parked))
+		for r, n := range p.Parked {
+			reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+		}
+		sort.Strings(reasons)
+		s += " (parked: " + strings.Join(reasons, "; ") + ")"
+	}
+	return s
+}
+
+const bridgeLong = `bridge is a long-running service for the producers of the delayed-message
 plugin (rabbitmq-delayed-message-exchange): they keep publishing as they do,
 to an exchange with their routing key and an x-delay header in milliseconds,
 and change only the exchange's name to --exchange. The bridge consumes what
@@ -52,174 +190,4 @@ marked x-rungs-possible-duplicate, and each copy has its own
 x-rungs-replay-id. Run several bridges on one exchange to share the work;
 a restart resumes from the queues. The delay counts from when the bridge
 takes the message: a backlog in the intake adds to it (the status line's
-intake lag). The migration recipe: docs/bridge.md.`,
-		Example: `  rungs bridge --exchange orders.delayed --type direct --yes
-  rungs bridge --exchange orders.delayed --type topic --copy-bindings-from orders.plugin --ladder delays --yes
-  rungs bridge --exchange events.delayed --type fanout --exit events --clamp`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBridge(cmd.Context(), bf) },
-	}
-	f := cmd.Flags()
-	f.StringVar(&bf.exchange, "exchange", "", "intake exchange producers publish to (required; a new name, not the plugin's exchange)")
-	f.StringVar(&bf.exitType, "type", "direct", "exit exchange type, the plugin exchange's x-delayed-type: direct, topic, fanout or headers")
-	f.StringVar(&bf.exit, "exit", "", "exit exchange due messages leave through (default: EXCHANGE.exit)")
-	f.StringVar(&bf.copyFrom, "copy-bindings-from", "", "give the exit exchange the bindings of this exchange (e.g. the plugin's)")
-	f.BoolVar(&bf.clamp, "clamp", false, "hold a delay beyond the ladder's longest for the longest, instead of parking it")
-	f.IntVar(&bf.prefetch, "prefetch", 2000, "messages each of the bridge's two consumers holds unacknowledged: more keeps more confirms in flight, and is what a kill may duplicate")
-	f.DurationVar(&bf.every, "status-every", 30*time.Second, "print a status line this often (0: never)")
-	cmd.Flags().BoolVarP(&e.opts.yes, "yes", "y", false, "create what is missing without asking")
-	return cmd
-}
-
-func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
-	if bf.exchange == "" {
-		return usageErr("--exchange is required: the intake exchange producers publish to")
-	}
-	names := topology.NamesOfBridge(bf.exchange, bf.exit)
-	if err := topology.CheckBridge(names, bf.exitType); err != nil {
-		return usageErr("%v", err)
-	}
-	if bf.copyFrom == names.Exchange || bf.copyFrom == names.Exit && bf.copyFrom != "" {
-		return usageErr("--copy-bindings-from %s: copy from another exchange than the bridge's own", bf.copyFrom)
-	}
-	if bf.prefetch < 1 {
-		return usageErr("--prefetch must be at least 1, got %d", bf.prefetch)
-	}
-	if err := e.opts.ladder.check(); err != nil {
-		return err
-	}
-	if err := refuseReadOnly(e.config(), "bridge"); err != nil {
-		return err
-	}
-	e.opts.ladder.targets = mergeTargets(e.opts.ladder.targets, []string{names.Due})
-	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
-	if err != nil {
-		return err
-	}
-	version := func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }
-	req := ops.ApplyRequest{Ladder: r.ladder, Snap: r.snap, SnapErr: r.mgmtErr, Version: version}
-	if r.discovered {
-		req.Existing = &r.existing
-	}
-	ap, err := ops.PlanApply(req)
-	if err != nil {
-		return err
-	}
-	v, _ := version()
-	o := bridge.Options{
-		Names: names, ExitType: bf.exitType, Ladder: r.ladder, LadderPlan: ap.Plan,
-		Version: v, Clamp: bf.clamp, Log: e.Err, Prefetch: bf.prefetch,
-	}
-	missing, err := e.bridgeMissing(ctx, r, names)
-	if err != nil {
-		return err
-	}
-	if bf.copyFrom != "" {
-		insp, err := e.clients().management()
-		if err != nil {
-			return err
-		}
-		snap, err := insp.Snapshot(ctx, e.vhost())
-		if err != nil {
-			return fmt.Errorf("--copy-bindings-from %s: %w", bf.copyFrom, err)
-		}
-		if _, ok := snap.Exchange(bf.copyFrom); !ok {
-			return usageErr("--copy-bindings-from: no exchange %q in vhost %s", bf.copyFrom, e.vhost())
-		}
-		o.Copy = topology.CopiedBindings(snap, bf.copyFrom, names)
-		missing = append(missing, fmt.Sprintf("%s copied from %s", topology.Counted(len(o.Copy), "binding", "bindings"), bf.copyFrom))
-	}
-	if len(missing) > 0 {
-		if err := e.view().confirm(e.opts.yes, "bridge will create "+strings.Join(missing, ", "), "create"); err != nil {
-			return err
-		}
-	}
-	conn, err := e.clients().amqp(ctx)
-	if err != nil {
-		return err
-	}
-	e.view().printLayoutNote(r)
-	for _, w := range ap.Warnings {
-		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(w)))
-	}
-	// Copies go out on a connection of their own (bridge.Options.Publish).
-	pub, err := broker.Dial(ctx, e.config())
-	if err != nil {
-		return err
-	}
-	defer pub.Close()
-	o.Publish = pub
-	b, err := bridge.New(conn, o)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	if err := b.Declare(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.Err, "rungs bridge: %s (intake %s) through %s to %s exchange %s; parked in %s\n",
-		names.Exchange, names.Intake, describe(r.ladder), bf.exitType, names.Exit, names.Parked)
-	if bf.every > 0 {
-		go func() {
-			t := time.NewTicker(bf.every)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					fmt.Fprintln(e.Err, "rungs bridge: "+bridgeLine(b.Progress()))
-				}
-			}
-		}()
-	}
-	err = b.Run(ctx)
-	fmt.Fprintln(e.Err, "rungs bridge: stopped: "+bridgeLine(b.Progress()))
-	return err
-}
-
-// bridgeMissing names what the bridge would create: the ladder when it is
-// not on the broker, and the bridge's queues not found by name.
-func (e *env) bridgeMissing(ctx context.Context, r resolved, names topology.BridgeNames) ([]string, error) {
-	var missing []string
-	if !r.discovered {
-		missing = append(missing, "ladder "+r.ladder.Name)
-	}
-	insp, err := e.clients().reader()
-	if err != nil {
-		return nil, err
-	}
-	want := []string{names.Intake, names.Due, names.Parked}
-	qs, err := ops.LookupQueues(ctx, insp, e.vhost(), want)
-	if err != nil {
-		return nil, err
-	}
-	have := map[string]bool{}
-	for _, q := range qs {
-		have[q.Name] = true
-	}
-	for _, n := range want {
-		if !have[n] {
-			missing = append(missing, "queue "+n)
-		}
-	}
-	if len(missing) > 0 && !have[names.Intake] {
-		missing = append(missing, "exchanges "+names.Exchange+" and "+names.Exit)
-	}
-	return missing, nil
-}
-
-// bridgeLine is one status line of a running bridge.
-func bridgeLine(p bridge.Progress) string {
-	s := fmt.Sprintf("taken %d: %d scheduled, %d delivered now, %d parked; %d left the ladder (latest %s late, most %s); intake lag %s; %d redelivered, %d unconfirmed",
-		p.Received, p.Scheduled, p.Now, p.ParkedTotal(), p.Exited, topology.FormatDelay(p.ExitLate.Round(time.Millisecond)),
-		topology.FormatDelay(p.ExitLateMax.Round(time.Millisecond)), topology.FormatDelay(p.IntakeLag), p.Redelivered, p.Unconfirmed)
-	if len(p.Parked) > 0 {
-		reasons := make([]string, 0, len(p.Parked))
-		for r, n := range p.Parked {
-			reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
-		}
-		sort.Strings(reasons)
-		s += " (parked: " + strings.Join(reasons, "; ") + ")"
-	}
-	return s
-}
+intake lag). The migration recipe: docs/bridge.md.`

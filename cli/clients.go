@@ -71,7 +71,7 @@ func (c *clients) amqp(ctx context.Context) (*broker.Conn, error) {
 
 // reader is the management API as an operation reads it through ops,
 // each request bounded by --timeout.
-func (c *clients) reader() (ops.Inspector, error) {
+func (c *clients) reader() (ops.ScopedInspector, error) {
 	m, err := c.management()
 	if err != nil {
 		return nil, err

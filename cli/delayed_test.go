@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -24,16 +21,7 @@ import (
 func TestStatusAndDoctorShowDelayedRetry(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	mgmt, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ver, err := mgmt.Version(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ver := brokertest.Management(t, cfg)
 	held := ver.QuorumDelayedRetry()
 	l, rung := brokertest.DelayedRung(t, cfg, "jobs")
 	brokertest.AwaitStats(t, cfg, rung, func(s topology.QueueStats) bool { return s.Delayed == 1 || s.Ready == 1 })

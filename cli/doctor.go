@@ -124,11 +124,7 @@ type doctorReader struct {
 // not an error; only an unreadable list of vhosts stops doctor.
 func (d doctorReader) facts(ctx context.Context, only string, allVhosts bool) (ops.DoctorFacts, error) {
 	m := d.m
-	call := func(f func(context.Context) error) error {
-		cctx, cancel := context.WithTimeout(ctx, d.timeout)
-		defer cancel()
-		return f(cctx)
-	}
+	call := func(f func(context.Context) error) error { return d.call(ctx, f) }
 	f := ops.DoctorFacts{API: m.URL(), User: m.User(), Only: only, Flags: map[string]bool{}}
 	if f.OverviewErr = call(func(c context.Context) (err error) { f.Overview, err = m.Overview(c); return }); f.OverviewErr != nil {
 		return f, nil
@@ -152,7 +148,24 @@ func (d doctorReader) facts(ctx context.Context, only string, allVhosts bool) (o
 			return f, err
 		}
 	}
-	insp := timed{m, d.timeout}
+	d.readVhosts(ctx, &f, vhosts, only)
+	if only == "" {
+		d.readVhostWide(ctx, &f)
+	}
+	return f, nil
+}
+
+// call runs f within the reader's timeout.
+func (d doctorReader) call(ctx context.Context, f func(context.Context) error) error {
+	cctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	return f(cctx)
+}
+
+// readVhosts observes the ladders of each vhost (only: the ladder of that
+// name) and what ops.Doctor judges of them.
+func (d doctorReader) readVhosts(ctx context.Context, f *ops.DoctorFacts, vhosts []string, only string) {
+	insp := timed{d.m, d.timeout}
 	observers := map[string]ops.Observer{}
 	for _, vh := range vhosts {
 		// The ladders' objects only, not the vhost's: beside 10,000 other
@@ -187,41 +200,36 @@ func (d doctorReader) facts(ctx context.Context, only string, allVhosts bool) (o
 		vh.Policies, vh.PoliciesErr = d.quorumPolicies(ctx, vh.Report)
 		vh.KeySamples = d.sampleCeleryKeys(ctx, vh)
 	}
-	// The delays outside ladders: a paged listing of every queue, since
-	// the management API cannot filter by arguments; a vhost's whole
-	// inventory is no question about one ladder.
-	if only == "" {
-		for i := range f.Vhosts {
-			vh := &f.Vhosts[i]
-			if vh.ReadErr != nil {
-				continue
-			}
-			vh.DelaysRead = true
-			vh.DelaysErr = call(func(c context.Context) (err error) {
-				vh.Delays, vh.DelaySnap, err = ops.Delays(c, m, vh.Vhost, vh.Found)
-				return err
-			})
-			vh.DelaySnap = vh.DelaySnap.Merge(vh.Report.Snapshot)
+}
+
+// readVhostWide reads what doctor asks of each readable vhost as a whole,
+// not of one ladder. The delays outside ladders: a paged listing of every
+// queue, since the management API cannot filter by arguments. The quorum
+// queues under delayed retry, on a release that has it: a listing
+// without statistics, then each candidate's.
+func (d doctorReader) readVhostWide(ctx context.Context, f *ops.DoctorFacts) {
+	v := f.Version()
+	for i := range f.Vhosts {
+		vh := &f.Vhosts[i]
+		if vh.ReadErr != nil {
+			continue
 		}
-	}
-	// The quorum queues under delayed retry, on a release that has it:
-	// a listing without statistics, then each candidate's; like the
-	// inventory, a question about the vhost, not about one ladder.
-	if v := f.Version(); v.QuorumDelayedRetry() && only == "" {
-		for i := range f.Vhosts {
-			vh := &f.Vhosts[i]
-			if vh.ReadErr != nil {
-				continue
-			}
-			vh.RetryRead = true
-			vh.RetryErr = call(func(c context.Context) (err error) {
-				vh.Retry, err = ops.ReadRetry(c, m, vh.Vhost, v)
-				return err
-			})
-			vh.Report = vh.Report.WithRetry(vh.Retry)
+		vh.DelaysRead = true
+		vh.DelaysErr = d.call(ctx, func(c context.Context) (err error) {
+			vh.Delays, vh.DelaySnap, err = ops.Delays(c, d.m, vh.Vhost, vh.Found)
+			return err
+		})
+		vh.DelaySnap = vh.DelaySnap.Merge(vh.Report.Snapshot)
+		if !v.QuorumDelayedRetry() {
+			continue
 		}
+		vh.RetryRead = true
+		vh.RetryErr = d.call(ctx, func(c context.Context) (err error) {
+			vh.Retry, err = ops.ReadRetry(c, d.m, vh.Vhost, v)
+			return err
+		})
+		vh.Report = vh.Report.WithRetry(vh.Retry)
 	}
-	return f, nil
 }
 
 // sampleCeleryKeys reads the routing keys at the heads of the Celery

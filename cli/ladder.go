@@ -277,7 +277,7 @@ type resolved struct {
 	existing   topology.Ladder // as found there, when discovered
 	mgmtErr    error           // why there is no snapshot
 	// layoutNote says why a new ladder's layout is not the default one
-	// (see newLadderLayout); "" when it is.
+	// (ops.LadderSpec.NewLadder); "" when it is.
 	layoutNote string
 }
 
@@ -294,35 +294,22 @@ func (lf *ladderFlags) resolve(ctx context.Context, vhost string, read func(cont
 	if err := lf.check(); err != nil {
 		return resolved{}, err
 	}
-	snap, err := read(ctx)
+	spec, err := lf.spec()
 	if err != nil {
-		l, ferr := lf.fromFlags(vhost, nil)
-		return resolved{ladder: l, mgmtErr: err}, ferr
+		return resolved{}, err
 	}
-	r := resolved{snap: &snap}
-	f, err := ops.FindLadder(topology.Discover(snap), lf.query())
-	var amb *ops.AmbiguousLadderError
-	switch {
-	case errors.As(err, &amb):
-		return resolved{}, usageErr("%v: add --layout", err)
-	case err == nil:
-		r.discovered, r.existing = true, f.Ladder
-		l, err := lf.fromFlags(vhost, &f.Ladder)
-		if err != nil {
-			return resolved{}, err
-		}
-		l.Targets = mergeTargets(f.Ladder.Targets, lf.targets)
-		r.ladder = l
+	var r resolved
+	if snap, err := read(ctx); err != nil {
+		r.mgmtErr = err
+	} else {
+		r.snap = &snap
 	}
-	if !r.discovered {
-		if r.ladder, err = lf.fromFlags(vhost, nil); err != nil {
-			return resolved{}, err
-		}
-		if r.layoutNote, err = lf.newLadderLayout(vhost, &r.ladder, version); err != nil {
-			return resolved{}, err
-		}
+	rl, err := spec.Resolve(vhost, r.snap, lf.query(), version)
+	r.ladder, r.discovered, r.existing, r.layoutNote = rl.Ladder, rl.Found, rl.Existing, rl.LayoutNote
+	if err != nil && r.snap != nil {
+		return resolved{}, err
 	}
-	return r, nil
+	return r, err
 }
 
 // newLadderLayout gives a new ladder the layout its broker's release
@@ -348,17 +335,7 @@ func (v view) printLayoutNote(r resolved) {
 	}
 }
 
-func mergeTargets(a, b []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range append(append([]string(nil), a...), b...) {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
+func mergeTargets(a, b []string) []string { return ops.MergeNames(a, b) }
 
 // describe is the one-line summary of a ladder's shape.
 func describe(l topology.Ladder) string { return l.Describe() }

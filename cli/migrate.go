@@ -115,11 +115,7 @@ func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
 			return err
 		}
 	}
-	plan := e.planMigrate
-	if mf.fromDelays != "" {
-		plan = e.planMigrateDelays
-	}
-	mp, err := plan(ctx, mf)
+	mp, err := e.planMigrate(ctx, mf)
 	if err != nil {
 		return err
 	}
@@ -197,28 +193,36 @@ func (mf migrateFlags) check() error {
 	return nil
 }
 
-// planMigrate reads both ladders by name and lets ops.PlanMigrate find
-// and check them.
+// planMigrate has ops read and plan what the flags ask.
 func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (ops.MigratePlan, error) {
-	insp, err := e.clients().reader()
-	var snap topology.Snapshot
-	if err == nil {
-		// Listed, not read by name (Inbound): a ladder of another layout
-		// under one of the names, damaged or not, must be seen to ask
-		// for --from-layout or --to-layout.
-		var o ops.Observer
-		o, err = ops.ReadLadders(ctx, insp, ops.Scope{Vhost: e.vhost(), Ladders: []string{mf.from, mf.to}, Inbound: true})
-		snap = o.Snapshot()
-	}
-	if err != nil {
-		return ops.MigratePlan{}, fmt.Errorf("migrate needs the management API to discover both ladders: %w", err)
-	}
-	req := ops.MigrateRequest{From: mf.from, FromLayout: mf.fromLayout, To: mf.to, ToLayout: mf.toLayout, Dest: mf.dest, Park: mf.park, Window: mf.window}
+	req := ops.MigrateRequest{From: mf.from, FromLayout: mf.fromLayout, FromDelays: mf.fromDelays,
+		To: mf.to, ToLayout: mf.toLayout, Dest: mf.dest, Park: mf.park, Window: mf.window}
 	req.Margin, _ = topology.ParseDelay(mf.margin)
 	if mf.rate != "" {
 		req.Rate, _ = topology.ParseRate(mf.rate)
 	}
-	return ops.PlanMigrate(snap, req)
+	m, err := e.clients().management()
+	if err != nil {
+		what := "discover both ladders"
+		if mf.fromDelays != "" {
+			what = "find the delays and the ladder"
+		}
+		return ops.MigratePlan{}, fmt.Errorf("migrate needs the management API to %s: %w", what, err)
+	}
+	return ops.Migrate(ctx, migrateReader{timed{m, e.opts.timeout}, m}, e.vhost(), req)
+}
+
+// migrateReader bounds each request of a migration's reads by --timeout:
+// the ladders' and the inventory's.
+type migrateReader struct {
+	timed
+	dr ops.DelayReader
+}
+
+func (r migrateReader) DelaySnapshot(ctx context.Context, vhost string) (topology.Snapshot, map[string]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	return r.dr.DelaySnapshot(ctx, vhost)
 }
 
 // migrateBar draws a progress bar on stderr, rewriting one line, when a

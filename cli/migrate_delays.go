@@ -51,39 +51,6 @@ func (e *env) drainDelays(ctx context.Context, mf migrateFlags, mp ops.MigratePl
 	return nil
 }
 
-// planMigrateDelays reads every ladder of the vhost and the delay
-// inventory, and lets ops.PlanMigrate find the group and the ladder and
-// check them.
-func (e *env) planMigrateDelays(ctx context.Context, mf migrateFlags) (ops.MigratePlan, error) {
-	// Every ladder of the vhost, as discover reads them, so that their
-	// rungs are not taken for delay queues; then the inventory's paged
-	// listing, the one whole-vhost read a migration of delays needs.
-	insp, err := e.clients().reader()
-	var o ops.Observer
-	if err == nil {
-		o, err = ops.ReadLadders(ctx, insp, ops.Scope{Vhost: e.vhost()})
-	}
-	var inv topology.Inventory
-	var snap topology.Snapshot
-	if err == nil {
-		var m *broker.Management
-		if m, err = e.clients().management(); err == nil {
-			cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-			inv, snap, err = ops.Delays(cctx, m, e.vhost(), o.Found())
-			cancel()
-		}
-	}
-	if err != nil {
-		return ops.MigratePlan{}, fmt.Errorf("migrate needs the management API to find the delays and the ladder: %w", err)
-	}
-	req := ops.MigrateRequest{FromDelays: mf.fromDelays, Delays: inv, Found: o.Found(), To: mf.to, ToLayout: mf.toLayout, Park: mf.park, Window: mf.window}
-	req.Margin, _ = topology.ParseDelay(mf.margin)
-	if mf.rate != "" {
-		req.Rate, _ = topology.ParseRate(mf.rate)
-	}
-	return ops.PlanMigrate(snap.Merge(o.Snapshot()), req)
-}
-
 // dryRunMigrateDelays peeks at the first messages of each delay queue and
 // says where each would go.
 func (e *env) dryRunMigrateDelays(ctx context.Context, mf migrateFlags, mp ops.MigratePlan) error {

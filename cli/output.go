@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -130,9 +131,4 @@ func indent(s, by string) string {
 }
 
 // short lists at most n names, then how many more.
-func short(names []string, n int) []string {
-	if len(names) <= n {
-		return names
-	}
-	return append(append([]string(nil), names[:n]...), fmt.Sprintf("and %d more", len(names)-n))
-}
+func short(names []string, n int) []string { return ops.FirstNames(names, n) }

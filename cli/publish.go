@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"strings"
 	"time"
@@ -18,9 +17,6 @@ import (
 
 // MaxBody is the largest body publish sends (see ops.MaxBody).
 const MaxBody = ops.MaxBody
-
-// publishBatch bounds how many messages are in memory and in flight at once.
-const publishBatch = 5000
 
 type publishFlags struct {
 	delay, body, to, contentType string
@@ -109,39 +105,12 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		// Warned only once AMQP is up: if it is not, its error is the one to read.
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("route not checked (management API: %v); keys follow the shape the flags give", r.mgmtErr))))
 	}
-	var total broker.PublishResult
 	start := time.Now()
-	batch, rate := publishBatch, req.Rate
-	if math.IsInf(rate, 1) {
-		rate = 0 // --rate max: no pace
-	}
-	if rate > 0 {
-		// A twentieth of a second's worth at a time keeps the pace even
-		// without a timer per message.
-		batch = max(1, min(publishBatch, int(rate/20)))
-	}
-	for sent := 0; sent < pf.count; {
-		if wait := paceWait(sent, rate, time.Since(start)); wait > 0 {
-			select {
-			case <-ctx.Done():
-				e.view().reportPublish(tr, total, pf.count, time.Since(start))
-				return fmt.Errorf("publish stopped after %d of %d messages were confirmed: %w", total.Confirmed, pf.count, ctx.Err())
-			case <-time.After(wait):
-			}
-		}
-		n := min(batch, pf.count-sent)
-		res, perr := conn.Publish(ctx, msg.Messages(sent+1, n, time.Now()))
-		total.Confirmed += res.Confirmed
-		total.Returned += res.Returned
-		total.Nacked += res.Nacked
-		total.Failed += res.Failed
-		sent += n
-		if perr != nil {
-			e.view().reportPublish(tr, total, pf.count, time.Since(start))
-			return fmt.Errorf("publish stopped after %d of %d messages were confirmed: %w", total.Confirmed, pf.count, perr)
-		}
-	}
+	total, err := msg.Send(ctx, conn, pf.count, req.Rate)
 	e.view().reportPublish(tr, total, pf.count, time.Since(start))
+	if err != nil {
+		return fmt.Errorf("publish stopped after %d of %d messages were confirmed: %w", total.Confirmed, pf.count, err)
+	}
 	return nil
 }
 
@@ -201,15 +170,6 @@ func (pf publishFlags) request() (ops.PublishRequest, error) {
 		return req, usageErr("%v", err)
 	}
 	return req, nil
-}
-
-// paceWait is how long to hold back before the next batch so that sent
-// messages after elapsed stay within rate a second (0: no cap).
-func paceWait(sent int, rate float64, elapsed time.Duration) time.Duration {
-	if rate <= 0 {
-		return 0
-	}
-	return max(0, time.Duration(float64(sent)/rate*float64(time.Second))-elapsed)
 }
 
 func (v view) reportPublish(tr topology.Trace, r broker.PublishResult, asked int, took time.Duration) {

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -43,35 +41,16 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	queue := ""
+	ask := ops.PurgeAsk{Vhost: e.vhost(), Ladder: e.opts.ladder.query()}
 	if len(args) == 1 {
-		queue = args[0]
+		ask.Queue = args[0]
 	}
-	q := e.opts.ladder.query()
-	snap, found, err := ops.ReadPurge(ctx, insp, e.vhost(), queue, q.Name)
+	ask.Version, _ = e.clients().brokerVersion(ctx) // unknown: only ready messages are counted
+	plan, err := ops.Purge(ctx, insp, ask)
 	if err != nil {
 		return err
 	}
-	req, word := ops.PurgeRequest{}, ""
-	if len(args) == 1 {
-		req.Queue, word = args[0], args[0]
-	} else {
-		f, err := ops.FindLadder(found, q)
-		if errors.Is(err, ops.ErrNoLadder) {
-			return fmt.Errorf("no ladder %q in vhost %s; nothing was purged", q.Name, e.vhost())
-		}
-		if err != nil {
-			return usageErr("%v; nothing was purged", err)
-		}
-		req.Ladder, word = f.Ladder, f.Ladder.Name
-	}
-	v, _ := e.clients().brokerVersion(ctx) // unknown: only ready messages are counted (the 3.x and 4.0 rule)
-	plan, err := ops.PlanPurge(snap, found, v, req)
-	if err != nil {
-		return fmt.Errorf("%w; nothing was purged", err)
-	}
-	what := fmt.Sprintf("purge %s in vhost %s: about %s will be lost", strings.Join(short(plan.Names(), 4), ", "), e.vhost(), plan.Total().Describe())
-	if err := e.view().confirm(e.opts.yes, what, word); err != nil {
+	if err := e.view().confirm(e.opts.yes, plan.Question(), plan.Word()); err != nil {
 		return err
 	}
 	conn, err := e.clients().amqp(ctx)

@@ -294,33 +294,12 @@ type replayPreview struct {
 	Stays      string   `json:"stays,omitempty"`
 }
 
-// replayPreviews says of each previewed message whether it moves: not
-// when --where filters it out or it has no route, nor, where the vhost
-// was read (scope), when its exchange is missing or binds no queue.
+// replayPreviews are ops' verdicts on each previewed message, as --json
+// writes them.
 func replayPreviews(previews []broker.MovePreview, scope *ops.BrokerView) []replayPreview {
 	var out []replayPreview
-	for _, p := range previews {
-		jp := replayPreview{Position: p.Message.Position, MessageID: p.Message.MessageID}
-		switch {
-		case p.Skipped:
-			jp.Stays = "filtered out by --where"
-		case p.Err != nil:
-			jp.Stays = "no route: " + p.Err.Error()
-		default:
-			jp.Moves, jp.Exchange, jp.RoutingKey = true, p.Route.Exchange, p.Route.RoutingKey
-			if scope != nil {
-				qs, _, err := scope.Graph.Route(p.Route.Exchange, p.Route.RoutingKey, p.Route.BCC...)
-				switch {
-				case errors.Is(err, topology.ErrUnknownExchange):
-					jp.Moves, jp.Stays = false, fmt.Sprintf("exchange %q does not exist", p.Route.Exchange)
-				case err == nil && len(qs) == 0:
-					jp.Moves, jp.Stays = false, "unroutable: no queue is bound for "+p.Route.String()
-				case err == nil:
-					jp.Reaches = qs
-				}
-			}
-		}
-		out = append(out, jp)
+	for _, v := range ops.ReplayVerdicts(previews, scope) {
+		out = append(out, replayPreview(v))
 	}
 	return out
 }

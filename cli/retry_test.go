@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
@@ -28,16 +26,7 @@ import (
 func TestDelayedRetryAcrossTheVhost(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
-	mgmt, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ver, err := mgmt.Version(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ver := brokertest.Management(t, cfg)
 	has := ver.QuorumDelayedRetry()
 	hold := brokertest.DelayedRetryHold.Milliseconds()
 	code := brokertest.PutPolicy(t, cfg, "retry", fmt.Sprintf(`{"pattern":"^orders$","apply-to":"quorum_queues","definition":{"delayed-retry-type":"all","delayed-retry-min":%d}}`, hold))

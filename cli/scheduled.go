@@ -35,37 +35,8 @@ func (e *env) scheduledCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scheduled --ladder NAME [filters]",
 		Short: "Find the messages waiting in a ladder, when each is due; cancel, reschedule or fire them",
-		Long: `scheduled lists the messages waiting in a ladder's rungs, ordered by when
-they are due, with the evidence each due time rests on:
+		Long:  scheduledLong,
 
-  rungs    rungs' own headers (retry library, rungs publish, a reschedule)
-  x-death  the broker's record of its expiry out of the rung above
-  eta      Celery's eta header (task id in the id column)
-  none     nothing dates it: a window as wide as its rung's TTL, never a
-           made-up exact time
-
-It reads every rung (a peek of the whole rung): messages stay where they
-are, in their order; a message due while its rung is read leaves late by at
-most the time that rung took to read, never early. The peek rules by
-release and queue type apply (see rungs peek): before RabbitMQ 4.3 a quorum
-rung counts each read as a delivery, and with a delivery limit a message
-read too often would move on early, so such rungs need --force.
-
-Filters (all must match): --id (message-id or Celery task id; a trailing *
-for a prefix), --correlation-id, --where K=V (as replay), --body TEXT,
---dest QUEUE, --due-before / --due-after (RFC 3339 or a span from now, 2h),
---within SPAN. The counts by horizon cover every match; the list shows the
---limit earliest.
-
-Actions take exactly the messages the filter selects when each is read:
-  cancel       park them in NAME.scheduled.cancelled (--park): undo with
-               rungs replay --from NAME.scheduled.cancelled --to-origin
-  cancel --discard   delete them (typed confirmation only)
-  reschedule   --delay D (from now) or --at TIME, keeping body, properties
-               and headers; x-rungs-rescheduled-from/-due record the past
-  fire         send them to their destination now
-Every copy is confirmed before its original is acknowledged; a kill at any
-point loses nothing (a possible duplicate carries x-rungs-replay-id).`,
 		Example: `  rungs scheduled --ladder jobs --within 1h
   rungs scheduled --ladder jobs --id order-8812 --json
   rungs scheduled cancel --ladder jobs --where order=8812 --dry-run
@@ -113,104 +84,100 @@ point loses nothing (a possible duplicate carries x-rungs-replay-id).`,
 	return cmd
 }
 
-// filter reads the filter flags at now, as ops reads the console's line.
-func (sf scheduledFlags) filter(now time.Time) (ops.Filter, error) {
-	if sf.keep < 1 {
-		return ops.Filter{}, usageErr("--limit must be at least 1")
+// ask is what the flags ask of ops.Scheduled: action "" lists.
+func (e *env) scheduledAsk(sf scheduledFlags, a ops.Action, now time.Time) ops.ScheduledAsk {
+	return ops.ScheduledAsk{
+		Vhost: e.vhost(), Ladder: e.opts.ladder.query(), Names: e.opts.ladder.names(e.vhost()),
+		Terms: ops.FilterTerms{ID: sf.id, CorrelationID: sf.correlation, Where: sf.where, Body: sf.body, Dest: sf.dest,
+			DueBefore: sf.dueBefore, DueAfter: sf.dueAfter, Within: sf.within},
+		Keep: sf.keep, Force: sf.force, ReadOnly: e.config().ReadOnly,
+		Action: a, DryRun: sf.dryRun,
+		Act: ops.ActionTerms{All: sf.all, Park: sf.park, Discard: sf.discard, Delay: sf.delay, At: sf.at, Window: sf.window},
+		Now: now,
 	}
-	terms := ops.FilterTerms{ID: sf.id, CorrelationID: sf.correlation, Where: sf.where, Body: sf.body, Dest: sf.dest,
-		DueBefore: sf.dueBefore, DueAfter: sf.dueAfter, Within: sf.within}
-	f, err := terms.Filter(now)
-	if err != nil {
-		return f, scheduledUsage(err)
-	}
-	return f, nil
 }
 
 var scheduledFlagOf = map[string]string{"where": "--where", "due": "--due-before/--due-after",
-	"due-before": "--due-before", "due-after": "--due-after", "within": "--within", "delay": "--delay", "at": "--at", "park": "--park", "action": "filter"}
+	"due-before": "--due-before", "due-after": "--due-after", "within": "--within", "delay": "--delay", "at": "--at",
+	"park": "--park", "action": "filter", "limit": "--limit", "window": "--window", "ladder": "--ladder"}
 
-func scheduledUsage(err error) error {
-	var fe *ops.FieldError
-	if errors.As(err, &fe) && scheduledFlagOf[fe.Field] != "" {
-		return usageErr("%s: %v", scheduledFlagOf[fe.Field], fe.Err)
-	}
-	return usageErr("%v", err)
-}
-
-// scheduledJob is a checked scan and what it was read from.
-type scheduledJob struct {
-	plan ops.ScanPlan
-	snap topology.Snapshot
-}
-
-// planScheduled finds the ladder and has ops gate the scan.
-func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, f ops.Filter) (scheduledJob, error) {
-	var job scheduledJob
-	// The ladder's objects by name (ops.ReadLadder), not the vhost's.
-	snap, err := e.ladderSnapshot(ctx)
-	if err != nil {
-		return job, fmt.Errorf("scheduled needs the management API to find the ladder's rungs: %w", err)
-	}
-	job.snap = snap
-	found := topology.Discover(snap)
-	q := e.opts.ladder.query()
-	fl, err := ops.FindLadder(found, q)
-	var amb *ops.AmbiguousLadderError
+// scheduledErr words what ops.Scheduled refused as the flags that asked.
+func scheduledErr(err error, ask ops.ScheduledAsk) error {
+	var (
+		fe  *ops.FieldError
+		ref *ops.ScanRefusal
+		amb *ops.AmbiguousLadderError
+	)
 	switch {
+	case errors.As(err, &fe) && scheduledFlagOf[fe.Field] != "":
+		return usageErr("%s: %v", scheduledFlagOf[fe.Field], fe.Err)
+	case errors.As(err, &ref) && ref.Gate.Verdict == ops.PeekReadOnly:
+		return fmt.Errorf("scheduled: %w: %s", broker.ErrReadOnly, ref.Gate.Why)
+	case errors.As(err, &ref):
+		return usageErr("refusing to read ladder %s: %s; add --force to read it anyway", ask.Ladder.Name, ref.Gate.Why)
 	case errors.As(err, &amb):
-		return job, usageErr("%v: add --layout", err)
-	case err != nil:
-		return job, usageErr("no ladder %q in vhost %s; nothing was read or changed", q.Name, e.vhost())
+		return usageErr("%v: add --layout", err)
+	case errors.Is(err, ops.ErrNoScheduledLadder):
+		return usageErr("no ladder %q in vhost %s; nothing was read or changed", ask.Ladder.Name, ask.Vhost)
+	case errors.Is(err, broker.ErrReadOnly):
+		return err
+	case errors.As(err, &fe), ops.IsInputError(err):
+		return usageErr("%v", err)
 	}
+	return err
+}
+
+// planScheduled has ops read, find and check what the flags ask.
+func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action) (ops.ScheduledJob, error) {
+	ask := e.scheduledAsk(sf, a, time.Now())
 	m, err := e.clients().management()
 	if err != nil {
-		return job, err
+		return ops.ScheduledJob{}, err
 	}
-	job.plan, err = ops.PlanScan(ctx, m, ops.ScanRequest{
-		Ladder: fl.Ladder, Snap: snap, Ladders: ops.Ladders(found), Filter: f, Keep: sf.keep,
-		Force: sf.force, ReadOnly: e.config().ReadOnly,
-	})
-	var ref *ops.ScanRefusal
-	switch {
-	case errors.As(err, &ref) && ref.Gate.Verdict == ops.PeekReadOnly:
-		return job, fmt.Errorf("scheduled: %w: %s", broker.ErrReadOnly, ref.Gate.Why)
-	case errors.As(err, &ref):
-		return job, usageErr("refusing to read ladder %s: %s; add --force to read it anyway", fl.Ladder.Name, ref.Gate.Why)
-	case err != nil:
-		return job, scheduledUsage(err)
+	job, err := ops.Scheduled(ctx, scheduledReader{timed{m, e.config().Timeout}, m}, ask)
+	if err != nil {
+		return job, scheduledErr(err, ask)
 	}
-	for _, n := range job.plan.Notes {
+	for _, n := range job.Scan.Notes {
 		fmt.Fprintf(e.Err, "rungs: note: %s\n", n)
 	}
 	return job, nil
 }
 
+// scheduledReader reads the ladder with each request bounded by
+// --timeout, and peek facts from the management API.
+type scheduledReader struct {
+	timed
+	ops.PeekFacter
+}
+
 func (e *env) runScheduledList(ctx context.Context, sf scheduledFlags) error {
-	f, err := sf.filter(time.Now())
+	job, err := e.planScheduled(ctx, sf, "")
 	if err != nil {
 		return err
 	}
-	job, err := e.planScheduled(ctx, sf, f)
-	if err != nil {
-		return err
-	}
+	return e.scanAndPrint(ctx, job.Scan, "")
+}
+
+// scanAndPrint runs the scan and prints what it found: a listing, or what
+// a dry run of action would take.
+func (e *env) scanAndPrint(ctx context.Context, plan ops.ScanPlan, action string) error {
 	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := scanScheduled(ctx, e.view(), conn, job)
+	res, err := scanScheduled(ctx, e.view(), conn, plan)
 	if err != nil {
 		return err
 	}
-	e.view().printScheduled(job, res, "")
+	e.view().printScheduled(plan, res, action)
 	return nil
 }
 
 // scanScheduled runs the scan with a bar on a terminal.
-func scanScheduled(ctx context.Context, v view, conn *broker.Conn, job scheduledJob) (ops.ScanResult, error) {
+func scanScheduled(ctx context.Context, v view, conn *broker.Conn, plan ops.ScanPlan) (ops.ScanResult, error) {
 	bar := v.scanBar()
-	res, err := job.plan.Run(ctx, conn, bar)
+	res, err := plan.Run(ctx, conn, bar)
 	if bar != nil {
 		fmt.Fprint(v.Err, "\r\033[K")
 	}
@@ -264,7 +231,7 @@ type jsonHorizons struct {
 	Later  int `json:"later"`
 }
 
-func (v view) printScheduled(job scheduledJob, res ops.ScanResult, action string) {
+func (v view) printScheduled(plan ops.ScanPlan, res ops.ScanResult, action string) {
 	now := time.Now()
 	est := res.FromDepths
 	if v.json {
@@ -282,7 +249,7 @@ func (v view) printScheduled(job scheduledJob, res ops.ScanResult, action string
 			bases[string(k)] = n
 		}
 		out := map[string]any{
-			"ladder": res.Ladder.Name, "layout": res.Ladder.Layout, "vhost": res.Ladder.Vhost, "filter": job.plan.Filter.String(),
+			"ladder": res.Ladder.Name, "layout": res.Ladder.Layout, "vhost": res.Ladder.Vhost, "filter": plan.Filter.String(),
 			"seen": res.Seen, "recounted": res.Recounted, "matched": res.Matched, "foreign": res.Foreign, "stacked_keys": res.Stacked, "bases": bases,
 			"horizons":             jsonHorizons(res.Horizons),
 			"horizons_from_depths": jsonHorizons(est),
@@ -295,9 +262,9 @@ func (v view) printScheduled(job scheduledJob, res ops.ScanResult, action string
 		return
 	}
 	l := res.Ladder
-	head := fmt.Sprintf("%s: %s in flight, %s match %s", describeShort(l), topology.FormatCount(int64(res.Seen)), topology.FormatCount(int64(res.Matched)), job.plan.Filter)
+	head := fmt.Sprintf("%s: %s in flight, %s match %s", describeShort(l), topology.FormatCount(int64(res.Seen)), topology.FormatCount(int64(res.Matched)), plan.Filter)
 	if action != "" {
-		head = fmt.Sprintf("dry run: would %s %s message(s) of %s (%s); nothing was changed", action, topology.FormatCount(int64(res.Matched)), l.Name, job.plan.Filter)
+		head = fmt.Sprintf("dry run: would %s %s message(s) of %s (%s); nothing was changed", action, topology.FormatCount(int64(res.Matched)), l.Name, plan.Filter)
 	}
 	fmt.Fprintln(v.Out, head)
 	h := res.Horizons
@@ -362,95 +329,33 @@ func describeShort(l topology.Ladder) string {
 	return fmt.Sprintf("%s ladder %s (%s unit, %s)", l.Layout, l.Name, topology.FormatDelay(l.Unit), l.QueueType)
 }
 
-// actionRequest reads the flags of a scheduled action: cancel with
-// --discard discards, reschedule takes one of --delay and --at.
-func (sf scheduledFlags) actionRequest(a ops.Action, now time.Time) (ops.ActionRequest, error) {
-	var err error
-	if a == ops.ActCancel && sf.discard {
-		a = ops.ActDiscard
-		if sf.park != "" {
-			return ops.ActionRequest{}, usageErr("--discard and --park: a discarded message is not parked")
-		}
-	}
-	req := ops.ActionRequest{Action: a, All: sf.all, Park: sf.park, Window: sf.window}
-	if a == ops.ActReschedule {
-		switch {
-		case sf.delay != "" && sf.at != "", sf.delay == "" && sf.at == "":
-			return ops.ActionRequest{}, usageErr("reschedule needs one of --delay or --at")
-		case sf.delay != "":
-			if req.Delay, err = topology.ParseDelay(sf.delay); err != nil {
-				return ops.ActionRequest{}, usageErr("--delay: %v", err)
-			}
-			if err := ops.CheckRescheduleDelay(req.Delay, sf.delay); err != nil {
-				return ops.ActionRequest{}, usageErr("--delay: %v", err)
-			}
-		default:
-			if req.At, err = ops.ParseAt(sf.at, now); err != nil {
-				return ops.ActionRequest{}, usageErr("--at: %v", err)
-			}
-		}
-	}
-	if sf.window < 1 {
-		return ops.ActionRequest{}, usageErr("--window must be at least 1")
-	}
-	return req, nil
-}
-
 func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.Action) error {
-	now := time.Now()
-	f, err := sf.filter(now)
+	job, err := e.planScheduled(ctx, sf, a)
 	if err != nil {
 		return err
 	}
-	req, err := sf.actionRequest(a, now)
-	if err != nil {
-		return err
+	plan := job.Action
+	if !job.Acts() {
+		return e.scanAndPrint(ctx, job.Scan, string(plan.Action))
 	}
-	a = req.Action
-	if !sf.dryRun {
-		if err := refuseReadOnly(e.config(), "scheduled "+string(a)); err != nil {
-			return err
-		}
-	}
-	job, err := e.planScheduled(ctx, sf, f)
-	if err != nil {
-		return err
-	}
-	req.Scan = job.plan
-	plan, err := ops.PlanAction(req, now)
-	if err != nil {
-		return scheduledUsage(err)
-	}
-	if sf.dryRun {
-		conn, err := e.clients().amqp(ctx)
-		if err != nil {
-			return err
-		}
-		res, err := scanScheduled(ctx, e.view(), conn, job)
-		if err != nil {
-			return err
-		}
-		e.view().printScheduled(job, res, string(a))
-		return nil
-	}
-	what := fmt.Sprintf("%s (about %s message(s) in flight are read)", plan.Describe, topology.FormatCount(int64(job.plan.Ready)))
+	what := fmt.Sprintf("%s (about %s message(s) in flight are read)", plan.Describe, topology.FormatCount(int64(job.Scan.Ready)))
 	// Typed, always: --yes does not discard.
-	yes := e.opts.yes && a != ops.ActDiscard
-	if err := e.view().confirm(yes, what, job.plan.Ladder.Name); err != nil {
+	yes := e.opts.yes && plan.Action != ops.ActDiscard
+	if err := e.view().confirm(yes, what, job.Scan.Ladder.Name); err != nil {
 		return err
 	}
 	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := plan.Run(ctx, conn, e.view().actionBar(a))
+	res, err := plan.Run(ctx, conn, e.view().actionBar(plan.Action))
 	if e.Interactive && !e.opts.json {
 		fmt.Fprint(e.Err, "\r\033[K")
 	}
 	e.view().reportAction(plan, res)
 	switch {
 	case ctx.Err() != nil:
-		return &exitError{130, fmt.Errorf("%s interrupted after %d message(s); the rest keep their due times", a, res.Acted)}
+		return &exitError{130, fmt.Errorf("%s interrupted after %d message(s); the rest keep their due times", plan.Action, res.Acted)}
 	case err != nil:
 		return err
 	case res.Kept > 0:
@@ -503,3 +408,35 @@ func (v view) reportAction(p ops.ActionPlan, res ops.ActionResult) {
 		fmt.Fprintf(v.Out, "undo: rungs replay --from %s --to-origin\n", p.Park)
 	}
 }
+
+const scheduledLong = `scheduled lists the messages waiting in a ladder's rungs, ordered by when
+they are due, with the evidence each due time rests on:
+
+  rungs    rungs' own headers (retry library, rungs publish, a reschedule)
+  x-death  the broker's record of its expiry out of the rung above
+  eta      Celery's eta header (task id in the id column)
+  none     nothing dates it: a window as wide as its rung's TTL, never a
+           made-up exact time
+
+It reads every rung (a peek of the whole rung): messages stay where they
+are, in their order; a message due while its rung is read leaves late by at
+most the time that rung took to read, never early. The peek rules by
+release and queue type apply (see rungs peek): before RabbitMQ 4.3 a quorum
+rung counts each read as a delivery, and with a delivery limit a message
+read too often would move on early, so such rungs need --force.
+
+Filters (all must match): --id (message-id or Celery task id; a trailing *
+for a prefix), --correlation-id, --where K=V (as replay), --body TEXT,
+--dest QUEUE, --due-before / --due-after (RFC 3339 or a span from now, 2h),
+--within SPAN. The counts by horizon cover every match; the list shows the
+--limit earliest.
+
+Actions take exactly the messages the filter selects when each is read:
+  cancel       park them in NAME.scheduled.cancelled (--park): undo with
+               rungs replay --from NAME.scheduled.cancelled --to-origin
+  cancel --discard   delete them (typed confirmation only)
+  reschedule   --delay D (from now) or --at TIME, keeping body, properties
+               and headers; x-rungs-rescheduled-from/-due record the past
+  fire         send them to their destination now
+Every copy is confirmed before its original is acknowledged; a kill at any
+point loses nothing (a possible duplicate carries x-rungs-replay-id).`

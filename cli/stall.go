@@ -12,19 +12,15 @@ import (
 )
 
 // timed bounds each management request of an observer by the command's
-// --timeout, as every other request of the CLI is.
+// --timeout, as every other request of the CLI is. It is an
+// ops.ScopedInspector, checked when it compiles: a read by name it did
+// not pass on would make a command about one ladder read the whole vhost.
 type timed struct {
-	insp    ladderInspector
+	insp    ops.ScopedInspector
 	timeout time.Duration
 }
 
-// ladderInspector reads whole vhosts and single ladders: timed must pass
-// the ladder reads on, or ops.Read.Do, not finding them, reads the whole
-// vhost for a command about one ladder.
-type ladderInspector interface {
-	ops.Inspector
-	broker.LadderInspector
-}
+var _ ops.ScopedInspector = timed{}
 
 func (t timed) LadderSnapshot(ctx context.Context, sc topology.Scope) (topology.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -82,58 +81,25 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	}
 	// Reading the ladder opened the management API.
 	u := unstaller{m: e.clients().mgmt, vhost: e.vhost(), timeout: e.opts.timeout, view: e.view()}
-	f, err := ops.FindLadder(topology.Discover(snap), e.opts.ladder.query())
-	switch {
-	case errors.Is(err, ops.ErrNoLadder):
-		return fmt.Errorf("no ladder %q in vhost %s; nothing was changed", e.opts.ladder.query().Name, e.vhost())
-	case err != nil:
-		return usageErr("%v: add --layout; nothing was changed", err)
-	}
-	l := f.Ladder
-	if err := ops.CheckUnstall(l); err != nil {
+	p, err := ops.PlanUnstall(ops.UnstallRequest{
+		Vhost: e.vhost(), Ladder: e.opts.ladder.query(), Snap: snap, Rungs: args, Ctl: ctl,
+		Observe: func(l topology.Ladder) (health.Report, error) {
+			return observe(ctx, u.view, timed{u.m, u.timeout}, ops.ScopeOf(u.vhost, l), nil, e.readUnrouted)
+		},
+		Version: func() topology.Version {
+			v, _ := u.m.Version(ctx) // unread: the policy, as before 4.3
+			return v
+		},
+		Members: u.quorumMembers(ctx),
+	})
+	if err != nil {
 		return err
 	}
-	// A rung held while a route of its ladder is lost is no stall:
-	// restarting its worker routes nothing. Refused before any watch.
-	if ops.HoldsExpired(l, snap) {
-		if err := ops.RefuseLostRoute(l, ops.SnapLost(l, snap)); err != nil {
-			return err
-		}
+	if len(p.Targets) == 0 {
+		fmt.Fprintf(e.Out, "no stalled rung in ladder %s\n", p.Ladder.Name)
+		return nil
 	}
-	var targets []ops.StalledRung
-	if len(args) > 0 {
-		if targets, err = ops.NamedStalledRungs(l, snap, args); err != nil {
-			return err
-		}
-	} else {
-		rep, err := observe(ctx, u.view, timed{u.m, u.timeout}, ops.ScopeOf(u.vhost, l), nil, e.readUnrouted)
-		if err != nil {
-			return err
-		}
-		if err := ops.RefuseLostRoute(l, ops.LadderLost(rep, l)); err != nil {
-			return err
-		}
-		if targets = ops.StalledRungs(rep, l); len(targets) == 0 {
-			fmt.Fprintf(e.Out, "no stalled rung in ladder %s\n", l.Name)
-			return nil
-		}
-	}
-	var names []string
-	var total int64
-	for _, t := range targets {
-		names = append(names, t.Queue.Name)
-		total += t.Before
-	}
-	remedy := topology.RemedyRaRestart
-	if ctl == "" {
-		ver, _ := u.m.Version(ctx) // unread: the policy, as before 4.3
-		if remedy, err = ops.ChooseRemedy(ver, targets, u.quorumMembers(ctx)); err != nil {
-			return err
-		}
-	}
-	how := ops.RemedyHow(remedy, ctl)
-	what := fmt.Sprintf("unstall %s in vhost %s (%s waiting to be dead-lettered): %s",
-		strings.Join(short(names, 4), ", "), e.vhost(), topology.Counted(total, "expired message", "expired messages"), how)
+	targets := p.Targets
 	if ctl != "" {
 		// Check the node answers before asking, so that a wrong prefix
 		// fails with nothing changed.
@@ -145,10 +111,10 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 			return fmt.Errorf("--rabbitmqctl %q cannot reach the node (%s); nothing was changed", ctl, why)
 		}
 	}
-	if err := e.view().confirm(e.opts.yes, what, l.Name); err != nil {
+	if err := e.view().confirm(e.opts.yes, p.Question(), p.Ladder.Name); err != nil {
 		return err
 	}
-	switch remedy {
+	switch p.Remedy {
 	case topology.RemedyLeaderMove:
 		return u.unstallLeaderMove(ctx, targets)
 	case topology.RemedyPolicy:

@@ -1,15 +1,12 @@
 package exporter
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/topology"
@@ -30,16 +27,7 @@ func TestExporterDelayedRetry(t *testing.T) {
 // the arguments and make it ready again (exported as 0 delayed, 1 ready).
 func TestExporterDelayedRetryRealBroker(t *testing.T) {
 	cfg := brokertest.Require(t).NewVhost(t)
-	m, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ver, err := m.Version(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, ver := brokertest.Management(t, cfg)
 	l, rung := brokertest.DelayedRung(t, cfg, "jobs")
 	brokertest.AwaitStats(t, cfg, rung, func(s topology.QueueStats) bool { return s.Delayed == 1 || s.Ready == 1 })
 	body := scrape(t, New(m, Options{Vhosts: []string{cfg.Vhost}}))
@@ -60,16 +48,7 @@ func TestExporterDelayedRetryRealBroker(t *testing.T) {
 // refuse the policy and have no delayed retry: no such series at all.
 func TestExporterDelayedRetryQueues(t *testing.T) {
 	cfg := brokertest.Require(t).NewVhost(t)
-	m, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ver, err := m.Version(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, ver := brokertest.Management(t, cfg)
 	hold := brokertest.DelayedRetryHold.Milliseconds()
 	code := brokertest.PutPolicy(t, cfg, "retry", fmt.Sprintf(`{"pattern":"^orders$","apply-to":"quorum_queues","definition":{"delayed-retry-type":"failed","delayed-retry-min":%d,"delayed-retry-max":%d}}`, hold, 2*hold))
 	if ver.QuorumDelayedRetryPolicy() != (code == 201) {

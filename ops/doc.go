@@ -2,14 +2,21 @@
 // ends run (the CLI, the console) has one typed path here, request →
 // check → plan → run → result, so that a rule changes in one place and
 // the front ends cannot drift apart. They only gather input, confirm and
-// render what ops returns.
+// render what ops returns. An operation has one entry point that reads
+// what it needs itself, soft-serve's backend style: Purge, Scheduled,
+// PlanUnstall, PlanBridge, Migrate. Where the operator must confirm,
+// the entry point returns a plan, the front end asks, and the plan's Run
+// does it; the front end decides nothing in between.
 //
 // Watching ladders:
 //
 //   - the Observer: one per scope (Scope, ScopeOf: a vhost, optionally
 //     ladders by name and layout); Read.Do is its only broker call, a
 //     snapshot or statistics, scoped to the ladders when the inspector
-//     reads by ladder (broker.LadderInspector); Report hands out one
+//     reads by ladder (broker.LadderInspector; a front end that wraps the
+//     management API hands over a ScopedInspector, checked when it
+//     compiles, and a wrapper that passes only some reads by name on fails
+//     the read rather than reading the whole vhost); Report hands out one
 //     health.Report; WatchStalls samples a waiting rung for one-shot
 //     commands. The console, the exporter, status, discover, doctor and
 //     unstall all watch through it.
@@ -25,18 +32,24 @@
 // The operations both front ends run:
 //
 //   - ladder lookup: FindLadder, and SameLadder, the one identity rule;
-//   - purge: PlanPurge decides the queues and the count the confirmation
-//     shows, PurgePlan.Run empties them with progress as values;
+//   - purge: Purge reads (ReadPurge), finds the ladder and plans
+//     (PlanPurge: the queues, and the count the confirmation shows, its
+//     Question and Word); PurgePlan.Run empties them with progress as
+//     values; the console, which has its snapshot, plans with PlanPurge;
 //   - peek: GatePeek, the one decision whether a peek may go ahead, and
 //     PeekStories, each message's story read once for every view;
 //   - trace: Trace and CheckRoute, a trace with its route check;
 //   - replay: ReplayRequest.Check and Plan (limit, rate, park, queues,
-//     route, Where's header matching), PlanReplay for the route alone;
+//     route, Where's header matching), PlanReplay for the route alone,
+//     ReplayVerdicts, whether each message a dry run peeked at moves;
 //   - publish: PublishRequest (its one count rule), Route (trace, then
 //     check), Delayed.Check for the message properties, Delayed.Messages
-//     to build them;
-//   - scheduled messages: ParseFilterLine and ParseNewDue (the console's
-//     typed input), PlanScan and ScanPlan.Run (the rungs read without
+//     to build them and Delayed.Send to publish them in batches at a
+//     pace;
+//   - scheduled messages: Scheduled, the CLI's one entry point (reads the
+//     terms, FilterTerms and ActionTerms, then the ladder by name, gates
+//     the scan and checks the action); ParseFilterLine and ParseNewDue
+//     (the console's typed input), PlanScan and ScanPlan.Run (the rungs read without
 //     removing anything; ScanResult counts by horizon, beside
 //     ForecastHorizons of the rungs' depths), PlanAction and
 //     ActionPlan.Run (cancel, discard, reschedule, fire), with
@@ -55,14 +68,21 @@
 //     dead-letter strategy, layout safety, conflicting objects),
 //     AtMostOnceWarning (the trade an at-most-once ladder makes) and
 //     CheckLayout, by topology.Ladder.RiskOn;
-//   - the ladder defaults: LadderSpec.Ladder fills what the operator did
-//     not give from the ladder found, LadderSpec.NewLadder picks a new
-//     ladder's layout for the release;
-//   - unstall: CheckUnstall, NamedStalledRungs or StalledRungs for the
-//     targets, ChooseRemedy by topology.Version.StallRemedy, and
-//     UnstallHint, the remedy doctor names;
-//   - migrate: PlanMigrate, MigratePlan.GatePreview (GatePeek for a dry
-//     run) and MigratePlan.Run.
+//   - the ladder defaults: LadderSpec.Resolve finds the ladder and merges
+//     the operator's shape with it (LadderSpec.Ladder fills what the
+//     operator did not give from the ladder found), or makes a new one
+//     whose layout LadderSpec.NewLadder picks for the release;
+//   - unstall: PlanUnstall finds the ladder, refuses a lost route, picks
+//     the targets (NamedStalledRungs, or StalledRungs of the watch the
+//     front end runs) and the remedy (ChooseRemedy by
+//     topology.Version.StallRemedy); UnstallHint, the remedy doctor names;
+//   - bridge: BridgeAsk.Check refuses what can never work, PlanBridge
+//     reads what the bridge would create and the bindings it copies;
+//     ReadBridges, the bridges of a vhost for the console and exporter;
+//   - migrate: Migrate reads both ladders by name, or every ladder and
+//     the delay inventory for a migration of delays, and plans
+//     (PlanMigrate, the one planner of both); MigratePlan.GatePreview
+//     (GatePeek for a dry run) and MigratePlan.Run.
 //
 // An InputError is a refusal for what the operator asked: the CLI exits
 // 2. A FieldError names the input field a refusal is about, for a form.

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -130,4 +131,65 @@ func (s LadderSpec) NewLadder(vhost string, l topology.Ladder, version func() (t
 		return l, "", err
 	}
 	return pl, fmt.Sprintf("a new %s ladder is %s, not direct: %s (%s)", pl.QueueType, pl.Layout, why, hint), nil
+}
+
+// ResolvedLadder is the ladder a command acts on and where its shape
+// came from.
+type ResolvedLadder struct {
+	Ladder topology.Ladder
+	// Found says the ladder is on the broker, as Existing.
+	Found    bool
+	Existing topology.Ladder
+	// LayoutNote says why a new ladder's layout is not the default one
+	// (NewLadder); "" when it is.
+	LayoutNote string
+}
+
+// Resolve combines the spec with what snap holds (nil: the management
+// API did not answer, and the spec alone makes the ladder): a ladder the
+// query finds supplies every shape the spec was not given, and its
+// destinations join the spec's; a new ladder gets the layout its release
+// calls for (NewLadder). A refusal is an *InputError.
+func (s LadderSpec) Resolve(vhost string, snap *topology.Snapshot, q LadderQuery, version func() (topology.Version, error)) (ResolvedLadder, error) {
+	var r ResolvedLadder
+	if snap == nil {
+		l, err := s.Ladder(vhost, nil)
+		if err != nil {
+			return ResolvedLadder{Ladder: l}, &InputError{err}
+		}
+		return ResolvedLadder{Ladder: l}, nil
+	}
+	f, err := FindLadder(topology.Discover(*snap), q)
+	var amb *AmbiguousLadderError
+	if errors.As(err, &amb) {
+		return r, badInput("%v: add --layout", err)
+	}
+	if err == nil {
+		r.Found, r.Existing = true, f.Ladder
+		if r.Ladder, err = s.Ladder(vhost, &f.Ladder); err != nil {
+			return ResolvedLadder{}, &InputError{err}
+		}
+		r.Ladder.Targets = MergeNames(f.Ladder.Targets, s.Targets)
+		return r, nil
+	}
+	if r.Ladder, err = s.Ladder(vhost, nil); err != nil {
+		return ResolvedLadder{}, &InputError{err}
+	}
+	if r.Ladder, r.LayoutNote, err = s.NewLadder(vhost, r.Ladder, version); err != nil {
+		return ResolvedLadder{}, &InputError{err}
+	}
+	return r, nil
+}
+
+// MergeNames is a then b, each name once, in the order first seen.
+func MergeNames(a, b []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range append(append([]string(nil), a...), b...) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -389,3 +389,42 @@ func Drain(ctx context.Context, m Mover, steps []DrainStep, limit int, progress 
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
+
+// MigrateReader is what a migration reads: the ladders by name or, for a
+// migration of delays, every ladder of the vhost and the delay inventory
+// (*broker.Management).
+type MigrateReader interface {
+	Inspector
+	DelayReader
+}
+
+// Migrate is a migration's one entry point: it reads what req names and
+// plans it (PlanMigrate). A migration between ladders lists both names
+// with every binding into their queues (a ladder of another layout under
+// one of the names, damaged or not, must be seen, to ask for a layout); a
+// migration of delays reads every ladder of the vhost, so that their
+// rungs are not taken for delay queues, then the inventory's paged
+// listing. The front end previews or confirms the plan, then runs it
+// (MigratePlan.Run).
+func Migrate(ctx context.Context, r MigrateReader, vhost string, req MigrateRequest) (MigratePlan, error) {
+	if req.FromDelays == "" {
+		o, err := ReadLadders(ctx, r, Scope{Vhost: vhost, Ladders: []string{req.From, req.To}, Inbound: true})
+		if err != nil {
+			return MigratePlan{}, fmt.Errorf("migrate needs the management API to discover both ladders: %w", err)
+		}
+		return PlanMigrate(o.Snapshot(), req)
+	}
+	o, err := ReadLadders(ctx, r, Scope{Vhost: vhost})
+	var (
+		inv  topology.Inventory
+		snap topology.Snapshot
+	)
+	if err == nil {
+		inv, snap, err = Delays(ctx, r, vhost, o.Found())
+	}
+	if err != nil {
+		return MigratePlan{}, fmt.Errorf("migrate needs the management API to find the delays and the ladder: %w", err)
+	}
+	req.Delays, req.Found = inv, o.Found()
+	return PlanMigrate(snap.Merge(o.Snapshot()), req)
+}

@@ -28,6 +28,37 @@ type Inspector interface {
 	Stats(ctx context.Context, vhost string) ([]topology.Queue, error)
 }
 
+// ScopedInspector reads whole vhosts and, by name, ladders and queues
+// (*broker.Management): what a front end that wraps the management API
+// (the CLI bounds each request by --timeout) hands ops, so that a
+// wrapper that forgets to pass a read by name on fails to compile rather
+// than reading the whole vhost.
+type ScopedInspector interface {
+	Inspector
+	broker.LadderInspector
+}
+
+// ladderReads is how insp reads by name, if it does. An inspector with some of
+// broker.LadderInspector's methods but not all is a wrapper that forgot
+// to pass the others on: an error, never a silent read of the whole
+// vhost. One with none reads whole vhosts (a test's fake).
+func ladderReads(insp Inspector) (broker.LadderInspector, error) {
+	if li, ok := insp.(broker.LadderInspector); ok {
+		return li, nil
+	}
+	_, snap := insp.(interface {
+		LadderSnapshot(context.Context, topology.Scope) (topology.Snapshot, error)
+	})
+	_, stats := insp.(interface {
+		LadderStats(context.Context, topology.Scope) ([]topology.Queue, error)
+	})
+	_, qs := insp.(QueueReader)
+	if snap || stats || qs {
+		return nil, fmt.Errorf("%T reads some ladders by name but not all (LadderSnapshot %v, LadderStats %v, QueueStats %v): it would read the whole vhost", insp, snap, stats, qs)
+	}
+	return nil, nil
+}
+
 // SnapshotEvery is how many reads make one full snapshot; the others read
 // only the statistics (one request). Bindings change rarely, and a change
 // of the queue set calls for a snapshot at once anyway.
@@ -124,8 +155,11 @@ func (r Read) Op() string {
 // broker, and it may run off the caller's goroutine (the console runs it
 // in a tea.Cmd): it touches nothing but its arguments.
 func (r Read) Do(ctx context.Context, insp Inspector, now func() time.Time) Reading {
-	li, scoped := insp.(broker.LadderInspector)
-	scoped = scoped && !r.Objects.Empty()
+	li, err := ladderReads(insp)
+	if err != nil {
+		return Reading{Read: r, At: now(), Err: err}
+	}
+	scoped := li != nil && !r.Objects.Empty()
 	switch {
 	case r.Snapshot && scoped:
 		snap, err := li.LadderSnapshot(ctx, r.Objects)

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strconv"
@@ -165,4 +166,54 @@ func (r PublishRequest) Plan(g *topology.Graph) (Delayed, error) {
 	d := r.Message
 	d.Trace = tr
 	return d, nil
+}
+
+// publishBatch bounds how many messages are in memory and in flight at once.
+const publishBatch = 5000
+
+// Send publishes count of the messages d builds, numbered from 1, in
+// batches with confirms, holding back so that at most rate go a second
+// (0 or +Inf: no pace). It returns what the broker answered so far, also
+// when ctx ends or a batch fails, with that error.
+func (d Delayed) Send(ctx context.Context, pub broker.Publisher, count int, rate float64) (broker.PublishResult, error) {
+	var total broker.PublishResult
+	start := time.Now()
+	batch := publishBatch
+	if math.IsInf(rate, 1) {
+		rate = 0
+	}
+	if rate > 0 {
+		// A twentieth of a second's worth at a time keeps the pace even
+		// without a timer per message.
+		batch = max(1, min(publishBatch, int(rate/20)))
+	}
+	for sent := 0; sent < count; {
+		if wait := paceWait(sent, rate, time.Since(start)); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return total, ctx.Err()
+			case <-time.After(wait):
+			}
+		}
+		n := min(batch, count-sent)
+		res, err := pub.Publish(ctx, d.Messages(sent+1, n, time.Now()))
+		total.Confirmed += res.Confirmed
+		total.Returned += res.Returned
+		total.Nacked += res.Nacked
+		total.Failed += res.Failed
+		sent += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// paceWait is how long to hold back before the next batch so that sent
+// messages after elapsed stay within rate a second (0: no cap).
+func paceWait(sent int, rate float64, elapsed time.Duration) time.Duration {
+	if rate <= 0 {
+		return 0
+	}
+	return max(0, time.Duration(float64(sent)/rate*float64(time.Second))-elapsed)
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -234,4 +235,71 @@ func (p PurgePlan) Run(ctx context.Context, q broker.Purger, progress func(Purge
 		}
 	}
 	return res, nil
+}
+
+// PurgeAsk is a purge as a front end asks for it: one Queue by name or,
+// with Queue "", the ladder Ladder names. Version is the broker's release,
+// for what its purge deletes besides ready messages (zero: unknown, only
+// ready messages are counted, the 3.x and 4.0 rule).
+type PurgeAsk struct {
+	Vhost   string
+	Queue   string
+	Ladder  LadderQuery
+	Version topology.Version
+}
+
+// Purge is a purge's one entry point: it reads what the purge of ask
+// needs (the queue alone, or the ladder's objects by name), finds the
+// ladder and plans what will be lost. The front end asks the operator
+// with the plan's Question and Word, then runs the plan (PurgePlan.Run).
+// Every error says nothing was purged; a ladder query that matches
+// several ladders is an *InputError.
+func Purge(ctx context.Context, insp Inspector, ask PurgeAsk) (PurgePlan, error) {
+	snap, found, err := ReadPurge(ctx, insp, ask.Vhost, ask.Queue, ask.Ladder.Name)
+	if err != nil {
+		return PurgePlan{Vhost: ask.Vhost}, err
+	}
+	req := PurgeRequest{Queue: ask.Queue}
+	if ask.Queue == "" {
+		f, err := FindLadder(found, ask.Ladder)
+		switch {
+		case errors.Is(err, ErrNoLadder):
+			return PurgePlan{Vhost: ask.Vhost}, fmt.Errorf("no ladder %q in vhost %s; nothing was purged", ask.Ladder.Name, ask.Vhost)
+		case err != nil:
+			return PurgePlan{Vhost: ask.Vhost}, badInput("%v; nothing was purged", err)
+		}
+		req.Ladder = f.Ladder
+	}
+	plan, err := PlanPurge(snap, found, ask.Version, req)
+	if err != nil {
+		return plan, fmt.Errorf("%w; nothing was purged", err)
+	}
+	return plan, nil
+}
+
+// Word is what a typed confirmation of the plan asks for: the queue's
+// name, or the ladder's.
+func (p PurgePlan) Word() string {
+	if p.Ladder != nil {
+		return p.Ladder.Name
+	}
+	if len(p.Queues) == 1 {
+		return p.Queues[0].Queue
+	}
+	return ""
+}
+
+// Question is what a front end asks before it runs the plan: the queues
+// (the first four named) and about how many messages will be lost.
+func (p PurgePlan) Question() string {
+	return fmt.Sprintf("purge %s in vhost %s: about %s will be lost", strings.Join(FirstNames(p.Names(), 4), ", "), p.Vhost, p.Total().Describe())
+}
+
+// FirstNames are the first n of names and, past them, "and N more": how a
+// question names what it acts on.
+func FirstNames(names []string, n int) []string {
+	if len(names) <= n {
+		return names
+	}
+	return append(append([]string(nil), names[:n]...), fmt.Sprintf("and %d more", len(names)-n))
 }

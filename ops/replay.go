@@ -196,3 +196,48 @@ func LadderDelay(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// ReplayVerdict is whether one previewed message of a replay moves, and
+// where: its route and the queues it reaches, or why it stays.
+type ReplayVerdict struct {
+	Position   int
+	MessageID  string
+	Moves      bool
+	Exchange   string
+	RoutingKey string
+	Reaches    []string
+	Stays      string
+}
+
+// ReplayVerdicts says of each previewed message whether it moves: not
+// when the header match (Where) filters it out or it has no route, nor,
+// where the vhost was read (scope not nil), when its exchange is missing
+// or binds no queue.
+func ReplayVerdicts(previews []broker.MovePreview, scope *BrokerView) []ReplayVerdict {
+	var out []ReplayVerdict
+	for _, p := range previews {
+		v := ReplayVerdict{Position: p.Message.Position, MessageID: p.Message.MessageID}
+		switch {
+		case p.Skipped:
+			v.Stays = "filtered out by --where"
+		case p.Err != nil:
+			v.Stays = "no route: " + p.Err.Error()
+		default:
+			v.Moves, v.Exchange, v.RoutingKey = true, p.Route.Exchange, p.Route.RoutingKey
+			if scope == nil {
+				break
+			}
+			qs, _, err := scope.Graph.Route(p.Route.Exchange, p.Route.RoutingKey, p.Route.BCC...)
+			switch {
+			case errors.Is(err, topology.ErrUnknownExchange):
+				v.Moves, v.Stays = false, fmt.Sprintf("exchange %q does not exist", p.Route.Exchange)
+			case err == nil && len(qs) == 0:
+				v.Moves, v.Stays = false, "unroutable: no queue is bound for "+p.Route.String()
+			case err == nil:
+				v.Reaches = qs
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}

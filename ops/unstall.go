@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -178,4 +179,95 @@ func HoldsExpired(l topology.Ladder, snap topology.Snapshot) bool {
 		}
 	}
 	return false
+}
+
+// UnstallRequest is an unstall as a front end asks for it, with what it
+// reads on the way: Snap holds the ladders Ladder may name (ReadLadder);
+// Rungs names the rungs to unstall ("" all: the stalled ones Observe
+// finds); Ctl is a rabbitmqctl command to cure through ("" the
+// management API's remedy, chosen by Version and Members).
+type UnstallRequest struct {
+	Vhost  string
+	Ladder LadderQuery
+	Snap   topology.Snapshot
+	Rungs  []string
+	Ctl    string
+	// Observe watches ladder l for stalls and reports it; called when no
+	// rung is named.
+	Observe func(l topology.Ladder) (health.Report, error)
+	// Version is the broker's release (zero: unread, the policy remedy
+	// as before 4.3); Members counts a quorum queue's members.
+	Version func() topology.Version
+	Members func(queue string) (int, error)
+}
+
+// UnstallPlan is a decided unstall: the ladder's stalled rungs, the
+// remedy and how it is applied. No Targets: nothing is stalled.
+type UnstallPlan struct {
+	Vhost   string
+	Ladder  topology.Ladder
+	Targets []StalledRung
+	Remedy  topology.StallRemedy
+	How     string
+}
+
+// PlanUnstall decides an unstall: finds the ladder, refuses one that
+// cannot stall or whose held messages wait on a lost route (restarting a
+// worker routes nothing), finds the stalled rungs and chooses the remedy.
+// A query matching several ladders is an *InputError.
+func PlanUnstall(req UnstallRequest) (UnstallPlan, error) {
+	p := UnstallPlan{Vhost: req.Vhost, Remedy: topology.RemedyRaRestart}
+	f, err := FindLadder(topology.Discover(req.Snap), req.Ladder)
+	switch {
+	case errors.Is(err, ErrNoLadder):
+		return p, fmt.Errorf("no ladder %q in vhost %s; nothing was changed", req.Ladder.Name, req.Vhost)
+	case err != nil:
+		return p, badInput("%v: add --layout; nothing was changed", err)
+	}
+	l := f.Ladder
+	p.Ladder = l
+	if err := CheckUnstall(l); err != nil {
+		return p, err
+	}
+	if HoldsExpired(l, req.Snap) {
+		if err := RefuseLostRoute(l, SnapLost(l, req.Snap)); err != nil {
+			return p, err
+		}
+	}
+	if len(req.Rungs) > 0 {
+		if p.Targets, err = NamedStalledRungs(l, req.Snap, req.Rungs); err != nil {
+			return p, err
+		}
+	} else {
+		rep, err := req.Observe(l)
+		if err != nil {
+			return p, err
+		}
+		if err := RefuseLostRoute(l, LadderLost(rep, l)); err != nil {
+			return p, err
+		}
+		if p.Targets = StalledRungs(rep, l); len(p.Targets) == 0 {
+			return p, nil
+		}
+	}
+	if req.Ctl == "" {
+		if p.Remedy, err = ChooseRemedy(req.Version(), p.Targets, req.Members); err != nil {
+			return p, err
+		}
+	}
+	p.How = RemedyHow(p.Remedy, req.Ctl)
+	return p, nil
+}
+
+// Question is what a front end asks before the unstall: the rungs (the
+// first four named), the expired messages waiting, and how.
+func (p UnstallPlan) Question() string {
+	var names []string
+	var total int64
+	for _, t := range p.Targets {
+		names = append(names, t.Queue.Name)
+		total += t.Before
+	}
+	return fmt.Sprintf("unstall %s in vhost %s (%s waiting to be dead-lettered): %s",
+		strings.Join(FirstNames(names, 4), ", "), p.Vhost, topology.Counted(total, "expired message", "expired messages"), p.How)
 }

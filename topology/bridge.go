@@ -178,31 +178,8 @@ func DecideDelay(headers map[string]any, max time.Duration, clamp bool) DelayDec
 	if !ok || v == nil {
 		return DelayDecision{Action: DeliverNow}
 	}
-	var ms float64
-	switch n := v.(type) {
-	case int:
-		ms = float64(n)
-	case int8:
-		ms = float64(n)
-	case int16:
-		ms = float64(n)
-	case int32:
-		ms = float64(n)
-	case int64:
-		ms = float64(n)
-	case uint8:
-		ms = float64(n)
-	case uint16:
-		ms = float64(n)
-	case uint32:
-		ms = float64(n)
-	case uint64:
-		ms = float64(n)
-	case float32:
-		ms = float64(n)
-	case float64:
-		ms = n
-	default:
+	ms, ok := HeaderNumber(v)
+	if !ok {
 		return DelayDecision{Action: Park, Reason: fmt.Sprintf("%s: %s", ReasonNotANumber, describeValue(v))}
 	}
 	if math.IsNaN(ms) {

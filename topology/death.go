@@ -349,38 +349,52 @@ func HeaderInt(v any) (int64, bool) {
 	switch n := v.(type) {
 	case int:
 		return int64(n), true
-	case int8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
 	case int64:
 		return n, true
-	case uint8:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
 	case uint64:
-		if n <= math.MaxInt64 {
-			return int64(n), true
-		}
-	case float32:
-		if float32(int64(n)) == n {
-			return int64(n), true
-		}
-	case float64:
-		if n == math.Trunc(n) && math.Abs(n) < 1<<62 {
-			return int64(n), true
-		}
+		return int64(n), n <= math.MaxInt64
 	case json.Number:
 		i, err := n.Int64()
 		return i, err == nil
 	case string:
 		i, err := strconv.ParseInt(n, 10, 64)
 		return i, err == nil
+	}
+	// The other types are exact as a float64.
+	f, ok := HeaderNumber(v)
+	if ok && f == math.Trunc(f) && math.Abs(f) < 1<<62 {
+		return int64(f), true
+	}
+	return 0, false
+}
+
+// HeaderNumber reads a header value of any AMQP number type (integers of
+// every width and sign, floats) as a float64: the one list of the Go
+// types a number arrives as. Text is no number here.
+func HeaderNumber(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int8:
+		return float64(n), true
+	case int16:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint8:
+		return float64(n), true
+	case uint16:
+		return float64(n), true
+	case uint32:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float32:
+		return float64(n), true
+	case float64:
+		return n, true
 	}
 	return 0, false
 }

@@ -1,8 +1,8 @@
 package topology
 
 import (
+	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -16,33 +16,12 @@ type Args map[string]any
 // NormalizeArg maps an argument value to a canonical form: integral numbers
 // become int64, everything else is left as it is.
 func NormalizeArg(v any) any {
-	switch n := v.(type) {
-	case int:
-		return int64(n)
-	case int8:
-		return int64(n)
-	case int16:
-		return int64(n)
-	case int32:
-		return int64(n)
-	case uint8:
-		return int64(n)
-	case uint16:
-		return int64(n)
-	case uint32:
-		return int64(n)
-	case uint64:
-		if n <= math.MaxInt64 {
-			return int64(n)
-		}
-	case float32:
-		if float32(int64(n)) == n {
-			return int64(n)
-		}
-	case float64:
-		if float64(int64(n)) == n {
-			return int64(n)
-		}
+	switch v.(type) {
+	case json.Number, string:
+		return v
+	}
+	if n, ok := HeaderInt(v); ok {
+		return n
 	}
 	return v
 }

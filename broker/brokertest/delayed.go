@@ -258,3 +258,20 @@ func DeclareOthers(t testing.TB, cfg broker.Config, prefix string, n int) {
 		}
 	}
 }
+
+// Management is a management client of cfg and the broker's release, for
+// a test whose expectations differ by release.
+func Management(t testing.TB, cfg broker.Config) (*broker.Management, topology.Version) {
+	t.Helper()
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), max(10*time.Second, cfg.Timeout))
+	defer cancel()
+	v, err := m.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, v
+}
