@@ -57,15 +57,21 @@ func TestApplyAtMostOnce(t *testing.T) {
 		}
 	}
 
-	var found []struct {
-		Ladder struct {
-			Name     string `json:"name"`
-			Strategy string `json:"dead_letter_strategy"`
-		} `json:"ladder"`
-		Drift []any `json:"drift"`
+	var disc struct {
+		Ladders []struct {
+			Ladder struct {
+				Name     string `json:"name"`
+				Strategy string `json:"dead_letter_strategy"`
+			} `json:"ladder"`
+			Drift []any `json:"drift"`
+		} `json:"ladders"`
 	}
 	before := mustRun(t, env, "discover", "--json")
-	if err := json.Unmarshal([]byte(before), &found); err != nil || len(found) != 1 || found[0].Ladder.Strategy != topology.AtMostOnce || len(found[0].Drift) != 0 {
+	// What the broker holds, without the message counts that discover
+	// reads from statistics a few seconds old.
+	defs := mustRun(t, env, "export", "--ladder", "amo")
+	err := json.Unmarshal([]byte(before), &disc)
+	if found := disc.Ladders; err != nil || len(found) != 1 || found[0].Ladder.Strategy != topology.AtMostOnce || len(found[0].Drift) != 0 {
 		t.Fatalf("discover: %+v %v\n%s", found, err, before)
 	}
 	if out := mustRun(t, env, "discover"); !strings.Contains(out, "quorum at-most-once") {
@@ -87,8 +93,8 @@ func TestApplyAtMostOnce(t *testing.T) {
 		!strings.Contains(errs, "nothing was declared") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 		t.Errorf("apply at least once over it: exit %d: %s", code, errs)
 	}
-	if after := mustRun(t, env, "discover", "--json"); after != before {
-		t.Errorf("a refused apply changed the broker:\nbefore %s\nafter %s", before, after)
+	if after := mustRun(t, env, "export", "--ladder", "amo"); after != defs {
+		t.Errorf("a refused apply changed the broker:\nbefore %s\nafter %s", defs, after)
 	}
 	_, out, _ = run(t, env, "doctor", "--ladder", "amo")
 	if !strings.Contains(out, "dead-letters at most once between its rungs") || !strings.Contains(out, "lost if that rung cannot take it") {
@@ -154,6 +160,7 @@ func TestApplyAtMostOnceBelow(t *testing.T) {
 		t.Fatalf("%d of 200 messages reached part.done", len(got))
 	}
 	before := mustRun(t, env, "discover", "--json")
+	defs := mustRun(t, env, "export", "--ladder", "part")
 	if !strings.Contains(before, `"at_most_once_below_ms": 1200`) || !strings.Contains(before, `"dead_letter_strategy": "at-most-once"`) {
 		t.Fatalf("discover --json:\n%s", before)
 	}
@@ -170,8 +177,8 @@ func TestApplyAtMostOnceBelow(t *testing.T) {
 	if code != ExitError || !strings.Contains(errs, "dead-letter at-most-once below 1.2s and the flags ask at-most-once;") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 		t.Errorf("apply to the whole ladder: exit %d: %s", code, errs)
 	}
-	if after := mustRun(t, env, "discover", "--json"); after != before {
-		t.Errorf("a refused apply changed the broker:\nbefore %s\nafter %s", before, after)
+	if after := mustRun(t, env, "export", "--ladder", "part"); after != defs {
+		t.Errorf("a refused apply changed the broker:\nbefore %s\nafter %s", defs, after)
 	}
 	if _, out, _ := run(t, env, "doctor", "--ladder", "part"); !strings.Contains(out, "dead-letters at most once from its rungs shorter than 1.2s") {
 		t.Errorf("doctor:\n%s", out)
@@ -186,7 +193,7 @@ func TestApplyAtMostOnceBelow(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", args, code, errs)
 		}
 	}
-	if after := mustRun(t, env, "discover", "--json"); after != before {
-		t.Errorf("a refused apply changed the broker:\nbefore %s\nafter %s", before, after)
+	if after := mustRun(t, env, "discover", "--json"); strings.Contains(after, `"name": "bad"`) {
+		t.Errorf("a refused apply declared ladder bad:\n%s", after)
 	}
 }
