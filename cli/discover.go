@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
@@ -57,25 +58,9 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 		}
 		fmt.Fprintf(e.Err, "rungs: %v\n", err)
 	}
-	// The discovery's snapshot of each vhost's ladders is the observer's
-	// first reading, as if it had read it itself: no request per vhost
-	// unless a rung holds expired messages and its stall must be watched.
-	var states []health.LadderReport
-	insp := timed{m, e.opts.timeout}
-	for i := 0; i < len(d.Found); {
-		vh := d.Found[i].Ladder.Vhost
-		var names []string
-		for ; i < len(d.Found) && d.Found[i].Ladder.Vhost == vh; i++ {
-			names = append(names, d.Found[i].Ladder.Name)
-		}
-		scope := ops.Scope{Vhost: vh, Ladders: names}
-		snap := d.Snapshots[vh]
-		o, _ := ops.NewObserver(scope).Observe(ops.Reading{Read: ops.Read{Scope: scope, Snapshot: true}, Snap: snap, Queues: snap.Queues, At: time.Now()})
-		o, err := watchStalls(ctx, e.view(), insp, o)
-		if err != nil {
-			return err
-		}
-		states = append(states, o.Report(o.At()).Ladders...)
+	states, err := e.discoveredStates(ctx, timed{m, e.opts.timeout}, d)
+	if err != nil {
+		return err
 	}
 	var invs []topology.Inventory
 	if delays {
@@ -109,6 +94,35 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 		fmt.Fprintf(e.Out, "no ladders in %s\n", where)
 		return nil
 	}
+	return e.printDiscovered(states)
+}
+
+// discoveredStates judges each vhost's ladders. The discovery's snapshot
+// of a vhost's ladders is the observer's first reading, as if it had read
+// it itself: no request per vhost unless a rung holds expired messages
+// and its stall must be watched.
+func (e *env) discoveredStates(ctx context.Context, insp timed, d broker.Discovery) ([]health.LadderReport, error) {
+	var states []health.LadderReport
+	for i := 0; i < len(d.Found); {
+		vh := d.Found[i].Ladder.Vhost
+		var names []string
+		for ; i < len(d.Found) && d.Found[i].Ladder.Vhost == vh; i++ {
+			names = append(names, d.Found[i].Ladder.Name)
+		}
+		scope := ops.Scope{Vhost: vh, Ladders: names}
+		snap := d.Snapshots[vh]
+		o, _ := ops.NewObserver(scope).Observe(ops.Reading{Read: ops.Read{Scope: scope, Snapshot: true}, Snap: snap, Queues: snap.Queues, At: time.Now()})
+		o, err := watchStalls(ctx, e.view(), insp, o)
+		if err != nil {
+			return nil, err
+		}
+		states = append(states, o.Report(o.At()).Ladders...)
+	}
+	return states, nil
+}
+
+// printDiscovered is discover's table, one ladder a line.
+func (e *env) printDiscovered(states []health.LadderReport) error {
 	w := table(e.Out)
 	fmt.Fprintln(w, "vhost\tladder\tlayout\tunit\tlevels\tmax delay\tqueues\tin flight\tunroutable\tstalled\tdrift\ttargets")
 	for _, st := range states {
