@@ -47,12 +47,14 @@ func TestFaultStalledQuorumLadder(t *testing.T) {
 	consoleAt := time.Since(upAt)
 	for _, cmd := range []string{"status", "discover"} {
 		r := rungs(t, env, cmd, "--json")
-		var st []struct {
-			Stalled int `json:"stalled"`
+		var st struct {
+			Ladders []struct {
+				Stalled int `json:"stalled"`
+			} `json:"ladders"`
 		}
 		sum := 0
 		err := json.Unmarshal([]byte(r.out), &st)
-		for _, s := range st {
+		for _, s := range st.Ladders {
 			sum += s.Stalled
 		}
 		if err != nil || sum == 0 {
