@@ -21,14 +21,7 @@ func TestExporterBridgeRealBroker(t *testing.T) {
 	cfg := env.NewVhost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	m, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := m.Version(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, v := brokertest.Management(t, cfg)
 	conn, err := broker.Dial(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -471,25 +471,6 @@ type replayDoneMsg struct {
 	describe string
 }
 
-// forwardProgress is Move's progress callback: it must not block, so it
-// keeps only the newest report in a one-slot channel, replacing one the
-// UI has not read yet. Move is its only sender.
-func forwardProgress(ch chan broker.MoveProgress) func(broker.MoveProgress) {
-	return func(p broker.MoveProgress) {
-		for {
-			select {
-			case ch <- p:
-				return
-			default:
-			}
-			select {
-			case <-ch:
-			default:
-			}
-		}
-	}
-}
-
 // move runs the Move; it closes the progress channel when Move returns,
 // which ends the progress reader.
 func move(m Mover, ctx context.Context, o broker.MoveOptions, id int, ch chan broker.MoveProgress, describe string) tea.Cmd {
@@ -584,7 +565,7 @@ func (r *replays) start(m Mover, p ops.ReplayPlan) (run, wait tea.Cmd) {
 	ch := make(chan broker.MoveProgress, 1)
 	r.run = &replayRun{id: r.seq, progress: ch, cancel: cancel}
 	o := p.Options
-	o.Progress = forwardProgress(ch)
+	o.Progress = forwardLatest(ch)
 	return move(m, ctx, o, r.run.id, ch, p.Describe), waitProgress(r.run.id, ch)
 }
 

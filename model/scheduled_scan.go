@@ -262,8 +262,9 @@ type scanDoneMsg struct {
 	err  error
 }
 
-// forwardLatest is a progress callback that never blocks: it keeps only
-// the newest report in a one-slot channel, as forwardProgress does.
+// forwardLatest is a progress callback that never blocks (Move and the
+// scheduled scans and actions must not wait for the UI): it keeps only the
+// newest report in a one-slot channel, replacing one the UI has not read.
 func forwardLatest[T any](ch chan T) func(T) {
 	return func(p T) {
 		for {

@@ -87,14 +87,7 @@ func TestConsoleShowsBridgeAndDelayedRetry(t *testing.T) {
 	cfg := env.NewVhost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	m, err := broker.NewManagement(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := m.Version(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, v := brokertest.Management(t, cfg)
 	conn, err := broker.Dial(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

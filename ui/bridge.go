@@ -34,7 +34,6 @@ type BridgeState struct {
 // bridge, what those figures mean for it.
 func BridgeOverlay(s BridgeState, st Styles, w, h int) string {
 	inner := w - st.Dialog.GetHorizontalFrameSize()
-	maxBody := max(1, OverlayHeight(h)-2-st.Dialog.GetVerticalFrameSize())
 	var body []string
 	switch {
 	case !s.Read && s.Err == "":
@@ -50,20 +49,30 @@ func BridgeOverlay(s BridgeState, st Styles, w, h int) string {
 	default:
 		body = bridgeTable(s, st, inner)
 	}
+	when := ""
 	if s.Read && s.Err == "" && !s.At.IsZero() {
-		when := "read " + s.At.Format("15:04:05")
+		when = "read " + s.At.Format("15:04:05")
 		if s.Every > 0 {
 			when += ", every " + topology.FormatSpan(s.Every) + " while open"
 		}
-		body = append(body, "", st.Muted.Render(when))
-	} else {
-		body = append(body, "")
+	}
+	return sidePanel("Bridges · vhost "+s.Vhost, body, when, s.Hints, st, w, h)
+}
+
+// sidePanel frames a side view (the bridges, delayed retry) as a dialog of
+// at most w×h cells: its body, clipped to fit, then when it was read
+// ("" while it is not), then its keys.
+func sidePanel(title string, body []string, when, hints string, st Styles, w, h int) string {
+	inner := w - st.Dialog.GetHorizontalFrameSize()
+	maxBody := max(1, OverlayHeight(h)-2-st.Dialog.GetVerticalFrameSize())
+	body = append(body, "")
+	if when != "" {
+		body = append(body, st.Muted.Render(when))
 	}
 	if len(body) > maxBody-1 {
 		body = append(body[:max(0, maxBody-2)], st.Muted.Render("…"))
 	}
-	body = append(body, s.Hints)
-	title := "Bridges · vhost " + s.Vhost
+	body = append(body, hints)
 	bodyW := lipgloss.Width(title)
 	for _, l := range body {
 		bodyW = max(bodyW, lipgloss.Width(l))

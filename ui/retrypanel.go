@@ -37,7 +37,6 @@ type RetryState struct {
 // without delayed retry it says so in one line.
 func RetryOverlay(s RetryState, st Styles, w, h int) string {
 	inner := w - st.Dialog.GetHorizontalFrameSize()
-	maxBody := max(1, OverlayHeight(h)-2-st.Dialog.GetVerticalFrameSize())
 	var body []string
 	text := func(t string, style lipgloss.Style) {
 		for _, l := range wrap(t, inner, "  ") {
@@ -66,26 +65,16 @@ func RetryOverlay(s RetryState, st Styles, w, h int) string {
 			text("! "+f.Text, style)
 		}
 	}
+	when := ""
 	if s.Read && s.Err == "" && !s.Unsupported && !s.At.IsZero() {
-		when := "read " + s.At.Format("15:04:05")
+		when = "read " + s.At.Format("15:04:05")
 		if s.Every > 0 && len(s.Hold.Queues) > 0 {
 			when += "; held counts every " + topology.FormatSpan(s.Every) + " while open"
 		}
-		body = append(body, "", st.Muted.Render(when))
-	} else {
-		body = append(body, "")
 	}
-	if len(body) > maxBody-1 {
-		body = append(body[:max(0, maxBody-2)], st.Muted.Render("…"))
-	}
-	body = append(body, s.Hints)
 	title := "Delayed retry · vhost " + s.Vhost
 	if s.Version != "" {
 		title += " · RabbitMQ " + s.Version
 	}
-	bodyW := lipgloss.Width(title)
-	for _, l := range body {
-		bodyW = max(bodyW, lipgloss.Width(l))
-	}
-	return Dialog(fit(st.DialogTitle.Render(title), min(inner, bodyW), false), strings.Join(body, "\n"), lipgloss.NewStyle(), st, w)
+	return sidePanel(title, body, when, s.Hints, st, w, h)
 }
