@@ -67,3 +67,15 @@ func (c brokerCPU) used() (time.Duration, bool) {
 	}
 	return processCPU(c.pid)
 }
+
+// BrokerCPU is a local broker's CPU clock for measurements outside the
+// bench command (the bridge's intake benchmark): CPU time used so far by
+// the process of node, found as findBrokerCPU finds it. ok is false for a
+// remote broker or where the clock cannot be read.
+func BrokerCPU(ctx context.Context, mgmt *broker.Management, node, amqpURL string) (used func() time.Duration, ok bool) {
+	c, ok := findBrokerCPU(ctx, mgmt, node, amqpURL, 0)
+	if !ok {
+		return nil, false
+	}
+	return func() time.Duration { d, _ := c.used(); return d }, true
+}
