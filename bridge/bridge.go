@@ -53,6 +53,14 @@ type Options struct {
 	// Clamp schedules a delay beyond the ladder's maximum at the maximum
 	// instead of parking it.
 	Clamp bool
+	// FromReceipt counts each delay from when the broker received the
+	// message (its timestamp interceptor's timestamp_in_ms header), as the
+	// plugin does, instead of from when the bridge takes it: a backlog or
+	// a stopped bridge then no longer adds to delays. A message without
+	// the header is counted from when the bridge takes it (NoReceipt).
+	// The broker's and the bridge's clocks must agree: a bridge clock
+	// ahead by S sends messages out up to S early.
+	FromReceipt bool
 	// Prefetch bounds the unacknowledged messages of each loop (default
 	// 2000): what a kill -9 may duplicate, at most, and what keeps
 	// confirms pipelined (BenchmarkBridgeIntake). Batch is the messages
@@ -89,6 +97,9 @@ type Progress struct {
 	// Unconfirmed counts copies the broker did not confirm, whose source
 	// was handed back to be tried again.
 	Unconfirmed int64
+	// NoReceipt counts messages that, with FromReceipt, carried no receipt
+	// time: their delays counted from when the bridge took them.
+	NoReceipt int64
 	// IntakeLag is how long the latest intake message waited in the
 	// intake, from its AMQP timestamp (whole seconds; 0 without one).
 	IntakeLag time.Duration
@@ -118,6 +129,10 @@ type Bridge struct {
 
 	routeMu sync.Mutex
 	routes  map[uint64]topology.Trace
+
+	// noReceiptSaid keeps the log to one line about messages without a
+	// receipt time.
+	noReceiptSaid sync.Once
 }
 
 // New checks the options and builds a bridge; it does not contact the

@@ -275,7 +275,7 @@ func (b *Bridge) intakeBatch(ds []broker.Delivery) []outgoing {
 	now := b.opt.Now()
 	maxDelay := b.opt.Ladder.MaxDelay()
 	outs := make([]outgoing, 0, len(ds))
-	var redelivered int64
+	var redelivered, noReceipt int64
 	var lag time.Duration
 	for _, d := range ds {
 		if d.Redelivered {
@@ -285,6 +285,12 @@ func (b *Bridge) intakeBatch(ds []broker.Delivery) []outgoing {
 			lag = max(now.Sub(d.Timestamp), 0)
 		}
 		dec := topology.DecideDelay(d.Headers, maxDelay, b.opt.Clamp)
+		if b.opt.FromReceipt && dec.Action == topology.Schedule {
+			var ok bool
+			if dec, ok = dec.FromReceipt(d.Headers, now); !ok {
+				noReceipt++
+			}
+		}
 		switch dec.Action {
 		case topology.DeliverNow:
 			m := carry(d)
@@ -314,8 +320,14 @@ func (b *Bridge) intakeBatch(ds []broker.Delivery) []outgoing {
 			outs = append(outs, b.park(d, d.RoutingKey, dec.Reason))
 		}
 	}
+	if noReceipt > 0 {
+		b.noReceiptSaid.Do(func() {
+			fmt.Fprintf(b.opt.Log, "rungs bridge: messages without %s: their delays count from when the bridge takes them (turn on the broker's timestamp interceptor, docs/bridge.md)\n", topology.HeaderReceivedMS)
+		})
+	}
 	b.mu.Lock()
 	b.p.Received += int64(len(ds))
+	b.p.NoReceipt += noReceipt
 	b.p.Redelivered += redelivered
 	if lag > 0 {
 		b.p.IntakeLag = lag

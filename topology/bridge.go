@@ -31,6 +31,12 @@ import (
 const (
 	// HeaderDelay is the plugin's header: the delay in milliseconds.
 	HeaderDelay = "x-delay"
+	// HeaderReceivedMS is when the broker received a message, in
+	// milliseconds since the Unix epoch, where its timestamp interceptor
+	// stamps it (RabbitMQ 3.12 and later:
+	// message_interceptors.incoming.set_header_timestamp; the
+	// rabbitmq_message_timestamp plugin on earlier releases).
+	HeaderReceivedMS = "timestamp_in_ms"
 	// HeaderBridgeKey is the routing key the producer published with; the
 	// exit exchange receives the message with it.
 	HeaderBridgeKey = "x-rungs-bridge-key"
@@ -196,6 +202,30 @@ func DecideDelay(headers map[string]any, max time.Duration, clamp bool) DelayDec
 		return DelayDecision{Action: Park, Reason: fmt.Sprintf("%s: %.0fms, the ladder holds at most %s", ReasonTooLong, ms, FormatDelay(max))}
 	}
 	return DelayDecision{Action: Schedule, Delay: time.Duration(ms) * time.Millisecond}
+}
+
+// FromReceipt counts a scheduled delay from when the broker received the
+// message (HeaderReceivedMS), as the delayed-message plugin does, rather
+// than from now: what is left of it at now, or DeliverNow once it has
+// passed. Time spent waiting for the bridge (a backlog, a bridge that was
+// down) then no longer adds to the delay. ok is false where the message
+// carries no receipt time (the decision is returned as it was), or the
+// decision is not to schedule. A receipt time after now (the broker's
+// clock ahead of this one) counts as now: never early by this clock.
+func (d DelayDecision) FromReceipt(headers map[string]any, now time.Time) (DelayDecision, bool) {
+	if d.Action != Schedule {
+		return d, false
+	}
+	ms, ok := HeaderNumber(headers[HeaderReceivedMS])
+	if !ok || math.IsNaN(ms) || math.IsInf(ms, 0) || ms <= 0 {
+		return d, false
+	}
+	waited := max(now.Sub(time.UnixMilli(int64(ms))), 0)
+	if waited >= d.Delay {
+		return DelayDecision{Action: DeliverNow, Reason: fmt.Sprintf("x-delay %s passed since the broker received it %s ago", FormatDelay(d.Delay), FormatDelay(waited.Truncate(time.Millisecond)))}, true
+	}
+	d.Delay -= waited
+	return d, true
 }
 
 // describeValue says what a header value is, briefly: its type and, for

@@ -99,3 +99,71 @@ func TestBridgeLag(t *testing.T) {
 		}
 	}
 }
+
+// FromReceipt counts a delay from the broker's receipt time: what is left,
+// at once once it has passed, unchanged without a receipt time.
+func TestDelayFromReceipt(t *testing.T) {
+	now := time.UnixMilli(1_800_000_000_000)
+	sched := DelayDecision{Action: Schedule, Delay: 30 * time.Second}
+	at := func(ago time.Duration) map[string]any {
+		return map[string]any{HeaderReceivedMS: now.Add(-ago).UnixMilli()}
+	}
+	for _, c := range []struct {
+		name    string
+		d       DelayDecision
+		headers map[string]any
+		want    DelayDecision
+		ok      bool
+	}{
+		{"waited 10s of 30s", sched, at(10 * time.Second), DelayDecision{Action: Schedule, Delay: 20 * time.Second}, true},
+		{"received just now", sched, at(0), sched, true},
+		{"passed", sched, at(45 * time.Second), DelayDecision{Action: DeliverNow}, true},
+		{"exactly due", sched, at(30 * time.Second), DelayDecision{Action: DeliverNow}, true},
+		{"broker clock ahead", sched, at(-5 * time.Second), sched, true},
+		{"no receipt time", sched, map[string]any{}, sched, false},
+		{"receipt time not a number", sched, map[string]any{HeaderReceivedMS: "yesterday"}, sched, false},
+		{"receipt time an int32", sched, map[string]any{HeaderReceivedMS: int32(5)}, DelayDecision{Action: DeliverNow}, true},
+		{"not scheduled", DelayDecision{Action: DeliverNow}, at(time.Second), DelayDecision{Action: DeliverNow}, false},
+		{"parked", DelayDecision{Action: Park, Reason: "r"}, at(time.Second), DelayDecision{Action: Park, Reason: "r"}, false},
+	} {
+		got, ok := c.d.FromReceipt(c.headers, now)
+		if ok != c.ok || got.Action != c.want.Action || got.Delay != c.want.Delay || (c.want.Reason != "" && got.Reason != c.want.Reason) {
+			t.Errorf("%s: got %+v %v, want %+v %v", c.name, got, ok, c.want, c.ok)
+		}
+		if got.Action == DeliverNow && ok && got.Reason == "" {
+			t.Errorf("%s: delivered now without saying why", c.name)
+		}
+	}
+}
+
+// Whatever the receipt time, the delay left is never more than the delay
+// nor negative, and with the time waited it makes up the whole delay.
+func FuzzDelayFromReceipt(f *testing.F) {
+	f.Add(int64(30_000), int64(10_000))
+	f.Add(int64(1), int64(-5))
+	f.Add(int64(86_400_000), int64(86_400_001))
+	f.Fuzz(func(t *testing.T, delayMS, agoMS int64) {
+		if delayMS <= 0 || delayMS > 1<<40 || agoMS < -(1<<40) || agoMS > 1<<40 {
+			t.Skip()
+		}
+		now := time.UnixMilli(1_800_000_000_000)
+		d := DelayDecision{Action: Schedule, Delay: time.Duration(delayMS) * time.Millisecond}
+		got, ok := d.FromReceipt(map[string]any{HeaderReceivedMS: now.UnixMilli() - agoMS}, now)
+		if !ok {
+			t.Fatalf("not counted from a receipt time %d ms ago", agoMS)
+		}
+		waited := time.Duration(max(agoMS, 0)) * time.Millisecond
+		switch got.Action {
+		case Schedule:
+			if got.Delay <= 0 || got.Delay > d.Delay || got.Delay+waited != d.Delay {
+				t.Fatalf("delay %s, waited %s: left %s", d.Delay, waited, got.Delay)
+			}
+		case DeliverNow:
+			if waited < d.Delay {
+				t.Fatalf("delivered now after %s of %s", waited, d.Delay)
+			}
+		default:
+			t.Fatalf("action %v", got.Action)
+		}
+	})
+}
