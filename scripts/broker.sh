@@ -41,6 +41,11 @@
 #                       how many messages each quorum rung's worker holds
 #                       unconfirmed. Unset: no advanced.config is written
 #                       (one this script wrote before is removed)
+#   RUNGS_RECEIPT_TIMESTAMPS  1: turn on the broker's timestamp interceptor
+#                       (message_interceptors.incoming.set_header_timestamp,
+#                       RabbitMQ 3.12 and later, so 4.0 and 4.3 here): every
+#                       message gets timestamp_in_ms, what rungs bridge
+#                       --from-receipt counts delays from. Unset: off
 #   RUNGS_MIN_OPEN_FILES  open files the node must be allowed (default 10000;
 #                       the suite's parallel connections failed at 1024)
 #   RABBITMQ_BIN_DIR    where rabbitmq-server/rabbitmqctl live
@@ -354,6 +359,13 @@ write_config() {
 		# collect_statistics_interval stays at the 5000 ms default.
 	EOF
 	[[ -z $TLS_DIR ]] || write_tls_config
+	if [[ ${RUNGS_RECEIPT_TIMESTAMPS:-} == 1 ]]; then
+		[[ $VERSION != 3.10 ]] || die "RUNGS_RECEIPT_TIMESTAMPS: RabbitMQ 3.10 has no timestamp interceptor (3.12 added it)"
+		cat >>"$STATE_DIR/rabbitmq.conf" <<-EOF
+			# RUNGS_RECEIPT_TIMESTAMPS=1: the broker stamps each message's receipt time.
+			message_interceptors.incoming.set_header_timestamp.overwrite = true
+		EOF
+	fi
 	write_advanced_config
 	echo '[rabbitmq_management].' >"$STATE_DIR/enabled_plugins"
 	echo '# Intentionally empty: keeps /etc/rabbitmq/rabbitmq-env.conf out.' >"$STATE_DIR/rabbitmq-env.conf"
