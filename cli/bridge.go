@@ -18,7 +18,7 @@ import (
 
 type bridgeFlags struct {
 	exchange, exit, exitType, copyFrom string
-	clamp                              bool
+	clamp, fromReceipt                 bool
 	prefetch                           int
 	every                              time.Duration
 }
@@ -41,6 +41,7 @@ func (e *env) bridgeCommand() *cobra.Command {
 	f.StringVar(&bf.exit, "exit", "", "exit exchange due messages leave through (default: EXCHANGE.exit)")
 	f.StringVar(&bf.copyFrom, "copy-bindings-from", "", "give the exit exchange the bindings of this exchange (e.g. the plugin's)")
 	f.BoolVar(&bf.clamp, "clamp", false, "hold a delay beyond the ladder's longest for the longest, instead of parking it")
+	f.BoolVar(&bf.fromReceipt, "from-receipt", false, "count each delay from when the broker received the message (timestamp_in_ms, from its timestamp interceptor), as the plugin does, not from when the bridge takes it")
 	f.IntVar(&bf.prefetch, "prefetch", 2000, "messages each of the bridge's two consumers holds unacknowledged: more keeps more confirms in flight, and is what a kill may duplicate")
 	f.DurationVar(&bf.every, "status-every", 30*time.Second, "print a status line this often (0: never)")
 	cmd.Flags().BoolVarP(&e.opts.yes, "yes", "y", false, "create what is missing without asking")
@@ -93,7 +94,7 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 	v, _ := version()
 	return e.serveBridge(ctx, bf, bridge.Options{
 		Names: names, ExitType: bf.exitType, Ladder: r.ladder, LadderPlan: ap.Plan, Copy: setup.Copy,
-		Version: v, Clamp: bf.clamp, Log: e.Err, Prefetch: bf.prefetch,
+		Version: v, Clamp: bf.clamp, FromReceipt: bf.fromReceipt, Log: e.Err, Prefetch: bf.prefetch,
 	})
 }
 
@@ -162,6 +163,9 @@ func bridgeLine(p bridge.Progress) string {
 		sort.Strings(reasons)
 		s += " (parked: " + strings.Join(reasons, "; ") + ")"
 	}
+	if p.NoReceipt > 0 {
+		s += fmt.Sprintf("; %d without %s, counted from when taken", p.NoReceipt, topology.HeaderReceivedMS)
+	}
 	return s
 }
 
@@ -190,4 +194,7 @@ marked x-rungs-possible-duplicate, and each copy has its own
 x-rungs-replay-id. Run several bridges on one exchange to share the work;
 a restart resumes from the queues. The delay counts from when the bridge
 takes the message: a backlog in the intake adds to it (the status line's
-intake lag). The migration recipe: docs/bridge.md.`
+intake lag). With --from-receipt it counts from when the broker received
+the message, as the plugin does, where the broker's timestamp interceptor
+stamps timestamp_in_ms (RabbitMQ 3.12 and later; docs/bridge.md). The
+migration recipe: docs/bridge.md.`

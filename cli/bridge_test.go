@@ -53,7 +53,7 @@ func TestBridgeCommandParksAndStatusShowsIt(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c := Run(ctx, []string{"bridge", "--exchange", "orders.delayed", "--ladder", "delays", "--max-delay", "1h", "--yes", "--status-every", "0"},
+		c := Run(ctx, []string{"bridge", "--exchange", "orders.delayed", "--ladder", "delays", "--max-delay", "1h", "--yes", "--status-every", "0", "--from-receipt"},
 			IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: lockedWriter{&mu, &errb}, Getenv: func(k string) string { return env[k] }})
 		exitc = c
 	}()
@@ -62,7 +62,13 @@ func TestBridgeCommandParksAndStatusShowsIt(t *testing.T) {
 	testutil.Eventually(t, time.Minute, "the bridge to declare its intake exchange", func() error {
 		pctx, pcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer pcancel()
-		_, err := conn.Publish(pctx, []broker.Message{{Exchange: "orders.delayed", RoutingKey: "eu", MessageID: "bad", Body: []byte("x"), Headers: map[string]any{"x-delay": "abc"}}})
+		// With --from-receipt, a message the broker stamped no receipt time
+		// on (these test brokers run without the timestamp interceptor) is
+		// scheduled from when the bridge takes it, and counted.
+		_, err := conn.Publish(pctx, []broker.Message{
+			{Exchange: "orders.delayed", RoutingKey: "eu", MessageID: "bad", Body: []byte("x"), Headers: map[string]any{"x-delay": "abc"}},
+			{Exchange: "orders.delayed", RoutingKey: "eu", MessageID: "unstamped", Body: []byte("x"), Headers: map[string]any{"x-delay": int64(3_600_000)}},
+		})
 		return err
 	})
 	// The ladder is declared before anything is consumed: a few hundred
@@ -99,7 +105,8 @@ func TestBridgeCommandParksAndStatusShowsIt(t *testing.T) {
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	if exitc != ExitOK || !strings.Contains(errb.String(), "stopped: taken 1: 0 scheduled, 0 delivered now, 1 parked") {
+	if exitc != ExitOK || !strings.Contains(errb.String(), "stopped: taken 2: 1 scheduled, 0 delivered now, 1 parked") ||
+		!strings.Contains(errb.String(), "1 without timestamp_in_ms, counted from when taken") {
 		t.Errorf("bridge: exit %d\n%s", exitc, errb.String())
 	}
 }
