@@ -4,6 +4,7 @@ package broker_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -52,7 +53,10 @@ func TestRetryQueuesBesideOtherQueues(t *testing.T) {
 		found                                        int
 		bytes                                        int
 		load                                         string
+		columns                                      [2]time.Duration
+		pageBytes                                    [2]int
 	}
+	ratio := func(x, y time.Duration) float64 { return x.Seconds() / y.Seconds() }
 	measure := func(others int) figures {
 		cfg := brokertest.NewVhost(t)
 		// Beside 10,000 queues on a loaded machine a listing can take
@@ -106,6 +110,7 @@ func TestRetryQueuesBesideOtherQueues(t *testing.T) {
 		})
 		var f figures
 		var rs, ls, us, ss, ds, lds []time.Duration
+		var cs [2][]time.Duration
 		for range 7 {
 			r0, _ := m.Cost()
 			t0 := time.Now()
@@ -139,6 +144,29 @@ func TestRetryQueuesBesideOtherQueues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// What the policy columns add to that listing: its pages in
+			// the columns it had before them, then in today's.
+			for i, cols := range []string{oldDelayColumns, oldDelayColumns + ",policy,operator_policy,effective_policy_definition,delivery_limit"} {
+				t0 = time.Now()
+				f.pageBytes[i] = 0
+				for page := 1; ; page++ {
+					code, body := brokertest.MgmtRequest(t, cfg, "GET", "/api/queues/"+url.PathEscape(cfg.Vhost)+"?page_size=500&sort=name&page="+strconv.Itoa(page)+"&columns="+cols, "")
+					if code != 200 {
+						t.Fatal(code)
+					}
+					f.pageBytes[i] += len(body)
+					var p struct {
+						PageCount int `json:"page_count"`
+					}
+					if err := json.Unmarshal(body, &p); err != nil {
+						t.Fatal(err)
+					}
+					if page >= p.PageCount {
+						break
+					}
+				}
+				cs[i] = append(cs[i], time.Since(t0))
+			}
 			r0, _ = m.Cost()
 			t0 = time.Now()
 			h, err := ops.ReadRetryListed(ctx, m, cfg.Vhost, ver, snap.Queues)
@@ -158,7 +186,10 @@ func TestRetryQueuesBesideOtherQueues(t *testing.T) {
 			}
 		}
 		f.retry, f.list, f.unpaged, f.status, f.delays, f.listed = median(rs), median(ls), median(us), median(ss), median(ds), median(lds)
+		f.columns = [2]time.Duration{median(cs[0]), median(cs[1])}
 		f.load = loadAverage()
+		t.Logf("beside %d (load %s): discover's listing in its former columns %s (%d bytes), with the policy columns %s (%d bytes): %.2fx",
+			others, f.load, f.columns[0].Round(time.Millisecond), f.pageBytes[0], f.columns[1].Round(time.Millisecond), f.pageBytes[1], ratio(f.columns[1], f.columns[0]))
 		t.Logf("beside %d (load %s): one unpaged listing without statistics: %s, %d bytes", others, f.load, f.unpaged.Round(time.Millisecond), f.bytes)
 		t.Logf("beside %d (load %s): status' own read %s + sorted listings %s (%d requests); discover's listing %s + from it %s (%d requests)",
 			others, f.load, f.status.Round(time.Millisecond), f.retry.Round(time.Millisecond), f.requests,
@@ -173,11 +204,10 @@ func TestRetryQueuesBesideOtherQueues(t *testing.T) {
 		t.Fatalf("found %d and %d queues under delayed retry, want 2", a.found, b.found)
 	}
 	many := topology.FormatCount(int64(n))
-	ratio := func(x, y time.Duration) float64 { return x.Seconds() / y.Seconds() }
 	t.Logf("RetryQueues (sorted listings) alone %s (%d requests), beside %s queues %s (%d requests): %.2fx; %.2fx of status' own read beside them (%s)",
 		a.retry.Round(time.Millisecond), a.requests, many, b.retry.Round(time.Millisecond), b.requests, ratio(b.retry, a.retry),
 		ratio(b.retry, b.status), b.status.Round(time.Millisecond))
-	t.Logf("ReadRetryListed (from the listing held) alone %s (%d requests), beside %s queues %s (%d requests): %.2fx; %.3fx of the listing it reuses beside them (%s)",
+	t.Logf("ReadRetryListed (from the listing held) alone %s (%d requests), beside %s queues %s (%d requests): %.2fx; %.4fx of the listing it reuses beside them (%s)",
 		a.listed.Round(100*time.Microsecond), a.listedRequests, many, b.listed.Round(100*time.Microsecond), b.listedRequests, ratio(b.listed, a.listed),
 		ratio(b.listed, b.delays), b.delays.Round(time.Millisecond))
 	t.Logf("the list with statistics (Stats): alone %s, beside %s %s: %.2fx (RetryQueues beside them: %.2fx of it)",
@@ -198,6 +228,10 @@ func loadAverage() string {
 	}
 	return strings.Join(fs[:3], " ")
 }
+
+// oldDelayColumns are the columns of discover's listing before it carried
+// the policies.
+const oldDelayColumns = "name,durable,auto_delete,arguments,type,consumers,messages_ready,messages_unacknowledged,messages_dlx,messages_delayed,head_message_timestamp"
 
 func median(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
