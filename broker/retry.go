@@ -52,7 +52,11 @@ func (m *Management) RetryQueues(ctx context.Context, vhost string, v topology.V
 // the key. Each listing is asked with disable_stats: the broker gathers
 // no queue's figures. It still walks every queue of the vhost to sort
 // them, which is the cost that grows with the vhost (docs/delays.md);
-// the responses stay a few KB. Before 4.3 it reads nothing.
+// the responses stay a few KB. It is for readers that hold no listing of
+// every queue of the vhost (status, the exporter); one that holds it
+// (discover --delays, doctor) finds the candidates there
+// (topology.RetryListed) and walks nothing again. Before 4.3 it reads
+// nothing.
 func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topology.Version) ([]topology.RetryQueue, error) {
 	if !v.QuorumDelayedRetry() {
 		return nil, nil
