@@ -15,8 +15,14 @@ import (
 // every queue of a vhost: what says a queue delays (its arguments and
 // consumers) and its depth. A delay queue is recognised by its arguments,
 // which the management API cannot filter on, so the listing is of every
-// queue, paged, in these columns only (about 200 bytes a queue).
-const delayQueueColumns = "name,durable,auto_delete,arguments,type,consumers,messages_ready,messages_unacknowledged,messages_dlx,messages_delayed,head_message_timestamp"
+// queue, paged, in these columns only (about 200 bytes a queue). The
+// policies in force and the delivery limit are there too, so that the
+// same listing finds the quorum queues under delayed retry with their
+// figures (ops.ReadRetryListed) and no second walk of the vhost is made:
+// a queue without a policy costs "policy":null,"operator_policy":null,
+// "effective_policy_definition":{}, about 70 bytes.
+const delayQueueColumns = "name,durable,auto_delete,arguments,type,consumers,messages_ready,messages_unacknowledged,messages_dlx,messages_delayed,head_message_timestamp," +
+	"policy,operator_policy,effective_policy_definition,delivery_limit"
 
 // delayExchangeColumns adds messages_delayed, which the delayed-message
 // plugin reports for its exchanges on the releases that have it.

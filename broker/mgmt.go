@@ -299,7 +299,7 @@ type apiQueue struct {
 	HeadTimestamp *float64 `json:"head_message_timestamp"`
 	DLX           int64    `json:"messages_dlx"`
 	DLXBytes      int64    `json:"message_bytes_dlx"`
-	Delayed       int64    `json:"messages_delayed"`
+	Delayed       *int64   `json:"messages_delayed"`
 	// DeliveryLimit is a number, or "unlimited" where no limit applies.
 	DeliveryLimit any `json:"delivery_limit"`
 	// Node is where a classic queue runs; a quorum queue's leader, as
@@ -308,6 +308,12 @@ type apiQueue struct {
 	Leader  string   `json:"leader"`
 	Members []string `json:"members"`
 	Online  []string `json:"online"`
+	// Policy and OperatorPolicy name the policies in force (null for
+	// none) and Effective is their merged definition, as the broker
+	// applies it; only the listings that judge delayed retry ask.
+	Policy         *string        `json:"policy"`
+	OperatorPolicy *string        `json:"operator_policy"`
+	Effective      map[string]any `json:"effective_policy_definition"`
 }
 
 // Stats implements Inspector with one request using the columns parameter.
@@ -337,9 +343,21 @@ func (m *Management) toQueues(qs []apiQueue) []topology.Queue {
 				Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers,
 				PublishRate: q.MessageStats.Publish.Rate, DeliverRate: q.MessageStats.DeliverGet.Rate,
 				Type: q.Type, State: q.State, Expired: q.DLX, ExpiredBytes: q.DLXBytes,
-				Delayed: q.Delayed,
-				Leader:  q.Leader, Members: q.Members, Online: q.Online,
+				Leader: q.Leader, Members: q.Members, Online: q.Online,
 			},
+			EffectivePolicy: q.Effective,
+		}
+		if q.Delayed != nil {
+			tq.Stats.Delayed, tq.Stats.DelayedReported = *q.Delayed, true
+		}
+		if q.Policy != nil || q.OperatorPolicy != nil {
+			tq.PolicyReported = true
+			if q.Policy != nil {
+				tq.Policy = *q.Policy
+			}
+			if q.OperatorPolicy != nil {
+				tq.OperatorPolicy = *q.OperatorPolicy
+			}
 		}
 		if tq.Stats.Leader == "" {
 			tq.Stats.Leader = q.Node

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"sort"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -216,7 +215,7 @@ func (m *Management) PeekFacts(ctx context.Context, vhost string, q topology.Que
 			return f, err
 		}
 		// Without the policies the arguments still tell.
-		f.DelayedRetries = DelayedRetries(q, ps)
+		f.DelayedRetries = topology.DelayedRetries(q, ps)
 	}
 	return f, nil
 }
@@ -352,36 +351,6 @@ func (m *Management) DeliveryLimit(ctx context.Context, vhost string, q topology
 	return EffectiveDeliveryLimit(q, policies, operator, ver), true, nil
 }
 
-// Policy is a policy or operator policy as the management API lists it.
-type Policy struct {
-	Name       string         `json:"name"`
-	Pattern    string         `json:"pattern"`
-	ApplyTo    string         `json:"apply-to"`
-	Priority   int            `json:"priority"`
-	Definition map[string]any `json:"definition"`
-}
-
-// applies reports whether the policy matches a queue. A pattern Go's regexp
-// cannot compile (a PCRE-only construct) is taken to match, so that a limit
-// is overstated rather than missed.
-func (p Policy) applies(q topology.Queue) bool {
-	switch p.ApplyTo {
-	case "queues", "all", "":
-	case "quorum_queues":
-		if q.QueueType() != topology.Quorum {
-			return false
-		}
-	case "classic_queues":
-		if q.QueueType() != topology.Classic {
-			return false
-		}
-	default:
-		return false
-	}
-	re, err := regexp.Compile(p.Pattern)
-	return err != nil || re.MatchString(q.Name)
-}
-
 // EffectiveDeliveryLimit applies RabbitMQ's rule for broker version v: of
 // the policies matching the queue, the one with the highest priority
 // applies; of the queue argument, the policy and the operator policy, the
@@ -400,7 +369,7 @@ func EffectiveDeliveryLimit(q topology.Queue, policies, operator []Policy, v top
 	for _, ps := range [][]Policy{policies, operator} {
 		var match []Policy
 		for _, p := range ps {
-			if p.applies(q) {
+			if p.Applies(q) {
 				match = append(match, p)
 			}
 		}

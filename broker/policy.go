@@ -5,20 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
-	"time"
 
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// Policies are the policies and operator policies of one vhost.
-type Policies struct {
-	Policies, Operator []Policy
-	// OperatorUnread is set when the user may not list operator policies
-	// (it needs the policymaker or administrator tag): one may apply
-	// unseen.
-	OperatorUnread bool
-}
+// The policies, and what they configure on a queue, are judged in
+// topology (no I/O); these names keep the broker's callers reading as
+// before.
+type (
+	Policies     = topology.Policies
+	Policy       = topology.Policy
+	DelayedRetry = topology.DelayedRetry
+)
 
 // Policies lists the vhost's policies and operator policies, to judge what
 // applies to its queues.
@@ -35,86 +33,4 @@ func (m *Management) Policies(ctx context.Context, vhost string) (Policies, erro
 		out.OperatorUnread = true
 	}
 	return out, nil
-}
-
-// Applying returns the policy of ps that applies to q: of those that match
-// it, the one of highest priority (by name among equals, as RabbitMQ
-// breaks ties).
-func Applying(q topology.Queue, ps []Policy) (Policy, bool) {
-	var match []Policy
-	for _, p := range ps {
-		if p.applies(q) {
-			match = append(match, p)
-		}
-	}
-	if len(match) == 0 {
-		return Policy{}, false
-	}
-	sort.SliceStable(match, func(i, j int) bool {
-		if match[i].Priority != match[j].Priority {
-			return match[i].Priority > match[j].Priority
-		}
-		return match[i].Name < match[j].Name
-	})
-	return match[0], true
-}
-
-// DelayedRetry is quorum delayed retry as one source configures it on a
-// queue: RabbitMQ 4.3 holds a returned or failed message back for Min to
-// Max before it is ready again (reported as messages_delayed). On a delay
-// queue that hold comes on top of the TTL. Older releases accept the
-// arguments and ignore them, and refuse the policy keys.
-type DelayedRetry struct {
-	// Source says what sets it: "argument" (x-delayed-retry-*), "policy"
-	// or "operator policy"; Name is the policy's.
-	Source, Name string
-	// Type is all, failed or returned.
-	Type string
-	// Min and Max bound the hold; Max is 0 when unset.
-	Min, Max time.Duration
-}
-
-// String names the source and what it sets, e.g. "policy slow (type all,
-// 3s–10s)".
-func (d DelayedRetry) String() string {
-	src := "arguments x-delayed-retry-*"
-	if d.Source != "argument" {
-		src = d.Source + " " + d.Name
-	}
-	hold := topology.FormatSpan(d.Min)
-	if d.Max > 0 {
-		hold += "–" + topology.FormatSpan(d.Max)
-	}
-	return fmt.Sprintf("%s (type %s, %s)", src, d.Type, hold)
-}
-
-// DelayedRetries lists every source that configures delayed retry on q:
-// its x-delayed-retry-* arguments, and the delayed-retry-* keys of the
-// policy and of the operator policy that apply to it. A source that sets
-// the type to disabled, or no minimum (the broker needs one to enable it),
-// configures none.
-func DelayedRetries(q topology.Queue, ps Policies) []DelayedRetry {
-	var out []DelayedRetry
-	add := func(source, name string, get func(key string) any) {
-		typ, _ := get("type").(string)
-		lo, ok := topology.HeaderInt(get("min"))
-		if typ == "" || typ == "disabled" || !ok || lo <= 0 {
-			return
-		}
-		d := DelayedRetry{Source: source, Name: name, Type: typ, Min: time.Duration(lo) * time.Millisecond}
-		if hi, ok := topology.HeaderInt(get("max")); ok && hi > 0 {
-			d.Max = time.Duration(hi) * time.Millisecond
-		}
-		out = append(out, d)
-	}
-	add("argument", "", func(k string) any { return q.Args["x-delayed-retry-"+k] })
-	for _, src := range []struct {
-		source string
-		ps     []Policy
-	}{{"policy", ps.Policies}, {"operator policy", ps.Operator}} {
-		if p, ok := Applying(q, src.ps); ok {
-			add(src.source, p.Name, func(k string) any { return p.Definition["delayed-retry-"+k] })
-		}
-	}
-	return out
 }

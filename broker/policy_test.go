@@ -46,7 +46,7 @@ func TestDelayedRetries(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := broker.DelayedRetries(tc.q, tc.ps); !reflect.DeepEqual(got, tc.want) {
+			if got := topology.DelayedRetries(tc.q, tc.ps); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("DelayedRetries() = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -102,7 +102,7 @@ func TestDelayedRetryOnRealBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	q, _ := snap.Queue(rung)
-	if got := broker.DelayedRetries(q, ps); !reflect.DeepEqual(got, want) {
+	if got := topology.DelayedRetries(q, ps); !reflect.DeepEqual(got, want) {
 		t.Errorf("%v: DelayedRetries() = %+v, want %+v", ver, got, want)
 	}
 }

@@ -103,7 +103,7 @@ func (m *Management) NudgeDeadLettering(ctx context.Context, vhost string, q top
 func nudgePolicy(q topology.Queue, dlx string, policies []Policy) Policy {
 	var match []Policy
 	for _, p := range policies {
-		if !strings.HasPrefix(p.Name, NudgePolicyPrefix) && p.applies(q) {
+		if !strings.HasPrefix(p.Name, NudgePolicyPrefix) && p.Applies(q) {
 			match = append(match, p)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strconv"
 
 	"github.com/rungs-dev/rungs/topology"
@@ -19,17 +18,6 @@ const retryListColumns = "name,type,arguments,policy,operator_policy,effective_p
 
 // retryDetailColumns are the statistics of one candidate.
 const retryDetailColumns = "name,type,arguments,messages_delayed,messages_ready,messages_unacknowledged,consumers,delivery_limit"
-
-type apiRetryQueue struct {
-	Name      string         `json:"name"`
-	Type      string         `json:"type"`
-	Arguments map[string]any `json:"arguments"`
-	// Policy and OperatorPolicy name the policies in force; Effective is
-	// their merged definition, as the broker applies it.
-	Policy         *string        `json:"policy"`
-	OperatorPolicy *string        `json:"operator_policy"`
-	Effective      map[string]any `json:"effective_policy_definition"`
-}
 
 type apiRetryStats struct {
 	Delayed       *int64 `json:"messages_delayed"`
@@ -64,7 +52,11 @@ func (m *Management) RetryQueues(ctx context.Context, vhost string, v topology.V
 // the key. Each listing is asked with disable_stats: the broker gathers
 // no queue's figures. It still walks every queue of the vhost to sort
 // them, which is the cost that grows with the vhost (docs/delays.md);
-// the responses stay a few KB. Before 4.3 it reads nothing.
+// the responses stay a few KB. It is for readers that hold no listing of
+// every queue of the vhost (status, the exporter); one that holds it
+// (discover --delays, doctor) finds the candidates there
+// (topology.RetryListed) and walks nothing again. Before 4.3 it reads
+// nothing.
 func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topology.Version) ([]topology.RetryQueue, error) {
 	if !v.QuorumDelayedRetry() {
 		return nil, nil
@@ -78,7 +70,7 @@ func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topolo
 		return nil, err
 	}
 	path := "queues/" + url.PathEscape(vhost)
-	listed, err := m.sortedPrefix(ctx, path, "arguments.x-delayed-retry-type", func(q apiRetryQueue) bool {
+	listed, err := m.sortedPrefix(ctx, path, "arguments.x-delayed-retry-type", func(q apiQueue) bool {
 		_, ok := q.Arguments["x-delayed-retry-type"]
 		return ok
 	})
@@ -86,7 +78,7 @@ func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topolo
 		return nil, fmt.Errorf("list the queues of vhost %q: %w", vhost, m.accessError(ctx, vhost, err))
 	}
 	if unread || policySetsRetry(ps) {
-		byPolicy, err := m.sortedPrefix(ctx, path, "effective_policy_definition.delayed-retry-type", func(q apiRetryQueue) bool {
+		byPolicy, err := m.sortedPrefix(ctx, path, "effective_policy_definition.delayed-retry-type", func(q apiQueue) bool {
 			_, ok := q.Effective["delayed-retry-type"]
 			return ok
 		})
@@ -97,16 +89,15 @@ func (m *Management) RetryCandidates(ctx context.Context, vhost string, v topolo
 	}
 	seen := map[string]bool{}
 	var out []topology.RetryQueue
-	for _, aq := range listed {
-		if seen[aq.Name] {
+	for _, q := range m.toQueues(listed) {
+		if seen[q.Name] {
 			continue
 		}
-		seen[aq.Name] = true
-		if rq, ok := retryCandidate(aq, ps, v); ok {
+		seen[q.Name] = true
+		if rq, ok := topology.RetryCandidate(q, ps, v); ok {
 			out = append(out, rq)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
@@ -117,10 +108,10 @@ const retryPage = 100
 // sortedPrefix reads the listing at path sorted on key, descending, page
 // by page, and returns the queues before the first that has not (has
 // says), which the sort puts after every queue that has it.
-func (m *Management) sortedPrefix(ctx context.Context, path, key string, has func(apiRetryQueue) bool) ([]apiRetryQueue, error) {
-	var out []apiRetryQueue
+func (m *Management) sortedPrefix(ctx context.Context, path, key string, has func(apiQueue) bool) ([]apiQueue, error) {
+	var out []apiQueue
 	for page := 1; ; page++ {
-		var p apiPage[apiRetryQueue]
+		var p apiPage[apiQueue]
 		q := url.Values{"page": {strconv.Itoa(page)}, "page_size": {strconv.Itoa(retryPage)}, "sort": {key}, "sort_reverse": {"true"},
 			"columns": {retryListColumns}, "disable_stats": {"true"}}
 		if err := m.get(ctx, path, q, &p); err != nil {
@@ -175,51 +166,4 @@ func (m *Management) RetryStats(ctx context.Context, vhost string, qs []topology
 		out = append(out, rq)
 	}
 	return out, nil
-}
-
-// retryCandidate reads a listed queue's delayed retry: from its arguments,
-// then from the policies that apply (as the broker names them where it
-// does, else by matching the policies' patterns). A classic or stream
-// queue has none: only quorum queues hold messages back.
-func retryCandidate(aq apiRetryQueue, ps Policies, v topology.Version) (topology.RetryQueue, bool) {
-	if aq.Type != "quorum" {
-		return topology.RetryQueue{}, false
-	}
-	q := topology.Queue{Name: aq.Name, Args: mapArgs(aq.Arguments), Stats: topology.QueueStats{Type: aq.Type}}
-	named := func(ptr *string, list []Policy) []Policy {
-		if ptr == nil || *ptr == "" {
-			return nil
-		}
-		for _, p := range list {
-			if p.Name == *ptr {
-				return []Policy{p}
-			}
-		}
-		return nil
-	}
-	// The broker says which policy applies; ask Applying only when it did
-	// not name one that was listed (a policy changed in between).
-	use := Policies{Policies: named(aq.Policy, ps.Policies), Operator: named(aq.OperatorPolicy, ps.Operator)}
-	if aq.Policy == nil && aq.OperatorPolicy == nil {
-		use = ps
-	}
-	// A policy the broker names but the policies read did not hold (not
-	// readable, or changed in between): its keys as the broker applies
-	// them, merged with an operator policy's where both apply.
-	if len(use.Policies) == 0 && len(use.Operator) == 0 && aq.Effective["delayed-retry-type"] != nil {
-		switch {
-		case aq.Policy != nil && *aq.Policy != "":
-			use.Policies = []Policy{{Name: *aq.Policy, Definition: aq.Effective}}
-		case aq.OperatorPolicy != nil && *aq.OperatorPolicy != "":
-			use.Operator = []Policy{{Name: *aq.OperatorPolicy, Definition: aq.Effective}}
-		}
-	}
-	ds := DelayedRetries(q, use)
-	if len(ds) == 0 {
-		return topology.RetryQueue{}, false
-	}
-	d := ds[0]
-	rq := topology.RetryQueue{Name: aq.Name, Type: d.Type, Min: d.Min, Max: d.Max, Source: d.Source, Policy: d.Name}
-	rq.Ignored = d.Source != "argument" && !v.QuorumDelayedRetryPolicy()
-	return rq, true
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/internal/testutil"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -58,6 +59,12 @@ func TestRetryQueuesOnRealBroker(t *testing.T) {
 		if r1, _ := e.mgmt.Cost(); err != nil || qs != nil || r1 != r0 {
 			t.Fatalf("%v: RetryQueues = %+v, %v after %d requests; want none and no request", ver, qs, err, r1-r0)
 		}
+		if h, err := ops.ReadRetryListed(ctxFor(t, 10*time.Second), e.mgmt, e.vhost, ver, nil); err != nil || h.Read || len(h.Queues) != 0 {
+			t.Fatalf("%v: ReadRetryListed = %+v, %v; want nothing read", ver, h, err)
+		}
+		if r1, _ := e.mgmt.Cost(); r1 != r0 {
+			t.Fatalf("%v: %d requests, want none", ver, r1-r0)
+		}
 		s := brokertest.AwaitStats(t, e.cfg, "by-arg-failed", func(s topology.QueueStats) bool { return s.Ready == 2 })
 		if s.Ready != 2 || s.Delayed != 0 {
 			t.Errorf("%v: by-arg-failed %+v, want both messages ready again", ver, s)
@@ -79,6 +86,31 @@ func TestRetryQueuesOnRealBroker(t *testing.T) {
 			return fmt.Errorf("%v: %+v, want %d queues", ver, qs, len(want))
 		}
 		for _, q := range qs {
+			if q != want[q.Name] {
+				return fmt.Errorf("%v: %+v, want %+v", ver, q, want[q.Name])
+			}
+		}
+		return nil
+	})
+	// The same found in the inventory's listing of every queue, as
+	// discover --delays and doctor read it: the same figures, from the
+	// listing itself once the broker has gathered the queues' statistics
+	// (the policies and nothing more: two requests).
+	testutil.Eventually(t, 20*time.Second, "the same from the listing of every queue", func() error {
+		_, snap, err := ops.Delays(ctxFor(t, 10*time.Second), e.mgmt, e.vhost, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r0, _ := e.mgmt.Cost()
+		h, err := ops.ReadRetryListed(ctxFor(t, 10*time.Second), e.mgmt, e.vhost, ver, snap.Queues)
+		r1, _ := e.mgmt.Cost()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Queues) != len(want) || r1-r0 != 2 {
+			return fmt.Errorf("%v: %+v after %d requests, want %d queues after 2", ver, h.Queues, r1-r0, len(want))
+		}
+		for _, q := range h.Queues {
 			if q != want[q.Name] {
 				return fmt.Errorf("%v: %+v, want %+v", ver, q, want[q.Name])
 			}

@@ -41,16 +41,17 @@ func discoverDelays(ctx context.Context, m *broker.Management, timeout time.Dura
 	var out []topology.Inventory
 	for _, v := range vhosts {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		inv, _, err := ops.Delays(cctx, m, v, d.Found)
+		inv, snap, err := ops.Delays(cctx, m, v, d.Found)
 		cancel()
 		if err != nil {
 			return nil, err
 		}
 		// The broker's own delay on hand-back, from 4.3: nothing is read
-		// before.
+		// before. The inventory's listing holds every queue of the vhost,
+		// so the candidates come from it, not from a second walk.
 		if ver.QuorumDelayedRetry() {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
-			h, err := ops.ReadRetry(cctx, m, v, ver)
+			h, err := ops.ReadRetryListed(cctx, m, v, ver, snap.Queues)
 			cancel()
 			if err != nil {
 				return nil, err

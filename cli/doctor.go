@@ -205,8 +205,9 @@ func (d doctorReader) readVhosts(ctx context.Context, f *ops.DoctorFacts, vhosts
 // readVhostWide reads what doctor asks of each readable vhost as a whole,
 // not of one ladder. The delays outside ladders: a paged listing of every
 // queue, since the management API cannot filter by arguments. The quorum
-// queues under delayed retry, on a release that has it: a listing
-// without statistics, then each candidate's.
+// queues under delayed retry, on a release that has it: found in that
+// listing (ops.ReadRetryListed), or, where it failed, by the sorted
+// listings status reads (ops.ReadRetry).
 func (d doctorReader) readVhostWide(ctx context.Context, f *ops.DoctorFacts) {
 	v := f.Version()
 	for i := range f.Vhosts {
@@ -219,13 +220,18 @@ func (d doctorReader) readVhostWide(ctx context.Context, f *ops.DoctorFacts) {
 			vh.Delays, vh.DelaySnap, err = ops.Delays(c, d.m, vh.Vhost, vh.Found)
 			return err
 		})
+		listed := vh.DelaySnap.Queues
 		vh.DelaySnap = vh.DelaySnap.Merge(vh.Report.Snapshot)
 		if !v.QuorumDelayedRetry() {
 			continue
 		}
 		vh.RetryRead = true
 		vh.RetryErr = d.call(ctx, func(c context.Context) (err error) {
-			vh.Retry, err = ops.ReadRetry(c, d.m, vh.Vhost, v)
+			if vh.DelaysErr == nil {
+				vh.Retry, err = ops.ReadRetryListed(c, d.m, vh.Vhost, v, listed)
+			} else {
+				vh.Retry, err = ops.ReadRetry(c, d.m, vh.Vhost, v)
+			}
 			return err
 		})
 		vh.Report = vh.Report.WithRetry(vh.Retry)

@@ -403,8 +403,11 @@ func (x *Exporter) collectBridges(ctx context.Context, ch chan<- prometheus.Metr
 }
 
 // collectRetry reports the vhost's quorum queues under delayed retry, on a
-// release that has it. The candidates are listed (without statistics) on
-// the first scrape and whenever the observer re-read its snapshot; each
+// release that has it. The candidates are listed (without statistics, by
+// the sorted listings: the observer's snapshot holds only what a ladder
+// may be named, as status', so there is no listing of every queue to
+// take them from) on the first scrape and whenever the observer re-read
+// its snapshot; each
 // scrape reads their statistics, one request each. A failed read is
 // logged and leaves the ladders' metrics alone.
 func (x *Exporter) collectRetry(ctx context.Context, ch chan<- prometheus.Metric, vhost string, snapped bool) {

@@ -447,7 +447,7 @@ func checkDelayedRetry(lr DoctorLadder, out *Findings) {
 		if r.Kind != health.RungRow || !ok {
 			continue
 		}
-		for _, d := range broker.DelayedRetries(q, lr.Policies) {
+		for _, d := range topology.DelayedRetries(q, lr.Policies) {
 			k := d.String()
 			if _, seen := rungs[k]; !seen {
 				sources = append(sources, k)

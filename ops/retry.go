@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
@@ -16,12 +17,16 @@ type RetryReader interface {
 
 var _ RetryReader = (*broker.Management)(nil)
 
-// ReadRetry reads what delayed retry holds in vhost on release v. Before
-// 4.3 it asks nothing (no release has delayed retry) and the hold is
-// unread. From 4.3 its cost is a listing of the vhost's queues without
-// their statistics and one request per queue that has delayed retry: it
-// is status', discover --delays', doctor's and each scrape's, never the
-// console's refresh loop.
+// ReadRetry reads what delayed retry holds in vhost on release v, for a
+// reader that holds no listing of every queue of the vhost: status and
+// the exporter, whose listings are of the ladders' names. Before 4.3 it
+// asks nothing (no release has delayed retry) and the hold is unread.
+// From 4.3 its cost is two listings of the vhost's queues sorted on the
+// delayed-retry keys, without statistics, and one request per queue that
+// has delayed retry; the sort walks every queue of the vhost
+// (docs/delays.md). A reader that holds such a listing (discover
+// --delays, doctor) uses ReadRetryListed, which walks nothing again. Never
+// the console's refresh loop.
 func ReadRetry(ctx context.Context, r RetryReader, vhost string, v topology.Version) (health.RetryHold, error) {
 	if !v.QuorumDelayedRetry() {
 		return health.RetryHold{}, nil
@@ -31,6 +36,43 @@ func ReadRetry(ctx context.Context, r RetryReader, vhost string, v topology.Vers
 		return health.RetryHold{}, err
 	}
 	return health.NewRetryHold(qs, true), nil
+}
+
+// ListedRetryReader reads delayed retry beside a listing of the vhost's
+// queues the caller holds; *broker.Management is one.
+type ListedRetryReader interface {
+	Policies(ctx context.Context, vhost string) (broker.Policies, error)
+	RetryStats(ctx context.Context, vhost string, qs []topology.RetryQueue) ([]topology.RetryQueue, error)
+}
+
+var _ ListedRetryReader = (*broker.Management)(nil)
+
+// ReadRetryListed reads what delayed retry holds in vhost on release v
+// from qs, a listing of every queue of the vhost that the caller already
+// holds with the policy columns (broker.Management.DelaySnapshot's, as
+// discover --delays and doctor read it): the candidates come from it
+// (topology.RetryListed), so it asks only the policies (two requests) and
+// the own page of a candidate whose listing did not carry
+// messages_delayed (none on 4.3.6). Beside 10,000 queues it asks what it
+// asks alone. A user who may not list policies still sees what the
+// listing names. Before 4.3 it asks nothing.
+func ReadRetryListed(ctx context.Context, r ListedRetryReader, vhost string, v topology.Version, qs []topology.Queue) (health.RetryHold, error) {
+	if !v.QuorumDelayedRetry() {
+		return health.RetryHold{}, nil
+	}
+	ps, err := r.Policies(ctx, vhost)
+	if err != nil && !errors.Is(err, broker.ErrUnauthorized) {
+		return health.RetryHold{}, err
+	}
+	held, unread := topology.RetryListed(qs, ps, v)
+	if len(unread) > 0 {
+		read, err := r.RetryStats(ctx, vhost, unread)
+		if err != nil {
+			return health.RetryHold{}, err
+		}
+		held = append(held, read...)
+	}
+	return health.NewRetryHold(held, true), nil
 }
 
 // RetryArea is doctor's area for one vhost's delayed retry.

@@ -70,6 +70,13 @@ type Queue struct {
 	AutoDelete bool
 	Args       Args
 	Stats      QueueStats
+	// Policy and OperatorPolicy name the policies the broker applies to
+	// the queue, and EffectivePolicy is their merged definition, where a
+	// listing asked for them: PolicyReported says the broker named
+	// either. Only the listings that judge delayed retry ask.
+	Policy, OperatorPolicy string
+	PolicyReported         bool
+	EffectivePolicy        map[string]any
 }
 
 // QueueStats are the live figures the management API reports for a queue.
@@ -98,6 +105,9 @@ type QueueStats struct {
 	// returned: in neither Ready, Unacked nor Expired, and not yet
 	// dead-lettered even when their TTL has passed (messages_delayed).
 	Delayed int64
+	// DelayedReported says the listing carried messages_delayed for the
+	// queue (4.3's listings with statistics do for quorum queues).
+	DelayedReported bool
 	// DeliveryLimit is the limit in force as the broker reports it
 	// (4.3.6 does; 4.0.5 did for a queue with x-delivery-limit in some
 	// readings): > 0 a limit, 0 none. It is meaningful only when

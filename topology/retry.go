@@ -91,3 +91,75 @@ func SortRetry(qs []RetryQueue) {
 		return qs[i].Name < qs[j].Name
 	})
 }
+
+// RetryCandidate reads a listed queue's delayed retry: from its arguments,
+// then from the policies that apply (as the broker names them where the
+// listing did, else by matching the policies' patterns). A classic or
+// stream queue has none: only quorum queues hold messages back. The
+// candidate has its settings and no statistics.
+func RetryCandidate(q Queue, ps Policies, v Version) (RetryQueue, bool) {
+	if q.Stats.Type != "quorum" {
+		return RetryQueue{}, false
+	}
+	named := func(name string, list []Policy) []Policy {
+		for _, p := range list {
+			if name != "" && p.Name == name {
+				return []Policy{p}
+			}
+		}
+		return nil
+	}
+	// The broker says which policy applies; ask Applying only when it did
+	// not name one that was listed (a policy changed in between).
+	use := Policies{Policies: named(q.Policy, ps.Policies), Operator: named(q.OperatorPolicy, ps.Operator)}
+	if !q.PolicyReported {
+		use = ps
+	}
+	// A policy the broker names but the policies read did not hold (not
+	// readable, or changed in between): its keys as the broker applies
+	// them, merged with an operator policy's where both apply.
+	if len(use.Policies) == 0 && len(use.Operator) == 0 && q.EffectivePolicy["delayed-retry-type"] != nil {
+		switch {
+		case q.Policy != "":
+			use.Policies = []Policy{{Name: q.Policy, Definition: q.EffectivePolicy}}
+		case q.OperatorPolicy != "":
+			use.Operator = []Policy{{Name: q.OperatorPolicy, Definition: q.EffectivePolicy}}
+		}
+	}
+	ds := DelayedRetries(q, use)
+	if len(ds) == 0 {
+		return RetryQueue{}, false
+	}
+	d := ds[0]
+	rq := RetryQueue{Name: q.Name, Type: d.Type, Min: d.Min, Max: d.Max, Source: d.Source, Policy: d.Name}
+	rq.Ignored = d.Source != "argument" && !v.QuorumDelayedRetryPolicy()
+	return rq, true
+}
+
+// RetryListed finds the quorum queues under delayed retry among qs, a
+// listing of every queue of a vhost in the columns that judge it (type,
+// arguments, policy, operator_policy, effective_policy_definition), and
+// ps, the vhost's policies. held are those whose listing carried
+// messages_delayed, with their figures; unread those it did not, which
+// need their own page. Both are in the order of qs. Before 4.3 there are
+// none: no release before has delayed retry.
+func RetryListed(qs []Queue, ps Policies, v Version) (held, unread []RetryQueue) {
+	if !v.QuorumDelayedRetry() {
+		return nil, nil
+	}
+	for _, q := range qs {
+		rq, ok := RetryCandidate(q, ps, v)
+		if !ok {
+			continue
+		}
+		if !q.Stats.DelayedReported {
+			unread = append(unread, rq)
+			continue
+		}
+		rq.Delayed, rq.Reported = q.Stats.Delayed, true
+		rq.Ready, rq.Unacked, rq.Consumers = q.Stats.Ready, q.Stats.Unacked, q.Stats.Consumers
+		rq.DeliveryLimit, rq.LimitKnown = q.Stats.DeliveryLimit, q.Stats.DeliveryLimitReported
+		held = append(held, rq)
+	}
+	return held, unread
+}
