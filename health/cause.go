@@ -181,3 +181,18 @@ func LadderLost(rows []Row) []LostDest {
 	sort.Slice(lost, func(i, j int) bool { return lost[i].Dest < lost[j].Dest })
 	return lost
 }
+
+// LostRemedies are the remedies of the rows' lost-route judgements, each
+// once, in the rows' order: what rungs status prints under a ladder held
+// by a lost route, and the console under its table.
+func LostRemedies(rows []Row) []string {
+	var out []string
+	said := map[string]bool{}
+	for _, r := range rows {
+		if r.Why.Cause == CauseLostRoute && !said[r.Why.Remedy] {
+			said[r.Why.Remedy] = true
+			out = append(out, r.Why.Remedy)
+		}
+	}
+	return out
+}

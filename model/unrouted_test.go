@@ -65,11 +65,25 @@ func TestUnroutedReadFailsThenNames(t *testing.T) {
 	}
 	a = keys(t, a, "G")
 	flat := strings.Join(strings.Fields(plainView(t, a)), " ")
-	for _, want := range []string{"lost route to jobs.q", "5 of 5 unroutable messages meant for jobs.q (queue jobs.q is gone)"} {
+	// The remedy is the one rungs status prints, under the table.
+	remedy := "remedy: restore jobs.q: rungs apply --ladder w --target jobs.q (declares the queue and binds it); once restored, rungs replay --from w.unroutable --to-origin sends them on"
+	for _, want := range []string{"lost route to jobs.q", "5 of 5 unroutable messages meant for jobs.q (queue jobs.q is gone)", remedy} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("the ladder view lacks %q:\n%s", want, plainView(t, a))
 		}
 	}
+	// A filter that hides the unroutable queue does not restore the
+	// route: the remedy stays.
+	a = keys(t, a, "/")
+	a = typeText(t, a, "rung")
+	a = keys(t, a, "enter")
+	if a.ladder.Filter() != "rung" {
+		t.Fatalf("the ladder's filter is %q, want rung", a.ladder.Filter())
+	}
+	if flat := strings.Join(strings.Fields(plainView(t, a)), " "); strings.Contains(flat, "w.unroutable ·") || !strings.Contains(flat, remedy) {
+		t.Errorf("filtered to the rungs, the ladder view:\n%s", plainView(t, a))
+	}
+	a = keys(t, a, "esc")
 	if len(fb.peeked) != 2 {
 		t.Errorf("peeked %v, want w.unroutable twice (failed, then read)", fb.peeked)
 	}

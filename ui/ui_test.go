@@ -137,7 +137,7 @@ func TestLadderViewGolden(t *testing.T) {
 					sel = i
 				}
 			}
-			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel, Totals: lr.Totals}
+			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel, Totals: lr.Totals, Remedies: health.LostRemedies(lr.Rows)}
 		},
 		"lost-target": func() LadderState {
 			// rungs' own ladder whose target jobs.q was deleted: the
@@ -151,7 +151,7 @@ func TestLadderViewGolden(t *testing.T) {
 					sel = i
 				}
 			}
-			return LadderState{Found: f, Rows: lr.Rows, Selected: sel, Totals: lr.Totals}
+			return LadderState{Found: f, Rows: lr.Rows, Selected: sel, Totals: lr.Totals, Remedies: health.LostRemedies(lr.Rows)}
 		},
 		"cluster-member-down": func() LadderState {
 			// A three-node cluster with a node stopped: every queue lost a
