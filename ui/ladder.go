@@ -210,7 +210,8 @@ func lostRoutes(rows []health.Row) (dests []string, rungs int) {
 		for _, d := range r.Why.Lost {
 			if !seen[d.Dest] {
 				seen[d.Dest] = true
-				dests = append(dests, d.Dest)
+				// An unnamed destination ("") is said as LostNames says it.
+				dests = append(dests, topology.LostNames([]topology.LostRoute{d.LostRoute}))
 			}
 		}
 	}
