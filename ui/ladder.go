@@ -683,7 +683,9 @@ func LadderText(lr health.LadderReport, rows []health.Row, folded, width int) st
 	}
 	out = strings.Split(strings.Join(out, "\n"), "\n")
 	for i, l := range out {
-		out[i] = strings.TrimRight(l, " ")
+		// Plain text: the table strikes a missing queue's name through
+		// whatever the styles, and status is read by scripts too.
+		out[i] = strings.TrimRight(ansi.Strip(l), " ")
 	}
 	return strings.Join(out, "\n") + "\n"
 }
