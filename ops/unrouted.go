@@ -3,7 +3,9 @@ package ops
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -180,4 +182,24 @@ func (o Observer) UnroutedUnread() bool {
 		}
 	}
 	return false
+}
+
+// UnroutedDepths words the depths of the queues ReadUnrouted would read
+// now (unroutable queues holding messages, the ready rungs of a ladder
+// whose lost route nothing names), so that a watcher can tell a read of
+// the same depths from one of changed depths.
+func (o Observer) UnroutedDepths() string {
+	snap := o.Snapshot()
+	var b strings.Builder
+	for _, f := range o.Found() {
+		for _, t := range f.Ladder.Terminals() {
+			if q, ok := snap.Queue(t.Queue); ok && t.Role == topology.RoleUnroutable && q.Stats.Ready > 0 {
+				fmt.Fprintf(&b, "%s=%d;", q.Name, q.Stats.Ready)
+			}
+		}
+		for _, q := range o.unnamedRungs(f.Ladder) {
+			fmt.Fprintf(&b, "%s=%d;", q.Name, q.Stats.Ready)
+		}
+	}
+	return b.String()
 }
