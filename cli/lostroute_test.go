@@ -166,26 +166,60 @@ func TestLostRouteNServiceBus(t *testing.T) {
 
 // NServiceBus' direct routing topology, as rungs apply declares it: the
 // endpoint's queue bound straight to the delivery exchange, so deleting it
-// leaves no trace of its name. The held rung is still no stall: every
-// destination's route is lost, and unstall refuses.
+// leaves no binding that names it. 3 messages wait 1s (held once sales is
+// gone), 2 wait an hour in a higher rung, ready: their routing keys end in
+// the endpoint's name. Where reading them changes nothing (quorum rungs
+// from 4.3) status names sales with the 3 held; before 4.3 a read would
+// raise their delivery counts, so none is read and status says "every
+// destination" with the binding that restores one. Neither is a stall;
+// unstall refuses; restored, the 3 arrive and the 2 are still on their
+// way, their delivery counts untouched.
 func TestLostRouteNServiceBusDirect(t *testing.T) {
 	t.Parallel()
 	env, cfg := brokerEnv(t)
+	v := releaseOf(t, cfg)
 	c := dial(t, cfg)
 	declare(t, c, topology.Plan{Queues: []topology.Queue{{Name: "sales", Durable: true}}})
 	mustRun(t, env, "apply", "--layout", "nsb", "--target", "sales")
+	mustRun(t, env, "publish", "--ladder", "nsb.v2", "--delay", "1h", "--to", "sales", "--count", "2")
 	mustRun(t, env, "publish", "--ladder", "nsb.v2", "--delay", "1s", "--to", "sales", "--count", "3")
 	deleteQueue(t, c, "sales")
 	brokertest.AwaitStats(t, cfg, "nsb.v2.delay-level-00", func(s topology.QueueStats) bool { return s.Expired == 3 })
-	heldRungUnnamed(t, env)
+	// The remedy wraps: read it as one line.
+	out := strings.Join(strings.Fields(heldRungNamed(t, env)), " ")
+	if v.QuorumRequeueNackCounts() {
+		wants(t, "status", out, "3 expired held for every destination", "binds no destination",
+			"declare binding source=nsb.v2.delay-delivery destination=<endpoint> routing_key='#.<endpoint>'")
+	} else {
+		wants(t, "status", out, "lost route: 3 expired held for sales (queue sales is gone)",
+			"declare binding source=nsb.v2.delay-delivery destination=sales routing_key='#.sales'")
+	}
 	mustRun(t, env, "apply", "--layout", "nsb", "--target", "sales")
 	mustRun(t, env, "reroute", "--ladder", "nsb.v2", "--yes")
 	if got := drain(t, c, "sales", 3, 30*time.Second); len(got) != 3 {
 		t.Fatalf("%d of 3 held messages reached sales once its route was restored", len(got))
 	}
+	// The 2 an hour away were only read: still in their rung, never
+	// handed back as a delivery.
+	m, err := broker.NewManagement(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitDepth(t, m, cfg.Vhost, "nsb.v2.delay-level-11", 2)
+	res, err := c.Peek(context.Background(), "nsb.v2.delay-level-11", 2)
+	if err != nil || len(res.Messages) != 2 {
+		t.Fatalf("peek of the hour's rung: %+v %v", res, err)
+	}
+	for _, msg := range res.Messages {
+		if msg.DeliveryCount > 0 {
+			t.Errorf("a message an hour away has x-delivery-count %d after status read it", msg.DeliveryCount)
+		}
+	}
 }
 
-func heldRungUnnamed(t *testing.T, env map[string]string) {
+// heldRungNamed waits for status to judge nsb.v2's held rung lost, checks
+// that nothing says stall and that unstall refuses, and returns status.
+func heldRungNamed(t *testing.T, env map[string]string) string {
 	t.Helper()
 	var out string
 	_ = testutil.Until(t, 60*time.Second, func() error {
@@ -197,11 +231,11 @@ func heldRungUnnamed(t *testing.T, env map[string]string) {
 	})
 	t.Logf("status: %s", firstProblem(out))
 	noStall(t, "status", out)
-	wants(t, "status", out, "3 expired held for every", "binds no destination")
 	code, _, errs := run(t, env, "unstall", "--ladder", "nsb.v2", "--yes")
 	if code == ExitOK || !strings.Contains(errs, "whose route is lost") {
 		t.Errorf("unstall of a lost route: exit %d\n%s", code, errs)
 	}
+	return out
 }
 
 // rungs' own ladders keep what no binding routes in NAME.unroutable: the

@@ -58,20 +58,30 @@ type LostDest struct {
 	Held int64
 }
 
-// lostRoutes are the ladder's lost routes in snap, the destinations read
-// from its unroutable queue's messages included.
+// lostRoutes are the ladder's lost routes in snap, the destinations that
+// evidence beyond the snapshot names included: the keys read from its
+// unroutable queue's messages and from a sample of its rungs' ready
+// messages, and what an earlier snapshot saw bound (Watch.Bound).
 func lostRoutes(l topology.Ladder, snap topology.Snapshot, w Watch) []topology.LostRoute {
 	if !holds(l, snap) {
 		// Nothing held, nothing to explain: a refresh of a quiet ladder
 		// walks no routes.
 		return nil
 	}
-	var dests []string
+	queues := make([]string, 0, len(l.Rungs())+1)
 	for _, t := range l.Terminals() {
-		if t.Role != topology.RoleUnroutable {
-			continue
+		if t.Role == topology.RoleUnroutable {
+			queues = append(queues, t.Queue)
 		}
-		for d := range w.Unrouted[t.Queue] {
+	}
+	if len(w.Unrouted) > 0 {
+		for _, r := range l.Rungs() {
+			queues = append(queues, r.Queue)
+		}
+	}
+	dests := append([]string(nil), w.Bound[l.Name]...)
+	for _, q := range queues {
+		for d := range w.Unrouted[q] {
 			dests = append(dests, d)
 		}
 	}
@@ -180,4 +190,19 @@ func LadderLost(rows []Row) []LostDest {
 	}
 	sort.Slice(lost, func(i, j int) bool { return lost[i].Dest < lost[j].Dest })
 	return lost
+}
+
+// LostRemedies are the remedies of the rows' lost-route judgements, each
+// once, in the rows' order: what rungs status prints under a ladder held
+// by a lost route, and the console under its table.
+func LostRemedies(rows []Row) []string {
+	var out []string
+	said := map[string]bool{}
+	for _, r := range rows {
+		if r.Why.Cause == CauseLostRoute && !said[r.Why.Remedy] {
+			said[r.Why.Remedy] = true
+			out = append(out, r.Why.Remedy)
+		}
+	}
+	return out
 }

@@ -143,10 +143,17 @@ type Watch struct {
 	// expired count grows. The zero Flows knows no history.
 	Flows Flows
 	Now   time.Time
-	// Unrouted counts, by unroutable queue, the messages read there by
-	// the destination their routing key names: a destination whose
-	// binding went with its queue is known only from them. nil: not read.
+	// Unrouted counts, by queue, the messages read there by the
+	// destination their routing key names: a destination whose binding
+	// went with its queue is known only from them. The queues are
+	// unroutable queues, and the rungs of a ladder whose lost route no
+	// binding names, sampled of their ready messages (ops.ReadUnrouted).
+	// nil: not read.
 	Unrouted map[string]map[string]int64
+	// Bound are, by ladder name, the destinations an earlier snapshot of
+	// the same session saw bound to the ladder: a route lost while rungs
+	// watched is named by what it last saw. nil: none remembered.
+	Bound map[string][]string
 }
 
 func (w Watch) still(q string) time.Duration {

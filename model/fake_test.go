@@ -38,6 +38,9 @@ type fakeBroker struct {
 	peekErr    error
 	limit      int
 	limitKnown bool
+	// factsVersion is the release PeekFacts reports, as the management
+	// client reads it for a quorum queue; zero: unknown.
+	factsVersion topology.Version
 	// Moving: the moves asked for; each moves moveN messages, reporting
 	// each one, and with moveBlock then waits for its context.
 	moves     []broker.MoveOptions
@@ -138,7 +141,7 @@ func (f *fakeBroker) PeekFacts(ctx context.Context, vhost string, q topology.Que
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return broker.PeekFacts{Limit: f.limit, LimitKnown: f.limitKnown}, nil
+	return broker.PeekFacts{Version: f.factsVersion, Limit: f.limit, LimitKnown: f.limitKnown}, nil
 }
 
 func (f *fakeBroker) Move(ctx context.Context, o broker.MoveOptions) (broker.MoveProgress, error) {

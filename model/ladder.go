@@ -279,6 +279,9 @@ func (v ladderView) state() ui.LadderState {
 		Selected: v.sel, Offset: v.offset, Filter: v.filter,
 		Trace: trace, ShowDrift: v.showDrift, ShowCost: v.showCost && !v.showDrift, Costs: v.costs, Gone: v.gone,
 		ShowForecast: v.showForecast && !v.showDrift && !v.showCost,
+		// Of every row: the remedy is the ladder's, and a filter that
+		// hides the held rung does not cure it.
+		Remedies: health.LostRemedies(v.rows),
 	}
 }
 

@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -217,7 +216,7 @@ func (l *refreshLoop) readWhy(kr keyReader) tea.Cmd {
 	if l.pending != nil || kr.peeker == nil || !l.obs.UnroutedUnread() {
 		return nil
 	}
-	depths := unroutedDepths(l.obs)
+	depths := l.obs.UnroutedDepths()
 	if depths == l.whyTried {
 		return nil
 	}
@@ -239,21 +238,6 @@ func (l *refreshLoop) tookWhy(m unroutedMsg) error {
 	}
 	l.whyTried = depths
 	return nil
-}
-
-// unroutedDepths words the depths of the observer's unroutable queues
-// that hold messages, to tell whether they changed.
-func unroutedDepths(o ops.Observer) string {
-	snap := o.Snapshot()
-	var b strings.Builder
-	for _, f := range o.Found() {
-		for _, t := range f.Ladder.Terminals() {
-			if q, ok := snap.Queue(t.Queue); ok && t.Role == topology.RoleUnroutable && q.Stats.Ready > 0 {
-				fmt.Fprintf(&b, "%s=%d;", q.Name, q.Stats.Ready)
-			}
-		}
-	}
-	return b.String()
 }
 
 // follow points the observer at scope s and reads it at once; the request

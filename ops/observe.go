@@ -216,6 +216,11 @@ type Observer struct {
 	// unrouted are the destinations read from unroutable queues
 	// (ReadUnrouted), by queue; nil when none was read.
 	unrouted map[string]map[string]int64
+	// bound are, by ladder, the destinations the session's snapshots saw
+	// bound to it (each ladder's Targets, since the first): what names a
+	// route lost while the observer watched. Replaced, never changed in
+	// place, as the observer is a value.
+	bound map[string][]string
 }
 
 // WithUnrouted gives the report the destinations read from the ladders'
@@ -421,6 +426,7 @@ func (o Observer) Observe(r Reading) (next Observer, again bool) {
 				o.found = append(o.found, f)
 			}
 		}
+		o.bound = remember(o.bound, o.found)
 		// A snapshot that had to look for the named ladders holds other
 		// ladders' objects too: the next read narrows to theirs.
 		o.due = len(o.scope.Ladders) > 0 && len(o.found) > 0 && r.Scoped && !r.Read.Narrow
@@ -483,6 +489,7 @@ func (o Observer) Report(now time.Time) health.Report {
 		Flows:    o.flows,
 		Now:      now,
 		Unrouted: o.unrouted,
+		Bound:    o.bound,
 	}
 	r := health.NewReport(o.found, o.snap, w)
 	r.At = o.at
@@ -581,4 +588,31 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-time.After(d):
 		return nil
 	}
+}
+
+// remember adds the targets of found to bound, by ladder: a new map when
+// one is new, bound itself when none is, so that an older observer keeps
+// what it had. A ladder's destinations are few, and a session's ladders
+// the ones it watched: what is remembered stays small.
+func remember(bound map[string][]string, found []topology.Found) map[string][]string {
+	var next map[string][]string
+	for _, f := range found {
+		l := f.Ladder
+		for _, t := range l.Targets {
+			if slices.Contains(bound[l.Name], t) || slices.Contains(next[l.Name], t) {
+				continue
+			}
+			if next == nil {
+				next = maps.Clone(bound)
+				if next == nil {
+					next = map[string][]string{}
+				}
+			}
+			next[l.Name] = append(slices.Clip(next[l.Name]), t)
+		}
+	}
+	if next == nil {
+		return bound
+	}
+	return next
 }

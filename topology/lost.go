@@ -94,17 +94,25 @@ func (l Ladder) LostRoutes(snap Snapshot, dests ...string) []LostRoute {
 // (NServiceBus' direct routing topology) takes its only trace with it when
 // its queue is deleted, so its name is unknown: Dest is "".
 func (l Ladder) deliveryBindsNothing(snap Snapshot) (LostRoute, bool) {
-	var delivery, restore string
+	var delivery, restore, dest string
 	switch l.Layout {
 	case "celery":
-		delivery = l.Name + "_delayed_delivery"
+		delivery, dest = l.Name+"_delayed_delivery", "<queue>"
 		restore = fmt.Sprintf("start the Celery workers: kombu binds each task queue's exchange to %s with \"#.<queue>\" (kombu #2252)", delivery)
 	case "nsb", "nsb1":
-		delivery = strings.TrimSuffix(l.Entry0(), "level-00") + "delivery"
+		delivery, dest = strings.TrimSuffix(l.Entry0(), "level-00")+"delivery", "<endpoint>"
 		restore = fmt.Sprintf("start the endpoints: NServiceBus binds each endpoint's exchange (or queue) to %s with \"#.<endpoint>\"", delivery)
 	default:
 		return LostRoute{}, false
 	}
+	// Nothing names the destination: the binding that restores one, with
+	// its name left for the operator to fill in.
+	vh := ""
+	if snap.Vhost != "" && snap.Vhost != "/" {
+		vh = " -V " + snap.Vhost
+	}
+	restore += fmt.Sprintf("; or, for each, rabbitmqadmin%s declare queue name=%s durable=true, then rabbitmqadmin%s declare binding source=%s destination=%s routing_key='#.%s'",
+		vh, dest, vh, delivery, dest, dest)
 	if _, ok := snap.Exchange(delivery); !ok {
 		return LostRoute{}, false
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
@@ -44,6 +45,9 @@ type LadderState struct {
 	Gone bool
 	// Folded counts idle rungs left out of Rows (see health.FoldIdleRungs).
 	Folded int
+	// Remedies are what restores the ladder's lost routes, as rungs status
+	// prints them (health.LostRemedies of every row, filtered or not).
+	Remedies []string
 }
 
 // TraceState is a trace being typed or pinned.
@@ -74,7 +78,34 @@ func (s LadderState) detailHeight(w int) int {
 // TableHeight is how many table lines (rows and section headings) fit in
 // a ladder view of w×h cells; the model scrolls with it.
 func (s LadderState) TableHeight(w, h int) int {
-	return max(1, h-summaryHeight-1-s.detailHeight(w))
+	return max(1, h-summaryHeight-1-s.detailHeight(w)-len(s.remedyLines(w, h)))
+}
+
+// remedyLabel starts a lost route's remedy, in status and the console.
+const remedyLabel = "remedy: "
+
+// remedyLines are the lost routes' remedies wrapped to w, under the table
+// of a w×h view. They take at most half of what the table would have, so
+// that the held rungs stay in sight; a remedy cut short ends in "…", and
+// rungs status prints it whole.
+func (s LadderState) remedyLines(w, h int) []string {
+	if len(s.Remedies) == 0 {
+		return nil
+	}
+	var ls []string
+	for _, rem := range s.Remedies {
+		ls = append(ls, wrap(remedyLabel+rem, w, "  ")...)
+	}
+	room := (h - summaryHeight - 1 - s.detailHeight(w)) / 2
+	if len(ls) <= room {
+		return ls
+	}
+	if room <= 0 {
+		return nil
+	}
+	ls = ls[:room]
+	ls[room-1] = ansi.Truncate(ls[room-1], w-1, "") + "…"
+	return ls
 }
 
 // ladderLine is one table line: a row, or a section heading (row < 0).
@@ -147,6 +178,12 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 	default:
 		parts.fitted(ladderTable(s, ls, st, w, tableH), tableH+1)
 	}
+	if rl := s.remedyLines(w, h); len(rl) > 0 {
+		for i, l := range rl {
+			rl[i] = st.Warn.Render(l)
+		}
+		parts.block(strings.Join(rl, "\n"), len(rl))
+	}
 	if s.Trace != nil {
 		parts.raw(strings.Join(traceLines(*s.Trace, st, w), "\n"))
 	} else {
@@ -173,7 +210,8 @@ func lostRoutes(rows []health.Row) (dests []string, rungs int) {
 		for _, d := range r.Why.Lost {
 			if !seen[d.Dest] {
 				seen[d.Dest] = true
-				dests = append(dests, d.Dest)
+				// An unnamed destination ("") is said as LostNames says it.
+				dests = append(dests, topology.LostNames([]topology.LostRoute{d.LostRoute}))
 			}
 		}
 	}
@@ -633,12 +671,8 @@ func LadderText(lr health.LadderReport, rows []health.Row, folded, width int) st
 	}
 	// A lost route's remedy, once for each remedy the rows name: the
 	// judgement carries it, the view only prints it.
-	said := map[string]bool{}
-	for _, r := range rows {
-		if r.Why.Cause == health.CauseLostRoute && !said[r.Why.Remedy] {
-			said[r.Why.Remedy] = true
-			problems = append(problems, wrap("    remedy: "+r.Why.Remedy, width, "      ")...)
-		}
+	for _, rem := range health.LostRemedies(rows) {
+		problems = append(problems, wrap("    "+remedyLabel+rem, width, "      ")...)
 	}
 	if len(problems) > 0 {
 		out = append(out, "")
@@ -649,7 +683,9 @@ func LadderText(lr health.LadderReport, rows []health.Row, folded, width int) st
 	}
 	out = strings.Split(strings.Join(out, "\n"), "\n")
 	for i, l := range out {
-		out[i] = strings.TrimRight(l, " ")
+		// Plain text: the table strikes a missing queue's name through
+		// whatever the styles, and status is read by scripts too.
+		out[i] = strings.TrimRight(ansi.Strip(l), " ")
 	}
 	return strings.Join(out, "\n") + "\n"
 }

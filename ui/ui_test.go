@@ -137,7 +137,7 @@ func TestLadderViewGolden(t *testing.T) {
 					sel = i
 				}
 			}
-			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel, Totals: lr.Totals}
+			return LadderState{Found: f, Rows: rows, Folded: folded, Selected: sel, Totals: lr.Totals, Remedies: health.LostRemedies(lr.Rows)}
 		},
 		"lost-target": func() LadderState {
 			// rungs' own ladder whose target jobs.q was deleted: the
@@ -151,7 +151,7 @@ func TestLadderViewGolden(t *testing.T) {
 					sel = i
 				}
 			}
-			return LadderState{Found: f, Rows: lr.Rows, Selected: sel, Totals: lr.Totals}
+			return LadderState{Found: f, Rows: lr.Rows, Selected: sel, Totals: lr.Totals, Remedies: health.LostRemedies(lr.Rows)}
 		},
 		"cluster-member-down": func() LadderState {
 			// A three-node cluster with a node stopped: every queue lost a
@@ -300,6 +300,29 @@ func TestLadderTextLostRoute(t *testing.T) {
 		}
 	}
 	golden.RequireEqual(t, out)
+}
+
+// A lost route nothing names (the delivery exchange binds no
+// destination) is said as "every destination", in the summary too, with
+// the binding that restores one, its name a placeholder.
+func TestLadderTextLostUnnamed(t *testing.T) {
+	snap := fixture.CeleryLost()
+	var bs []topology.Binding
+	for _, b := range snap.Bindings {
+		if b.Source != "celery_delayed_delivery" {
+			bs = append(bs, b)
+		}
+	}
+	snap.Bindings = bs
+	lr := report(found(t, snap, "celery"), snap, health.Watch{Interval: 5 * time.Second, Waited: fixture.LostWaits})
+	rows, folded := health.StatusRows(lr, false)
+	out := strings.Join(strings.Fields(LadderText(lr, rows, folded, 120)), " ")
+	for _, want := range []string{"✗ lost route to every destination LVL", "lost route: 200 expired held for every destination (celery_delayed_delivery binds no destination)",
+		"declare binding source=celery_delayed_delivery destination=<queue> routing_key='#.<queue>'"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status text lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 // status on rungs' own ladder whose target is gone: the unroutable queue
