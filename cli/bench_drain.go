@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -50,20 +49,14 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	return e.view().printBench(bf, rep.Markdown(), rep, rep.Problems)
 }
 
-// minSavedLate is how late a drain's last message must arrive for its
-// drain rate to be the ladder's capacity: a ladder that kept up measured
-// only how fast it was fed.
-const minSavedLate = 2 * time.Second
-
 // saveCapacity keeps the drain's dead-letter hops a second on the broker,
-// keyed by the rungs' kind.
+// keyed by the rungs' kind, when the run measured them.
 func (e *env) saveCapacity(ctx context.Context, m *broker.Management, rep bench.DrainReport) error {
-	if rep.Late.Max < float64(minSavedLate.Milliseconds()) || rep.Lost > 0 {
+	c, key, ok := rep.Capacity()
+	if !ok {
 		fmt.Fprintf(e.Err, "rungs: capacity not saved: the ladder kept up (last message %.1fs late, %d lost); a larger --drain measures it\n", rep.Late.Max/1000, rep.Lost)
 		return nil
 	}
-	c := broker.DrainCapacity{HopsPerS: rep.DrainPerS * float64(rep.Hops), RabbitMQ: rep.Broker.RabbitMQ, Measured: rep.Started, N: rep.N, Load: rep.LoadAtPeak}
-	key := broker.CapacityKey(rep.Ladder.QueueType, rep.AtMostOnce)
 	if err := m.SaveDrainCapacity(ctx, key, c); err != nil {
 		return err
 	}
