@@ -104,7 +104,7 @@ func (e *env) runMigrate(ctx context.Context, mf ops.MigrateInput) error {
 		return err
 	}
 	if mf.DryRun {
-		return e.dryRunMigrate(ctx, mf, mp)
+		return e.dryRunMigrate(ctx, mf, mp, m)
 	}
 	what, word := describeMigrate(mp, mf.Limit)
 	if err := e.view().confirm(e.opts.yes, what, word); err != nil {
@@ -277,14 +277,13 @@ func heldElsewhere(res ops.MigrateResult) []string {
 
 // dryRunMigrate peeks at the head of each rung and says where each message
 // would go.
-func (e *env) dryRunMigrate(ctx context.Context, mf ops.MigrateInput, mp ops.MigratePlan) error {
-	req := ops.MigratePreviewRequest{Vhost: e.vhost(), Count: mf.PreviewCount(), Force: mf.Force, ReadOnly: e.config().ReadOnly,
+// m reads the quorum rungs' peek facts.
+func (e *env) dryRunMigrate(ctx context.Context, mf ops.MigrateInput, mp ops.MigratePlan, m *broker.Management) error {
+	out, err := mp.Preview(ctx, ops.MigratePreviewRequest{
+		Vhost: e.vhost(), Facts: m, Count: mf.PreviewCount(), Force: mf.Force, ReadOnly: e.config().ReadOnly,
 		Open: func(ctx context.Context) (ops.MovePreviewer, error) { return e.clients().amqp(ctx) },
-		Note: func(note string) { fmt.Fprintf(e.Err, "rungs: note: %s\n", note) }}
-	if m, err := e.clients().management(); err == nil {
-		req.Facts = m
-	}
-	out, err := mp.Preview(ctx, req)
+		Note: func(note string) { fmt.Fprintf(e.Err, "rungs: note: %s\n", note) },
+	})
 	if err != nil {
 		return err
 	}
