@@ -44,7 +44,8 @@ var allowedImports = map[string][]string{
 	"cmd/rungs-lab":     {"bench", "broker", "internal/lab", "topology"},
 	"exporter":          {"broker", "health", "ops", "topology"},
 	"bridge":            {"broker", "ops", "topology"},
-	"cli":               {"bench", "bridge", "broker", "exporter", "health", "model", "ops", "retry", "topology", "ui"},
+	"retry/demo":        {"broker", "retry", "topology"},
+	"cli":               {"bench", "bridge", "broker", "exporter", "health", "model", "ops", "retry", "retry/demo", "topology", "ui"},
 	"examples/worker":   {"broker", "retry", "topology"},
 	"e2e":               {}, // tests only
 }

@@ -4,38 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rungs-dev/rungs/bench"
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
+// benchFlags are bench's flags: the run's input, and what to do with its
+// report.
 type benchFlags struct {
-	duration, warmup, unit string
-	levels, delayBits      int
-	size, rounds           int
-	inFlight               int
-	persistent, smoke      bool
-	topicRef, floorRef     bool
-	quorum                 bool
-	layouts                []string
-	radixes                []int
-	loads                  []string
-	markdown               string
-	seed                   uint64
-	brokerPID              int
-	phases                 []string
-	drain                  int
-	inflow, inflowFor      string
-	record                 string
-	drainDelay             string
-	capacity               float64
-	save                   bool
+	in       bench.Input
+	markdown string
+	save     bool
 }
 
 func (e *env) benchCommand() *cobra.Command {
@@ -54,172 +38,43 @@ func (e *env) benchCommand() *cobra.Command {
 	}
 	d := bench.DefaultOptions()
 	f := cmd.Flags()
-	f.StringVar(&bf.duration, "duration", d.Duration.String(), "measured window of each phase")
-	f.StringVar(&bf.warmup, "warmup", d.Warmup.String(), "ramp before each window (throughput phases add the longest delay)")
-	f.StringVar(&bf.unit, "unit", topology.FormatDelay(d.Unit), "ladder resolution (the lowest rung's TTL)")
-	f.IntVar(&bf.levels, "levels", d.Levels, "binary levels; radix r ladders hold the same range in fewer")
-	f.IntVar(&bf.delayBits, "delay-bits", d.DelayBits, "delays are uniform over [0, 2^N) units")
-	f.IntVar(&bf.size, "size", d.Size, "message body bytes")
-	f.BoolVar(&bf.persistent, "persistent", d.Persistent, "persistent delivery mode")
-	f.StringSliceVar(&bf.layouts, "layouts", d.Layouts, "layouts to measure in radix 2: prefix, direct, suffix")
-	f.IntSliceVar(&bf.radixes, "radix", d.Radixes, "radixes to measure with the prefix and direct layouts: 2, 4, 8, 16")
-	f.StringSliceVar(&bf.loads, "loads", []string{"100", "1000", "max"}, "offered loads in msg/s for punctuality; max is saturation")
-	f.IntVar(&bf.rounds, "rounds", d.Rounds, "repetitions of the limit and throughput phases")
-	f.BoolVar(&bf.topicRef, "topic-reference", d.TopicReference, "also measure the ladder's keys through a topic exchange with no delay (what one routed transfer costs)")
-	f.BoolVar(&bf.quorum, "quorum", d.Quorum, "also measure the binary ladder with quorum rungs (what at-least-once dead-lettering costs)")
-	f.BoolVar(&bf.floorRef, "floor-reference", d.FloorReference, "also measure a chain of TTL queues dead-lettering with no routing (the cheapest a hop can be)")
-	f.IntVar(&bf.inFlight, "in-flight", d.InFlight, "cap on undelivered messages of the limit phase (ladders add rate × mean delay)")
-	f.Uint64Var(&bf.seed, "seed", d.Seed, "seed of the drawn delays")
+	f.StringVar(&bf.in.Duration, "duration", d.Duration.String(), "measured window of each phase")
+	f.StringVar(&bf.in.Warmup, "warmup", d.Warmup.String(), "ramp before each window (throughput phases add the longest delay)")
+	f.StringVar(&bf.in.Unit, "unit", topology.FormatDelay(d.Unit), "ladder resolution (the lowest rung's TTL)")
+	f.IntVar(&bf.in.Set.Levels, "levels", d.Levels, "binary levels; radix r ladders hold the same range in fewer")
+	f.IntVar(&bf.in.Set.DelayBits, "delay-bits", d.DelayBits, "delays are uniform over [0, 2^N) units")
+	f.IntVar(&bf.in.Set.Size, "size", d.Size, "message body bytes")
+	f.BoolVar(&bf.in.Set.Persistent, "persistent", d.Persistent, "persistent delivery mode")
+	f.StringSliceVar(&bf.in.Set.Layouts, "layouts", d.Layouts, "layouts to measure in radix 2: prefix, direct, suffix")
+	f.IntSliceVar(&bf.in.Set.Radixes, "radix", d.Radixes, "radixes to measure with the prefix and direct layouts: 2, 4, 8, 16")
+	f.StringSliceVar(&bf.in.Loads, "loads", []string{"100", "1000", "max"}, "offered loads in msg/s for punctuality; max is saturation")
+	f.IntVar(&bf.in.Set.Rounds, "rounds", d.Rounds, "repetitions of the limit and throughput phases")
+	f.BoolVar(&bf.in.Set.TopicReference, "topic-reference", d.TopicReference, "also measure the ladder's keys through a topic exchange with no delay (what one routed transfer costs)")
+	f.BoolVar(&bf.in.Set.Quorum, "quorum", d.Quorum, "also measure the binary ladder with quorum rungs (what at-least-once dead-lettering costs)")
+	f.BoolVar(&bf.in.Set.FloorReference, "floor-reference", d.FloorReference, "also measure a chain of TTL queues dead-lettering with no routing (the cheapest a hop can be)")
+	f.IntVar(&bf.in.Set.InFlight, "in-flight", d.InFlight, "cap on undelivered messages of the limit phase (ladders add rate × mean delay)")
+	f.Uint64Var(&bf.in.Set.Seed, "seed", d.Seed, "seed of the drawn delays")
 	f.StringVar(&bf.markdown, "markdown", "", "also write the Markdown report to FILE")
-	f.BoolVar(&bf.smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
-	f.StringSliceVar(&bf.phases, "phases", bench.PhaseNames(), "phases to run, of "+strings.Join(bench.PhaseNames(), ", "))
-	f.StringVar(&bf.record, "record", "", "with --drain: also write every reading of the ladder to FILE (JSON), to replay the judgement on (docs/benchmarks/storms.md)")
-	f.StringVar(&bf.inflow, "inflow", "", "with --drain: also publish the same messages at a steady RATE/s from the storm's start, as retrying clients do (e.g. 1500/s)")
-	f.StringVar(&bf.inflowFor, "inflow-for", "4m", "with --inflow: for how long")
-	f.StringVar(&bf.drainDelay, "drain-delay", bench.DefaultDrainOptions().Delay.String(), "with --drain: every message's delay")
+	f.BoolVar(&bf.in.Smoke, "smoke", false, "a few hundred messages per phase: checks correctness, measures nothing")
+	f.StringSliceVar(&bf.in.Set.Phases, "phases", bench.PhaseNames(), "phases to run, of "+strings.Join(bench.PhaseNames(), ", "))
+	f.StringVar(&bf.in.Record, "record", "", "with --drain: also write every reading of the ladder to FILE (JSON), to replay the judgement on (docs/benchmarks/storms.md)")
+	f.StringVar(&bf.in.Inflow, "inflow", "", "with --drain: also publish the same messages at a steady RATE/s from the storm's start, as retrying clients do (e.g. 1500/s)")
+	f.StringVar(&bf.in.InflowFor, "inflow-for", "4m", "with --inflow: for how long")
+	f.StringVar(&bf.in.DrainDelay, "drain-delay", bench.DefaultDrainOptions().Delay.String(), "with --drain: every message's delay")
 	e.opts.ladder.registerStrategy(f, false)
-	f.Float64Var(&bf.capacity, "capacity", 0, "with --drain: a drain capacity measured before, in dead-letter hops/s, to forecast the burst's lateness from")
+	f.Float64Var(&bf.in.Capacity, "capacity", 0, "with --drain: a drain capacity measured before, in dead-letter hops/s, to forecast the burst's lateness from")
 	f.BoolVar(&bf.save, "save", false, "with --drain: save the measured drain capacity on the broker (global parameter "+broker.CapacityParameter+"), where publish, the console and the exporter read it")
-	f.IntVar(&bf.brokerPID, "broker-pid", 0, "the broker's process on this machine, whose CPU time per message the run reports (default: the pid the management API reports, for a broker on loopback; -1: none)")
-	f.IntVar(&bf.drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/benchmarks/storms.md)")
+	f.IntVar(&bf.in.Set.BrokerPID, "broker-pid", 0, "the broker's process on this machine, whose CPU time per message the run reports (default: the pid the management API reports, for a broker on loopback; -1: none)")
+	f.IntVar(&bf.in.Drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/benchmarks/storms.md)")
 	return cmd
 }
 
-// options turns the flags into bench options; explicit flags override the
-// smoke preset.
-func (bf benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
-	o := bench.DefaultOptions()
-	if bf.smoke {
-		o = bench.SmokeOptions()
-	}
-	changed := func(name string) bool { return cmd.Flags().Changed(name) }
-	if err := bf.durations(changed, &o); err != nil {
-		return o, err
-	}
-	if changed("levels") {
-		o.Levels = bf.levels
-	}
-	if changed("delay-bits") {
-		o.DelayBits = bf.delayBits
-	}
-	if changed("size") {
-		o.Size = bf.size
-	}
-	if changed("persistent") {
-		o.Persistent = bf.persistent
-	}
-	if changed("layouts") {
-		o.Layouts = bf.layouts
-	}
-	if changed("radix") {
-		o.Radixes = bf.radixes
-	}
-	if changed("rounds") {
-		o.Rounds = bf.rounds
-	}
-	if changed("topic-reference") {
-		o.TopicReference = bf.topicRef
-	}
-	if changed("floor-reference") {
-		o.FloorReference = bf.floorRef
-	}
-	if changed("quorum") {
-		o.Quorum = bf.quorum
-	}
-	if changed("in-flight") {
-		o.InFlight = bf.inFlight
-	}
-	if changed("seed") {
-		o.Seed = bf.seed
-	}
-	if changed("phases") {
-		o.Phases = bf.phases
-	}
-	if changed("broker-pid") {
-		o.BrokerPID = bf.brokerPID
-	}
-	if changed("loads") {
-		loads, err := parseLoads(bf.loads)
-		if err != nil {
-			return o, err
-		}
-		o.Loads = loads
-	}
-	if err := checkBenchOptions(o); err != nil {
-		return o, err
-	}
-	if err := o.Check(); err != nil {
-		return o, usageErr("%v", err)
-	}
-	return o, nil
-}
-
-// durations reads the span flags given: --duration, --warmup, --unit.
-func (bf benchFlags) durations(changed func(string) bool, o *bench.Options) error {
-	for _, f := range []struct {
-		name, v string
-		dst     *time.Duration
-	}{{"duration", bf.duration, &o.Duration}, {"warmup", bf.warmup, &o.Warmup}, {"unit", bf.unit, &o.Unit}} {
-		if !changed(f.name) {
-			continue
-		}
-		d, err := topology.ParseDelay(f.v)
-		if err != nil {
-			return usageErr("--%s: %v", f.name, err)
-		}
-		*f.dst = d
-	}
-	return nil
-}
-
-// parseLoads reads --loads: rates, or max for the limit.
-func parseLoads(ss []string) ([]float64, error) {
-	var loads []float64
-	for _, s := range ss {
-		if strings.EqualFold(s, "max") {
-			loads = append(loads, 0)
-			continue
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || v <= 0 {
-			return nil, usageErr("--loads: %q is not a positive rate or max", s)
-		}
-		loads = append(loads, v)
-	}
-	return loads, nil
-}
-
-// checkBenchOptions refuses options no run can use, before Check's own.
-func checkBenchOptions(o bench.Options) error {
-	switch {
-	case o.Duration <= 0:
-		return usageErr("--duration must be positive")
-	case o.Rounds < 1:
-		return usageErr("--rounds must be at least 1")
-	case o.Size < 0:
-		return usageErr("--size must not be negative")
-	}
-	for _, r := range o.Radixes {
-		if r != 2 && r != 4 && r != 8 && r != 16 {
-			return usageErr("--radix %d: want 2, 4, 8 or 16", r)
-		}
-	}
-	return nil
-}
-
 func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
-	if cmd.Flags().Changed("drain") {
+	cmd.Flags().Visit(func(f *pflag.Flag) { bf.in.Given = append(bf.in.Given, f.Name) })
+	if bf.in.IsDrain() {
 		return e.runDrain(cmd, bf)
 	}
-	for _, name := range []string{"record", "drain-delay", "dead-letter-strategy", "capacity", "save"} {
-		if cmd.Flags().Changed(name) {
-			return usageErr("--%s goes with --drain", name)
-		}
-	}
-	if bf.inflow != "" {
-		return usageErr("--inflow goes with --drain")
-	}
-	o, err := bf.options(cmd)
+	o, err := bf.in.Options()
 	if err != nil {
 		return err
 	}
@@ -235,10 +90,7 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	o.Log = e.Err
 	rep, err := bench.Run(cmd.Context(), e.config(), m, o)
 	if err != nil {
-		if errorsIsOptions(err) {
-			return usageErr("%v", err)
-		}
-		return err
+		return benchErr(err)
 	}
 	return e.view().printBench(bf, rep.Markdown(), rep, rep.Problems)
 }
@@ -306,7 +158,13 @@ func (v view) printBench(bf benchFlags, md string, rep any, problems []string) e
 	return nil
 }
 
-func errorsIsOptions(err error) bool { return errors.Is(err, bench.ErrOptions) }
+// benchErr makes options a run refused (bench.ErrOptions) bad input.
+func benchErr(err error) error {
+	if errors.Is(err, bench.ErrOptions) {
+		return usageErr("%v", err)
+	}
+	return err
+}
 
 const benchLong = `bench runs, in one go and in a vhost of its own (removed afterwards):
 

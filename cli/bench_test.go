@@ -3,10 +3,12 @@ package cli
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
+// bench's flags are checked before any broker is met: a clear one-line
+// usage error; good ones go on to the broker (here none).
 func TestBenchFlags(t *testing.T) {
+	env := map[string]string{"RUNGS_URL": "amqp://guest:guest@127.0.0.1:1/", "RUNGS_MGMT_URL": "http://127.0.0.1:1"}
 	cases := map[string]struct {
 		args []string
 		want string // a usage error's text, or "" for success
@@ -24,48 +26,15 @@ func TestBenchFlags(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := &env{}
-			cmd := e.benchCommand()
-			if err := cmd.ParseFlags(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			var bf benchFlags
-			bf.duration, _ = cmd.Flags().GetString("duration")
-			bf.warmup, _ = cmd.Flags().GetString("warmup")
-			bf.unit, _ = cmd.Flags().GetString("unit")
-			bf.loads, _ = cmd.Flags().GetStringSlice("loads")
-			bf.radixes, _ = cmd.Flags().GetIntSlice("radix")
-			bf.rounds, _ = cmd.Flags().GetInt("rounds")
-			bf.smoke, _ = cmd.Flags().GetBool("smoke")
-			bf.phases, _ = cmd.Flags().GetStringSlice("phases")
-			bf.delayBits, _ = cmd.Flags().GetInt("delay-bits")
-			o, err := bf.options(cmd)
-			if tc.want != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.want) {
-					t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			code, _, stderr := run(t, env, append([]string{"bench"}, tc.args...)...)
+			if tc.want == "" {
+				if code == ExitUsage {
+					t.Fatalf("exit %d: %s", code, stderr)
 				}
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch name {
-			case "loads":
-				if len(o.Loads) != 2 || o.Loads[0] != 50 || o.Loads[1] != 0 {
-					t.Fatalf("loads = %v", o.Loads)
-				}
-			case "smoke":
-				if !o.Smoke || o.MaxMessages == 0 || o.Duration != 2*time.Second {
-					t.Fatalf("smoke options %+v", o)
-				}
-			case "phases":
-				if len(o.Phases) != 1 || o.Phases[0] != "punctuality" {
-					t.Fatalf("phases = %v", o.Phases)
-				}
-			case "defaults":
-				if o.Smoke || o.Levels != 24 || o.Unit != time.Millisecond || len(o.Radixes) != 2 || len(o.Layouts) != 3 {
-					t.Fatalf("default options %+v", o)
-				}
+			if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Fatalf("exit %d, stderr %q; want %d and one line with %q", code, stderr, ExitUsage, tc.want)
 			}
 		})
 	}

@@ -131,20 +131,7 @@ func (e *env) serveBridge(ctx context.Context, bf bridgeFlags, o bridge.Options)
 	n := o.Names
 	fmt.Fprintf(e.Err, "rungs bridge: %s (intake %s) through %s to %s exchange %s; parked in %s\n",
 		n.Exchange, n.Intake, describe(o.Ladder), bf.exitType, n.Exit, n.Parked)
-	if bf.every > 0 {
-		go func() {
-			t := time.NewTicker(bf.every)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					fmt.Fprintln(e.Err, "rungs bridge: "+bridgeLine(b.Progress()))
-				}
-			}
-		}()
-	}
+	go b.Watch(ctx, bf.every, func(p bridge.Progress) { fmt.Fprintln(e.Err, "rungs bridge: "+bridgeLine(p)) })
 	err = b.Run(ctx)
 	fmt.Fprintln(e.Err, "rungs bridge: stopped: "+bridgeLine(b.Progress()))
 	return err

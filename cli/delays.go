@@ -1,67 +1,14 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
-	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
-
-// discoverDelays takes the inventory of delays outside ladders in each
-// vhost discover looked in (every vhost the user may read with
-// --all-vhosts). It lists every queue of those vhosts, paged, which is
-// why discover does it only with --delays.
-func discoverDelays(ctx context.Context, m *broker.Management, timeout time.Duration, vhosts []string, d broker.Discovery) ([]topology.Inventory, error) {
-	if vhosts == nil {
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		all, err := m.Vhosts(cctx)
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range all {
-			if !slices.Contains(d.Hidden, v) {
-				vhosts = append(vhosts, v)
-			}
-		}
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	ver, err := m.Version(cctx)
-	cancel()
-	if err != nil {
-		return nil, err
-	}
-	var out []topology.Inventory
-	for _, v := range vhosts {
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		inv, snap, err := ops.Delays(cctx, m, v, d.Found)
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		// The broker's own delay on hand-back, from 4.3: nothing is read
-		// before. The inventory's listing holds every queue of the vhost,
-		// so the candidates come from it, not from a second walk.
-		if ver.QuorumDelayedRetry() {
-			cctx, cancel := context.WithTimeout(ctx, timeout)
-			h, err := ops.ReadRetryListed(cctx, m, v, ver, snap.Queues)
-			cancel()
-			if err != nil {
-				return nil, err
-			}
-			inv = inv.WithRetry(h.Queues)
-		}
-		out = append(out, inv)
-	}
-	return out, nil
-}
 
 // printDelays writes the inventories under the ladders' table.
 func (v view) printDelays(invs []topology.Inventory) {
@@ -100,17 +47,9 @@ func (v view) printDelays(invs []topology.Inventory) {
 	}
 }
 
+// delaysText is a group's delays: the first three and how many more.
 func delaysText(g topology.DelayGroup) string {
-	var ts []string
-	for _, q := range g.Queues {
-		t := topology.FormatDelay(q.TTL)
-		if q.PerMessage {
-			t = "per message"
-		}
-		if !slices.Contains(ts, t) {
-			ts = append(ts, t)
-		}
-	}
+	ts := g.DelayLabels(topology.FormatDelay, "per message")
 	if len(ts) > 4 {
 		return strings.Join(ts[:3], " ") + fmt.Sprintf(" +%d", len(ts)-3)
 	}

@@ -64,7 +64,7 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 	}
 	var invs []topology.Inventory
 	if delays {
-		if invs, err = discoverDelays(ctx, m, e.opts.timeout, vhosts, d); err != nil {
+		if invs, err = ops.DelaysIn(ctx, m, ops.DelaysRequest{Vhosts: vhosts, Hidden: d.Hidden, Found: d.Found, Timeout: e.opts.timeout}); err != nil {
 			return err
 		}
 	}

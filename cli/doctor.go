@@ -56,7 +56,7 @@ reads only: nothing on the broker changes. It exits 0 when nothing is wrong
   rungs doctor --all-vhosts --json | jq '.checks[] | select(.status == "problem")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := parseTarget(target)
+			t, err := ops.ParseTarget(target)
 			if err != nil {
 				return err
 			}

@@ -15,20 +15,8 @@ import (
 	"github.com/rungs-dev/rungs/ui"
 )
 
-// defaultMigratePreview is how many messages per rung migrate --dry-run
-// shows without --limit.
-const defaultMigratePreview = 20
-
-type migrateFlags struct {
-	from, fromLayout, to, toLayout string
-	fromDelays                     string // a delay group (migrate_delays.go)
-	dest, park, rate, margin       string
-	dryRun, force                  bool
-	limit, window                  int
-}
-
 func (e *env) migrateCommand() *cobra.Command {
-	var mf migrateFlags
+	var mf ops.MigrateInput
 	cmd := &cobra.Command{
 		Use:   "migrate --from LADDER --to LADDER",
 		Short: "Move the messages in flight from one ladder into another, keeping their due times",
@@ -75,67 +63,50 @@ typed, or --yes.`,
   rungs migrate --from jobs --to jobs-quorum --rate 500/s --park jobs.unplaced --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if mf.fromDelays != "" {
-				if err := mf.checkDelays(); err != nil {
-					return err
-				}
-				return e.runMigrate(cmd.Context(), mf)
-			}
-			if mf.from == "" {
-				return usageErr("--from (a ladder) or --from-delays (a delay group) is required")
-			}
 			return e.runMigrate(cmd.Context(), mf)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&mf.from, "from", "", "ladder to take the messages from (required, unless --from-delays)")
-	f.StringVar(&mf.fromDelays, "from-delays", "", "take the messages of a delay group instead (APP/NAME, as rungs discover --delays lists it; see docs/delays.md)")
-	f.StringVar(&mf.fromLayout, "from-layout", "", "its layout, when two ladders of the vhost share the name")
-	f.StringVar(&mf.to, "to", "", "ladder to move them into (required)")
-	f.StringVar(&mf.toLayout, "to-layout", "", "its layout, when two ladders of the vhost share the name")
-	f.StringVar(&mf.dest, "dest", "", "destination in the target for messages whose key names none (default: its done queue)")
-	f.StringVar(&mf.park, "park", "", "queue for messages the target cannot take (default: FROM.migrate.parked; declared if missing)")
-	f.IntVar(&mf.limit, "limit", 0, "move at most this many messages (default: all); with --dry-run, how many to show per rung")
-	f.StringVar(&mf.rate, "rate", "", "at most this many messages a second: 200, 200/s, 6000/m")
-	f.StringVar(&mf.margin, "margin", "1s", "allowance for lag between a recorded time and a message entering its rung, and for clock differences")
-	f.IntVar(&mf.window, "window", broker.DefaultMoveWindow, "copies awaiting their confirm at once")
-	f.BoolVar(&mf.dryRun, "dry-run", false, "peek at the first messages of each rung and say where each would go; move nothing")
-	f.BoolVar(&mf.force, "force", false, "with --dry-run, peek also at rungs where a peek can move messages on early, as rungs peek --force does (quorum rungs before RabbitMQ 4.3, or with delayed retry)")
+	f.StringVar(&mf.From, "from", "", "ladder to take the messages from (required, unless --from-delays)")
+	f.StringVar(&mf.FromDelays, "from-delays", "", "take the messages of a delay group instead (APP/NAME, as rungs discover --delays lists it; see docs/delays.md)")
+	f.StringVar(&mf.FromLayout, "from-layout", "", "its layout, when two ladders of the vhost share the name")
+	f.StringVar(&mf.To, "to", "", "ladder to move them into (required)")
+	f.StringVar(&mf.ToLayout, "to-layout", "", "its layout, when two ladders of the vhost share the name")
+	f.StringVar(&mf.Dest, "dest", "", "destination in the target for messages whose key names none (default: its done queue)")
+	f.StringVar(&mf.Park, "park", "", "queue for messages the target cannot take (default: FROM.migrate.parked; declared if missing)")
+	f.IntVar(&mf.Limit, "limit", 0, "move at most this many messages (default: all); with --dry-run, how many to show per rung")
+	f.StringVar(&mf.Rate, "rate", "", "at most this many messages a second: 200, 200/s, 6000/m")
+	f.StringVar(&mf.Margin, "margin", "1s", "allowance for lag between a recorded time and a message entering its rung, and for clock differences")
+	f.IntVar(&mf.Window, "window", broker.DefaultMoveWindow, "copies awaiting their confirm at once")
+	f.BoolVar(&mf.DryRun, "dry-run", false, "peek at the first messages of each rung and say where each would go; move nothing")
+	f.BoolVar(&mf.Force, "force", false, "with --dry-run, peek also at rungs where a peek can move messages on early, as rungs peek --force does (quorum rungs before RabbitMQ 4.3, or with delayed retry)")
 	f.BoolVarP(&e.opts.yes, "yes", "y", false, "do not ask for confirmation")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }
 
-func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
-	if err := mf.check(); err != nil {
+func (e *env) runMigrate(ctx context.Context, mf ops.MigrateInput) error {
+	req, err := mf.Request()
+	if err != nil {
 		return err
 	}
-	if !mf.dryRun {
+	if !mf.DryRun {
 		if err := refuseReadOnly(e.config(), "migrate"); err != nil {
 			return err
 		}
 	}
-	mp, err := e.planMigrate(ctx, mf)
+	m, err := e.clients().management()
+	if err != nil {
+		return req.NeedsManagement(err)
+	}
+	mp, err := ops.Migrate(ctx, migrateReader{timed{m, e.opts.timeout}, m}, e.vhost(), req)
 	if err != nil {
 		return err
 	}
-	if mf.dryRun {
-		if mp.Group != nil {
-			return e.dryRunMigrateDelays(ctx, mf, mp)
-		}
-		return e.dryRunMigrate(ctx, mf, mp)
+	if mf.DryRun {
+		return e.dryRunMigrate(ctx, mf, mp, m)
 	}
-	var what, word string
-	if mp.Group != nil {
-		what, word = fmt.Sprintf("migrate about %d message(s) from the %d delay queue(s) of %s\n  into %s;\n  messages it cannot take go to %s",
-			mp.Ready, len(mp.Rungs), mp.Source(), describe(mp.Migration.To), mp.Park), mp.Group.Name
-	} else {
-		what, word = fmt.Sprintf("migrate about %d message(s) in flight from %s\n  into %s;\n  messages it cannot take go to %s",
-			mp.Ready, describe(mp.Migration.From), describe(mp.Migration.To), mp.Park), mp.Migration.From.Name
-		if mf.limit > 0 {
-			what += fmt.Sprintf(" (at most %d messages)", mf.limit)
-		}
-	}
+	what, word := describeMigrate(mp, mf.Limit)
 	if err := e.view().confirm(e.opts.yes, what, word); err != nil {
 		return err
 	}
@@ -143,73 +114,34 @@ func (e *env) runMigrate(ctx context.Context, mf migrateFlags) error {
 	if err != nil {
 		return err
 	}
-	if mp.Group != nil {
-		return e.drainDelays(ctx, mf, mp, conn)
-	}
 	bar := e.view().migrateBar(mp)
-	res, err := mp.Run(ctx, conn, mf.limit, bar)
-	if bar != nil {
-		fmt.Fprintln(e.Err)
-	}
+	res, err := mp.Run(ctx, conn, mf.Limit, bar)
+	e.view().endBar(bar != nil)
 	e.view().reportMigrate(mp, res)
-	switch {
-	case ctx.Err() != nil:
-		return &exitError{130, fmt.Errorf("migrate interrupted after %d message(s); the rest stay in %s", res.Moved+res.Parked, mp.Migration.From.Name)}
-	case err != nil:
-		return err
-	case res.Stayed > 0:
-		return fmt.Errorf("%d message(s) stayed in the rungs of %s (reasons above)", res.Stayed, mp.Migration.From.Name)
-	case len(res.HeldElsewhere()) > 0:
-		return fmt.Errorf("other consumers held messages of %s that could not be moved (warnings above); run migrate again once they are gone", mp.Migration.From.Name)
-	}
-	return nil
+	return interrupted(mp.Outcome(res, err, ctx.Err() != nil))
 }
 
-// check validates the flags that need no broker.
-func (mf migrateFlags) check() error {
-	switch {
-	case mf.limit < 0:
-		return usageErr("--limit cannot be negative")
-	case mf.window < 1:
-		return usageErr("--window must be at least 1")
-	case mf.force && !mf.dryRun:
-		return usageErr("--force goes with --dry-run")
+// describeMigrate is the confirmation's text, and the word to type.
+func describeMigrate(mp ops.MigratePlan, limit int) (what, word string) {
+	if mp.Group != nil {
+		return fmt.Sprintf("migrate about %d message(s) from the %d delay queue(s) of %s\n  into %s;\n  messages it cannot take go to %s",
+			mp.Ready, len(mp.Rungs), mp.Source(), describe(mp.Migration.To), mp.Park), mp.Group.Name
 	}
-	for _, l := range []string{mf.fromLayout, mf.toLayout} {
-		if l != "" {
-			if _, err := topology.LayoutByName(l); err != nil {
-				return usageErr("%v", err)
-			}
-		}
+	what = fmt.Sprintf("migrate about %d message(s) in flight from %s\n  into %s;\n  messages it cannot take go to %s",
+		mp.Ready, describe(mp.Migration.From), describe(mp.Migration.To), mp.Park)
+	if limit > 0 {
+		what += fmt.Sprintf(" (at most %d messages)", limit)
 	}
-	if mf.rate != "" {
-		if _, err := topology.ParseRate(mf.rate); err != nil {
-			return usageErr("--rate: %v", err)
-		}
-	}
-	if _, err := topology.ParseDelay(mf.margin); err != nil {
-		return usageErr("--margin: %v", err)
-	}
-	return nil
+	return what, mp.Migration.From.Name
 }
 
-// planMigrate has ops read and plan what the flags ask.
-func (e *env) planMigrate(ctx context.Context, mf migrateFlags) (ops.MigratePlan, error) {
-	req := ops.MigrateRequest{From: mf.from, FromLayout: mf.fromLayout, FromDelays: mf.fromDelays,
-		To: mf.to, ToLayout: mf.toLayout, Dest: mf.dest, Park: mf.park, Window: mf.window}
-	req.Margin, _ = topology.ParseDelay(mf.margin)
-	if mf.rate != "" {
-		req.Rate, _ = topology.ParseRate(mf.rate)
+// interrupted gives an operation the operator stopped its exit code.
+func interrupted(err error) error {
+	var ie *ops.InterruptedError
+	if errors.As(err, &ie) {
+		return &exitError{130, err}
 	}
-	m, err := e.clients().management()
-	if err != nil {
-		what := "discover both ladders"
-		if mf.fromDelays != "" {
-			what = "find the delays and the ladder"
-		}
-		return ops.MigratePlan{}, fmt.Errorf("migrate needs the management API to %s: %w", what, err)
-	}
-	return ops.Migrate(ctx, migrateReader{timed{m, e.opts.timeout}, m}, e.vhost(), req)
+	return err
 }
 
 // migrateReader bounds each request of a migration's reads by --timeout:
@@ -228,7 +160,8 @@ func (r migrateReader) DelaySnapshot(ctx context.Context, vhost string) (topolog
 // migrateBar draws a progress bar on stderr, rewriting one line, when a
 // person is watching.
 func (v view) migrateBar(mp ops.MigratePlan) func(i int, queue string, done ops.MigrateResult, p broker.MoveProgress) {
-	if !v.Interactive || v.json {
+	// A delay group's queues drain too fast, and too many, for a bar.
+	if !v.Interactive || v.json || mp.Group != nil {
 		return nil
 	}
 	total := int(mp.Ready)
@@ -241,6 +174,13 @@ func (v view) migrateBar(mp ops.MigratePlan) func(i int, queue string, done ops.
 			line = line[:w-1]
 		}
 		fmt.Fprintf(v.Err, "\r%-*s", v.width()-1, line)
+	}
+}
+
+// endBar ends the line a progress bar rewrote.
+func (v view) endBar(drawn bool) {
+	if drawn {
+		fmt.Fprintln(v.Err)
 	}
 }
 
@@ -335,131 +275,59 @@ func heldElsewhere(res ops.MigrateResult) []string {
 	return []string{}
 }
 
-// migratePreview is one message of a dry run.
-type migratePreview struct {
-	Position    int    `json:"position"`
-	MessageID   string `json:"message_id"`
-	DelayMS     int64  `json:"delay_ms"`
-	SpentMS     int64  `json:"spent_ms"`
-	Basis       string `json:"basis"`
-	RemainingMS int64  `json:"remaining_ms"`
-	// TargetDelayMS is RemainingMS rounded up to the target's unit.
-	TargetDelayMS int64  `json:"target_delay_ms,omitempty"`
-	Exchange      string `json:"exchange,omitempty"`
-	RoutingKey    string `json:"routing_key,omitempty"`
-	Target        string `json:"target,omitempty"`
-	Park          string `json:"park,omitempty"`
-}
-
-type migrateRungPreview struct {
-	Queue     string           `json:"queue"`
-	TTLMS     int64            `json:"ttl_ms"`
-	Ready     int              `json:"ready"`
-	Skipped   string           `json:"skipped,omitempty"`
-	Messages  []migratePreview `json:"messages"`
-	estimates []topology.Estimate
-}
-
-// previewMigrate peeks at the head of each rung (or delay queue) of the
-// plan, behind the peek gate, and says where each message would go: the
-// one preview of both kinds of migration.
-func (e *env) previewMigrate(ctx context.Context, mf migrateFlags, mp ops.MigratePlan) ([]migrateRungPreview, error) {
-	n := defaultMigratePreview
-	if mf.limit > 0 {
-		n = min(mf.limit, broker.MaxPeek)
-	}
-	var pf ops.PeekFacter
-	if m, err := e.clients().management(); err == nil {
-		pf = m
-	}
-	var conn *broker.Conn
-	var out []migrateRungPreview
-	for _, mr := range mp.Rungs {
-		rp := migrateRungPreview{Queue: mr.Rung.Queue, TTLMS: mr.Rung.TTL.Milliseconds(), Ready: int(mr.Ready), Messages: []migratePreview{}}
-		facts := broker.PeekFacts{}
-		if !mr.Missing {
-			facts = ops.ReadPeekFacts(ctx, pf, e.vhost(), mr.Queue, topology.Version{})
-		}
-		skipped, note := mp.GatePreview(mr, facts, mf.force, e.config().ReadOnly)
-		rp.Skipped = skipped
-		if note != "" {
-			fmt.Fprintf(e.Err, "rungs: note: %s\n", note)
-		}
-		if rp.Skipped != "" {
-			out = append(out, rp)
-			continue
-		}
-		if conn == nil {
-			c, err := e.clients().amqp(ctx)
-			if err != nil {
-				return nil, err
-			}
-			conn = c
-		}
-		previews, res, err := conn.PreviewMove(ctx, mp.MoveOptions(mr), n)
-		// A delay queue with x-expires may be gone by now: nothing to show.
-		if err != nil && !(mp.Group != nil && errors.Is(err, broker.ErrNotFound)) {
-			return nil, err
-		}
-		rp.Ready = res.Ready
-		for _, pv := range previews {
-			p := mp.Place(mr, pv.Message.Delivery)
-			m := migratePreview{
-				Position: pv.Message.Position, MessageID: pv.Message.MessageID, Park: p.Park,
-				DelayMS: p.Estimate.Total.Milliseconds(), SpentMS: p.Estimate.Spent.Milliseconds(),
-				Basis: string(p.Estimate.Basis), RemainingMS: p.Estimate.Remaining.Milliseconds(),
-			}
-			if p.Park == "" {
-				m.Exchange, m.RoutingKey, m.Target = p.Trace.Exchange, p.Trace.Key, p.Trace.Target
-				m.TargetDelayMS = p.Trace.Delay.Milliseconds()
-			}
-			rp.Messages = append(rp.Messages, m)
-			rp.estimates = append(rp.estimates, p.Estimate)
-		}
-		out = append(out, rp)
-	}
-	return out, nil
-}
-
 // dryRunMigrate peeks at the head of each rung and says where each message
 // would go.
-func (e *env) dryRunMigrate(ctx context.Context, mf migrateFlags, mp ops.MigratePlan) error {
-	out, err := e.previewMigrate(ctx, mf, mp)
+// m reads the quorum rungs' peek facts.
+func (e *env) dryRunMigrate(ctx context.Context, mf ops.MigrateInput, mp ops.MigratePlan, m *broker.Management) error {
+	out, err := mp.Preview(ctx, ops.MigratePreviewRequest{
+		Vhost: e.vhost(), Facts: m, Count: mf.PreviewCount(), Force: mf.Force, ReadOnly: e.config().ReadOnly,
+		Open: func(ctx context.Context) (ops.MovePreviewer, error) { return e.clients().amqp(ctx) },
+		Note: func(note string) { fmt.Fprintf(e.Err, "rungs: note: %s\n", note) },
+	})
 	if err != nil {
 		return err
 	}
-	if e.opts.json {
-		return writeJSON(e.Out, map[string]any{"dry_run": true, "from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park, "rungs": out})
+	return e.view().writeMigratePreview(mp, out)
+}
+
+// writeMigratePreview shows a dry run: per rung (or delay queue), where
+// each of its first messages would go.
+func (v view) writeMigratePreview(mp ops.MigratePlan, out []ops.MigrateRungPreview) error {
+	if mp.Group != nil {
+		return v.writeDelaysPreview(mp, out)
 	}
-	fmt.Fprintf(e.Out, "dry run: nothing was moved\n  from %s\n  into %s\n", describe(mp.Migration.From), describe(mp.Migration.To))
+	if v.json {
+		return writeJSON(v.Out, map[string]any{"dry_run": true, "from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park, "rungs": out})
+	}
+	fmt.Fprintf(v.Out, "dry run: nothing was moved\n  from %s\n  into %s\n", describe(mp.Migration.From), describe(mp.Migration.To))
 	for _, rp := range out {
 		head := fmt.Sprintf("%s (%s): %d ready", rp.Queue, topology.FormatDelay(time.Duration(rp.TTLMS)*time.Millisecond), rp.Ready)
 		switch {
 		case rp.Skipped != "":
-			fmt.Fprintf(e.Out, "%s; not previewed: %s\n", head, rp.Skipped)
+			fmt.Fprintf(v.Out, "%s; not previewed: %s\n", head, rp.Skipped)
 			continue
 		case rp.Ready == 0 && len(rp.Messages) == 0:
 			continue
 		}
-		fmt.Fprintf(e.Out, "%s, the first %d:\n", head, len(rp.Messages))
-		w := table(e.Out)
+		fmt.Fprintf(v.Out, "%s, the first %d:\n", head, len(rp.Messages))
+		w := table(v.Out)
 		for i, m := range rp.Messages {
-			id := m.MessageID
-			if id == "" {
-				id = "-"
-			}
-			est := rp.estimates[i]
+			est := rp.Estimates[i]
 			was := "?"
 			if est.Rung.Queue != "" {
 				was = fmt.Sprintf("%s, ≥%s spent (%s)", topology.FormatDelay(est.Total), topology.FormatDelay(est.Spent.Truncate(time.Millisecond)), est.Basis)
 			}
-			where := "→ park: " + m.Park
-			if m.Park == "" {
-				where = fmt.Sprintf("→ %s via %s key %s → %s", topology.FormatDelay(time.Duration(m.TargetDelayMS)*time.Millisecond), m.Exchange, m.RoutingKey, m.Target)
-			}
-			fmt.Fprintf(w, "  #%d\t%s\t%s\t%s\n", m.Position+1, id, was, where)
+			fmt.Fprintf(w, "  #%d\t%s\t%s\t%s\n", m.Position+1, orDash(m.MessageID), was, previewWhereText(m))
 		}
 		_ = w.Flush()
 	}
 	return nil
+}
+
+// previewWhereText is where a previewed message would go.
+func previewWhereText(m ops.MigrateMessagePreview) string {
+	if m.Park != "" {
+		return "→ park: " + m.Park
+	}
+	return fmt.Sprintf("→ %s via %s key %s → %s", topology.FormatDelay(time.Duration(m.TargetDelayMS)*time.Millisecond), m.Exchange, m.RoutingKey, m.Target)
 }

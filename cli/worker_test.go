@@ -1,35 +1,41 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/rungs-dev/rungs/retry"
 )
 
-func TestWorkerPolicyFlags(t *testing.T) {
-	wf := workerFlags{attempts: 4, jitter: 0.5, multiplier: 3, initial: "2s", maxBackoff: "1m"}
-	p, err := wf.policy()
-	if err != nil || p.Initial != 2*time.Second || p.Max != time.Minute || p.Multiplier != 3 || p.MaxAttempts != 4 {
-		t.Fatalf("policy() = %+v, %v", p, err)
-	}
+func TestWorkerDescribePolicy(t *testing.T) {
+	p := retry.Policy{Initial: 2 * time.Second, Max: time.Minute, Multiplier: 3, Jitter: 0.5, MaxAttempts: 4}
 	if got := describePolicy(p); got != "backoff 2s ×3 up to 1m +50% jitter, 4 attempts" {
 		t.Errorf("describePolicy() = %q", got)
 	}
-	wf.stepsFlag, wf.jitter = "5s,30s,2m", 0
-	p, err = wf.policy()
-	if err != nil || len(p.Steps) != 3 || p.Steps[2] != 2*time.Minute {
-		t.Fatalf("policy() with steps = %+v, %v", p, err)
-	}
+	p = retry.Policy{Steps: []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute}, MaxAttempts: 4}
 	if got := describePolicy(p); got != "steps 5s, 30s, 2m, 4 attempts" {
 		t.Errorf("describePolicy() = %q", got)
 	}
-	for _, bad := range []workerFlags{
-		{attempts: 0, initial: "1s", maxBackoff: "1m"},
-		{attempts: 3, initial: "1s", maxBackoff: "1m", jitter: 2},
-		{attempts: 3, initial: "soon", maxBackoff: "1m"},
-		{attempts: 3, initial: "1m", maxBackoff: "1s"},
+}
+
+// The demo worker's flags are refused before any broker is met: one line,
+// the usage exit code.
+func TestWorkerFlags(t *testing.T) {
+	env := map[string]string{"RUNGS_URL": "amqp://guest:guest@127.0.0.1:1/", "RUNGS_MGMT_URL": "http://127.0.0.1:1"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker"}, "runs only the demo worker (--demo)"},
+		{[]string{"worker", "--demo", "--fail", "2"}, "--fail must be between 0 and 1, got 2"},
+		{[]string{"worker", "--demo", "--steps", "5s,soon"}, "--steps: "},
+		{[]string{"worker", "--demo", "--attempts", "0"}, "MaxAttempts is 0"},
+		{[]string{"worker", "--demo", "--feed", "lots"}, "--feed: "},
 	} {
-		if _, err := bad.policy(); err == nil {
-			t.Errorf("policy() accepted %+v", bad)
+		code, _, stderr := run(t, env, c.args...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", c.args, code, stderr, ExitUsage, c.want)
 		}
 	}
 }

@@ -410,7 +410,7 @@ func Migrate(ctx context.Context, r MigrateReader, vhost string, req MigrateRequ
 	if req.FromDelays == "" {
 		o, err := ReadLadders(ctx, r, Scope{Vhost: vhost, Ladders: []string{req.From, req.To}, Inbound: true})
 		if err != nil {
-			return MigratePlan{}, fmt.Errorf("migrate needs the management API to discover both ladders: %w", err)
+			return MigratePlan{}, req.NeedsManagement(err)
 		}
 		return PlanMigrate(o.Snapshot(), req)
 	}
@@ -423,7 +423,7 @@ func Migrate(ctx context.Context, r MigrateReader, vhost string, req MigrateRequ
 		inv, snap, err = Delays(ctx, r, vhost, o.Found())
 	}
 	if err != nil {
-		return MigratePlan{}, fmt.Errorf("migrate needs the management API to find the delays and the ladder: %w", err)
+		return MigratePlan{}, req.NeedsManagement(err)
 	}
 	req.Delays, req.Found = inv, o.Found()
 	return PlanMigrate(snap.Merge(o.Snapshot()), req)

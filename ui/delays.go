@@ -109,27 +109,9 @@ func DelayStrip(inv topology.Inventory, st Styles, w, h int) string {
 
 // groupDelays is a group's delays in a few cells: the fewest first.
 func groupDelays(g topology.DelayGroup) string {
-	var ts []string
-	for _, q := range g.Queues {
-		s := ShortDelay(q.TTL)
-		if q.PerMessage {
-			s = "per msg"
-		}
-		if !contains(ts, s) {
-			ts = append(ts, s)
-		}
-	}
+	ts := g.DelayLabels(ShortDelay, "per msg")
 	if len(ts) > 2 {
 		return ts[0] + "…" + ts[len(ts)-1]
 	}
 	return strings.Join(ts, " ")
-}
-
-func contains(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }
