@@ -30,11 +30,45 @@ type Input struct {
 	Record, DrainDelay string
 	Inflow, InflowFor  string
 	Capacity           float64
+
+	// Bridge is the bridge phase's messages a round (--bridge).
+	Bridge int
 }
 
 // drainOnly are the flags only the drain phase reads; the ladder's
 // strategy flag among them, as the drain fills the default ladder.
 var drainOnly = []string{"record", "drain-delay", "dead-letter-strategy", "capacity", "save"}
+
+// IsBridge says the operator asked for the bridge phase (--bridge).
+func (in Input) IsBridge() bool { return in.given("bridge") }
+
+// BridgeOptions are the bridge phase's options as the input gives them:
+// its messages a round, --rounds (3 unless given) and --broker-pid. The
+// drain's flags are refused with it: it is a run of its own.
+func (in Input) BridgeOptions() (BridgeOptions, error) {
+	if in.IsDrain() {
+		return BridgeOptions{}, inputErr("--bridge and --drain are runs of their own: give one")
+	}
+	for _, name := range drainOnly {
+		if in.given(name) {
+			return BridgeOptions{}, inputErr("--%s goes with --drain", name)
+		}
+	}
+	if in.Inflow != "" {
+		return BridgeOptions{}, inputErr("--inflow goes with --drain")
+	}
+	if in.Bridge < 1 {
+		return BridgeOptions{}, inputErr("--bridge %d: want at least 1 message a round", in.Bridge)
+	}
+	o := BridgeOptions{N: in.Bridge, Rounds: 3, BrokerPID: in.Set.BrokerPID}
+	if in.given("rounds") {
+		if in.Set.Rounds < 1 {
+			return BridgeOptions{}, inputErr("--rounds %d: want at least 1", in.Set.Rounds)
+		}
+		o.Rounds = in.Set.Rounds
+	}
+	return o, nil
+}
 
 // IsDrain says the operator asked for the drain phase (--drain).
 func (in Input) IsDrain() bool { return in.given("drain") }

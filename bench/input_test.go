@@ -92,3 +92,38 @@ func TestInputDrainOptions(t *testing.T) {
 		t.Error("IsDrain reads whether --drain was given")
 	}
 }
+
+func TestInputBridgeOptions(t *testing.T) {
+	ok := Input{Bridge: 100, Given: []string{"bridge"}}
+	for _, tc := range []struct {
+		name string
+		edit func(*Input)
+		want string
+	}{
+		{"no messages", func(in *Input) { in.Bridge = 0 }, "--bridge 0: want at least 1 message"},
+		{"with the drain", func(in *Input) { in.Given = append(in.Given, "drain") }, "--bridge and --drain are runs of their own"},
+		{"a drain flag", func(in *Input) { in.Given = append(in.Given, "capacity") }, "--capacity goes with --drain"},
+		{"inflow", func(in *Input) { in.Inflow = "10/s" }, "--inflow goes with --drain"},
+		{"no rounds", func(in *Input) { in.Given = append(in.Given, "rounds") }, "--rounds 0: want at least 1"},
+	} {
+		in := ok
+		in.Given = append([]string(nil), ok.Given...)
+		tc.edit(&in)
+		if _, err := in.BridgeOptions(); err == nil || !strings.Contains(err.Error(), tc.want) || !ops.IsInputError(err) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	o, err := ok.BridgeOptions()
+	if err != nil || o.N != 100 || o.Rounds != 3 {
+		t.Errorf("defaults: %+v, %v", o, err)
+	}
+	in := ok
+	in.Given = []string{"bridge", "rounds", "broker-pid"}
+	in.Set.Rounds, in.Set.BrokerPID = 5, -1
+	if o, err := in.BridgeOptions(); err != nil || o.Rounds != 5 || o.BrokerPID != -1 {
+		t.Errorf("given: %+v, %v", o, err)
+	}
+	if !ok.IsBridge() || (Input{Bridge: 5}).IsBridge() {
+		t.Error("IsBridge reads whether --bridge was given")
+	}
+}

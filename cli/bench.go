@@ -32,7 +32,8 @@ func (e *env) benchCommand() *cobra.Command {
   rungs bench --duration 5s --rounds 1 --layouts prefix --radix 2,16
   rungs bench --smoke --json
   rungs bench --phases punctuality --loads 100,1000 --layouts direct --radix 16
-  rungs bench --drain 200000          # a retry storm: how fast the default ladder drains it`,
+  rungs bench --drain 200000          # a retry storm: how fast the default ladder drains it
+  rungs bench --bridge 20000          # rungs bridge's intake rate against the broker's limit`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBench(cmd, bf) },
 	}
@@ -65,12 +66,16 @@ func (e *env) benchCommand() *cobra.Command {
 	f.Float64Var(&bf.in.Capacity, "capacity", 0, "with --drain: a drain capacity measured before, in dead-letter hops/s, to forecast the burst's lateness from")
 	f.BoolVar(&bf.save, "save", false, "with --drain: save the measured drain capacity on the broker (global parameter "+broker.CapacityParameter+"), where publish, the console and the exporter read it")
 	f.IntVar(&bf.in.Set.BrokerPID, "broker-pid", 0, "the broker's process on this machine, whose CPU time per message the run reports (default: the pid the management API reports, for a broker on loopback; -1: none)")
+	f.IntVar(&bf.in.Bridge, "bridge", 0, "run the bridge phase instead: N messages a round published with x-delay to a bridge, its intake rate against the broker's limit, with the broker's CPU per message (docs/bridge.md)")
 	f.IntVar(&bf.in.Drain, "drain", 0, "run the drain phase instead: a retry storm of N messages of 20s in the default ladder, its drain rate against the broker's limit (docs/benchmarks/storms.md)")
 	return cmd
 }
 
 func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	cmd.Flags().Visit(func(f *pflag.Flag) { bf.in.Given = append(bf.in.Given, f.Name) })
+	if bf.in.IsBridge() {
+		return e.runBenchBridge(cmd, bf)
+	}
 	if bf.in.IsDrain() {
 		return e.runDrain(cmd, bf)
 	}
@@ -206,6 +211,14 @@ will arrive before sending it, and the exporter exports it;
 rungs apply does with that flag, without confirms between rungs, to
 price that trade (a message is lost if the next rung cannot take it
 when it expires).
+
+--bridge N runs the bridge phase instead: the broker's limit (publish and
+consume through a quorum queue) and a rungs bridge's intake rate (the same
+producers publishing N messages with x-delay 1h to its intake while it
+schedules each into the default ladder), in alternating rounds (--rounds,
+3 by default), medians and their ratio; for a broker on this machine also
+the broker's CPU per message in each, and for the bridge's copies alone
+(docs/bridge.md).
 
 Delays are uniform over [0, 2^--delay-bits) units, so a phase ends in
 seconds even on a 24-level ladder (docs/benchmarks explains the method).

@@ -54,6 +54,10 @@ func TestBenchDrainFlags(t *testing.T) {
 		{[]string{"bench", "--drain", "10", "--dead-letter-strategy", "sometimes"}, `--dead-letter-strategy "sometimes"`},
 		{[]string{"bench", "--drain", "10", "--drain-delay", "soon"}, `--drain-delay "soon"`},
 		{[]string{"bench", "--drain", "10", "--capacity", "-1"}, "--capacity -1"},
+		{[]string{"bench", "--bridge", "0"}, "--bridge 0: want at least 1"},
+		{[]string{"bench", "--bridge", "10", "--drain", "10"}, "--bridge and --drain are runs of their own"},
+		{[]string{"bench", "--bridge", "10", "--save"}, "--save goes with --drain"},
+		{[]string{"bench", "--bridge", "10", "--rounds", "0"}, "--rounds 0"},
 	} {
 		code, _, stderr := run(t, env, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
