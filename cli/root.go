@@ -73,7 +73,7 @@ type env struct {
 	// flags are the root's persistent flags, to tell a flag given
 	// explicitly from its default.
 	flags *pflag.FlagSet
-	conf  configSource
+	conf  ops.ConfigSource
 	// cl is nil until the broker configuration is first asked for: it is
 	// resolved from flags, environment and context once they are parsed.
 	cl *clients
@@ -181,7 +181,7 @@ With no subcommand it opens the console.`,
 	}
 	f := root.PersistentFlags()
 	e.flags = f
-	e.conf.getenv = e.Getenv
+	e.conf.Getenv = e.Getenv
 	// Defaults from the environment are applied in config(), not here:
 	// a flag's default is printed by --help, and RUNGS_URL holds a password.
 	f.StringVar(&e.opts.url, "url", "", "AMQP URL, amqps:// for TLS (env RUNGS_URL; default: guest on localhost:5672)")
@@ -194,10 +194,10 @@ With no subcommand it opens the console.`,
 	f.BoolVar(&e.opts.json, "json", false, "print machine-readable JSON")
 	f.DurationVar(&e.opts.timeout, "timeout", 10*time.Second, "timeout for each broker request")
 	f.DurationVar(&e.opts.refresh, "refresh", 0, "console refresh interval (default: the broker's statistics interval, 5s)")
-	f.StringVar(&e.conf.pathFlag, "config", "", "config file with named contexts (env RUNGS_CONFIG; default: $XDG_CONFIG_HOME/rungs/config.json)")
-	f.StringVar(&e.conf.contextFlag, "context", "", "named broker from the config file (env RUNGS_CONTEXT; default: its current_context)")
+	f.StringVar(&e.conf.PathFlag, "config", "", "config file with named contexts (env RUNGS_CONFIG; default: $XDG_CONFIG_HOME/rungs/config.json)")
+	f.StringVar(&e.conf.ContextFlag, "context", "", "named broker from the config file (env RUNGS_CONTEXT; default: its current_context)")
 	e.opts.ladder.register(f)
-	registerCompletions(root, e.completeLadders, e.completeVhosts, e.conf.completeContexts)
+	registerCompletions(root, e.completeLadders, e.completeVhosts, e.completeContexts)
 	root.AddCommand(
 		e.applyCommand(), e.planCommand(), e.traceCommand(), e.publishCommand(),
 		e.statusCommand(), e.discoverCommand(), e.purgeCommand(), e.teardownCommand(),
@@ -208,10 +208,10 @@ With no subcommand it opens the console.`,
 }
 
 // clients are the broker's clients, with the configuration that flags,
-// environment and context describe (see resolveConfig).
+// environment and context describe (see ops.ConfigSource.Resolve).
 func (e *env) clients() *clients {
 	if e.cl == nil {
-		cfg, err := e.conf.resolveConfig(e.opts, e.flags != nil && e.flags.Changed("read-only"))
+		cfg, err := e.conf.Resolve(e.brokerFlags())
 		e.cl = &clients{cfg: cfg, err: err}
 	}
 	return e.cl
