@@ -103,14 +103,8 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 // and its stall must be watched.
 func (e *env) discoveredStates(ctx context.Context, insp timed, d broker.Discovery) ([]health.LadderReport, error) {
 	var states []health.LadderReport
-	for i := 0; i < len(d.Found); {
-		vh := d.Found[i].Ladder.Vhost
-		var names []string
-		for ; i < len(d.Found) && d.Found[i].Ladder.Vhost == vh; i++ {
-			names = append(names, d.Found[i].Ladder.Name)
-		}
-		scope := ops.Scope{Vhost: vh, Ladders: names}
-		snap := d.Snapshots[vh]
+	for _, scope := range ops.ScopesByVhost(d.Found) {
+		snap := d.Snapshots[scope.Vhost]
 		o, _ := ops.NewObserver(scope).Observe(ops.Reading{Read: ops.Read{Scope: scope, Snapshot: true}, Snap: snap, Queues: snap.Queues, At: time.Now()})
 		o, err := watchStalls(ctx, e.view(), insp, o)
 		if err != nil {

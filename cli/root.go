@@ -170,7 +170,7 @@ With no subcommand it opens the console.`,
   rungs migrate --from jobs --to jobs2 --dry-run
   rungs plan --ladder jobs     # exit 3 on drift
   rungs                        # the console`,
-		Version:       readBuildInfo(debug.ReadBuildInfo).Version,
+		Version:       ops.ReadBuildInfo(Version, debug.ReadBuildInfo).Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
