@@ -19,6 +19,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // Exit codes. Drift has its own so that `rungs plan` can gate a deploy.
@@ -97,7 +98,7 @@ func Run(ctx context.Context, args []string, io IO) int {
 	}
 	e := &env{IO: io, screen: io.Out}
 	// What a command prints is plain text to a pipe or a file.
-	e.Out, e.Err = styledWriter(io.Out, io.Getenv), styledWriter(io.Err, io.Getenv)
+	e.Out, e.Err = ui.StyledWriter(io.Out, io.Getenv), ui.StyledWriter(io.Err, io.Getenv)
 	defer e.close()
 	root := e.rootCommand()
 	root.SetArgs(args)
