@@ -11,10 +11,10 @@ const configTestFile = `{
   "current_context": "local",
   "editor": {"keep": "me"},
   "contexts": {
-    "local": {"url": "amqp://guest:guest@127.0.0.1:1/", "vhost": "dev"},
-    "prod": {"url": "amqps://ops@rabbit.prod:5671/", "mgmt_url": "https://ops@rabbit.prod:15671",
-             "vhost": "jobs", "password_env": "PROD_PW", "read_only": true},
-    "stage": {"url": "amqp://ops@h:1/", "password_file": "~/stage.pw"}
+    "local": {"vhost": "dev", "url": "amqp://guest:guest@127.0.0.1:1/"},
+    "prod": {"read_only": true, "vhost": "jobs", "password_env": "PROD_PW",
+             "url": "amqps://ops@rabbit.prod:5671/", "mgmt_url": "https://ops@rabbit.prod:15671"},
+    "stage": {"password_file": "~/stage.pw", "url": "amqp://ops@h:1/"}
   }
 }`
 
