@@ -16,3 +16,37 @@ func ScopesByVhost(found []topology.Found) []Scope {
 	}
 	return scopes
 }
+
+// DiscoverRequest is what discover lists: the ladders of Vhost, or with
+// AllVhosts those of every vhost the user may read.
+type DiscoverRequest struct {
+	Vhost     string
+	AllVhosts bool
+}
+
+// Vhosts are the vhosts to read, nil for every one.
+func (r DiscoverRequest) Vhosts() []string {
+	if r.AllVhosts {
+		return nil
+	}
+	return []string{r.Vhost}
+}
+
+// Hidden judges the vhosts the discovery could not read (hidden, the
+// discovery's HiddenError): the vhost asked for is a refusal (err); one
+// of every vhost is a warning to show beside what was found.
+func (r DiscoverRequest) Hidden(hidden error) (warning, err error) {
+	if r.AllVhosts {
+		return hidden, nil
+	}
+	return nil, hidden
+}
+
+// Where says where nothing was found, for user: the vhost, or every vhost
+// the user may read.
+func (r DiscoverRequest) Where(user string) string {
+	if r.AllVhosts {
+		return "any vhost " + user + " may read"
+	}
+	return r.Vhost
+}

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -31,6 +32,34 @@ func TestScopesByVhost(t *testing.T) {
 		}
 		if s := fmt.Sprint(got); s != tc.want {
 			t.Errorf("%v: %s, want %s", tc.found, s, tc.want)
+		}
+	}
+}
+
+func TestDiscoverRequest(t *testing.T) {
+	hidden := errors.New("user may not read vhost x")
+	cases := []struct {
+		req           DiscoverRequest
+		vhosts        string
+		warning, fail bool
+		where         string
+	}{
+		{DiscoverRequest{Vhost: "jobs"}, "[jobs]", false, true, "jobs"},
+		{DiscoverRequest{Vhost: "jobs", AllVhosts: true}, "[]", true, false, "any vhost ops may read"},
+	}
+	for _, tc := range cases {
+		if v := fmt.Sprint(tc.req.Vhosts()); v != tc.vhosts {
+			t.Errorf("%+v: vhosts %s, want %s", tc.req, v, tc.vhosts)
+		}
+		warning, err := tc.req.Hidden(hidden)
+		if (warning != nil) != tc.warning || (err != nil) != tc.fail {
+			t.Errorf("%+v: hidden gave warning %v, error %v", tc.req, warning, err)
+		}
+		if w, err := tc.req.Hidden(nil); w != nil || err != nil {
+			t.Errorf("%+v: nothing hidden gave %v %v", tc.req, w, err)
+		}
+		if w := tc.req.Where("ops"); w != tc.where {
+			t.Errorf("%+v: where %q, want %q", tc.req, w, tc.where)
 		}
 	}
 }
