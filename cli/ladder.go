@@ -90,8 +90,7 @@ func (lf *ladderFlags) args() ops.LadderArgs {
 
 // atMostOnce parses --dead-letter-strategy and --at-most-once-below.
 func (lf *ladderFlags) atMostOnce() (amo bool, below time.Duration, err error) {
-	spec, err := lf.spec()
-	return spec.AtMostOnce, spec.AtMostOnceBelow, err
+	return lf.args().DeadLetterStrategy()
 }
 
 // shapeGiven reports whether the flags describe the ladder's shape

@@ -47,8 +47,9 @@ func (a LadderArgs) delays() (unit, maxDelay time.Duration, err error) {
 	return unit, maxDelay, nil
 }
 
-// atMostOnce parses --dead-letter-strategy and --at-most-once-below.
-func (a LadderArgs) atMostOnce() (amo bool, below time.Duration, err error) {
+// DeadLetterStrategy parses --dead-letter-strategy and --at-most-once-below
+// alone, for a command that takes no other ladder flag.
+func (a LadderArgs) DeadLetterStrategy() (amo bool, below time.Duration, err error) {
 	if a.Given["dead-letter-strategy"] {
 		if amo, err = topology.ParseDeadLetterStrategy(a.Strategy); err != nil {
 			return false, 0, badInput("--dead-letter-strategy %v", err)
@@ -68,7 +69,7 @@ func (a LadderArgs) Spec() (LadderSpec, error) {
 	if err != nil {
 		return LadderSpec{}, err
 	}
-	amo, below, err := a.atMostOnce()
+	amo, below, err := a.DeadLetterStrategy()
 	if err != nil {
 		return LadderSpec{}, err
 	}
