@@ -25,7 +25,8 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	ladder := e.opts.ladder.named()
-	current, _ := e.conf.contextName()
+	current, _ := e.conf.ContextName()
+	cf, _ := e.conf.Load()
 	app := model.New(model.Options{
 		Backends: model.Backends{
 			Inspector: m, Publisher: conn, Purger: conn, Conn: conn,
@@ -34,7 +35,7 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 			Close: func() { _ = conn.Close() },
 		},
 		Refresh: e.opts.refresh, Ladder: ladder,
-		Contexts: e.conf.file.contextNames(), Context: current, Connect: e.connectContext,
+		Contexts: cf.ContextNames(), Context: current, Connect: e.connectContext,
 	})
 	final, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(e.In), tea.WithOutput(e.screen)).Run()
 	if a, ok := final.(model.App); ok {

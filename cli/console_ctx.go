@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/rungs-dev/rungs/model"
+	"github.com/rungs-dev/rungs/ops"
 )
 
 // connectContext opens the clients of a named context for the console's
@@ -14,14 +15,14 @@ import (
 // asked for on the command line stays on whatever the context says.
 func (e *env) connectContext(ctx context.Context, name string) (model.Backends, error) {
 	getenv := e.Getenv
-	conf := configSource{getenv: func(k string) string {
+	conf := ops.ConfigSource{Getenv: func(k string) string {
 		switch k {
 		case "RUNGS_URL", "RUNGS_MGMT_URL", "RUNGS_VHOST", "RUNGS_CONTEXT":
 			return ""
 		}
 		return getenv(k)
-	}, pathFlag: e.conf.pathFlag, contextFlag: name}
-	cfg, err := conf.resolveConfig(options{timeout: e.opts.timeout}, false)
+	}, PathFlag: e.conf.PathFlag, ContextFlag: name}
+	cfg, err := conf.Resolve(ops.BrokerFlags{Timeout: e.opts.timeout})
 	if err != nil {
 		return model.Backends{}, err
 	}

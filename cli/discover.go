@@ -42,21 +42,20 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 	if err != nil {
 		return err
 	}
-	var vhosts []string
-	if !allVhosts {
-		vhosts = []string{e.vhost()}
-	}
+	req := ops.DiscoverRequest{Vhost: e.vhost(), AllVhosts: allVhosts}
+	vhosts := req.Vhosts()
 	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	d, err := m.DiscoverLadders(cctx, vhosts)
 	cancel()
 	if err != nil {
 		return err
 	}
-	if err := d.HiddenError(); err != nil {
-		if !allVhosts {
-			return err
-		}
-		fmt.Fprintf(e.Err, "rungs: %v\n", err)
+	warning, err := req.Hidden(d.HiddenError())
+	if err != nil {
+		return err
+	}
+	if warning != nil {
+		fmt.Fprintf(e.Err, "rungs: %v\n", warning)
 	}
 	states, err := e.discoveredStates(ctx, timed{m, e.opts.timeout}, d)
 	if err != nil {
@@ -87,11 +86,7 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 		defer e.printBridges(ctx)
 	}
 	if len(states) == 0 {
-		where := strings.Join(vhosts, ", ")
-		if allVhosts {
-			where = "any vhost " + m.User() + " may read"
-		}
-		fmt.Fprintf(e.Out, "no ladders in %s\n", where)
+		fmt.Fprintf(e.Out, "no ladders in %s\n", req.Where(m.User()))
 		return nil
 	}
 	return e.printDiscovered(states)
@@ -103,14 +98,8 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 // and its stall must be watched.
 func (e *env) discoveredStates(ctx context.Context, insp timed, d broker.Discovery) ([]health.LadderReport, error) {
 	var states []health.LadderReport
-	for i := 0; i < len(d.Found); {
-		vh := d.Found[i].Ladder.Vhost
-		var names []string
-		for ; i < len(d.Found) && d.Found[i].Ladder.Vhost == vh; i++ {
-			names = append(names, d.Found[i].Ladder.Name)
-		}
-		scope := ops.Scope{Vhost: vh, Ladders: names}
-		snap := d.Snapshots[vh]
+	for _, scope := range ops.ScopesByVhost(d.Found) {
+		snap := d.Snapshots[scope.Vhost]
 		o, _ := ops.NewObserver(scope).Observe(ops.Reading{Read: ops.Read{Scope: scope, Snapshot: true}, Snap: snap, Queues: snap.Queues, At: time.Now()})
 		o, err := watchStalls(ctx, e.view(), insp, o)
 		if err != nil {

@@ -105,27 +105,6 @@ func terraformFmtCheck(t *testing.T, tf string) {
 	}
 }
 
-func TestHCLStringEscapes(t *testing.T) {
-	for in, want := range map[string]string{
-		`a.b`:      `"a.b"`,
-		`q"x`:      `"q\"x"`,
-		`back\sl`:  `"back\\sl"`,
-		`${var.x}`: `"$${var.x}"`,
-		`%{ if }`:  `"%%{ if }"`,
-		"new\nl":   `"new\nl"`,
-		`*.#.1`:    `"*.#.1"`,
-	} {
-		if got := hclString(in); got != want {
-			t.Errorf("hclString(%q) = %s, want %s", in, got, want)
-		}
-	}
-	n := newTFNames()
-	a, b, c := n.take("q", "a.b"), n.take("q", "a_b"), n.take("q", "9lives")
-	if a != "a_b" || b == a || !strings.HasPrefix(b, "a_b_") || c != "_9lives" {
-		t.Errorf("names %q %q %q", a, b, c)
-	}
-}
-
 // A ladder exported as definitions and imported into an empty vhost through
 // the management API is the ladder: no drift from the plan, and a delayed
 // message arrives where it should. For rungs' prefix ladder and for the

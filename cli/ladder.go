@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -73,48 +72,33 @@ func (v givenValue) Set(s string) error {
 
 func (givenValue) Type() string { return "string" }
 
+// args are the flags as ops.LadderArgs, with which of them were given.
+func (lf *ladderFlags) args() ops.LadderArgs {
+	given := map[string]bool{
+		"ladder":               lf.set.Lookup("ladder").Changed,
+		"dead-letter-strategy": lf.given["dead-letter-strategy"],
+		"at-most-once-below":   lf.given["at-most-once-below"],
+	}
+	for _, n := range ops.ShapeFlags {
+		given[n] = lf.set.Lookup(n).Changed
+	}
+	return ops.LadderArgs{
+		Name: lf.name, Layout: lf.layout, Unit: lf.unit, MaxDelay: lf.maxDelay, Levels: lf.levels, Radix: lf.radix,
+		QueueType: lf.queueType, Targets: lf.targets, Strategy: lf.strategy, Below: lf.below, Given: given,
+	}
+}
+
 // atMostOnce parses --dead-letter-strategy and --at-most-once-below.
 func (lf *ladderFlags) atMostOnce() (amo bool, below time.Duration, err error) {
-	if lf.given["dead-letter-strategy"] {
-		if amo, err = topology.ParseDeadLetterStrategy(lf.strategy); err != nil {
-			return false, 0, usageErr("--dead-letter-strategy %v", err)
-		}
-	}
-	if lf.given["at-most-once-below"] {
-		if below, err = topology.ParseDelay(lf.below); err != nil || below <= 0 {
-			return false, 0, usageErr("--at-most-once-below %q: want a duration above 0, such as 1m", lf.below)
-		}
-	}
-	return amo, below, nil
+	return lf.args().DeadLetterStrategy()
 }
 
 // shapeGiven reports whether the flags describe the ladder's shape
-// themselves, so that routing keys can be computed without reading the
-// ladder from the broker: the layout, and for the layouts whose shape is
-// not fixed by their library, the unit, the levels (or the longest delay)
-// and, for prefix and direct, the radix.
-func (lf *ladderFlags) shapeGiven() bool {
-	given := func(name string) bool {
-		f := lf.set.Lookup(name)
-		return f != nil && f.Changed
-	}
-	if !given("layout") {
-		return false
-	}
-	switch lf.layout {
-	case "prefix", "direct":
-		return given("unit") && (given("levels") || given("max-delay")) && given("radix")
-	case "suffix":
-		return given("unit") && (given("levels") || given("max-delay"))
-	}
-	return true // nsb, nsb1, celery: their library fixes the shape
-}
+// themselves (ops.LadderArgs.ShapeGiven).
+func (lf *ladderFlags) shapeGiven() bool { return lf.args().ShapeGiven() }
 
 // unreadShape refuses to route messages into a ladder whose shape neither
-// the broker (its management API did not answer) nor the flags say: a
-// ladder guessed from the defaults computes keys its bindings do not
-// route, and the ladder's unroutable queue takes every message (a CI run
-// under load published 2,600 messages that way, confirmed).
+// the broker nor the flags say (ops.UnreadShapeError).
 func (e *env) unreadShape(ctx context.Context, r resolved, doing string) error {
 	if r.snap != nil || e.opts.ladder.shapeGiven() {
 		return nil
@@ -125,18 +109,8 @@ func (e *env) unreadShape(ctx context.Context, r resolved, doing string) error {
 	if _, err := e.clients().amqp(ctx); err != nil {
 		return err
 	}
-	// A broker that answers but refuses the user (401: no management tag;
-	// 403) did answer: say what it said, and what to change.
-	how, fix := "did not answer", "try again"
-	if errors.Is(r.mgmtErr, broker.ErrUnauthorized) {
-		how, fix = "refused the user", "give the user the management (or monitoring) tag"
-	}
-	return fmt.Errorf("%s: the management API %s (%v), so the shape of ladder %s is unknown and guessed keys would route into its unroutable queue; %s, or give --layout, --unit, --levels and --radix to go without it",
-		doing, how, oneLine(broker.Redact(fmt.Sprint(r.mgmtErr))), e.opts.ladder.name, fix)
+	return ops.UnreadShapeError(doing, e.opts.ladder.name, r.mgmtErr)
 }
-
-// shapeFlags are the flags that change a ladder's plan.
-var shapeFlags = []string{"layout", "unit", "max-delay", "levels", "radix", "queue-type"}
 
 func (lf *ladderFlags) register(f *pflag.FlagSet) {
 	lf.set = f
@@ -149,124 +123,28 @@ func (lf *ladderFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&lf.queueType, "queue-type", string(topology.DefaultQueueType), "rung queue type of a new ladder: quorum (dead-letters at least once) or classic (faster, but loses messages between rungs when a node stops); an existing ladder keeps its own")
 }
 
-// changed reports whether any shape flag was given explicitly.
-func (lf *ladderFlags) changed() bool {
-	for _, n := range shapeFlags {
-		if fl := lf.set.Lookup(n); fl != nil && fl.Changed {
-			return true
-		}
-	}
-	return false
-}
-
-// check catches what is wrong with the flags whatever the broker holds, so
-// that such input fails before any connection is made. Whether the shape
-// they describe is valid can depend on the ladder found on the broker
-// (fromFlags with a base).
-func (lf *ladderFlags) check() error {
-	if _, _, err := lf.delays(); err != nil {
-		return err
-	}
-	if _, _, err := lf.atMostOnce(); err != nil {
-		return err
-	}
-	if _, err := topology.LayoutByName(lf.layout); err != nil {
-		return usageErr("%v", err)
-	}
-	if err := topology.CheckName(lf.name); err != nil {
-		return usageErr("--ladder: %v", err)
-	}
-	return nil
-}
-
-// delays parses --unit and --max-delay (0 when not given).
-func (lf *ladderFlags) delays() (unit, maxDelay time.Duration, err error) {
-	if unit, err = topology.ParseDelay(lf.unit); err != nil {
-		return 0, 0, usageErr("--unit: %v", err)
-	}
-	if lf.maxDelay == "" {
-		return unit, 0, nil
-	}
-	if lf.levels != 0 {
-		return 0, 0, usageErr("--max-delay and --levels both set; give one")
-	}
-	if maxDelay, err = topology.ParseDelay(lf.maxDelay); err != nil {
-		return 0, 0, usageErr("--max-delay: %v", err)
-	}
-	return unit, maxDelay, nil
-}
+// check catches what is wrong with the flags whatever the broker holds
+// (ops.LadderArgs.Check).
+func (lf *ladderFlags) check() error { return lf.args().Check() }
 
 // named is the ladder --ladder names, or the fixed-name ladder --layout
-// names (see query); "" when neither names one.
-func (lf *ladderFlags) named() string {
-	if lf.set.Lookup("ladder").Changed {
-		return lf.name
-	}
-	if q := lf.query(); q.Name != lf.name {
-		return q.Name
-	}
-	return ""
-}
+// names; "" when neither names one (ops.LadderArgs.Named).
+func (lf *ladderFlags) named() string { return lf.args().Named() }
 
-// query asks for the ladder --ladder names, of the layout --layout names
-// when it is given: a name alone may be several layouts' ladders. Without
-// --ladder, a layout whose library fixes the ladder's name (nsb, nsb1,
-// celery) names that ladder, as status and discover find it, not the
-// default name.
-func (lf *ladderFlags) query() ops.LadderQuery {
-	q := ops.LadderQuery{Name: lf.name}
-	if lf.set.Lookup("layout").Changed {
-		q.Layout = lf.layout
-		if !lf.set.Lookup("ladder").Changed {
-			if l, err := lf.fromFlags("", nil); err == nil {
-				q.Name = l.Name
-			}
-		}
-	}
-	return q
-}
+// query asks for the ladder the flags name (ops.LadderArgs.Query).
+func (lf *ladderFlags) query() ops.LadderQuery { return lf.args().Query() }
 
-// namedExplicitly reports whether the flags name one ladder on purpose:
-// --ladder, or --layout of a layout whose library fixes the ladder's name.
-func (lf *ladderFlags) namedExplicitly() bool {
-	return lf.set.Lookup("ladder").Changed || lf.query().Name != lf.name
-}
+// namedExplicitly reports whether the flags name one ladder on purpose.
+func (lf *ladderFlags) namedExplicitly() bool { return lf.args().NamedExplicitly() }
 
-// fromFlags builds and validates the ladder the flags describe
-// (ops.LadderSpec.Ladder), over the ladder of that name found on the
-// broker when there is one.
+// fromFlags builds and validates the ladder the flags describe, over the
+// ladder of that name found on the broker when there is one.
 func (lf *ladderFlags) fromFlags(vhost string, base *topology.Ladder) (topology.Ladder, error) {
-	spec, err := lf.spec()
-	if err != nil {
-		return topology.Ladder{}, err
-	}
-	l, err := spec.Ladder(vhost, base)
-	if err != nil {
-		return l, usageErr("%v", err)
-	}
-	return l, nil
+	return lf.args().Ladder(vhost, base)
 }
 
 // spec is the flags as an ops.LadderSpec.
-func (lf *ladderFlags) spec() (ops.LadderSpec, error) {
-	unit, maxDelay, err := lf.delays()
-	if err != nil {
-		return ops.LadderSpec{}, err
-	}
-	amo, below, err := lf.atMostOnce()
-	if err != nil {
-		return ops.LadderSpec{}, err
-	}
-	given := map[string]bool{"dead-letter-strategy": lf.given["dead-letter-strategy"], "at-most-once-below": lf.given["at-most-once-below"]}
-	for _, n := range shapeFlags {
-		given[n] = lf.set.Lookup(n).Changed
-	}
-	return ops.LadderSpec{
-		Name: lf.name, Layout: lf.layout, Unit: unit, MaxDelay: maxDelay, HasMaxDelay: lf.maxDelay != "",
-		Levels: lf.levels, Radix: lf.radix, QueueType: topology.QueueType(lf.queueType), AtMostOnce: amo, AtMostOnceBelow: below,
-		Targets: lf.targets, Given: given,
-	}, nil
-}
+func (lf *ladderFlags) spec() (ops.LadderSpec, error) { return lf.args().Spec() }
 
 // resolved is a ladder plus where its parameters came from and, when the
 // management API answered, the broker's snapshot of its vhost.
@@ -340,15 +218,8 @@ func mergeTargets(a, b []string) []string { return ops.MergeNames(a, b) }
 // describe is the one-line summary of a ladder's shape.
 func describe(l topology.Ladder) string { return l.Describe() }
 
-// noLadder says that r's ladder is not on the broker, naming its layout
-// only when --layout asked for one: a ladder of another layout under the
-// name would have been found.
-func (lf *ladderFlags) noLadder(r resolved) string {
-	if lf.set.Lookup("layout").Changed {
-		return fmt.Sprintf("no %s ladder %q in vhost %s", r.ladder.Layout, r.ladder.Name, r.ladder.Vhost)
-	}
-	return fmt.Sprintf("no ladder %q in vhost %s", r.ladder.Name, r.ladder.Vhost)
-}
+// noLadder says that r's ladder is not on the broker.
+func (lf *ladderFlags) noLadder(r resolved) string { return lf.args().NotFound(r.ladder) }
 
 // ladderSnapshot reads the objects of the --ladder ladder only, by name
 // (ops.ReadLadder): beside 10,000 other queues, the vhost's definitions
@@ -375,23 +246,8 @@ func (e *env) checkSnapshot(ctx context.Context) (topology.Snapshot, error) {
 	return ops.ReadCheck(ctx, insp, e.vhost(), e.opts.ladder.names(e.vhost())...)
 }
 
-// names is --ladder's name as a scope names it: none (every ladder)
-// when it is empty.
-func (lf *ladderFlags) names(vhost string) []string {
-	n := lf.name
-	if n == "" {
-		return nil
-	}
-	// A layout whose ladder name is fixed or defaults otherwise (celery,
-	// nsb) names its objects by that name, not by the default one: read
-	// the name the flags' ladder normalizes to, and the one given.
-	if lf.set.Lookup("layout").Changed {
-		if l, err := lf.fromFlags(vhost, nil); err == nil && l.Name != n {
-			return []string{l.Name, n}
-		}
-	}
-	return []string{n}
-}
+// names is --ladder's name as a scope names it (ops.LadderArgs.Names).
+func (lf *ladderFlags) names(vhost string) []string { return lf.args().Names(vhost) }
 
 // graph is the ladder's bindings, nil without the management API.
 func (r resolved) graph() *topology.Graph {
@@ -406,10 +262,7 @@ func (r resolved) graph() *topology.Graph {
 // apply gives a quorum ladder on this release. Where the vhost was not
 // read it says what the plan lacks.
 func (e *env) declaredPlan(ctx context.Context, r resolved) topology.Plan {
-	p, warnings := ops.DeclaredPlan(r.ladder, r.snap, func() (topology.Version, error) { return e.clients().brokerVersion(ctx) })
-	if r.snap == nil && r.ladder.ReleaseDependent() {
-		warnings = append(warnings, "the broker's release is unknown, so the quorum queues lack the arguments apply gives them there (x-queue-leader-locator balanced from RabbitMQ 3.10, x-delivery-limit -1 on rungs from 4.0)")
-	}
+	p, warnings := ops.ShownPlan(r.ladder, r.snap, func() (topology.Version, error) { return e.clients().brokerVersion(ctx) })
 	for _, w := range warnings {
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(w)))
 	}

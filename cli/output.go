@@ -10,6 +10,7 @@ import (
 
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -21,42 +22,8 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// table aligns tab-separated columns. Rows with empty last cells would end
-// in padding, which shows up in copied output and in diffs, so the padding
-// before each line's end is dropped.
-func table(w io.Writer) *tabwriter.Writer {
-	return tabwriter.NewWriter(&trimTrailing{w: w}, 2, 4, 2, ' ', 0)
-}
-
-// trimTrailing drops spaces that end a line. tabwriter writes padding in
-// writes of its own, so a run of spaces is held back until the next byte
-// shows whether a newline follows it.
-type trimTrailing struct {
-	w       io.Writer
-	pending int // spaces held back
-}
-
-func (t *trimTrailing) Write(p []byte) (int, error) {
-	var out []byte
-	for _, b := range p {
-		switch b {
-		case ' ':
-			t.pending++
-			continue
-		case '\n':
-			t.pending = 0
-		default:
-			for ; t.pending > 0; t.pending-- {
-				out = append(out, ' ')
-			}
-		}
-		out = append(out, b)
-	}
-	if _, err := t.w.Write(out); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
+// table aligns tab-separated columns (ui.TextTable).
+func table(w io.Writer) *tabwriter.Writer { return ui.TextTable(w) }
 
 // jsonLadder is a ladder as --json prints it: durations in milliseconds and
 // as text, so scripts neither parse "1h30m" nor guess units.

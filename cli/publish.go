@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -79,19 +77,15 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 		return err
 	}
 	req.Ladder = r.ladder
-	g := r.graph()
-	if !r.discovered {
-		g = nil // a ladder not there is said below, once its trace is known good
-	}
-	msg, err := req.Plan(g)
+	msg, err := req.PlanFound(r.graph(), r.discovered)
 	var re *ops.RouteError
 	switch {
 	case errors.As(err, &re):
 		return fmt.Errorf("nothing published: a message for %s would not reach %s: %v", topology.FormatDelay(re.Trace.Delay), re.Trace.Target, re.Err)
+	case errors.Is(err, ops.ErrLadderNotFound):
+		return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.opts.ladder.noLadder(r))
 	case err != nil:
 		return usageErr("%v", err)
-	case r.snap != nil && !r.discovered:
-		return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.opts.ladder.noLadder(r))
 	}
 	tr := msg.Trace
 	if pf.count > 1 && r.snap != nil {
@@ -141,20 +135,14 @@ func (pf publishFlags) request() (ops.PublishRequest, error) {
 	if req.Delay, err = topology.ParseDelay(pf.delay); err != nil {
 		return req, usageErr("--delay: %v", err)
 	}
-	switch pf.rate {
-	case "":
-	case "max":
-		req.Rate = ops.Unpaced
-	default:
-		if req.Rate, err = topology.ParseRate(pf.rate); err != nil {
-			return req, usageErr("--rate: %v (or max: as fast as confirms allow)", err)
-		}
+	if req.Rate, err = ops.ParsePublishRate(pf.rate); err != nil {
+		return req, usageErr("--rate: %v (or max: as fast as confirms allow)", err)
 	}
 	headers, err := topology.ParseHeaders(pf.headers)
 	if err != nil {
 		return req, usageErr("--header: %v", err)
 	}
-	body, err := readBody(pf.body)
+	body, err := ops.ReadBody(pf.body)
 	if err != nil {
 		return req, err
 	}
@@ -186,26 +174,4 @@ func (v view) reportPublish(tr topology.Trace, r broker.PublishResult, asked int
 	if r.Confirmed > 0 {
 		fmt.Fprintf(v.Out, "they reach %s in %s, after %s\n", tr.Target, topology.FormatDelay(tr.Delay), topology.Counted(len(tr.Hops), "rung", "rungs"))
 	}
-}
-
-func readBody(spec string) ([]byte, error) {
-	var body []byte
-	if strings.HasPrefix(spec, "@") {
-		path := spec[1:]
-		fi, err := os.Stat(path)
-		if err != nil {
-			return nil, usageErr("--body: %v", err)
-		}
-		if fi.Size() > MaxBody {
-			return nil, usageErr("--body: %s is %d bytes; the broker accepts at most %d", path, fi.Size(), MaxBody)
-		}
-		if body, err = os.ReadFile(path); err != nil {
-			return nil, usageErr("--body: %v", err)
-		}
-		return body, nil
-	}
-	if len(spec) > MaxBody {
-		return nil, usageErr("--body is %d bytes; the broker accepts at most %d", len(spec), MaxBody)
-	}
-	return []byte(spec), nil
 }

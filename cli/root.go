@@ -19,6 +19,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // Exit codes. Drift has its own so that `rungs plan` can gate a deploy.
@@ -73,7 +74,7 @@ type env struct {
 	// flags are the root's persistent flags, to tell a flag given
 	// explicitly from its default.
 	flags *pflag.FlagSet
-	conf  configSource
+	conf  ops.ConfigSource
 	// cl is nil until the broker configuration is first asked for: it is
 	// resolved from flags, environment and context once they are parsed.
 	cl *clients
@@ -97,7 +98,7 @@ func Run(ctx context.Context, args []string, io IO) int {
 	}
 	e := &env{IO: io, screen: io.Out}
 	// What a command prints is plain text to a pipe or a file.
-	e.Out, e.Err = styledWriter(io.Out, io.Getenv), styledWriter(io.Err, io.Getenv)
+	e.Out, e.Err = ui.StyledWriter(io.Out, io.Getenv), ui.StyledWriter(io.Err, io.Getenv)
 	defer e.close()
 	root := e.rootCommand()
 	root.SetArgs(args)
@@ -170,7 +171,7 @@ With no subcommand it opens the console.`,
   rungs migrate --from jobs --to jobs2 --dry-run
   rungs plan --ladder jobs     # exit 3 on drift
   rungs                        # the console`,
-		Version:       readBuildInfo(debug.ReadBuildInfo).Version,
+		Version:       ops.ReadBuildInfo(Version, debug.ReadBuildInfo).Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -181,7 +182,7 @@ With no subcommand it opens the console.`,
 	}
 	f := root.PersistentFlags()
 	e.flags = f
-	e.conf.getenv = e.Getenv
+	e.conf.Getenv = e.Getenv
 	// Defaults from the environment are applied in config(), not here:
 	// a flag's default is printed by --help, and RUNGS_URL holds a password.
 	f.StringVar(&e.opts.url, "url", "", "AMQP URL, amqps:// for TLS (env RUNGS_URL; default: guest on localhost:5672)")
@@ -194,10 +195,10 @@ With no subcommand it opens the console.`,
 	f.BoolVar(&e.opts.json, "json", false, "print machine-readable JSON")
 	f.DurationVar(&e.opts.timeout, "timeout", 10*time.Second, "timeout for each broker request")
 	f.DurationVar(&e.opts.refresh, "refresh", 0, "console refresh interval (default: the broker's statistics interval, 5s)")
-	f.StringVar(&e.conf.pathFlag, "config", "", "config file with named contexts (env RUNGS_CONFIG; default: $XDG_CONFIG_HOME/rungs/config.json)")
-	f.StringVar(&e.conf.contextFlag, "context", "", "named broker from the config file (env RUNGS_CONTEXT; default: its current_context)")
+	f.StringVar(&e.conf.PathFlag, "config", "", "config file with named contexts (env RUNGS_CONFIG; default: $XDG_CONFIG_HOME/rungs/config.json)")
+	f.StringVar(&e.conf.ContextFlag, "context", "", "named broker from the config file (env RUNGS_CONTEXT; default: its current_context)")
 	e.opts.ladder.register(f)
-	registerCompletions(root, e.completeLadders, e.completeVhosts, e.conf.completeContexts)
+	registerCompletions(root, e.completeLadders, e.completeVhosts, e.completeContexts)
 	root.AddCommand(
 		e.applyCommand(), e.planCommand(), e.traceCommand(), e.publishCommand(),
 		e.statusCommand(), e.discoverCommand(), e.purgeCommand(), e.teardownCommand(),
@@ -208,10 +209,10 @@ With no subcommand it opens the console.`,
 }
 
 // clients are the broker's clients, with the configuration that flags,
-// environment and context describe (see resolveConfig).
+// environment and context describe (see ops.ConfigSource.Resolve).
 func (e *env) clients() *clients {
 	if e.cl == nil {
-		cfg, err := e.conf.resolveConfig(e.opts, e.flags != nil && e.flags.Changed("read-only"))
+		cfg, err := e.conf.Resolve(e.brokerFlags())
 		e.cl = &clients{cfg: cfg, err: err}
 	}
 	return e.cl

@@ -5,38 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
-)
 
-func TestReadBuildInfo(t *testing.T) {
-	info := &debug.BuildInfo{
-		GoVersion: "go1.26.8",
-		Main:      debug.Module{Path: "github.com/rungs-dev/rungs", Version: "v1.2.3"},
-		Settings: []debug.BuildSetting{
-			{Key: "vcs.revision", Value: "0123abcd"},
-			{Key: "vcs.time", Value: "2026-11-24T06:00:00Z"},
-			{Key: "vcs.modified", Value: "true"},
-		},
-	}
-	b := readBuildInfo(func() (*debug.BuildInfo, bool) { return info, true })
-	want := buildInfo{Version: "v1.2.3", Commit: "0123abcd", Date: "2026-11-24T06:00:00Z", Modified: true, GoVersion: "go1.26.8"}
-	if b != want {
-		t.Errorf("got %+v, want %+v", b, want)
-	}
-	if s := b.String(); !strings.Contains(s, "rungs v1.2.3\n") || !strings.Contains(s, "commit 0123abcd (modified)\n") {
-		t.Errorf("String() = %q", s)
-	}
-	// go run and go test say (devel): the version stays dev.
-	info.Main.Version = "(devel)"
-	if b := readBuildInfo(func() (*debug.BuildInfo, bool) { return info, true }); b.Version != "dev" {
-		t.Errorf("(devel) gave version %q", b.Version)
-	}
-	if b := readBuildInfo(func() (*debug.BuildInfo, bool) { return nil, false }); b.Version != "dev" || b.Commit != "" {
-		t.Errorf("no build info gave %+v", b)
-	}
-}
+	"github.com/rungs-dev/rungs/ops"
+)
 
 func TestVersionCommandNeedsNoBroker(t *testing.T) {
 	env := map[string]string{"RUNGS_CONTEXT": "no-such-context"}
@@ -44,7 +17,7 @@ func TestVersionCommandNeedsNoBroker(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var b buildInfo
+	var b ops.BuildInfo
 	if err := json.Unmarshal([]byte(out), &b); err != nil || b.Version == "" || b.GoVersion == "" {
 		t.Errorf("json %q: %v", out, err)
 	}
