@@ -26,6 +26,7 @@ func (r *vhostsRead) DelaySnapshot(_ context.Context, vhost string) (topology.Sn
 	r.delays = append(r.delays, vhost)
 	return topology.Snapshot{Vhost: vhost}, nil, nil
 }
+
 // Policies is where the delayed-retry read begins (ReadRetryListed): the
 // candidates come from the inventory's listing.
 func (r *vhostsRead) Policies(_ context.Context, vhost string) (broker.Policies, error) {
