@@ -134,7 +134,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action
 	if err != nil {
 		return ops.ScheduledJob{}, err
 	}
-	job, err := ops.Scheduled(ctx, scheduledReader{timed{m, e.config().Timeout}, m}, ask)
+	job, err := ops.Scheduled(ctx, factsReader{timed{m, e.config().Timeout}, m}, ask)
 	if err != nil {
 		return job, scheduledErr(err, ask)
 	}
@@ -144,9 +144,10 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action
 	return job, nil
 }
 
-// scheduledReader reads the ladder with each request bounded by
-// --timeout, and peek facts from the management API.
-type scheduledReader struct {
+// factsReader reads ladders and queues with each request bounded by
+// --timeout, and peek facts from the management API: what scheduled and
+// replay read.
+type factsReader struct {
 	timed
 	ops.PeekFacter
 }
