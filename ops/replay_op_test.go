@@ -55,7 +55,10 @@ func TestReplayEntryPoint(t *testing.T) {
 		{"into a ladder not there", ReplayRequest{Source: "dlq", To: ReplayTo{Into: intoGone, Delay: time.Second}, Scope: scope},
 			"", func(err error) bool { return err.Error() == `no ladder "gone" in vhost /; nothing was replayed` }},
 		{"unread, a ladder's shape unknown", ReplayRequest{Source: "dlq", To: ReplayTo{Into: into(false), Delay: time.Second}, Unreadable: errors.New("down")},
-			"", func(err error) bool { var su *ShapeUnknownError; return errors.As(err, &su) && su.Err.Error() == "down" }},
+			"", func(err error) bool {
+				var su *ShapeUnknownError
+				return errors.As(err, &su) && su.Err.Error() == "down"
+			}},
 		{"unread, the shape given", ReplayRequest{Source: "dlq", To: ReplayTo{Into: into(true), Delay: time.Second}, Unreadable: errors.New("down")},
 			"replay the message(s) from dlq into ladder jobs", nil},
 	}
@@ -90,7 +93,9 @@ func TestReplayPreviewCount(t *testing.T) {
 // moved is a Mover that reports res.
 type moved struct{ res broker.MoveProgress }
 
-func (m moved) Move(context.Context, broker.MoveOptions) (broker.MoveProgress, error) { return m.res, nil }
+func (m moved) Move(context.Context, broker.MoveOptions) (broker.MoveProgress, error) {
+	return m.res, nil
+}
 
 func TestReplayRunOutcome(t *testing.T) {
 	p := ReplayPlan{Options: broker.MoveOptions{Source: "dlq"}}
