@@ -15,12 +15,6 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// unstallVerify is how long unstall waits for a rung's waiting count to
-// fall after the remedy: three statistics intervals, because the count the
-// management API reports is up to one interval stale and the worker needs
-// a moment to start.
-const unstallVerify = 3 * health.DefaultInterval
-
 func (e *env) unstallCommand() *cobra.Command {
 	var ctl string
 	cmd := &cobra.Command{
@@ -191,7 +185,7 @@ func (u unstaller) unstallPolicy(ctx context.Context, targets []ops.StalledRung)
 	if len(stuck) == 0 {
 		return nil
 	}
-	fmt.Fprintf(u.Err, "the policy did not get %s moving; on the node, run:\n", strings.Join(stalledNames(stuck), ", "))
+	fmt.Fprintf(u.Err, "the policy did not get %s moving; on the node, run:\n", strings.Join(ops.StalledNames(stuck), ", "))
 	for _, t := range stuck {
 		fmt.Fprintf(u.Err, "  rabbitmqctl eval '%s'\n", broker.RaftRestartExpr(u.vhost, t.Queue.Name))
 	}
@@ -219,7 +213,7 @@ func (u unstaller) reportDrain(ctx context.Context, targets []ops.StalledRung, r
 		return err
 	}
 	if len(stuck) > 0 {
-		return fmt.Errorf("%s still not draining after %s; see the node's log", strings.Join(stalledNames(stuck), ", "), remedy)
+		return fmt.Errorf("%s still not draining after %s; see the node's log", strings.Join(ops.StalledNames(stuck), ", "), remedy)
 	}
 	return nil
 }
@@ -234,44 +228,17 @@ func (u unstaller) rabbitmqctlEval(ctx context.Context, prefix, expr string) (st
 	return string(out), err
 }
 
-// verifyDrain re-reads the statistics until every target's waiting count
-// has fallen below what it was, or unstallVerify passes; it reports each
-// rung's figures and returns the targets that did not move.
+// verifyDrain has ops watch the targets drain for ops.UnstallVerify,
+// reporting each rung as it starts to, and returns those that did not.
 func (u unstaller) verifyDrain(ctx context.Context, targets []ops.StalledRung) ([]ops.StalledRung, error) {
-	pending := append([]ops.StalledRung(nil), targets...)
-	deadline := time.Now().Add(unstallVerify)
-	for len(pending) > 0 && time.Now().Before(deadline) {
-		if err := ops.Sleep(ctx, ops.StallSampleEvery); err != nil {
-			return pending, err
-		}
-		cctx, cancel := context.WithTimeout(ctx, u.timeout)
-		qs, err := ops.LookupQueues(cctx, u.m, u.vhost, stalledNames(pending))
-		cancel()
-		if err != nil {
-			return pending, err
-		}
-		now := topology.Snapshot{Queues: qs}
-		var still []ops.StalledRung
-		for _, t := range pending {
-			q, _ := now.Queue(t.Queue.Name)
-			if q.Stats.Expired < t.Before {
-				fmt.Fprintf(u.Out, "%s: draining, %s waiting to be dead-lettered (was %s)\n", t.Queue.Name,
-					topology.FormatCount(q.Stats.Expired), topology.FormatCount(t.Before))
-				continue
-			}
-			still = append(still, t)
-		}
-		pending = still
-	}
-	return pending, nil
+	w := ops.DrainWatch{Vhost: u.vhost, Until: time.Now().Add(ops.UnstallVerify), Timeout: u.timeout, Now: time.Now, Sleep: ops.Sleep}
+	return w.WatchDrain(ctx, u.m, targets, u.printDraining)
 }
 
-func stalledNames(ts []ops.StalledRung) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.Queue.Name)
-	}
-	return out
+// printDraining says that a rung drains again.
+func (u unstaller) printDraining(d ops.Drained) {
+	fmt.Fprintf(u.Out, "%s: draining, %s waiting to be dead-lettered (was %s)\n", d.Queue.Name,
+		topology.FormatCount(d.Now.Stats.Expired), topology.FormatCount(d.Before))
 }
 
 // shellQuote quotes s as one POSIX shell word.
