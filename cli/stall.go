@@ -88,7 +88,7 @@ func observe(ctx context.Context, v view, insp ops.ScopedInspector, scope ops.Sc
 // AMQP or the management API the observer is returned as it was, and the
 // report names no destination it cannot see.
 func (e *env) readUnrouted(ctx context.Context, o ops.Observer) ops.Observer {
-	if !holdsUnrouted(o) {
+	if !o.HoldsUnrouted() {
 		return o
 	}
 	m, err := e.clients().management()
@@ -103,20 +103,6 @@ func (e *env) readUnrouted(ctx context.Context, o ops.Observer) ops.Observer {
 	cctx, cancel := context.WithTimeout(ctx, 2*e.opts.timeout)
 	defer cancel()
 	return ops.ReadUnrouted(cctx, o, timedFacts{m, e.opts.timeout}, conn, v)
-}
-
-// holdsUnrouted reports whether an unroutable queue of the observer's
-// ladders holds messages: only then is AMQP opened.
-func holdsUnrouted(o ops.Observer) bool {
-	snap := o.Snapshot()
-	for _, f := range o.Found() {
-		for _, t := range f.Ladder.Terminals() {
-			if q, ok := snap.Queue(t.Queue); ok && t.Role == topology.RoleUnroutable && q.Stats.Ready > 0 {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // timedFacts bounds each peek-facts read by --timeout.
