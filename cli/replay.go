@@ -111,11 +111,7 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 	}
 	res, err := plan.Run(ctx, conn, e.view().replayProgress())
 	e.view().reportReplay(rf, plan, res)
-	var ie *ops.InterruptedError
-	if errors.As(err, &ie) {
-		return &exitError{130, err}
-	}
-	return err
+	return interrupted(err)
 }
 
 // replayReader reads the replay's queues and ladders by name, each
