@@ -39,7 +39,7 @@ var allowedImports = map[string][]string{
 	"ui":                {"broker", "health", "topology"},
 	"internal/fixture":  {"broker", "topology"},
 	"model":             {"broker", "health", "ops", "topology", "ui"},
-	"bench":             {"broker", "health", "ops", "topology"},
+	"bench":             {"bridge", "broker", "health", "ops", "topology"},
 	"internal/lab":      {"bench", "broker", "health", "ops", "topology", "ui"},
 	"cmd/rungs-lab":     {"bench", "broker", "internal/lab", "topology"},
 	"exporter":          {"broker", "health", "ops", "topology"},

@@ -168,15 +168,7 @@ func (d doctorReader) readVhosts(ctx context.Context, f *ops.DoctorFacts, vhosts
 	insp := timed{d.m, d.timeout}
 	observers := map[string]ops.Observer{}
 	for _, vh := range vhosts {
-		// The ladders' objects only, not the vhost's: beside 10,000 other
-		// queues its definitions are megabytes. Every binding into a
-		// ladder's queues is read too (a request per queue), so that a
-		// stray binding from an exchange no ladder owns is drift here.
-		scope := ops.Scope{Vhost: vh, Inbound: true}
-		if only != "" {
-			scope.Ladders = []string{only}
-		}
-		o, err := observeLadders(ctx, insp, scope)
+		o, err := observeLadders(ctx, insp, ops.DoctorScope(vh, only))
 		if err != nil {
 			f.Vhosts = append(f.Vhosts, ops.DoctorVhost{Vhost: vh, ReadErr: err})
 			continue
@@ -247,10 +239,7 @@ func (d doctorReader) sampleCeleryKeys(ctx context.Context, vh *ops.DoctorVhost)
 	ladders := ops.Ladders(vh.Found)
 	var conn *broker.Conn
 	var connErr error
-	for _, l := range ladders {
-		if l.Layout != "celery" {
-			continue
-		}
+	for _, l := range ops.KeySampled(vh.Found) {
 		if conn == nil && connErr == nil {
 			conn, connErr = d.amqpTo(ctx, vh.Vhost)
 			if conn != nil && vh.Vhost != d.vhost {
@@ -282,17 +271,15 @@ func (d doctorReader) amqpTo(ctx context.Context, vhost string) (*broker.Conn, e
 	return broker.Dial(ctx, cfg)
 }
 
-// quorumPolicies reads the policies of a vhost that holds a quorum ladder:
-// only quorum queues have delayed retry.
+// quorumPolicies reads the policies of a vhost where ops.ReadsPolicies
+// says to.
 func (d doctorReader) quorumPolicies(ctx context.Context, rep health.Report) (broker.Policies, error) {
-	for _, lr := range rep.Ladders {
-		if lr.Found.Ladder.QueueType == topology.Quorum {
-			ctx, cancel := context.WithTimeout(ctx, d.timeout)
-			defer cancel()
-			return d.m.Policies(ctx, rep.Vhost)
-		}
+	if !ops.ReadsPolicies(rep) {
+		return broker.Policies{}, nil
 	}
-	return broker.Policies{}, nil
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	return d.m.Policies(ctx, rep.Vhost)
 }
 
 func printChecks(v view, checks []check, problems int) {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -133,15 +132,6 @@ func describeMigrate(mp ops.MigratePlan, limit int) (what, word string) {
 		what += fmt.Sprintf(" (at most %d messages)", limit)
 	}
 	return what, mp.Migration.From.Name
-}
-
-// interrupted gives an operation the operator stopped its exit code.
-func interrupted(err error) error {
-	var ie *ops.InterruptedError
-	if errors.As(err, &ie) {
-		return &exitError{130, err}
-	}
-	return err
 }
 
 // migrateReader bounds each request of a migration's reads by --timeout:

@@ -75,7 +75,7 @@ the redelivered flag.`,
 type peekPlan struct {
 	gate    ops.PeekGate
 	ladders []topology.Ladder
-	insp    ops.Inspector // nil without the management API
+	insp    ops.ScopedInspector // nil without the management API
 }
 
 func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force bool) error {

@@ -15,9 +15,6 @@ import (
 	"github.com/rungs-dev/rungs/ui"
 )
 
-// defaultDryRun is how many messages replay --dry-run shows without --limit.
-const defaultDryRun = 50
-
 type replayFlags struct {
 	from, toLadder, toQueue, delay, to, park, rate string
 	toOrigin, dryRun                               bool
@@ -90,58 +87,69 @@ would go. replay asks for the source's name to be typed, or --yes.`,
 	return cmd
 }
 
-// replayJob is a replay worked out by ops, and what it was checked
-// against: scope is nil when the management API did not answer (snapErr).
-type replayJob struct {
-	ops.ReplayPlan
-	scope   *ops.BrokerView
-	snapErr error
-}
-
 func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
-	req, err := rf.request()
+	req, err := e.replayRequest(ctx, rf)
 	if err != nil {
 		return err
 	}
-	if !rf.dryRun {
-		if err := refuseReadOnly(e.config(), "replay"); err != nil {
-			return err
-		}
-	}
-	rp, err := e.planReplay(ctx, rf, req)
+	r, err := e.replayReader()
+	req.Unreadable = err
+	plan, err := ops.Replay(ctx, r, req)
+	e.view().warnUnchecked(plan.Unchecked)
 	if err != nil {
-		return err
+		return e.replayErr(ctx, err)
 	}
 	if rf.dryRun {
-		return e.dryRunReplay(ctx, rf, rp)
+		return e.dryRunReplay(ctx, plan)
 	}
-	ready := "the"
-	if rp.Ready >= 0 {
-		ready = fmt.Sprintf("about %d", rp.Ready)
-	}
-	what := fmt.Sprintf("replay %s message(s) from %s %s", ready, rf.from, rp.Describe)
-	if rf.limit > 0 {
-		what += fmt.Sprintf(" (at most %d)", rf.limit)
-	}
-	if err := e.view().confirm(e.opts.yes, what, rf.from); err != nil {
+	if err := e.view().confirm(e.opts.yes, plan.Question(), plan.Word()); err != nil {
 		return err
 	}
 	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
-	rp.Options.Progress = e.view().replayProgress()
-	res, err := conn.Move(ctx, rp.Options)
-	e.view().reportReplay(rf, rp, res)
-	switch {
-	case ctx.Err() != nil:
-		return &exitError{130, fmt.Errorf("replay interrupted after %d message(s); the rest stay on %s", res.Moved+res.Parked, rf.from)}
-	case err != nil:
-		return err
-	case res.Kept > 0:
-		return fmt.Errorf("%d message(s) stayed on %s (reasons above)", res.Kept, rf.from)
+	res, err := plan.Run(ctx, conn, e.view().replayProgress())
+	e.view().reportReplay(rf, plan, res)
+	return interrupted(err)
+}
+
+// replayReader reads the replay's queues and ladders by name, each
+// request bounded by --timeout, and a quorum source's peek facts.
+func (e *env) replayReader() (ops.ReplayReader, error) {
+	m, err := e.clients().management()
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return factsReader{timed{m, e.config().Timeout}, m}, nil
+}
+
+// warnUnchecked says that the replay's routes go unchecked, and why.
+func (v view) warnUnchecked(err error) {
+	if err != nil {
+		fmt.Fprintf(v.Err, "rungs: warning: routes not checked (management API: %v); relying on mandatory returns\n", err)
+	}
+}
+
+// replayErr words a replay ops refused, saying nothing was replayed.
+func (e *env) replayErr(ctx context.Context, err error) error {
+	var (
+		re *ops.RouteError
+		nq *ops.NoQueueError
+		su *ops.ShapeUnknownError
+		fe *ops.FieldError
+	)
+	switch {
+	case errors.As(err, &su):
+		return e.unreadShape(ctx, resolved{mgmtErr: su.Err}, "nothing replayed")
+	case errors.As(err, &re):
+		return fmt.Errorf("nothing replayed: a message for %s would not reach %s: %v", topology.FormatDelay(re.Trace.Delay), re.Trace.Target, re.Err)
+	case errors.As(err, &nq):
+		return fmt.Errorf("%v; nothing was replayed", nq)
+	case errors.As(err, &fe):
+		return replayUsage(err)
+	}
+	return err
 }
 
 // replayFlagOf is the flag behind each field ops.ReplayRequest checks.
@@ -158,10 +166,10 @@ func replayUsage(err error) error {
 	return usageErr("%v", err)
 }
 
-// request reads the flags into a replay request and checks what needs no
-// broker. Where the messages go into a ladder is resolved later.
-func (rf replayFlags) request() (ops.ReplayRequest, error) {
-	req := ops.ReplayRequest{Source: rf.from, Park: rf.park, Limit: rf.limit, Where: rf.where, Window: rf.window, MaxHeld: rf.maxHeld}
+// replayRequest reads the flags into a replay request; ops checks it.
+func (e *env) replayRequest(ctx context.Context, rf replayFlags) (ops.ReplayRequest, error) {
+	req := ops.ReplayRequest{Vhost: e.vhost(), Source: rf.from, Park: rf.park, Limit: rf.limit, Where: rf.where, Window: rf.window, MaxHeld: rf.maxHeld,
+		DryRun: rf.dryRun, ReadOnly: e.config().ReadOnly}
 	n := 0
 	for _, set := range []bool{rf.toOrigin, rf.toLadder != "", rf.toQueue != ""} {
 		if set {
@@ -184,6 +192,9 @@ func (rf replayFlags) request() (ops.ReplayRequest, error) {
 			return req, replayUsage(err)
 		}
 		req.To.Delay, req.To.Dest = d, rf.to
+		if req.To.Into, err = e.replayInto(ctx, rf.toLadder); err != nil {
+			return req, err
+		}
 	}
 	req.To.Queue, req.To.Origin = rf.toQueue, rf.toOrigin
 	if rf.rate != "" {
@@ -193,60 +204,23 @@ func (rf replayFlags) request() (ops.ReplayRequest, error) {
 		}
 		req.Rate = r
 	}
-	if _, err := req.Check(); err != nil {
-		return req, replayUsage(err)
-	}
 	return req, nil
 }
 
-// planReplay resolves the ladder to replay into, if any, and has ops
-// check the request against the broker, as far as the management API
-// answers.
-func (e *env) planReplay(ctx context.Context, rf replayFlags, req ops.ReplayRequest) (replayJob, error) {
-	var rp replayJob
-	insp, err := e.clients().reader()
-	if err == nil {
-		rp.scope, err = ops.ReadReplay(ctx, insp, e.vhost(), req, rf.toLadder)
+// replayInto is the ladder --to-ladder names, with the shape flags given,
+// for ops to find on the broker.
+func (e *env) replayInto(ctx context.Context, name string) (*ops.ReplayInto, error) {
+	lf := &e.opts.ladder
+	lf.name = name
+	if err := lf.check(); err != nil {
+		return nil, err
 	}
+	spec, err := lf.spec()
 	if err != nil {
-		rp.snapErr = err
-		fmt.Fprintf(e.Err, "rungs: warning: routes not checked (management API: %v); relying on mandatory returns\n", err)
+		return nil, err
 	}
-	if rf.toLadder != "" {
-		e.opts.ladder.name = rf.toLadder
-		// The ladder was read with the replay's queues.
-		r, err := e.resolveLadderFrom(ctx, func(context.Context) (topology.Snapshot, error) {
-			if rp.scope == nil {
-				return topology.Snapshot{}, rp.snapErr
-			}
-			return rp.scope.Snap, nil
-		})
-		if err != nil {
-			return rp, err
-		}
-		if err := e.unreadShape(ctx, r, "nothing replayed"); err != nil {
-			return rp, err
-		}
-		if r.snap != nil && !r.discovered {
-			return rp, fmt.Errorf("%s; nothing was replayed", e.opts.ladder.noLadder(r))
-		}
-		req.To.Ladder = &r.ladder
-	}
-	plan, err := req.Plan(rp.scope)
-	var (
-		re *ops.RouteError
-		nq *ops.NoQueueError
-	)
-	switch {
-	case errors.As(err, &re):
-		return rp, fmt.Errorf("nothing replayed: a message for %s would not reach %s: %v", topology.FormatDelay(re.Trace.Delay), re.Trace.Target, re.Err)
-	case errors.As(err, &nq):
-		return rp, fmt.Errorf("%v; nothing was replayed", nq)
-	case err != nil:
-		return rp, replayUsage(err)
-	}
-	rp.ReplayPlan = plan
-	return rp, nil
+	return &ops.ReplayInto{Spec: spec, Query: lf.query(), ShapeGiven: lf.shapeGiven(),
+		Version: func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }}, nil
 }
 
 // replayProgress prints a line to stderr every few seconds at a terminal.
@@ -264,20 +238,20 @@ func (v view) replayProgress() func(broker.MoveProgress) {
 	}
 }
 
-func (v view) reportReplay(rf replayFlags, rp replayJob, res broker.MoveProgress) {
+func (v view) reportReplay(rf replayFlags, plan ops.ReplayPlan, res broker.MoveProgress) {
 	if v.json {
 		reasons := res.Reasons
 		if reasons == nil {
 			reasons = map[string]int{}
 		}
 		_ = writeJSON(v.Out, map[string]any{
-			"source": rf.from, "destination": rp.Describe, "moved": res.Moved, "parked": res.Parked, "kept": res.Kept,
+			"source": rf.from, "destination": plan.Describe, "moved": res.Moved, "parked": res.Parked, "kept": res.Kept,
 			"skipped": res.Skipped, "unknown": res.Unknown, "reconnects": res.Reconnects, "reasons": reasons,
 			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "rate": res.Rate(), "source_ready": res.SourceReady,
 		})
 		return
 	}
-	for _, l := range ui.ReplayReport(res, rf.from, rp.Describe, rf.park, "--where") {
+	for _, l := range ui.ReplayReport(res, rf.from, plan.Describe, rf.park, "--where") {
 		fmt.Fprintln(v.Out, l)
 	}
 }
@@ -294,51 +268,35 @@ type replayPreview struct {
 	Stays      string   `json:"stays,omitempty"`
 }
 
-// replayPreviews are ops' verdicts on each previewed message, as --json
-// writes them.
-func replayPreviews(previews []broker.MovePreview, scope *ops.BrokerView) []replayPreview {
-	var out []replayPreview
-	for _, v := range ops.ReplayVerdicts(previews, scope) {
-		out = append(out, replayPreview(v))
-	}
-	return out
-}
-
-// dryRunReplay peeks and says where each message would go.
-func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) error {
-	n := defaultDryRun
-	if rf.limit > 0 {
-		n = min(rf.limit, broker.MaxPeek)
-	}
-	req := ops.PeekRequest{Queue: topology.Queue{Name: rf.from}, Unchecked: rp.snapErr}
-	if rp.scope != nil {
-		m, err := e.clients().management()
-		if err != nil {
-			return err
-		}
-		if req, err = ops.PeekIn(ctx, m, rp.scope.Snap, rf.from); err != nil {
-			return err
-		}
-	}
-	if _, err := e.view().gatePeek(req, false, e.config().ReadOnly); err != nil {
+// dryRunReplay has the peek gate weigh the source, then ops preview the
+// plan: where each of the first messages would go.
+func (e *env) dryRunReplay(ctx context.Context, plan ops.ReplayPlan) error {
+	if _, err := e.view().gatePeek(plan.Peek, false, e.config().ReadOnly); err != nil {
 		return err
 	}
 	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
-	previews, res, err := conn.PreviewMove(ctx, rp.Options, n)
+	dry, err := plan.Preview(ctx, conn)
 	if err != nil {
 		return err
 	}
-	out := replayPreviews(previews, rp.scope)
-	if e.opts.json {
-		if out == nil {
-			out = []replayPreview{}
-		}
-		return writeJSON(e.Out, map[string]any{"source": rf.from, "ready": res.Ready, "previewed": len(out), "dry_run": true, "messages": out})
+	e.view().printDryRun(plan.Options.Source, dry)
+	return nil
+}
+
+// printDryRun shows each previewed message's verdict.
+func (v view) printDryRun(source string, dry ops.ReplayDryRun) {
+	out := make([]replayPreview, 0, len(dry.Verdicts))
+	for _, p := range dry.Verdicts {
+		out = append(out, replayPreview(p))
 	}
-	fmt.Fprintf(e.Out, "dry run: the first %d of %d ready message(s) of %s; nothing was moved\n", len(out), res.Ready, rf.from)
+	if v.json {
+		_ = writeJSON(v.Out, map[string]any{"source": source, "ready": dry.Ready, "previewed": len(out), "dry_run": true, "messages": out})
+		return
+	}
+	fmt.Fprintf(v.Out, "dry run: the first %d of %d ready message(s) of %s; nothing was moved\n", len(out), dry.Ready, source)
 	rows := make([][]string, 0, len(out))
 	for _, p := range out {
 		id := p.MessageID
@@ -358,7 +316,6 @@ func (e *env) dryRunReplay(ctx context.Context, rf replayFlags, rp replayJob) er
 		rows = append(rows, row)
 	}
 	for _, l := range ui.AlignRows(rows) {
-		fmt.Fprintln(e.Out, "  "+l)
+		fmt.Fprintln(v.Out, "  "+l)
 	}
-	return nil
 }

@@ -85,5 +85,5 @@ func (e *env) runReroute(ctx context.Context, park bool) error {
 			fmt.Fprintf(e.Out, "%s: parked in %s (replay them from there once %s is back)\n", d, req.Park.Queues[i].Name, d)
 		}
 	}
-	return u.unstallPolicy(ctx, req.Held)
+	return u.run(ctx, ops.UnstallPlan{Vhost: u.vhost, Ladder: l, Targets: req.Held, Remedy: topology.RemedyPolicy}, "")
 }

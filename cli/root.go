@@ -34,6 +34,17 @@ const (
 var Version = "dev"
 
 // exitError carries an exit code other than ExitError through cobra.
+// interrupted gives an operation ops says the operator stopped (an
+// ops.InterruptedError: a replay, a migration, a scheduled scan or
+// action) its exit code, 130, as a shell gives a command stopped by ^C.
+func interrupted(err error) error {
+	var ie *ops.InterruptedError
+	if errors.As(err, &ie) {
+		return &exitError{130, err}
+	}
+	return err
+}
+
 type exitError struct {
 	code int
 	err  error

@@ -134,7 +134,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action
 	if err != nil {
 		return ops.ScheduledJob{}, err
 	}
-	job, err := ops.Scheduled(ctx, scheduledReader{timed{m, e.config().Timeout}, m}, ask)
+	job, err := ops.Scheduled(ctx, factsReader{timed{m, e.config().Timeout}, m}, ask)
 	if err != nil {
 		return job, scheduledErr(err, ask)
 	}
@@ -144,9 +144,10 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action
 	return job, nil
 }
 
-// scheduledReader reads the ladder with each request bounded by
-// --timeout, and peek facts from the management API.
-type scheduledReader struct {
+// factsReader reads ladders and queues with each request bounded by
+// --timeout, and peek facts from the management API: what scheduled and
+// replay read.
+type factsReader struct {
 	timed
 	ops.PeekFacter
 }
@@ -181,10 +182,7 @@ func scanScheduled(ctx context.Context, v view, conn *broker.Conn, plan ops.Scan
 	if bar != nil {
 		fmt.Fprint(v.Err, "\r\033[K")
 	}
-	if ctx.Err() != nil {
-		return res, &exitError{130, fmt.Errorf("scan interrupted after %d message(s); nothing was changed", res.Seen)}
-	}
-	return res, err
+	return res, interrupted(plan.Outcome(ctx, res, err))
 }
 
 // scanBar rewrites one line of stderr while a person watches.
@@ -338,10 +336,7 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 	if !job.Acts() {
 		return e.scanAndPrint(ctx, job.Scan, string(plan.Action))
 	}
-	what := fmt.Sprintf("%s (about %s message(s) in flight are read)", plan.Describe, topology.FormatCount(int64(job.Scan.Ready)))
-	// Typed, always: --yes does not discard.
-	yes := e.opts.yes && plan.Action != ops.ActDiscard
-	if err := e.view().confirm(yes, what, job.Scan.Ladder.Name); err != nil {
+	if err := e.view().confirm(e.opts.yes && plan.YesConfirms(), job.Question(), job.Word()); err != nil {
 		return err
 	}
 	conn, err := e.clients().amqp(ctx)
@@ -353,15 +348,7 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 		fmt.Fprint(e.Err, "\r\033[K")
 	}
 	e.view().reportAction(plan, res)
-	switch {
-	case ctx.Err() != nil:
-		return &exitError{130, fmt.Errorf("%s interrupted after %d message(s); the rest keep their due times", plan.Action, res.Acted)}
-	case err != nil:
-		return err
-	case res.Kept > 0:
-		return fmt.Errorf("%d selected message(s) stayed in their rungs (reasons above)", res.Kept)
-	}
-	return nil
+	return interrupted(plan.Outcome(ctx, res, err))
 }
 
 func (v view) actionBar(a ops.Action) func(ops.ActionProgress) {

@@ -63,7 +63,7 @@ func (t timed) Stats(ctx context.Context, vhost string) ([]topology.Queue, error
 //
 // why, when given, reads what names a lost route beyond the snapshot
 // (env.readUnrouted) before the report is judged.
-func observe(ctx context.Context, v view, insp ops.Inspector, scope ops.Scope, found func([]topology.Found) error, why ...func(context.Context, ops.Observer) ops.Observer) (health.Report, error) {
+func observe(ctx context.Context, v view, insp ops.ScopedInspector, scope ops.Scope, found func([]topology.Found) error, why ...func(context.Context, ops.Observer) ops.Observer) (health.Report, error) {
 	o, err := observeLadders(ctx, insp, scope)
 	if err != nil {
 		return health.Report{}, err
@@ -123,7 +123,7 @@ func (t timedFacts) PeekFacts(ctx context.Context, vhost string, q topology.Queu
 // had to look for the named ladders among every name a ladder may own,
 // once more for their objects alone: their targets and the queues those
 // dead-letter to are read only then.
-func observeLadders(ctx context.Context, insp ops.Inspector, scope ops.Scope) (ops.Observer, error) {
+func observeLadders(ctx context.Context, insp ops.ScopedInspector, scope ops.Scope) (ops.Observer, error) {
 	return ops.ReadLadders(ctx, insp, scope)
 }
 

@@ -40,75 +40,63 @@ queue of the vhost with delayed retry: the messages it holds back
 }
 
 func (e *env) runStatus(ctx context.Context, only string, all bool) error {
-	scope := ops.Scope{Vhost: e.vhost()}
-	if only != "" {
-		scope.Ladders = []string{only}
-	}
+	req := ops.StatusRequest{Vhost: e.vhost(), Ladder: only}
 	insp, err := e.clients().reader()
 	if err != nil {
 		return err
 	}
-	rep, err := observe(ctx, e.view(), insp, scope, func(found []topology.Found) error {
-		if only != "" && len(found) == 0 {
-			return fmt.Errorf("no ladder %q in vhost %s (rungs discover lists the ladders there)", only, e.vhost())
-		}
-		return nil
-	}, e.readUnrouted)
+	rep, err := observe(ctx, e.view(), insp, req.Scope(), req.CheckFound, e.readUnrouted)
 	if err != nil {
 		return err
 	}
+	var bridges []topology.Bridge
+	if req.Beside() {
+		rep = rep.WithRetry(e.readRetry(ctx))
+		bridges = e.readBridges(ctx)
+	}
 	if e.opts.json {
-		// What the text shows beside the vhost's ladders, the JSON carries
-		// too; status of named ladders reads only their objects.
-		var bridges []topology.Bridge
-		if only == "" {
-			rep = rep.WithRetry(e.readRetry(ctx))
-			bridges = e.readBridges(ctx)
-		}
 		return writeJSON(e.Out, toJSONStatusReport(rep, bridges))
 	}
-	if only == "" {
-		// A named ladder's status reads that ladder's objects alone; the
-		// vhost's status also lists its bridges (one filtered listing).
-		defer e.printBridges(ctx)
-	}
-	// Delayed retry across the vhost is beside the vhost's ladders: status
-	// of named ladders reads only their objects (their rungs show their
-	// own DELAYED), never a listing the broker evaluates over every queue.
-	if only == "" {
-		rep = rep.WithRetry(e.readRetry(ctx))
-	}
-	width := e.view().width()
+	e.view().printStatus(rep, bridges, e.vhost(), all)
+	return nil
+}
+
+// printStatus shows each ladder's rungs (idle ones folded unless all),
+// forecast and drain, then what delayed retry holds, the storm judged as
+// one and the bridges.
+func (v view) printStatus(rep health.Report, bridges []topology.Bridge, vhost string, all bool) {
+	width := v.width()
 	retry := ui.RetryText(rep.Retry, width)
 	if len(rep.Ladders) == 0 {
-		fmt.Fprintf(e.Out, "no ladders in vhost %s\n", e.vhost())
+		fmt.Fprintf(v.Out, "no ladders in vhost %s\n", vhost)
 		if retry != "" {
-			fmt.Fprint(e.Out, "\n", retry)
+			fmt.Fprint(v.Out, "\n", retry)
 		}
-		return nil
+		v.printBridgeLines(bridges)
+		return
 	}
 	for i, lr := range rep.Ladders {
 		if i > 0 {
-			fmt.Fprintln(e.Out)
+			fmt.Fprintln(v.Out)
 		}
 		rows, folded := health.StatusRows(lr, all)
-		fmt.Fprint(e.Out, ui.LadderText(lr, rows, folded, width))
+		fmt.Fprint(v.Out, ui.LadderText(lr, rows, folded, width))
 		if lr.Forecast.Messages > 0 {
-			fmt.Fprint(e.Out, "\n", ui.ForecastText(lr.Forecast, width))
+			fmt.Fprint(v.Out, "\n", ui.ForecastText(lr.Forecast, width))
 		}
 		if d := ui.DrainText(lr.Totals, lr.Drain, width); d != "" {
-			fmt.Fprint(e.Out, "\n", d)
+			fmt.Fprint(v.Out, "\n", d)
 		}
 	}
 	if retry != "" {
-		fmt.Fprint(e.Out, "\n", retry)
+		fmt.Fprint(v.Out, "\n", retry)
 	}
 	// The storm judged as one, where it is both a ladder's backlog and
 	// messages delayed retry holds: each part above says its own.
 	if st := rep.Storm(); st.Backlog > 0 && st.Held > 0 {
-		fmt.Fprint(e.Out, "\n", ui.StormText(st, width))
+		fmt.Fprint(v.Out, "\n", ui.StormText(st, width))
 	}
-	return nil
+	v.printBridgeLines(bridges)
 }
 
 // readRetry reads what RabbitMQ 4.3's delayed retry holds across the
@@ -285,12 +273,16 @@ func toJSONForecast(fc topology.Forecast) map[string]any {
 // intake's depth and lag, what is due and not yet out, what it parked.
 // A bridge is not a ladder, so a failed read is a warning, not an error.
 func (e *env) printBridges(ctx context.Context) {
-	bs := e.readBridges(ctx)
+	e.view().printBridgeLines(e.readBridges(ctx))
+}
+
+// printBridgeLines is a line per bridge, after a blank line.
+func (v view) printBridgeLines(bs []topology.Bridge) {
 	if len(bs) > 0 {
-		fmt.Fprintln(e.Out)
+		fmt.Fprintln(v.Out)
 	}
 	for _, b := range bs {
-		fmt.Fprintln(e.Out, b.Describe())
+		fmt.Fprintln(v.Out, b.Describe())
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -14,12 +15,6 @@ import (
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
-
-// unstallVerify is how long unstall waits for a rung's waiting count to
-// fall after the remedy: three statistics intervals, because the count the
-// management API reports is up to one interval stale and the worker needs
-// a moment to start.
-const unstallVerify = 3 * health.DefaultInterval
 
 func (e *env) unstallCommand() *cobra.Command {
 	var ctl string
@@ -99,7 +94,6 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 		fmt.Fprintf(e.Out, "no stalled rung in ladder %s\n", p.Ladder.Name)
 		return nil
 	}
-	targets := p.Targets
 	if ctl != "" {
 		// Check the node answers before asking, so that a wrong prefix
 		// fails with nothing changed.
@@ -114,13 +108,21 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	if err := e.view().confirm(e.opts.yes, p.Question(), p.Ladder.Name); err != nil {
 		return err
 	}
-	switch p.Remedy {
-	case topology.RemedyLeaderMove:
-		return u.unstallLeaderMove(ctx, targets)
-	case topology.RemedyPolicy:
-		return u.unstallPolicy(ctx, targets)
+	return u.run(ctx, p, ctl)
+}
+
+// run has ops apply the plan's remedy and watch the rungs drain for
+// ops.UnstallVerify, saying what it does as it goes; a policy that did
+// not help ends with what to run on the node.
+func (u unstaller) run(ctx context.Context, p ops.UnstallPlan, ctl string) error {
+	w := ops.DrainWatch{Vhost: u.vhost, Until: time.Now().Add(ops.UnstallVerify), Timeout: u.timeout, Now: time.Now, Sleep: ops.Sleep}
+	err := p.Run(ctx, remedier{u, ctl}, u.m, w, ops.UnstallEvents{Applied: u.printApplied, Draining: u.printDraining, UndoFailed: u.printUndoFailed})
+	var still *ops.StillStalledError
+	if errors.As(err, &still) && len(still.Hint) > 0 {
+		u.printHint(still)
+		return &exitError{ExitError, nil}
 	}
-	return u.unstallRaft(ctx, targets, ctl)
+	return err
 }
 
 // unstaller applies a remedy to stalled rungs, through the management API
@@ -144,84 +146,70 @@ func (u unstaller) quorumMembers(ctx context.Context) func(queue string) (int, e
 	}
 }
 
-// unstallLeaderMove moves every target's leader to another member, then
-// waits for each waiting count to fall.
-func (u unstaller) unstallLeaderMove(ctx context.Context, targets []ops.StalledRung) error {
-	for _, t := range targets {
-		cctx, cancel := context.WithTimeout(ctx, max(u.timeout, 30*time.Second))
-		from, to, err := u.m.MoveLeader(cctx, u.vhost, t.Queue.Name)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%s: %w", t.Queue.Name, err)
-		}
-		fmt.Fprintf(u.Out, "%s: moved its leader from %s to %s (%s is a follower again)\n", t.Queue.Name, from, to, from)
-	}
-	return u.reportDrain(ctx, targets, "the leader move")
+// remedier applies the remedies ops.UnstallPlan.Run chooses: through the
+// management API, each request within --timeout (a leader move at least
+// 30s), or through rabbitmqctl PREFIX.
+type remedier struct {
+	u   unstaller
+	ctl string
 }
 
-// unstallPolicy nudges every target with a policy, waits for each waiting
-// count to fall, and deletes the policies whatever happened.
-func (u unstaller) unstallPolicy(ctx context.Context, targets []ops.StalledRung) error {
-	m := u.m
-	var undos []func(context.Context) error
-	defer func() {
-		for _, undo := range undos {
-			// A fresh context: the policies must go even if ctx was cancelled.
-			cctx, cancel := context.WithTimeout(context.Background(), u.timeout)
-			if err := undo(cctx); err != nil {
-				fmt.Fprintf(u.Err, "warning: %v (delete it by hand: its name starts with %s)\n", err, broker.NudgePolicyPrefix)
-			}
-			cancel()
-		}
-	}()
-	for _, t := range targets {
-		cctx, cancel := context.WithTimeout(ctx, u.timeout)
-		name, undo, err := m.NudgeDeadLettering(cctx, u.vhost, t.Queue)
-		cancel()
-		if err != nil {
-			return err
-		}
-		undos = append(undos, undo)
-		fmt.Fprintf(u.Out, "%s: declared policy %s\n", t.Queue.Name, name)
-	}
-	stuck, err := u.verifyDrain(ctx, targets)
+func (r remedier) MoveLeader(ctx context.Context, vhost, queue string) (string, string, error) {
+	cctx, cancel := context.WithTimeout(ctx, max(r.u.timeout, 30*time.Second))
+	defer cancel()
+	from, to, err := r.u.m.MoveLeader(cctx, vhost, queue)
 	if err != nil {
-		return err
+		return "", "", fmt.Errorf("%s: %w", queue, err)
 	}
-	if len(stuck) == 0 {
-		return nil
+	return from, to, nil
+}
+
+func (r remedier) NudgeDeadLettering(ctx context.Context, vhost string, q topology.Queue) (string, func(context.Context) error, error) {
+	cctx, cancel := context.WithTimeout(ctx, r.u.timeout)
+	defer cancel()
+	name, undo, err := r.u.m.NudgeDeadLettering(cctx, vhost, q)
+	if err != nil {
+		return "", nil, err
 	}
-	fmt.Fprintf(u.Err, "the policy did not get %s moving; on the node, run:\n", strings.Join(stalledNames(stuck), ", "))
-	for _, t := range stuck {
-		fmt.Fprintf(u.Err, "  rabbitmqctl eval '%s'\n", broker.RaftRestartExpr(u.vhost, t.Queue.Name))
+	return name, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, r.u.timeout)
+		defer cancel()
+		return undo(cctx)
+	}, nil
+}
+
+func (r remedier) RestartMember(ctx context.Context, vhost, queue string) (string, error) {
+	out, err := r.u.rabbitmqctlEval(ctx, r.ctl, broker.RaftRestartExpr(vhost, queue))
+	if err != nil {
+		return "", fmt.Errorf("%s: rabbitmqctl eval failed (%v): %s", queue, err, firstLine(out))
+	}
+	return lastLine(out), nil
+}
+
+// printApplied says what the remedy did to one rung.
+func (u unstaller) printApplied(a ops.Applied) {
+	switch a.Remedy {
+	case topology.RemedyLeaderMove:
+		fmt.Fprintf(u.Out, "%s: moved its leader from %s to %s (%s is a follower again)\n", a.Queue, a.From, a.To, a.From)
+	case topology.RemedyPolicy:
+		fmt.Fprintf(u.Out, "%s: declared policy %s\n", a.Queue, a.Policy)
+	default:
+		fmt.Fprintf(u.Out, "%s: restarted Ra member %s\n", a.Queue, a.Member)
+	}
+}
+
+// printUndoFailed warns of a nudge policy left behind.
+func (u unstaller) printUndoFailed(err error) {
+	fmt.Fprintf(u.Err, "warning: %v (delete it by hand: its name starts with %s)\n", err, broker.NudgePolicyPrefix)
+}
+
+// printHint says what to run on the node where the policy did not help.
+func (u unstaller) printHint(still *ops.StillStalledError) {
+	fmt.Fprintf(u.Err, "%v; on the node, run:\n", still)
+	for _, h := range still.Hint {
+		fmt.Fprintln(u.Err, "  "+h)
 	}
 	fmt.Fprintln(u.Err, "or run unstall again with --rabbitmqctl PREFIX")
-	return &exitError{ExitError, nil}
-}
-
-// unstallRaft restarts every target's Ra member through rabbitmqctl.
-func (u unstaller) unstallRaft(ctx context.Context, targets []ops.StalledRung, prefix string) error {
-	for _, t := range targets {
-		out, err := u.rabbitmqctlEval(ctx, prefix, broker.RaftRestartExpr(u.vhost, t.Queue.Name))
-		if err != nil {
-			return fmt.Errorf("%s: rabbitmqctl eval failed (%v): %s", t.Queue.Name, err, firstLine(out))
-		}
-		fmt.Fprintf(u.Out, "%s: restarted Ra member %s\n", t.Queue.Name, lastLine(out))
-	}
-	return u.reportDrain(ctx, targets, "the Ra member restart")
-}
-
-// reportDrain verifies that every target drains after a remedy, and fails
-// naming those that do not.
-func (u unstaller) reportDrain(ctx context.Context, targets []ops.StalledRung, remedy string) error {
-	stuck, err := u.verifyDrain(ctx, targets)
-	if err != nil {
-		return err
-	}
-	if len(stuck) > 0 {
-		return fmt.Errorf("%s still not draining after %s; see the node's log", strings.Join(stalledNames(stuck), ", "), remedy)
-	}
-	return nil
 }
 
 // rabbitmqctlEval runs `PREFIX eval EXPR`. The prefix is the operator's
@@ -234,44 +222,10 @@ func (u unstaller) rabbitmqctlEval(ctx context.Context, prefix, expr string) (st
 	return string(out), err
 }
 
-// verifyDrain re-reads the statistics until every target's waiting count
-// has fallen below what it was, or unstallVerify passes; it reports each
-// rung's figures and returns the targets that did not move.
-func (u unstaller) verifyDrain(ctx context.Context, targets []ops.StalledRung) ([]ops.StalledRung, error) {
-	pending := append([]ops.StalledRung(nil), targets...)
-	deadline := time.Now().Add(unstallVerify)
-	for len(pending) > 0 && time.Now().Before(deadline) {
-		if err := ops.Sleep(ctx, ops.StallSampleEvery); err != nil {
-			return pending, err
-		}
-		cctx, cancel := context.WithTimeout(ctx, u.timeout)
-		qs, err := ops.LookupQueues(cctx, u.m, u.vhost, stalledNames(pending))
-		cancel()
-		if err != nil {
-			return pending, err
-		}
-		now := topology.Snapshot{Queues: qs}
-		var still []ops.StalledRung
-		for _, t := range pending {
-			q, _ := now.Queue(t.Queue.Name)
-			if q.Stats.Expired < t.Before {
-				fmt.Fprintf(u.Out, "%s: draining, %s waiting to be dead-lettered (was %s)\n", t.Queue.Name,
-					topology.FormatCount(q.Stats.Expired), topology.FormatCount(t.Before))
-				continue
-			}
-			still = append(still, t)
-		}
-		pending = still
-	}
-	return pending, nil
-}
-
-func stalledNames(ts []ops.StalledRung) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.Queue.Name)
-	}
-	return out
+// printDraining says that a rung drains again.
+func (u unstaller) printDraining(d ops.Drained) {
+	fmt.Fprintf(u.Out, "%s: draining, %s waiting to be dead-lettered (was %s)\n", d.Queue.Name,
+		topology.FormatCount(d.Now.Stats.Expired), topology.FormatCount(d.Before))
 }
 
 // shellQuote quotes s as one POSIX shell word.

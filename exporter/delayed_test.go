@@ -9,13 +9,14 @@ import (
 
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/internal/fixture"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
 // Messages a delayed retry holds are exported per rung beside the ones
 // waiting to be dead-lettered, and counted in flight.
 func TestExporterDelayedRetry(t *testing.T) {
-	x := New(&fakeInspector{snap: fixture.DelayedRetry()}, Options{Vhosts: []string{"/"}})
+	x := New(&fakeInspector{snap: fixture.DelayedRetry()}, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}})
 	body := scrape(t, x)
 	has(t, body, `rungs_rung_messages_delayed{ladder="tasks",layout="prefix",level="1",queue="tasks.rung.01.3",vhost="/"} 2`)
 	has(t, body, `rungs_rung_messages_delayed{ladder="tasks",layout="prefix",level="3",queue="tasks.rung.03.2",vhost="/"} 0`)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/internal/fixture"
+	"github.com/rungs-dev/rungs/ops"
 )
 
 const (
@@ -30,7 +31,7 @@ func exported(t *testing.T) map[string]bool {
 		s.Leader, s.Members, s.Online = "rabbit@a", []string{"rabbit@a", "rabbit@b", "rabbit@c"}, []string{"rabbit@a", "rabbit@b"}
 	}
 	caps := map[string]broker.DrainCapacity{"quorum": {HopsPerS: 5000}, "classic": {HopsPerS: 5000}}
-	body := scrape(t, New(&fakeInspector{snap: snap, caps: caps}, Options{Vhosts: []string{"/"}}))
+	body := scrape(t, New(&fakeInspector{snap: snap, caps: caps}, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}}))
 	names := map[string]bool{}
 	for _, line := range strings.Split(body, "\n") {
 		if strings.HasPrefix(line, "# TYPE ") {

@@ -37,6 +37,11 @@ type Options struct {
 	Log io.Writer
 	// Now is the clock (tests replace it).
 	Now func() time.Time
+	// Reach is how far each read goes: the ladders' objects by name
+	// (ops.ReachScoped, the zero value, what the management API serves),
+	// or the whole vhost (ops.ReachVhost, for an inspector that reads
+	// nothing by name).
+	Reach ops.Reach
 }
 
 // Exporter is a prometheus.Collector over a broker's ladders.
@@ -277,7 +282,7 @@ func (x *Exporter) readCapacity(ctx context.Context) {
 func (x *Exporter) refresh(ctx context.Context, vhost string) (health.Report, bool, error) {
 	o, ok := x.state[vhost]
 	if !ok {
-		o = ops.NewObserver(ops.Scope{Vhost: vhost}).WithIntervals(0, x.opt.Interval)
+		o = ops.NewObserver(ops.Scope{Vhost: vhost, Reach: x.opt.Reach}).WithIntervals(0, x.opt.Interval)
 	}
 	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
 	defer cancel()

@@ -95,7 +95,7 @@ func has(t *testing.T, body, line string) {
 
 func TestExporterReportsBusyVhost(t *testing.T) {
 	f := &fakeInspector{snap: fixture.Busy()}
-	x := New(f, Options{Vhosts: []string{"/"}})
+	x := New(f, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}})
 	body := scrape(t, x)
 	rung := `{ladder="orders",layout="prefix",level="6",queue="orders.rung.06",vhost="/"}`
 	has(t, body, `rungs_rung_messages_ready`+rung+` 412`)
@@ -124,7 +124,7 @@ func TestExporterReportsBusyVhost(t *testing.T) {
 // one statistics request, as in the console, until the queue set changes.
 func TestExporterOneRequestPerScrape(t *testing.T) {
 	f := &fakeInspector{snap: fixture.Healthy()}
-	x := New(f, Options{Vhosts: []string{"/"}})
+	x := New(f, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}})
 	scrape(t, x)
 	if f.snapshots != 1 || f.stats != 0 {
 		t.Fatalf("first scrape: %d snapshots, %d stats", f.snapshots, f.stats)
@@ -154,7 +154,7 @@ func TestExporterOneRequestPerScrape(t *testing.T) {
 func TestExporterNoPassword(t *testing.T) {
 	f := &fakeInspector{snap: fixture.Healthy(), err: errors.New(`Get "http://admin:s3cret-pw@10.0.0.1:15672/api/queues/%2F": connection refused`)}
 	var log bytes.Buffer
-	x := New(f, Options{AllVhosts: true, Log: &log})
+	x := New(f, Options{Reach: ops.ReachVhost, AllVhosts: true, Log: &log})
 	body := scrape(t, x)
 	has(t, body, "rungs_up 0")
 	if strings.Contains(body+log.String(), "s3cret") {
@@ -167,7 +167,7 @@ func TestExporterNoPassword(t *testing.T) {
 
 func TestExporterVhostErrorKeepsOthers(t *testing.T) {
 	f := &fakeInspector{snap: fixture.Healthy()}
-	x := New(f, Options{Vhosts: []string{"/"}, Log: io.Discard, Now: func() time.Time { return time.Unix(100, 0) }})
+	x := New(f, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}, Log: io.Discard, Now: func() time.Time { return time.Unix(100, 0) }})
 	scrape(t, x)
 	f.mu.Lock()
 	f.err = errors.New("boom")
@@ -184,7 +184,7 @@ func TestExporterVhostErrorKeepsOthers(t *testing.T) {
 func TestExporterStalledRung(t *testing.T) {
 	f := &fakeInspector{snap: fixture.Stalled()}
 	now := time.Unix(1_800_000_000, 0)
-	x := New(f, Options{Vhosts: []string{"/"}, Interval: 5 * time.Second, Now: func() time.Time { return now }})
+	x := New(f, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}, Interval: 5 * time.Second, Now: func() time.Time { return now }})
 	rung := `{ladder="jobs",layout="prefix",level="3",queue="jobs.rung.03.1",vhost="/"}`
 	body := scrape(t, x)
 	has(t, body, `rungs_rung_messages_dlx`+rung+` 536`)
@@ -222,7 +222,7 @@ func grep(body, s string) string {
 // broker without one exports none (the alert stays silent).
 func TestExporterSavedCapacity(t *testing.T) {
 	f := &fakeInspector{snap: fixture.Busy(), caps: map[string]broker.DrainCapacity{"quorum": {HopsPerS: 4321}, "classic": {HopsPerS: 4321}}}
-	x := New(f, Options{Vhosts: []string{"/"}})
+	x := New(f, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}})
 	body := scrape(t, x)
 	if !strings.Contains(body, "rungs_ladder_drain_capacity_hops_per_second{") || !strings.Contains(body, "} 4321\n") {
 		t.Errorf("no saved capacity of 4321 in the scrape:\n%s", grepLines(body, "drain_capacity"))
@@ -233,7 +233,7 @@ func TestExporterSavedCapacity(t *testing.T) {
 	if f.capReads != 1 {
 		t.Errorf("%d capacity reads in %d scrapes, want 1", f.capReads, ops.SnapshotEvery)
 	}
-	none := scrape(t, New(&fakeInspector{snap: fixture.Busy()}, Options{Vhosts: []string{"/"}}))
+	none := scrape(t, New(&fakeInspector{snap: fixture.Busy()}, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}}))
 	if strings.Contains(none, "rungs_ladder_drain_capacity_hops_per_second{") {
 		t.Errorf("a capacity exported where none is saved:\n%s", grepLines(none, "drain_capacity"))
 	}
@@ -254,7 +254,7 @@ func grepLines(body, sub string) string {
 func TestExporterLostRoute(t *testing.T) {
 	f := &fakeInspector{snap: fixture.CeleryLost()}
 	now := time.Unix(1_800_000_000, 0)
-	x := New(f, Options{Vhosts: []string{"/"}, Interval: 5 * time.Second, Now: func() time.Time { return now }})
+	x := New(f, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}, Interval: 5 * time.Second, Now: func() time.Time { return now }})
 	scrape(t, x)
 	now = now.Add(time.Minute)
 	body := scrape(t, x)

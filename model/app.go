@@ -57,7 +57,9 @@ const (
 // App is the root model: it routes messages to the screen in front and
 // owns everything shared between screens.
 type App struct {
-	insp broker.Inspector
+	insp Inspector
+	// reach is how far refreshes read (Backends.Reach).
+	reach ops.Reach
 	// capacity is the drain capacities saved on the broker, for the
 	// publish form's lateness forecast; nil when none could be read.
 	capacity    map[string]broker.DrainCapacity
@@ -136,7 +138,7 @@ func New(opts Options) App {
 	if a.loop.interval <= 0 {
 		a.loop.interval, a.loop.followBroker = health.DefaultInterval, true
 	}
-	a.loop.obs = newObserver(a.vhost, a.loop.interval)
+	a.loop.obs = newObserver(a.vhost, a.reach, a.loop.interval)
 	if a.amqp.conn != nil {
 		a.amqp.state = a.amqp.conn.State()
 	}

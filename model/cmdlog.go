@@ -142,10 +142,23 @@ func logResult(msg tea.Msg) (string, bool) {
 	return "done", false
 }
 
+// Inspector is what the console reads the broker through: the overview
+// and vhosts, whole vhosts, and ladders and queues by name (what a lookup
+// reads, ops.ScopedInspector).
+type Inspector interface {
+	broker.Inspector
+	broker.LadderInspector
+}
+
 // Backends are the broker clients of one context: what the console reads
 // from, publishes and purges through, and watches.
 type Backends struct {
-	Inspector broker.Inspector
+	Inspector Inspector
+	// Reach is how far the console's refreshes read: the ladders on
+	// screen alone (ops.ReachScoped, the zero value), or the whole vhost
+	// (ops.ReachVhost, for an inspector whose reads by name are not the
+	// broker's).
+	Reach     ops.Reach
 	Publisher broker.Publisher
 	Purger    broker.Purger
 	// Peeker reads messages without removing them and Mover moves them
@@ -178,7 +191,7 @@ func (a *App) use(b Backends) {
 	a.insp, a.pub, a.purger, a.amqp.conn, a.closeBackends = b.Inspector, b.Publisher, b.Purger, b.Conn, b.Close
 	a.loop.insp = b.Inspector
 	a.peeker, a.mover, a.limits, a.scheduler = b.Peeker, b.Mover, b.Limits, b.Scheduler
-	a.vhost = b.Vhost
+	a.vhost, a.reach = b.Vhost, b.Reach
 	if a.vhost == "" {
 		a.vhost = "/"
 	}
@@ -258,7 +271,7 @@ func (a App) switchContext(m contextMsg) (App, tea.Cmd) {
 	a.list = newLadderList(a.vhost, a.styles, a.keys.nav)
 	a.ladder = ladderView{}
 	a.peek = peekView{}
-	a.loop.obs, a.found = newObserver(a.vhost, a.loop.interval), nil // after the screens: it watches the list's scope
+	a.loop.obs, a.found = newObserver(a.vhost, a.reach, a.loop.interval), nil // after the screens: it watches the list's scope
 	a.loop.gen++
 	a.loop.whyTried = "" // the new broker's unroutable queues are unread
 	a.result = ui.Result{Kind: ui.ResultOK, Text: "context " + m.name + ": " + b.BrokerLabel + " · vhost " + a.vhost}

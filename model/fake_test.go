@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/internal/fixture"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -81,6 +83,43 @@ func (f *fakeBroker) Stats(ctx context.Context, vhost string) ([]topology.Queue,
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return fixture.Queues(f.snap), nil
+}
+
+// LadderSnapshot, LadderStats and QueueStats are the reads by name a
+// lookup makes (ops.ScopedInspector). The objects a scope names are the
+// whole snapshot's here, a superset the observer narrows itself; the
+// console's refreshes ask the fake for the whole vhost (newApp).
+func (f *fakeBroker) LadderSnapshot(ctx context.Context, sc topology.Scope) (topology.Snapshot, error) {
+	if err := f.read(ctx, "ladder-snapshot"); err != nil {
+		return topology.Snapshot{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.snap, nil
+}
+
+func (f *fakeBroker) LadderStats(ctx context.Context, sc topology.Scope) ([]topology.Queue, error) {
+	if err := f.read(ctx, "ladder-stats"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fixture.Queues(f.snap), nil
+}
+
+func (f *fakeBroker) QueueStats(ctx context.Context, vhost string, names []string) ([]topology.Queue, error) {
+	if err := f.read(ctx, "queue-stats"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []topology.Queue
+	for _, q := range fixture.Queues(f.snap) {
+		if slices.Contains(names, q.Name) {
+			out = append(out, q)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeBroker) Overview(ctx context.Context) (broker.Overview, error) {
@@ -195,6 +234,7 @@ func newApp(t *testing.T, fb *fakeBroker, opts Options, w, h int) (App, *clock) 
 	t.Helper()
 	c := newClock()
 	opts.Inspector, opts.Publisher, opts.Purger = fb, fb, fb
+	opts.Reach = ops.ReachVhost // the fake's reads by name are not the broker's
 	opts.Peeker, opts.Mover, opts.Limits = fb, fb, fb
 	if opts.BrokerLabel == "" {
 		opts.BrokerLabel = "guest@127.0.0.1:5672"

@@ -54,7 +54,7 @@ type queueLookedUpMsg struct {
 
 // readFor reads, off the UI goroutine, what the CLI's same operation
 // reads.
-func readFor(insp ops.Inspector, pf ops.PeekFacter, vhost string, lu queueLookup) tea.Cmd {
+func readFor(insp ops.ScopedInspector, pf ops.PeekFacter, vhost string, lu queueLookup) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 		defer cancel()

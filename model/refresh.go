@@ -356,17 +356,19 @@ func (a App) updateRefresh(msg tea.Msg) (App, tea.Cmd) {
 // vhost, so that a refresh costs what the ladders hold beside however many
 // other queues. An operation on another queue reads it by name (see
 // lookup.go).
-func newObserver(vhost string, interval time.Duration) ops.Observer {
-	return ops.NewObserver(ops.Scope{Vhost: vhost}).WithIntervals(interval, 0)
+func newObserver(vhost string, reach ops.Reach, interval time.Duration) ops.Observer {
+	return ops.NewObserver(ops.Scope{Vhost: vhost, Reach: reach}).WithIntervals(interval, 0)
 }
 
 // scope is what the screen in front shows: the ladder open (and a peek
 // from it), else every ladder of the vhost, for the list.
 func (a App) scope() ops.Scope {
 	if a.screen == screenLadder || a.screen == screenScheduled || a.screen == screenPeek && a.peek.Back() == screenLadder {
-		return ops.ScopeOf(a.vhost, a.ladder.Found().Ladder)
+		s := ops.ScopeOf(a.vhost, a.ladder.Found().Ladder)
+		s.Reach = a.reach
+		return s
 	}
-	return ops.Scope{Vhost: a.vhost}
+	return ops.Scope{Vhost: a.vhost, Reach: a.reach}
 }
 
 // followScreen points the observer at what the screen now shows and reads

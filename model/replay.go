@@ -348,9 +348,11 @@ func (d replayDialog) destLookedUp(msg destLookedUpMsg) replayDialog {
 }
 
 // makePlan reads the form into the request rungs replay builds from its
-// flags, and has ops check and plan it.
+// flags, and has ops check and plan it through the CLI's entry point,
+// ops.Replay, against the scope the dialog holds: it reads nothing, so
+// that the form can be planned again at every key.
 func (d replayDialog) makePlan() (ops.ReplayPlan, error) {
-	req := ops.ReplayRequest{Source: d.source, Park: d.value(rfPark)}
+	req := ops.ReplayRequest{Source: d.source, Park: d.value(rfPark), Scope: d.scope}
 	var err error
 	if req.Limit, err = ops.ParseLimit(d.value(rfLimit)); err != nil {
 		return ops.ReplayPlan{}, err
@@ -377,7 +379,7 @@ func (d replayDialog) makePlan() (ops.ReplayPlan, error) {
 		}
 		req.To.Ladder, req.To.Delay, req.To.Dest = d.ladder, delay, d.value(rfDest)
 	}
-	return req.Plan(d.scope)
+	return ops.Replay(context.Background(), nil, req)
 }
 
 // View renders the dialog: the form, or the confirmation and progress.

@@ -74,7 +74,7 @@ type BridgeSetup struct {
 // ladderFound is false, the bridge's queues (read by name) and, with them
 // missing, its exchanges, and the bindings copied from ask.CopyFrom (a
 // read of the vhost's bindings).
-func PlanBridge(ctx context.Context, insp Inspector, ask BridgeAsk, ladder string, ladderFound bool) (BridgeSetup, error) {
+func PlanBridge(ctx context.Context, insp ScopedInspector, ask BridgeAsk, ladder string, ladderFound bool) (BridgeSetup, error) {
 	names, err := ask.Check()
 	s := BridgeSetup{Names: names}
 	if err != nil {

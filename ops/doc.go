@@ -3,8 +3,8 @@
 // check → plan → run → result, so that a rule changes in one place and
 // the front ends cannot drift apart. They only gather input, confirm and
 // render what ops returns. An operation has one entry point that reads
-// what it needs itself, soft-serve's backend style: Purge, Scheduled,
-// PlanUnstall, PlanBridge, Migrate. Where the operator must confirm,
+// what it needs itself, soft-serve's backend style: Purge, Replay,
+// Scheduled, PlanUnstall, PlanBridge, Migrate. Where the operator must confirm,
 // the entry point returns a plan, the front end asks, and the plan's Run
 // does it; the front end decides nothing in between.
 //
@@ -12,11 +12,13 @@
 //
 //   - the Observer: one per scope (Scope, ScopeOf: a vhost, optionally
 //     ladders by name and layout); Read.Do is its only broker call, a
-//     snapshot or statistics, scoped to the ladders when the inspector
-//     reads by ladder (broker.LadderInspector; a front end that wraps the
-//     management API hands over a ScopedInspector, checked when it
-//     compiles, and a wrapper that passes only some reads by name on fails
-//     the read rather than reading the whole vhost); Report hands out one
+//     snapshot or statistics of the reach the read asks for (Reach:
+//     ReachScoped, the ladders' objects by name, the default, or
+//     ReachVhost, the whole vhost, asked for explicitly). A scoped read
+//     needs a ScopedInspector (broker.LadderInspector's reads): every
+//     one-shot read below takes one, checked when it compiles, and Read.Do
+//     fails a scoped read of an inspector without them, naming what it
+//     lacks, rather than reading the whole vhost; Report hands out one
 //     health.Report; WatchStalls samples a waiting rung for one-shot
 //     commands. The console, the exporter, status, discover, doctor and
 //     unstall all watch through it.
@@ -39,9 +41,13 @@
 //   - peek: GatePeek, the one decision whether a peek may go ahead, and
 //     PeekStories, each message's story read once for every view;
 //   - trace: Trace and CheckRoute, a trace with its route check;
-//   - replay: ReplayRequest.Check and Plan (limit, rate, park, queues,
-//     route, Where's header matching), PlanReplay for the route alone,
-//     ReplayVerdicts, whether each message a dry run peeked at moves;
+//   - replay: Replay, both front ends' entry point (checks the request,
+//     reads by name with ReadReplay unless handed the console's scope,
+//     resolves the ladder the CLI names, plans); ReplayRequest.Check and
+//     Plan (limit, rate, park, queues, route, Where's header matching),
+//     PlanReplay for the route alone; ReplayPlan's Question, Word, Run
+//     (its outcome as the error) and Preview (ReplayVerdicts, whether each
+//     message a dry run peeked at moves);
 //   - publish: PublishRequest (its one count rule), Route (trace, then
 //     check), Delayed.Check for the message properties, Delayed.Messages
 //     to build them and Delayed.Send to publish them in batches at a

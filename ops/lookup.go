@@ -19,19 +19,11 @@ type QueueReader interface {
 // when it names queues the observer's scope does not hold (the console
 // reads only the ladders it shows, so a replay's destination, a peek of
 // another application's queue or a purge of a ladder not on screen is not
-// in its snapshot). A queue the vhost does not have is left out. An
-// inspector that cannot read queues by name reads the vhost's statistics
-// instead.
-func LookupQueues(ctx context.Context, insp Inspector, vhost string, names []string) ([]topology.Queue, error) {
-	var (
-		qs  []topology.Queue
-		err error
-	)
-	if qr, ok := insp.(QueueReader); ok {
-		qs, err = qr.QueueStats(ctx, vhost, names)
-	} else {
-		qs, err = insp.Stats(ctx, vhost)
-	}
+// in its snapshot). A queue the vhost does not have is left out. It is a
+// scoped read: qr must read queues by name, and never stands in the
+// vhost's statistics for them.
+func LookupQueues(ctx context.Context, qr QueueReader, vhost string, names []string) ([]topology.Queue, error) {
+	qs, err := qr.QueueStats(ctx, vhost, names)
 	if err != nil {
 		what := "queue " + names[0]
 		if len(names) > 1 {

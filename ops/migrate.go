@@ -394,7 +394,7 @@ func Drain(ctx context.Context, m Mover, steps []DrainStep, limit int, progress 
 // migration of delays, every ladder of the vhost and the delay inventory
 // (*broker.Management).
 type MigrateReader interface {
-	Inspector
+	ScopedInspector
 	DelayReader
 }
 

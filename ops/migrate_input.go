@@ -97,12 +97,6 @@ func (req MigrateRequest) NeedsManagement(err error) error {
 	return fmt.Errorf("migrate needs the management API to %s: %w", what, err)
 }
 
-// InterruptedError is an operation its context stopped part way: the
-// front end exits with its interrupted code and says what was done.
-type InterruptedError struct{ Msg string }
-
-func (e *InterruptedError) Error() string { return e.Msg }
-
 // Outcome judges a run of the plan: err is Run's, interrupted whether the
 // operator stopped it. A migration that left messages behind (they
 // stayed, or other consumers held them) fails, naming why; a migration of
@@ -114,7 +108,7 @@ func (mp MigratePlan) Outcome(res MigrateResult, err error, interrupted bool) er
 	from := mp.Migration.From.Name
 	switch {
 	case interrupted:
-		return &InterruptedError{fmt.Sprintf("migrate interrupted after %d message(s); the rest stay in %s", res.Moved+res.Parked, from)}
+		return &InterruptedError{fmt.Errorf("migrate interrupted after %d message(s); the rest stay in %s", res.Moved+res.Parked, from)}
 	case err != nil:
 		return err
 	case res.Stayed > 0:
@@ -131,7 +125,7 @@ func (mp MigratePlan) delaysOutcome(res MigrateResult, err error, interrupted bo
 	case err != nil:
 		return err
 	case stoppedEarly && interrupted:
-		return &InterruptedError{fmt.Sprintf("migrate interrupted after %d message(s); the rest stay in their delay queues", res.Moved+res.Parked)}
+		return &InterruptedError{fmt.Errorf("migrate interrupted after %d message(s); the rest stay in their delay queues", res.Moved+res.Parked)}
 	case stoppedEarly:
 		return nil
 	case res.Stayed > 0:

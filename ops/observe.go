@@ -38,13 +38,35 @@ type ScopedInspector interface {
 	broker.LadderInspector
 }
 
-// ladderReads is how insp reads by name, if it does. An inspector with some of
-// broker.LadderInspector's methods but not all is a wrapper that forgot
-// to pass the others on: an error, never a silent read of the whole
-// vhost. One with none reads whole vhosts (a test's fake).
-func ladderReads(insp Inspector) (broker.LadderInspector, error) {
-	if li, ok := insp.(broker.LadderInspector); ok {
-		return li, nil
+// Reach is how far a read goes, said by the request rather than guessed
+// from the inspector it is handed. ReachScoped, the zero value, reads the
+// named objects alone (by name, or listings the broker filters), which
+// costs the same beside 10,000 other queues; it needs a ScopedInspector,
+// and fails with one that lacks a read by name (a wrapper that forgot to
+// pass one on) instead of reading the vhost. ReachVhost reads the whole
+// vhost: what an inspector without reads by name (a test's fake) is asked
+// for.
+type Reach int
+
+const (
+	ReachScoped Reach = iota
+	ReachVhost
+)
+
+// String names the reach in errors.
+func (r Reach) String() string {
+	if r == ReachVhost {
+		return "whole vhost"
+	}
+	return "scoped"
+}
+
+// ScopedReads is insp as a ScopedInspector, for a ReachScoped read; an
+// inspector with some of broker.LadderInspector's reads or none is an
+// error naming what it lacks, never a silent read of the whole vhost.
+func ScopedReads(insp Inspector) (ScopedInspector, error) {
+	if si, ok := insp.(ScopedInspector); ok {
+		return si, nil
 	}
 	_, snap := insp.(interface {
 		LadderSnapshot(context.Context, topology.Scope) (topology.Snapshot, error)
@@ -56,7 +78,7 @@ func ladderReads(insp Inspector) (broker.LadderInspector, error) {
 	if snap || stats || qs {
 		return nil, fmt.Errorf("%T reads some ladders by name but not all (LadderSnapshot %v, LadderStats %v, QueueStats %v): it would read the whole vhost", insp, snap, stats, qs)
 	}
-	return nil, nil
+	return nil, fmt.Errorf("%T reads no ladder by name: a scoped read needs them (ask for ReachVhost to read the whole vhost)", insp)
 }
 
 // SnapshotEvery is how many reads make one full snapshot; the others read
@@ -81,6 +103,9 @@ type Scope struct {
 	// ladders' own exchanges do not show. A request per queue, so the
 	// console's refreshes go without.
 	Inbound bool
+	// Reach is how far the observer's reads go (see Reach): its objects
+	// alone, the default, or the whole vhost.
+	Reach Reach
 }
 
 // perQueueStats bounds the queues whose statistics a refresh reads one
@@ -93,7 +118,7 @@ const perQueueStats = 128
 
 // Same reports whether two scopes watch the same objects.
 func (s Scope) Same(t Scope) bool {
-	return s.Vhost == t.Vhost && s.Inbound == t.Inbound && slices.Equal(s.Ladders, t.Ladders) && maps.EqualFunc(s.Layouts, t.Layouts, slices.Equal)
+	return s.Vhost == t.Vhost && s.Inbound == t.Inbound && s.Reach == t.Reach && slices.Equal(s.Ladders, t.Ladders) && maps.EqualFunc(s.Layouts, t.Layouts, slices.Equal)
 }
 
 // ScopeOf is the scope of exactly these ladders of one vhost, each by name
@@ -131,11 +156,13 @@ func (s Scope) Watches(l topology.Ladder) bool {
 type Read struct {
 	Scope    Scope
 	Snapshot bool
+	// Reach says whether the read asks for Objects alone (ReachScoped) or
+	// for the whole vhost (ReachVhost, which ignores Objects and Queues).
+	Reach Reach
 	// Objects are the ladders' names as the broker can filter its
 	// listings by, so that what a read costs follows the ladders and not
 	// the vhost (broker.LadderInspector); Queues, when set, are the queues
-	// whose statistics to read one by one. An inspector without scoped
-	// reads reads the whole vhost.
+	// whose statistics to read one by one.
 	Objects topology.Scope
 	Queues  []string
 	// Narrow says Objects were the named ladders' own, not every name a
@@ -155,24 +182,32 @@ func (r Read) Op() string {
 // broker, and it may run off the caller's goroutine (the console runs it
 // in a tea.Cmd): it touches nothing but its arguments.
 func (r Read) Do(ctx context.Context, insp Inspector, now func() time.Time) Reading {
-	li, err := ladderReads(insp)
+	if r.Reach == ReachVhost {
+		return r.doVhost(ctx, insp, now)
+	}
+	li, err := ScopedReads(insp)
 	if err != nil {
 		return Reading{Read: r, At: now(), Err: err}
 	}
-	scoped := li != nil && !r.Objects.Empty()
 	switch {
-	case r.Snapshot && scoped:
+	case r.Objects.Empty():
+		return Reading{Read: r, At: now(), Err: fmt.Errorf("%s: a scoped read names no objects", r.Op())}
+	case r.Snapshot:
 		snap, err := li.LadderSnapshot(ctx, r.Objects)
 		return Reading{Read: r, Snap: snap, Queues: snap.Queues, At: now(), Err: err, Scoped: true}
-	case r.Snapshot:
-		snap, err := insp.Snapshot(ctx, r.Scope.Vhost)
-		return Reading{Read: r, Snap: snap, Queues: snap.Queues, At: now(), Err: err}
-	case scoped && len(r.Queues) > 0:
+	case len(r.Queues) > 0:
 		qs, err := li.QueueStats(ctx, r.Scope.Vhost, r.Queues)
 		return Reading{Read: r, Queues: qs, At: now(), Err: err}
-	case scoped:
-		qs, err := li.LadderStats(ctx, r.Objects)
-		return Reading{Read: r, Queues: qs, At: now(), Err: err}
+	}
+	qs, err := li.LadderStats(ctx, r.Objects)
+	return Reading{Read: r, Queues: qs, At: now(), Err: err}
+}
+
+// doVhost reads the whole vhost: its snapshot, or every queue's statistics.
+func (r Read) doVhost(ctx context.Context, insp Inspector, now func() time.Time) Reading {
+	if r.Snapshot {
+		snap, err := insp.Snapshot(ctx, r.Scope.Vhost)
+		return Reading{Read: r, Snap: snap, Queues: snap.Queues, At: now(), Err: err}
 	}
 	qs, err := insp.Stats(ctx, r.Scope.Vhost)
 	return Reading{Read: r, Queues: qs, At: now(), Err: err}
@@ -303,7 +338,7 @@ func (o Observer) Found() []topology.Found { return o.found }
 // first one, when one is due, and every SnapshotEvery reads; otherwise
 // the statistics alone.
 func (o Observer) Next() Read {
-	r := Read{Scope: o.scope, Snapshot: !o.loaded || o.due || o.since >= SnapshotEvery-1}
+	r := Read{Scope: o.scope, Reach: o.scope.Reach, Snapshot: !o.loaded || o.due || o.since >= SnapshotEvery-1}
 	r.Objects, r.Narrow = o.objects()
 	if r.Snapshot {
 		return r
@@ -549,7 +584,9 @@ func (o Observer) WatchStalls(ctx context.Context, insp Inspector, now func() ti
 		if err := sleep(ctx, StallSampleEvery); err != nil {
 			return o, err
 		}
-		r := Read{Scope: o.scope}.Do(ctx, insp, now)
+		// Every queue's statistics, as the stall rule has always sampled
+		// them: the rungs' figures, whatever else the vhost holds.
+		r := Read{Scope: o.scope, Reach: ReachVhost}.Do(ctx, insp, now)
 		if r.Err != nil {
 			return o, fmt.Errorf("%s: %w", r.Read.Op(), r.Err)
 		}

@@ -66,7 +66,8 @@ func TestObserverRealBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	insp := &counting{m: m}
-	o := NewObserver(Scope{Vhost: cfg.Vhost, Ladders: []string{"watched"}})
+	// The whole vhost, asked for: what is counted is its requests.
+	o := NewObserver(Scope{Vhost: cfg.Vhost, Ladders: []string{"watched"}, Reach: ReachVhost})
 	refresh := func() bool {
 		t.Helper()
 		var snapped bool

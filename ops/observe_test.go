@@ -78,7 +78,7 @@ func TestObserverSnapshotOrStats(t *testing.T) {
 	grown := base.Merge(topology.Snapshot{Queues: []topology.Queue{{Name: "jobs.extra"}}})
 	rec := &recorded{snaps: []topology.Snapshot{base}}
 	c := &clock{time.Unix(1700000000, 0)}
-	o := NewObserver(Scope{Vhost: "/"})
+	o := NewObserver(Scope{Vhost: "/", Reach: ReachVhost})
 	if !o.Next().Snapshot {
 		t.Fatal("the first read is not a snapshot")
 	}
@@ -136,7 +136,7 @@ func TestObserverStall(t *testing.T) {
 	}
 	rec := &recorded{snaps: snaps}
 	c := &clock{time.Unix(1700000000, 0)}
-	o, _, err := NewObserver(Scope{Vhost: "/"}).Refresh(context.Background(), rec, c.now)
+	o, _, err := NewObserver(Scope{Vhost: "/", Reach: ReachVhost}).Refresh(context.Background(), rec, c.now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestObserverWatchEndsWhenAllDrain(t *testing.T) {
 	}
 	rec := &recorded{snaps: snaps}
 	c := &clock{time.Unix(1700000000, 0)}
-	o, _, err := NewObserver(Scope{Vhost: "/"}).Refresh(context.Background(), rec, c.now)
+	o, _, err := NewObserver(Scope{Vhost: "/", Reach: ReachVhost}).Refresh(context.Background(), rec, c.now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestObserverMovement(t *testing.T) {
 	}
 	rec := &recorded{snaps: snaps}
 	c := &clock{time.Unix(1700000000, 0)}
-	o := NewObserver(Scope{Vhost: "/"}).WithIntervals(5*time.Second, 0)
+	o := NewObserver(Scope{Vhost: "/", Reach: ReachVhost}).WithIntervals(5*time.Second, 0)
 	ttl := l.Rungs()[0].TTL
 	var rep health.Report
 	for i := range snaps {
@@ -251,7 +251,7 @@ func TestObserverMovement(t *testing.T) {
 func TestObserverForecastInterval(t *testing.T) {
 	l := quorumLadder(t)
 	snap := with(l, map[string]topology.QueueStats{l.Rungs()[2].Queue: {Ready: 5, HeadAge: time.Second}})
-	o, _, err := NewObserver(Scope{Vhost: "/"}).WithIntervals(30*time.Second, 10*time.Second).Refresh(context.Background(), &recorded{snaps: []topology.Snapshot{snap}}, time.Now)
+	o, _, err := NewObserver(Scope{Vhost: "/", Reach: ReachVhost}).WithIntervals(30*time.Second, 10*time.Second).Refresh(context.Background(), &recorded{snaps: []topology.Snapshot{snap}}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestObserverScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := a.Plan().Snapshot().Merge(b.Plan().Snapshot())
-	o, _, err := NewObserver(Scope{Vhost: "/", Ladders: []string{"b"}}).Refresh(context.Background(), &recorded{snaps: []topology.Snapshot{snap}}, time.Now)
+	o, _, err := NewObserver(Scope{Vhost: "/", Ladders: []string{"b"}, Reach: ReachVhost}).Refresh(context.Background(), &recorded{snaps: []topology.Snapshot{snap}}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,6 +296,7 @@ func TestObserverScope(t *testing.T) {
 	both := pre.Plan().Snapshot().Merge(suf.Plan().Snapshot())
 	for _, l := range []topology.Ladder{pre, suf} {
 		sc := ScopeOf("/", l)
+		sc.Reach = ReachVhost
 		if !sc.Watches(l) || sc.Same(Scope{Vhost: "/", Ladders: []string{"b"}}) {
 			t.Errorf("ScopeOf(%s): %+v", l.Layout, sc)
 		}
@@ -324,28 +325,28 @@ func TestObserverWithScope(t *testing.T) {
 	l := quorumLadder(t)
 	rec := &recorded{snaps: []topology.Snapshot{with(l, nil)}}
 	c := &clock{time.Unix(1700000000, 0)}
-	all := Scope{Vhost: "/"}
+	all := Scope{Vhost: "/", Reach: ReachVhost}
 	o, _, err := NewObserver(all).Refresh(context.Background(), rec, c.now)
 	if err != nil || len(o.Found()) != 1 {
 		t.Fatalf("first read: %d ladders found, %v", len(o.Found()), err)
 	}
 	stale := o.Next().Do(context.Background(), rec, c.now)
-	if same := o.WithScope(Scope{Vhost: "/"}); same.Next().Snapshot {
+	if same := o.WithScope(Scope{Vhost: "/", Reach: ReachVhost}); same.Next().Snapshot {
 		t.Error("the same scope again forces a snapshot")
 	}
 
-	jobs := o.WithScope(Scope{Vhost: "/", Ladders: []string{"jobs"}})
-	if len(jobs.Found()) != 1 || !jobs.Loaded() || !jobs.Next().Snapshot || !jobs.Scope().Same(Scope{Vhost: "/", Ladders: []string{"jobs"}}) {
+	jobs := o.WithScope(Scope{Vhost: "/", Ladders: []string{"jobs"}, Reach: ReachVhost})
+	if len(jobs.Found()) != 1 || !jobs.Loaded() || !jobs.Next().Snapshot || !jobs.Scope().Same(Scope{Vhost: "/", Ladders: []string{"jobs"}, Reach: ReachVhost}) {
 		t.Fatalf("narrowed to jobs: %d found, loaded %v, next %+v", len(jobs.Found()), jobs.Loaded(), jobs.Next())
 	}
-	if other := o.WithScope(Scope{Vhost: "/", Ladders: []string{"other"}}); len(other.Found()) != 0 || len(other.Snapshot().Queues) == 0 {
+	if other := o.WithScope(Scope{Vhost: "/", Ladders: []string{"other"}, Reach: ReachVhost}); len(other.Found()) != 0 || len(other.Snapshot().Queues) == 0 {
 		t.Errorf("narrowed to another ladder: %d found, %d queues kept", len(other.Found()), len(other.Snapshot().Queues))
 	}
 	c.t = c.t.Add(time.Minute)
 	if ignored, again := jobs.Observe(stale); again || !ignored.At().Equal(jobs.At()) || !ignored.Next().Snapshot {
 		t.Error("a reading taken for the old scope was taken in")
 	}
-	if fresh := o.WithScope(Scope{Vhost: "other"}); fresh.Loaded() || len(fresh.Found()) != 0 {
+	if fresh := o.WithScope(Scope{Vhost: "other", Reach: ReachVhost}); fresh.Loaded() || len(fresh.Found()) != 0 {
 		t.Error("another vhost starts with what the old one held")
 	}
 	back := jobs.WithScope(all)

@@ -254,7 +254,7 @@ type PurgeAsk struct {
 // with the plan's Question and Word, then runs the plan (PurgePlan.Run).
 // Every error says nothing was purged; a ladder query that matches
 // several ladders is an *InputError.
-func Purge(ctx context.Context, insp Inspector, ask PurgeAsk) (PurgePlan, error) {
+func Purge(ctx context.Context, insp ScopedInspector, ask PurgeAsk) (PurgePlan, error) {
 	snap, found, err := ReadPurge(ctx, insp, ask.Vhost, ask.Queue, ask.Ladder.Name)
 	if err != nil {
 		return PurgePlan{Vhost: ask.Vhost}, err

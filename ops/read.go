@@ -11,7 +11,8 @@ import (
 )
 
 // What each operation reads. An operation names its objects (a ladder, a
-// queue), so it reads them by name through the Inspector it is handed:
+// queue), so it reads them by name through the ScopedInspector it is
+// handed (each is a ReachScoped read, and says so in its type):
 // beside 10,000 other queues a listing, filtered or not, makes the broker
 // walk every one of them, where a read by name costs what it costs alone.
 // The front ends gather flags or a form and call these; neither decides
@@ -21,7 +22,7 @@ import (
 // had to look for the named ladders among every name a ladder may own,
 // once more for their objects alone: their targets and the queues those
 // dead-letter to are read only then.
-func ReadLadders(ctx context.Context, insp Inspector, scope Scope) (Observer, error) {
+func ReadLadders(ctx context.Context, insp ScopedInspector, scope Scope) (Observer, error) {
 	o, _, err := NewObserver(scope).Refresh(ctx, insp, time.Now)
 	// A first read can ask for another snapshot at once: to narrow to the
 	// named ladders, or to list what their names own when a read by name
@@ -36,7 +37,7 @@ func ReadLadders(ctx context.Context, insp Inspector, scope Scope) (Observer, er
 // name (every ladder of the vhost without names): what plan, export,
 // publish, apply, teardown, worker, trace, migrate and unstall check
 // their request against.
-func ReadLadder(ctx context.Context, insp Inspector, vhost string, names ...string) (topology.Snapshot, error) {
+func ReadLadder(ctx context.Context, insp ScopedInspector, vhost string, names ...string) (topology.Snapshot, error) {
 	o, err := ReadLadders(ctx, insp, Scope{Vhost: vhost, Ladders: names})
 	return o.Snapshot(), err
 }
@@ -45,7 +46,7 @@ func ReadLadder(ctx context.Context, insp Inspector, vhost string, names ...stri
 // reads (plan, apply's verification): what the names own, listed with
 // filters, and every binding into their queues, so that a left-over rung
 // or a stray binding shows as drift. A read by name sees neither.
-func ReadCheck(ctx context.Context, insp Inspector, vhost string, names ...string) (topology.Snapshot, error) {
+func ReadCheck(ctx context.Context, insp ScopedInspector, vhost string, names ...string) (topology.Snapshot, error) {
 	o, err := ReadLadders(ctx, insp, Scope{Vhost: vhost, Ladders: names, Inbound: true})
 	return o.Snapshot(), err
 }
@@ -55,7 +56,7 @@ func ReadCheck(ctx context.Context, insp Inspector, vhost string, names ...strin
 // learns whether it is a rung, and of which ladder, without
 // discovering every ladder of the vhost. A queue the vhost does not have
 // is left out; ladders are also read by the names in ladders.
-func ReadQueues(ctx context.Context, insp Inspector, vhost string, queues []string, ladders ...string) (topology.Snapshot, error) {
+func ReadQueues(ctx context.Context, insp ScopedInspector, vhost string, queues []string, ladders ...string) (topology.Snapshot, error) {
 	snap := topology.Snapshot{Vhost: vhost}
 	names := append(topology.LadderNamesOwning(queues...), ladders...)
 	if len(names) > 0 {
@@ -86,7 +87,7 @@ func uniq(in []string) []string {
 // request, or the ladder's objects. found are the ladders read: none for
 // a queue, whose role in a ladder only the console shows, from the
 // ladders it watches.
-func ReadPurge(ctx context.Context, insp Inspector, vhost, queue, ladder string) (topology.Snapshot, []topology.Found, error) {
+func ReadPurge(ctx context.Context, insp ScopedInspector, vhost, queue, ladder string) (topology.Snapshot, []topology.Found, error) {
 	if queue != "" {
 		qs, err := LookupQueues(ctx, insp, vhost, []string{queue})
 		return topology.Snapshot{Vhost: vhost, Queues: qs}, nil, err
@@ -140,7 +141,7 @@ func ReadPeekFacts(ctx context.Context, pf PeekFacter, vhost string, q topology.
 // A queue the vhost does not have is a *NoQueueError; when the management
 // API does not answer, the request says why in Unchecked and the gate
 // asks for force.
-func ReadPeek(ctx context.Context, insp Inspector, pf PeekFacter, vhost, queue string) (PeekRequest, error) {
+func ReadPeek(ctx context.Context, insp ScopedInspector, pf PeekFacter, vhost, queue string) (PeekRequest, error) {
 	snap, err := ReadQueues(ctx, insp, vhost, []string{queue})
 	if err != nil {
 		return PeekRequest{Queue: topology.Queue{Name: queue}, Unchecked: err}, nil
@@ -183,7 +184,7 @@ func StoryNames(res broker.PeekResult) []string {
 // ReadStoryLadders reads, by name, the ladders the peeked messages'
 // stories name that are not among have, and returns them with have.
 // A failed read leaves the stories with the ladders known.
-func ReadStoryLadders(ctx context.Context, insp Inspector, vhost string, res broker.PeekResult, have []topology.Ladder) []topology.Ladder {
+func ReadStoryLadders(ctx context.Context, insp ScopedInspector, vhost string, res broker.PeekResult, have []topology.Ladder) []topology.Ladder {
 	var missing []string
 	for _, n := range topology.LadderNamesOwning(StoryNames(res)...) {
 		if !slices.ContainsFunc(have, func(l topology.Ladder) bool { return l.Name == n }) {
@@ -206,7 +207,7 @@ func ReadStoryLadders(ctx context.Context, insp Inspector, vhost string, res bro
 // each message's origin may enter any ladder of the vhost, direct ones
 // needing their keys rebuilt, so it reads every ladder (filtered
 // listings, not the other queues).
-func ReadReplay(ctx context.Context, insp Inspector, vhost string, req ReplayRequest, ladder string) (*BrokerView, error) {
+func ReadReplay(ctx context.Context, insp ScopedInspector, vhost string, req ReplayRequest, ladder string) (*BrokerView, error) {
 	queues := []string{req.Source}
 	if req.To.Queue != "" {
 		queues = append(queues, req.To.Queue)

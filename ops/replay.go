@@ -16,11 +16,14 @@ const ReplayToOrigin = "back where each came from (its latest x-death entry, or 
 
 // ReplayTo is where a replay sends a queue's messages: straight to Queue,
 // back to their Origin, or into Ladder after Delay (to Dest, "" for the
-// ladder's done queue). Exactly one is set.
+// ladder's done queue). Exactly one is set. Into names the ladder for
+// Replay to resolve from what it reads, when the front end does not hold
+// it (the CLI's --to-ladder); Replay sets Ladder from it.
 type ReplayTo struct {
 	Queue  string
 	Origin bool
 	Ladder *topology.Ladder
+	Into   *ReplayInto
 	Delay  time.Duration
 	Dest   string
 }
@@ -91,8 +94,9 @@ func PlanReplay(source string, to ReplayTo, found []topology.Found, g *topology.
 }
 
 // ReplayRequest is a replay as an operator asks for it, from rungs replay
-// or the console's dialog.
+// or the console's dialog (see Replay).
 type ReplayRequest struct {
+	Vhost  string
 	Source string
 	To     ReplayTo
 	// Park, if set, takes unroutable messages instead of the source.
@@ -107,6 +111,16 @@ type ReplayRequest struct {
 	Where []string
 	// Window and MaxHeld tune the Move (broker.MoveOptions); 0: defaults.
 	Window, MaxHeld int
+	// DryRun asks for a preview: the plan carries the peek gate's
+	// request, and read-only mode allows it. ReadOnly refuses any other
+	// replay.
+	DryRun, ReadOnly bool
+	// Scope is what the front end already read to check the request
+	// against (the console's snapshot, with the queues it looked up):
+	// Replay then reads nothing. Unreadable says why a front end without
+	// it has no reader either.
+	Scope      *BrokerView
+	Unreadable error
 }
 
 // ReplayPlan is a checked replay: the Move to run and how it reads
@@ -116,6 +130,12 @@ type ReplayPlan struct {
 	Describe string
 	// Ready is the source's depth in the scope's snapshot; -1 unknown.
 	Ready int64
+	// Scope is what the plan was checked against, nil when nothing was
+	// read (Unchecked says why): the dry run's verdicts route through it.
+	Scope     *BrokerView
+	Unchecked error
+	// Peek is what the peek gate weighs before a dry run peeks the source.
+	Peek PeekRequest
 }
 
 // whereMaxHeld is how many filtered-out messages a --where replay may keep

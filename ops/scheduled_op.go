@@ -14,7 +14,7 @@ import (
 // ladder's objects by name and a quorum rung's peek facts
 // (*broker.Management).
 type ScheduledReader interface {
-	Inspector
+	ScopedInspector
 	PeekFacter
 }
 

@@ -34,33 +34,28 @@ const UnroutedSample = 200
 // as unknown). A queue the gate keeps closed, or a failed read, is left
 // unread.
 func ReadUnrouted(ctx context.Context, o Observer, facts PeekFacter, p KeyPeeker, v topology.Version) Observer {
-	snap := o.Snapshot()
+	vhost := o.Snapshot().Vhost
 	ladders := Ladders(o.Found())
 	read := map[string]map[string]int64{}
-	for _, l := range ladders {
-		for _, t := range l.Terminals() {
-			q, ok := snap.Queue(t.Queue)
-			if t.Role != topology.RoleUnroutable || !ok || q.Stats.Ready == 0 {
-				continue
-			}
-			req := PeekRequest{Queue: q, Ladders: ladders, ReadOnly: true, Version: v}
-			f := ReadPeekFacts(ctx, facts, snap.Vhost, q, v)
-			req.Version, req.Limit, req.LimitKnown, req.DelayedRetries = f.Version, f.Limit, f.LimitKnown, f.DelayedRetries
-			if GatePeek(req).Verdict != PeekOK {
-				continue
-			}
-			res, err := p.Peek(ctx, q.Name, min(UnroutedSample, int(q.Stats.Ready)))
-			if err != nil {
-				continue
-			}
-			dests := map[string]int64{}
-			for _, m := range res.Messages {
-				if _, dest, err := l.Decode(m.RoutingKey); err == nil && dest != "" {
-					dests[dest]++
-				}
-			}
-			read[q.Name] = dests
+	for _, h := range heldUnroutable(o) {
+		q := h.queue
+		req := PeekRequest{Queue: q, Ladders: ladders, ReadOnly: true, Version: v}
+		f := ReadPeekFacts(ctx, facts, vhost, q, v)
+		req.Version, req.Limit, req.LimitKnown, req.DelayedRetries = f.Version, f.Limit, f.LimitKnown, f.DelayedRetries
+		if GatePeek(req).Verdict != PeekOK {
+			continue
 		}
+		res, err := p.Peek(ctx, q.Name, min(UnroutedSample, int(q.Stats.Ready)))
+		if err != nil {
+			continue
+		}
+		dests := map[string]int64{}
+		for _, m := range res.Messages {
+			if _, dest, err := h.ladder.Decode(m.RoutingKey); err == nil && dest != "" {
+				dests[dest]++
+			}
+		}
+		read[q.Name] = dests
 	}
 	for _, l := range ladders {
 		sampleRungs(ctx, read, o, l, ladders, facts, p, v)
@@ -144,6 +139,32 @@ func (o Observer) unnamedRungs(l topology.Ladder) []topology.Queue {
 	return ready
 }
 
+// heldQueue is an unroutable queue holding messages, and its ladder.
+type heldQueue struct {
+	ladder topology.Ladder
+	queue  topology.Queue
+}
+
+// heldUnroutable are the unroutable queues of the observer's ladders that
+// hold ready messages: the only ones whose destinations a read can name.
+func heldUnroutable(o Observer) []heldQueue {
+	snap := o.Snapshot()
+	var out []heldQueue
+	for _, f := range o.Found() {
+		for _, t := range f.Ladder.Terminals() {
+			if q, ok := snap.Queue(t.Queue); ok && t.Role == topology.RoleUnroutable && q.Stats.Ready > 0 {
+				out = append(out, heldQueue{f.Ladder, q})
+			}
+		}
+	}
+	return out
+}
+
+// HoldsUnrouted reports whether an unroutable queue of the observer's
+// ladders holds messages: only then has ReadUnrouted anything to read,
+// and a one-shot command a reason to open AMQP for it.
+func (o Observer) HoldsUnrouted() bool { return len(heldUnroutable(o)) > 0 }
+
 // UnroutedUnread reports whether an unroutable queue of the observer's
 // ladders holds ready messages whose destinations were not read: none read
 // for it, or fewer than it holds now (up to UnroutedSample); or a rung of
@@ -153,28 +174,22 @@ func (o Observer) unnamedRungs(l topology.Ladder) []topology.Queue {
 // what was read stays with the observer across readings, so the lost
 // destination stays named without a read per refresh.
 func (o Observer) UnroutedUnread() bool {
-	snap := o.Snapshot()
-	for _, f := range o.Found() {
-		for _, t := range f.Ladder.Terminals() {
-			q, ok := snap.Queue(t.Queue)
-			if t.Role != topology.RoleUnroutable || !ok || q.Stats.Ready == 0 {
-				continue
-			}
-			read, ok := o.unrouted[q.Name]
-			if !ok {
-				return true
-			}
-			var n int64
-			for _, c := range read {
-				n += c
-			}
-			if n < min(q.Stats.Ready, UnroutedSample) {
-				return true
-			}
+	for _, h := range heldUnroutable(o) {
+		read, ok := o.unrouted[h.queue.Name]
+		if !ok {
+			return true
 		}
-		// A rung read as naming nothing (the gate closed, or no key
-		// decoded) is read: only a rung newly holding ready messages
-		// asks again.
+		var n int64
+		for _, c := range read {
+			n += c
+		}
+		if n < min(h.queue.Stats.Ready, UnroutedSample) {
+			return true
+		}
+	}
+	// A rung read as naming nothing (the gate closed, or no key decoded)
+	// is read: only a rung newly holding ready messages asks again.
+	for _, f := range o.Found() {
 		for _, q := range o.unnamedRungs(f.Ladder) {
 			if _, ok := o.unrouted[q.Name]; !ok {
 				return true

@@ -39,3 +39,20 @@ func TestUnroutedReadOnceNamesTheTarget(t *testing.T) {
 		t.Error("the queue holds 8, 5 were read: want a read asked for")
 	}
 }
+
+// Only an unroutable queue that holds messages is worth opening AMQP for.
+func TestHoldsUnrouted(t *testing.T) {
+	snap := fixture.WorkLost()
+	scope := Scope{Vhost: snap.Vhost}
+	for _, c := range []struct {
+		name  string
+		ready int64
+		want  bool
+	}{{"empty", 0, false}, {"holding", 5, true}} {
+		s := snap.WithStats(map[string]topology.QueueStats{"w.unroutable": {Ready: c.ready, Type: "quorum", State: "running"}})
+		o, _ := NewObserver(scope).Observe(Reading{Read: Read{Scope: scope, Snapshot: true}, Snap: s, Queues: s.Queues})
+		if got := o.HoldsUnrouted(); got != c.want {
+			t.Errorf("%s: HoldsUnrouted %v, want %v", c.name, got, c.want)
+		}
+	}
+}

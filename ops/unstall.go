@@ -1,9 +1,11 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/topology"
@@ -270,4 +272,77 @@ func (p UnstallPlan) Question() string {
 	}
 	return fmt.Sprintf("unstall %s in vhost %s (%s waiting to be dead-lettered): %s",
 		strings.Join(FirstNames(names, 4), ", "), p.Vhost, topology.Counted(total, "expired message", "expired messages"), p.How)
+}
+
+// UnstallVerify is how long an unstall waits for a rung's waiting count
+// to fall after the remedy: three statistics intervals, because the count
+// the management API reports is up to one interval stale and the worker
+// needs a moment to start.
+const UnstallVerify = 3 * health.DefaultInterval
+
+// StalledNames are the rungs' queue names.
+func StalledNames(ts []StalledRung) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Queue.Name)
+	}
+	return out
+}
+
+// Drained is a rung whose waiting count fell since the remedy: Now is its
+// queue as read then.
+type Drained struct {
+	StalledRung
+	Now topology.Queue
+}
+
+// Draining splits the rungs by what their queues qs (read since the
+// remedy) show: a rung whose waiting count fell below what it was is
+// draining; the others are still stalled.
+func Draining(rungs []StalledRung, qs []topology.Queue) (draining []Drained, still []StalledRung) {
+	now := topology.Snapshot{Queues: qs}
+	for _, t := range rungs {
+		if q, _ := now.Queue(t.Queue.Name); q.Stats.Expired < t.Before {
+			draining = append(draining, Drained{t, q})
+			continue
+		}
+		still = append(still, t)
+	}
+	return draining, still
+}
+
+// DrainWatch is how WatchDrain watches: until when, each read bounded by
+// Timeout, on the clock Now with Sleep waiting (or returning the
+// context's error).
+type DrainWatch struct {
+	Vhost   string
+	Until   time.Time
+	Timeout time.Duration
+	Now     func() time.Time
+	Sleep   func(context.Context, time.Duration) error
+}
+
+// WatchDrain re-reads the rungs by name through qr, every
+// StallSampleEvery, until each one's waiting count has fallen below what
+// it was (Draining), or until w.Until; drained hears of each rung as it
+// starts draining. It returns the rungs that did not.
+func (w DrainWatch) WatchDrain(ctx context.Context, qr QueueReader, rungs []StalledRung, drained func(Drained)) ([]StalledRung, error) {
+	pending := append([]StalledRung(nil), rungs...)
+	for len(pending) > 0 && w.Now().Before(w.Until) {
+		if err := w.Sleep(ctx, StallSampleEvery); err != nil {
+			return pending, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, w.Timeout)
+		qs, err := LookupQueues(cctx, qr, w.Vhost, StalledNames(pending))
+		cancel()
+		if err != nil {
+			return pending, err
+		}
+		var draining []Drained
+		draining, pending = Draining(pending, qs)
+		for _, d := range draining {
+			drained(d)
+		}
+	}
+	return pending, nil
 }

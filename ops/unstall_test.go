@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +73,55 @@ func TestChooseRemedyAndHint(t *testing.T) {
 		if got := RemedyHow(r, "rabbitmqctl -n x"); !strings.Contains(got, want) {
 			t.Errorf("%v: %q", r, got)
 		}
+	}
+}
+
+func TestDraining(t *testing.T) {
+	rung := func(name string, before int64) StalledRung {
+		return StalledRung{Queue: topology.Queue{Name: name}, Before: before}
+	}
+	queue := func(name string, expired int64) topology.Queue {
+		return topology.Queue{Name: name, Stats: topology.QueueStats{Expired: expired}}
+	}
+	rungs := []StalledRung{rung("a", 10), rung("b", 10), rung("c", 10)}
+	for _, c := range []struct {
+		name            string
+		qs              []topology.Queue
+		draining, still []string
+	}{
+		{"none moved", []topology.Queue{queue("a", 10), queue("b", 12), queue("c", 10)}, nil, []string{"a", "b", "c"}},
+		{"one fell", []topology.Queue{queue("a", 10), queue("b", 9), queue("c", 10)}, []string{"b"}, []string{"a", "c"}},
+		{"a queue gone holds none", []topology.Queue{queue("a", 10), queue("b", 10)}, []string{"c"}, []string{"a", "b"}},
+	} {
+		d, still := Draining(rungs, c.qs)
+		var names []string
+		for _, x := range d {
+			names = append(names, x.Queue.Name)
+		}
+		if !reflect.DeepEqual(names, c.draining) || !reflect.DeepEqual(StalledNames(still), c.still) {
+			t.Errorf("%s: draining %v, still %v", c.name, names, StalledNames(still))
+		}
+	}
+}
+
+func TestWatchDrainStopsWhenAllDrainOrAtTheDeadline(t *testing.T) {
+	falling := &byName{recorded: recorded{snaps: []topology.Snapshot{
+		{Queues: []topology.Queue{{Name: "a", Stats: topology.QueueStats{Expired: 5}}}},
+		{Queues: []topology.Queue{{Name: "a", Stats: topology.QueueStats{Expired: 4}}}},
+	}}}
+	c := &clock{t: time.Unix(0, 0)}
+	w := DrainWatch{Vhost: "/", Until: c.t.Add(UnstallVerify), Timeout: time.Second, Now: c.now, Sleep: c.sleep}
+	rungs := []StalledRung{{Queue: topology.Queue{Name: "a"}, Before: 5}}
+	var heard []int64
+	still, err := w.WatchDrain(context.Background(), falling, rungs, func(d Drained) { heard = append(heard, d.Now.Stats.Expired) })
+	if err != nil || len(still) != 0 || !reflect.DeepEqual(heard, []int64{4}) || len(falling.asked) != 2 {
+		t.Fatalf("falling: still %v, heard %v, %d reads, %v", still, heard, len(falling.asked), err)
+	}
+	stuck := &byName{recorded: recorded{snaps: []topology.Snapshot{{Queues: []topology.Queue{{Name: "a", Stats: topology.QueueStats{Expired: 5}}}}}}}
+	c = &clock{t: time.Unix(0, 0)}
+	w.Until, w.Now, w.Sleep = c.t.Add(UnstallVerify), c.now, c.sleep
+	still, err = w.WatchDrain(context.Background(), stuck, rungs, func(Drained) { t.Error("a stuck rung drained") })
+	if err != nil || len(still) != 1 || len(stuck.asked) != int(UnstallVerify/StallSampleEvery) {
+		t.Fatalf("stuck: still %v, %d reads, %v", still, len(stuck.asked), err)
 	}
 }
