@@ -114,22 +114,9 @@ func TestBridgeKilledMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bridge.New(conn, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Declare(ctx); err != nil {
-		t.Fatal(err)
-	}
+	declared(t, ctx, conn, o)
 	keys := []string{"eu", "us"}
-	dests := topology.Plan{}
-	for _, k := range keys {
-		dests.Queues = append(dests.Queues, topology.Queue{Name: "dest." + k, Durable: true, Args: topology.Args{"x-queue-type": "quorum"}})
-		dests.Bindings = append(dests.Bindings, topology.Binding{Source: o.Names.Exit, Destination: "dest." + k, DestinationType: topology.ToQueue, RoutingKey: k})
-	}
-	if _, err := conn.Apply(ctx, dests); err != nil {
-		t.Fatal(err)
-	}
+	declareDests(t, ctx, conn, o.Names.Exit, map[string]string{"eu": "dest.eu", "us": "dest.us"})
 
 	var mu sync.Mutex
 	got := map[string][]arrival{}

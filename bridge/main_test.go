@@ -110,3 +110,30 @@ func runChild(setup string) int {
 	}
 	return 0
 }
+
+// declared is a bridge over conn with o, its objects and ladder declared.
+func declared(tb testing.TB, ctx context.Context, conn *broker.Conn, o bridge.Options) *bridge.Bridge {
+	tb.Helper()
+	b, err := bridge.New(conn, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := b.Declare(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// declareDests declares a quorum destination queue for each routing key,
+// bound to the exit exchange by that key (queues maps key to queue).
+func declareDests(tb testing.TB, ctx context.Context, conn *broker.Conn, exit string, queues map[string]string) {
+	tb.Helper()
+	var p topology.Plan
+	for key, q := range queues {
+		p.Queues = append(p.Queues, topology.Queue{Name: q, Durable: true, Args: topology.Args{"x-queue-type": "quorum"}})
+		p.Bindings = append(p.Bindings, topology.Binding{Source: exit, Destination: q, DestinationType: topology.ToQueue, RoutingKey: key})
+	}
+	if _, err := conn.Apply(ctx, p); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rungs-dev/rungs/bridge"
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/topology"
@@ -75,20 +74,8 @@ func punctuality(b *testing.B, env brokertest.Env, n int, lo, spread time.Durati
 		b.Fatal(err)
 	}
 	defer o.Publish.Close()
-	br, err := bridge.New(bconn, o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := br.Declare(ctx); err != nil {
-		b.Fatal(err)
-	}
-	dest := topology.Plan{
-		Queues:   []topology.Queue{{Name: "dest", Durable: true, Args: topology.Args{"x-queue-type": "quorum"}}},
-		Bindings: []topology.Binding{{Source: o.Names.Exit, Destination: "dest", DestinationType: topology.ToQueue, RoutingKey: "k"}},
-	}
-	if _, err := conn.Apply(ctx, dest); err != nil {
-		b.Fatal(err)
-	}
+	br := declared(b, ctx, bconn, o)
+	declareDests(b, ctx, conn, o.Names.Exit, map[string]string{"k": "dest"})
 	base, _ := env.Mgmt.NodeMemory(ctx)
 	var peak int64
 	var memMu sync.Mutex

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rungs-dev/rungs/bridge"
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/topology"
@@ -60,20 +59,8 @@ func TestBridgeCountsFromReceipt(t *testing.T) {
 	}
 	log := &syncLog{}
 	o.FromReceipt, o.Log = true, log
-	b, err := bridge.New(conn, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Declare(ctx); err != nil {
-		t.Fatal(err)
-	}
-	dest := topology.Plan{
-		Queues:   []topology.Queue{{Name: "dest", Durable: true, Args: topology.Args{"x-queue-type": "quorum"}}},
-		Bindings: []topology.Binding{{Source: o.Names.Exit, Destination: "dest", DestinationType: topology.ToQueue, RoutingKey: "k"}},
-	}
-	if _, err := conn.Apply(ctx, dest); err != nil {
-		t.Fatal(err)
-	}
+	b := declared(t, ctx, conn, o)
+	declareDests(t, ctx, conn, o.Names.Exit, map[string]string{"k": "dest"})
 	in, err := conn.Consume(ctx, "dest", 10)
 	if err != nil {
 		t.Fatal(err)
