@@ -90,8 +90,25 @@
 //     (PlanMigrate, the one planner of both); MigratePlan.GatePreview
 //     (GatePeek for a dry run) and MigratePlan.Run.
 //
+// The operator's input, read once for every front end:
+//
+//   - ConfigSource: the config file, the context chosen and the broker
+//     resolved from flag, environment, context and default (the CLI and
+//     the console's :ctx);
+//   - LadderArgs: what the ladder flags name, whether they fix the shape,
+//     and their refusals; ShownPlan, UnreadShapeError;
+//   - Export (CheckExportFormat, ExportFormats): a ladder as definitions
+//     or Terraform;
+//   - DiscoverRequest and ScopesByVhost (which vhosts discover reads,
+//     what an unreadable one does) and DelaysIn (their delay inventories,
+//     delayed retry from the same listing: ReadRetryListed);
+//   - StatusRequest, DoctorScope, ParseTarget, the migrate input checks,
+//     ParsePublishRate and ReadBody, BuildInfo.
+//
 // An InputError is a refusal for what the operator asked: the CLI exits
 // 2. A FieldError names the input field a refusal is about, for a form.
+// An InterruptedError is an operation the operator stopped part way: the
+// CLI exits 130 and says what was done.
 //
 // ops decides and builds; it does not print or draw. Pure rules it needs
 // live in topology (route checks, header syntax, a message's story) and
