@@ -97,18 +97,9 @@ type arrival struct {
 func TestBridgeKilledMidRun(t *testing.T) {
 	env := brokertest.Require(t)
 	t.Parallel()
-	cfg := env.NewVhost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	v, err := env.Mgmt.Version(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := broker.Dial(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	cfg, v, conn := testVhost(t, ctx, env)
 	setup := childSetup{Config: cfg, Exchange: "orders.delayed", Ladder: "delays", Version: v.String(), Levels: 2}
 	o, err := testLadderOptions(cfg.Vhost, setup.Exchange, setup.Ladder, setup.Levels, v)
 	if err != nil {

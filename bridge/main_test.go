@@ -12,6 +12,7 @@ import (
 
 	"github.com/rungs-dev/rungs/bridge"
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -136,4 +137,21 @@ func declareDests(tb testing.TB, ctx context.Context, conn *broker.Conn, exit st
 	if _, err := conn.Apply(ctx, p); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// testVhost is a vhost of the test's own, the broker's release and a
+// connection to the vhost, closed when the test ends.
+func testVhost(tb testing.TB, ctx context.Context, env brokertest.Env) (broker.Config, topology.Version, *broker.Conn) {
+	tb.Helper()
+	cfg := env.NewVhost(tb)
+	v, err := env.Mgmt.Version(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	conn, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = conn.Close() })
+	return cfg, v, conn
 }

@@ -49,18 +49,9 @@ func BenchmarkBridgePunctuality(b *testing.B) {
 }
 
 func punctuality(b *testing.B, env brokertest.Env, n int, lo, spread time.Duration, direct bool) {
-	cfg := env.NewVhost(b)
 	ctx, cancel := context.WithTimeout(context.Background(), lo+20*time.Minute)
 	defer cancel()
-	v, err := env.Mgmt.Version(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn, err := broker.Dial(ctx, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
+	cfg, v, conn := testVhost(b, ctx, env)
 	o, err := testOptions(cfg.Vhost, "punct.delayed", "delays", v)
 	if err != nil {
 		b.Fatal(err)

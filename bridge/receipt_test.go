@@ -41,18 +41,9 @@ func (l *syncLog) String() string {
 func TestBridgeCountsFromReceipt(t *testing.T) {
 	env := brokertest.Require(t)
 	t.Parallel()
-	cfg := env.NewVhost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	v, err := env.Mgmt.Version(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := broker.Dial(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	cfg, v, conn := testVhost(t, ctx, env)
 	o, err := testLadderOptions(cfg.Vhost, "jobs.delayed", "delays", 2, v)
 	if err != nil {
 		t.Fatal(err)
