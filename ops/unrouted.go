@@ -38,24 +38,9 @@ func ReadUnrouted(ctx context.Context, o Observer, facts PeekFacter, p KeyPeeker
 	ladders := Ladders(o.Found())
 	read := map[string]map[string]int64{}
 	for _, h := range heldUnroutable(o) {
-		q := h.queue
-		req := PeekRequest{Queue: q, Ladders: ladders, ReadOnly: true, Version: v}
-		f := ReadPeekFacts(ctx, facts, vhost, q, v)
-		req.Version, req.Limit, req.LimitKnown, req.DelayedRetries = f.Version, f.Limit, f.LimitKnown, f.DelayedRetries
-		if GatePeek(req).Verdict != PeekOK {
-			continue
+		if dests, _, ok := peekDests(ctx, h.queue, h.ladder, ladders, vhost, facts, p, v, UnroutedSample); ok {
+			read[h.queue.Name] = dests
 		}
-		res, err := p.Peek(ctx, q.Name, min(UnroutedSample, int(q.Stats.Ready)))
-		if err != nil {
-			continue
-		}
-		dests := map[string]int64{}
-		for _, m := range res.Messages {
-			if _, dest, err := h.ladder.Decode(m.RoutingKey); err == nil && dest != "" {
-				dests[dest]++
-			}
-		}
-		read[q.Name] = dests
 	}
 	for _, l := range ladders {
 		sampleRungs(ctx, read, o, l, ladders, facts, p, v)
@@ -91,23 +76,35 @@ func sampleRungs(ctx context.Context, read map[string]map[string]int64, o Observ
 		if left <= 0 {
 			continue
 		}
-		req := PeekRequest{Queue: q, Ladders: ladders, ReadOnly: true, Version: v}
-		f := ReadPeekFacts(ctx, facts, snap.Vhost, q, v)
-		req.Version, req.Limit, req.LimitKnown, req.DelayedRetries = f.Version, f.Limit, f.LimitKnown, f.DelayedRetries
-		if GatePeek(req).Verdict != PeekOK {
-			continue
-		}
-		res, err := p.Peek(ctx, q.Name, min(left, int(q.Stats.Ready)))
-		if err != nil {
-			continue
-		}
-		left -= len(res.Messages)
-		for _, m := range res.Messages {
-			if _, dest, err := l.Decode(m.RoutingKey); err == nil && dest != "" {
-				dests[dest]++
-			}
+		if got, n, ok := peekDests(ctx, q, l, ladders, snap.Vhost, facts, p, v, left); ok {
+			read[q.Name], left = got, left-n
 		}
 	}
+}
+
+// peekDests reads the destinations named by the routing keys of up to
+// max messages at the head of q, one of l's queues, where the read-only
+// peek gate lets it (reading changes nothing on the release): by
+// destination, with how many messages were read. ok is false where the
+// gate kept the queue closed or the read failed.
+func peekDests(ctx context.Context, q topology.Queue, l topology.Ladder, ladders []topology.Ladder, vhost string, facts PeekFacter, p KeyPeeker, v topology.Version, max int) (dests map[string]int64, n int, ok bool) {
+	req := PeekRequest{Queue: q, Ladders: ladders, ReadOnly: true, Version: v}
+	f := ReadPeekFacts(ctx, facts, vhost, q, v)
+	req.Version, req.Limit, req.LimitKnown, req.DelayedRetries = f.Version, f.Limit, f.LimitKnown, f.DelayedRetries
+	if GatePeek(req).Verdict != PeekOK {
+		return nil, 0, false
+	}
+	res, err := p.Peek(ctx, q.Name, min(max, int(q.Stats.Ready)))
+	if err != nil {
+		return nil, 0, false
+	}
+	dests = map[string]int64{}
+	for _, m := range res.Messages {
+		if _, dest, err := l.Decode(m.RoutingKey); err == nil && dest != "" {
+			dests[dest]++
+		}
+	}
+	return dests, len(res.Messages), true
 }
 
 // unnamedRungs are l's rungs holding ready messages, lowest TTL first,
@@ -160,11 +157,6 @@ func heldUnroutable(o Observer) []heldQueue {
 	return out
 }
 
-// HoldsUnrouted reports whether an unroutable queue of the observer's
-// ladders holds messages: only then has ReadUnrouted anything to read,
-// and a one-shot command a reason to open AMQP for it.
-func (o Observer) HoldsUnrouted() bool { return len(heldUnroutable(o)) > 0 }
-
 // UnroutedUnread reports whether an unroutable queue of the observer's
 // ladders holds ready messages whose destinations were not read: none read
 // for it, or fewer than it holds now (up to UnroutedSample); or a rung of
@@ -204,14 +196,11 @@ func (o Observer) UnroutedUnread() bool {
 // whose lost route nothing names), so that a watcher can tell a read of
 // the same depths from one of changed depths.
 func (o Observer) UnroutedDepths() string {
-	snap := o.Snapshot()
 	var b strings.Builder
+	for _, h := range heldUnroutable(o) {
+		fmt.Fprintf(&b, "%s=%d;", h.queue.Name, h.queue.Stats.Ready)
+	}
 	for _, f := range o.Found() {
-		for _, t := range f.Ladder.Terminals() {
-			if q, ok := snap.Queue(t.Queue); ok && t.Role == topology.RoleUnroutable && q.Stats.Ready > 0 {
-				fmt.Fprintf(&b, "%s=%d;", q.Name, q.Stats.Ready)
-			}
-		}
 		for _, q := range o.unnamedRungs(f.Ladder) {
 			fmt.Fprintf(&b, "%s=%d;", q.Name, q.Stats.Ready)
 		}

@@ -41,7 +41,7 @@ func TestUnroutedReadOnceNamesTheTarget(t *testing.T) {
 }
 
 // Only an unroutable queue that holds messages is worth opening AMQP for.
-func TestHoldsUnrouted(t *testing.T) {
+func TestUnreadOnlyWhenHolding(t *testing.T) {
 	snap := fixture.WorkLost()
 	scope := Scope{Vhost: snap.Vhost}
 	for _, c := range []struct {
@@ -51,8 +51,8 @@ func TestHoldsUnrouted(t *testing.T) {
 	}{{"empty", 0, false}, {"holding", 5, true}} {
 		s := snap.WithStats(map[string]topology.QueueStats{"w.unroutable": {Ready: c.ready, Type: "quorum", State: "running"}})
 		o, _ := NewObserver(scope).Observe(Reading{Read: Read{Scope: scope, Snapshot: true}, Snap: s, Queues: s.Queues})
-		if got := o.HoldsUnrouted(); got != c.want {
-			t.Errorf("%s: HoldsUnrouted %v, want %v", c.name, got, c.want)
+		if got := o.UnroutedUnread(); got != c.want {
+			t.Errorf("%s: UnroutedUnread %v, want %v", c.name, got, c.want)
 		}
 	}
 }
