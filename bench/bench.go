@@ -371,11 +371,7 @@ func Run(ctx context.Context, cfg broker.Config, mgmt *broker.Management, opts O
 	defer pub.Close()
 	dial := func(ctx context.Context) (*broker.Conn, error) { return broker.Dial(ctx, vcfg) }
 	r := &runner{o: o, pub: pub, dial: dial, rep: &rep, body: make([]byte, o.Size)}
-	url := cfg.URL
-	if url == "" {
-		url = broker.DefaultURL
-	}
-	r.cpu, _ = findBrokerCPU(ctx, mgmt, ov.Node, url, o.BrokerPID)
+	r.cpu, _ = findBrokerCPU(ctx, mgmt, ov.Node, cfg.URL, o.BrokerPID)
 	for i := range r.body {
 		r.body[i] = 'x'
 	}

@@ -108,11 +108,7 @@ func RunBridge(ctx context.Context, cfg broker.Config, mgmt *broker.Management, 
 		return rep, err
 	}
 	defer conn.Close()
-	amqpURL := cfg.URL
-	if amqpURL == "" {
-		amqpURL = broker.DefaultURL
-	}
-	cpu, _ := findBrokerCPU(ctx, mgmt, ov.Node, amqpURL, o.BrokerPID)
+	cpu, _ := findBrokerCPU(ctx, mgmt, ov.Node, cfg.URL, o.BrokerPID)
 	b, err := newBenchBridge(ctx, vh.Config, v)
 	if err != nil {
 		return rep, err

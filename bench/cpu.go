@@ -36,9 +36,12 @@ func findBrokerCPU(ctx context.Context, mgmt *broker.Management, node, amqpURL s
 	return c, true
 }
 
-// localNodePID is node's os_pid when amqpURL is a loopback address (a
-// remote broker's pid means nothing here), else 0.
+// localNodePID is node's os_pid when amqpURL (empty: the default URL) is
+// a loopback address (a remote broker's pid means nothing here), else 0.
 func localNodePID(ctx context.Context, mgmt *broker.Management, node, amqpURL string) int {
+	if amqpURL == "" {
+		amqpURL = broker.DefaultURL
+	}
 	u, err := url.Parse(amqpURL)
 	if err != nil || mgmt == nil {
 		return 0
@@ -66,16 +69,4 @@ func (c brokerCPU) used() (time.Duration, bool) {
 		return 0, false
 	}
 	return processCPU(c.pid)
-}
-
-// BrokerCPU is a local broker's CPU clock for measurements outside the
-// bench command (the bridge's intake benchmark): CPU time used so far by
-// the process of node, found as findBrokerCPU finds it. ok is false for a
-// remote broker or where the clock cannot be read.
-func BrokerCPU(ctx context.Context, mgmt *broker.Management, node, amqpURL string) (used func() time.Duration, ok bool) {
-	c, ok := findBrokerCPU(ctx, mgmt, node, amqpURL, 0)
-	if !ok {
-		return nil, false
-	}
-	return func() time.Duration { d, _ := c.used(); return d }, true
 }

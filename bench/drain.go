@@ -235,11 +235,7 @@ func RunDrain(ctx context.Context, cfg broker.Config, mgmt *broker.Management, o
 	if err != nil {
 		return rep, err
 	}
-	amqpURL := cfg.URL
-	if amqpURL == "" {
-		amqpURL = broker.DefaultURL
-	}
-	cpu, cpuOK := findBrokerCPU(ctx, mgmt, ov.Node, amqpURL, o.BrokerPID)
+	cpu, cpuOK := findBrokerCPU(ctx, mgmt, ov.Node, cfg.URL, o.BrokerPID)
 	rec := health.Recording{Version: rep.Broker.RabbitMQ, Ladder: health.RecordedLadderOf(l), N: o.N, DelayMS: o.Delay.Milliseconds(), Target: tr.Target}
 	obs := ops.NewObserver(ops.Scope{Vhost: vcfg.Vhost, Ladders: []string{l.Name}}).WithIntervals(o.Every, 0)
 	if obs, _, err = obs.Refresh(ctx, mgmt, time.Now); err != nil {
