@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
@@ -88,14 +87,3 @@ func printDrift(w io.Writer, ds []topology.Drift) {
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
-
-func indent(s, by string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i := range lines {
-		lines[i] = by + lines[i]
-	}
-	return strings.Join(lines, "\n") + "\n"
-}
-
-// short lists at most n names, then how many more.
-func short(names []string, n int) []string { return ops.FirstNames(names, n) }
