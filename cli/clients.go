@@ -76,5 +76,5 @@ func (c *clients) reader() (ops.ScopedInspector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return timed{m, c.cfg.Timeout}, nil
+	return timed{Insp: m, Timeout: c.cfg.Timeout}, nil
 }

@@ -57,7 +57,7 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 	if warning != nil {
 		fmt.Fprintf(e.Err, "rungs: %v\n", warning)
 	}
-	states, err := e.discoveredStates(ctx, timed{m, e.opts.timeout}, d)
+	states, err := e.discoveredStates(ctx, timed{Insp: m, Timeout: e.opts.timeout}, d)
 	if err != nil {
 		return err
 	}

@@ -165,7 +165,7 @@ func (d doctorReader) call(ctx context.Context, f func(context.Context) error) e
 // readVhosts observes the ladders of each vhost (only: the ladder of that
 // name) and what ops.Doctor judges of them.
 func (d doctorReader) readVhosts(ctx context.Context, f *ops.DoctorFacts, vhosts []string, only string) {
-	insp := timed{d.m, d.timeout}
+	insp := timed{Insp: d.m, Timeout: d.timeout}
 	observers := map[string]ops.Observer{}
 	for _, vh := range vhosts {
 		o, err := observeLadders(ctx, insp, ops.DoctorScope(vh, only))

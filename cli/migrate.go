@@ -98,7 +98,7 @@ func (e *env) runMigrate(ctx context.Context, mf ops.MigrateInput) error {
 	if err != nil {
 		return req.NeedsManagement(err)
 	}
-	mp, err := ops.Migrate(ctx, migrateReader{timed{m, e.opts.timeout}, m}, e.vhost(), req)
+	mp, err := ops.Migrate(ctx, migrateReader{timed{Insp: m, Timeout: e.opts.timeout}, m}, e.vhost(), req)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ type migrateReader struct {
 }
 
 func (r migrateReader) DelaySnapshot(ctx context.Context, vhost string) (topology.Snapshot, map[string]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	return r.dr.DelaySnapshot(ctx, vhost)
 }

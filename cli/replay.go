@@ -121,7 +121,7 @@ func (e *env) replayReader() (ops.ReplayReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return factsReader{timed{m, e.config().Timeout}, m}, nil
+	return factsReader{timed{Insp: m, Timeout: e.config().Timeout}, m}, nil
 }
 
 // warnUnchecked says that the replay's routes go unchecked, and why.

@@ -134,7 +134,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action
 	if err != nil {
 		return ops.ScheduledJob{}, err
 	}
-	job, err := ops.Scheduled(ctx, factsReader{timed{m, e.config().Timeout}, m}, ask)
+	job, err := ops.Scheduled(ctx, factsReader{timed{Insp: m, Timeout: e.config().Timeout}, m}, ask)
 	if err != nil {
 		return job, scheduledErr(err, ask)
 	}

@@ -5,52 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// timed bounds each management request of an observer by the command's
-// --timeout, as every other request of the CLI is. It is an
-// ops.ScopedInspector, checked when it compiles: a read by name it did
-// not pass on would make a command about one ladder read the whole vhost.
-type timed struct {
-	insp    ops.ScopedInspector
-	timeout time.Duration
-}
-
-var _ ops.ScopedInspector = timed{}
-
-func (t timed) LadderSnapshot(ctx context.Context, sc topology.Scope) (topology.Snapshot, error) {
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	return t.insp.LadderSnapshot(ctx, sc)
-}
-
-func (t timed) LadderStats(ctx context.Context, sc topology.Scope) ([]topology.Queue, error) {
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	return t.insp.LadderStats(ctx, sc)
-}
-
-func (t timed) QueueStats(ctx context.Context, vhost string, names []string) ([]topology.Queue, error) {
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	return t.insp.QueueStats(ctx, vhost, names)
-}
-
-func (t timed) Snapshot(ctx context.Context, vhost string) (topology.Snapshot, error) {
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	return t.insp.Snapshot(ctx, vhost)
-}
-
-func (t timed) Stats(ctx context.Context, vhost string) ([]topology.Queue, error) {
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	return t.insp.Stats(ctx, vhost)
-}
+// timed bounds each management request of an observer by --timeout
+// (ops.Bounded).
+type timed = ops.Bounded
 
 // observe is how a one-shot command (status, discover, doctor, unstall)
 // reads ladders: one snapshot of scope through an ops.Observer, the
@@ -104,20 +66,11 @@ func (e *env) readUnrouted(ctx context.Context, o ops.Observer) ops.Observer {
 	v, _ := e.clients().brokerVersion(ctx)
 	cctx, cancel := context.WithTimeout(ctx, 2*e.opts.timeout)
 	defer cancel()
-	return ops.ReadUnrouted(cctx, o, timedFacts{m, e.opts.timeout}, conn, v)
+	return ops.ReadUnrouted(cctx, o, timedFacts{Facts: m, Timeout: e.opts.timeout}, conn, v)
 }
 
-// timedFacts bounds each peek-facts read by --timeout.
-type timedFacts struct {
-	m       *broker.Management
-	timeout time.Duration
-}
-
-func (t timedFacts) PeekFacts(ctx context.Context, vhost string, q topology.Queue) (broker.PeekFacts, error) {
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	return t.m.PeekFacts(ctx, vhost, q)
-}
+// timedFacts bounds each peek-facts read by --timeout (ops.BoundedFacts).
+type timedFacts = ops.BoundedFacts
 
 // observeLadders reads scope once through an observer and, when that read
 // had to look for the named ladders among every name a ladder may own,
