@@ -69,6 +69,17 @@ func (c *clients) amqp(ctx context.Context) (*broker.Conn, error) {
 	return c.conn, nil
 }
 
+// dial opens an AMQP connection to another vhost than the configured
+// one, with the same credentials; the caller closes it.
+func (c *clients) dial(ctx context.Context, vhost string) (*broker.Conn, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	cfg := c.cfg
+	cfg.Vhost = vhost
+	return broker.Dial(ctx, cfg)
+}
+
 // reader is the management API as an operation reads it through ops,
 // each request bounded by --timeout.
 func (c *clients) reader() (ops.ScopedInspector, error) {

@@ -83,10 +83,14 @@ func observeLadders(ctx context.Context, insp ops.ScopedInspector, scope ops.Sco
 // watchStalls runs the observer's stall watch in real time, saying on
 // stderr how long it waits.
 func watchStalls(ctx context.Context, v view, insp ops.Inspector, o ops.Observer) (ops.Observer, error) {
-	return o.WatchStalls(ctx, insp, time.Now, ops.Sleep, func(w ops.StallWatch) {
-		if !v.json {
-			fmt.Fprintf(v.Err, "%s with expired messages waiting to be dead-lettered: watching up to %s whether they drain…\n",
-				topology.Counted(w.Rungs, "rung", "rungs"), topology.FormatSpan(w.Window))
-		}
-	})
+	return o.WatchStalls(ctx, insp, time.Now, ops.Sleep, v.stallNote)
+}
+
+// stallNote says on stderr how long a stall watch waits (text output
+// only).
+func (v view) stallNote(w ops.StallWatch) {
+	if !v.json {
+		fmt.Fprintf(v.Err, "%s with expired messages waiting to be dead-lettered: watching up to %s whether they drain…\n",
+			topology.Counted(w.Rungs, "rung", "rungs"), topology.FormatSpan(w.Window))
+	}
 }

@@ -66,10 +66,12 @@
 // Commands that only the CLI has keep their decisions here too, where a
 // test reaches them without cobra and the console can show them:
 //
-//   - doctor: Doctor judges DoctorFacts (what doctor read, failed reads
-//     included) into Findings; a new source of findings is a function
-//     and one entry in doctorChecks (the broker) or ladderChecks (each
-//     ladder); SampleKeys reads a sample of a ladder's routing keys;
+//   - doctor: Doctor, the one entry point, reads through a DoctorReader
+//     what a DoctorRequest asks (ReadDoctor) and Judge judges those
+//     DoctorFacts (what doctor read, failed reads included) into
+//     Findings; a new source of findings is a function and one entry in
+//     doctorChecks (the broker) or ladderChecks (each ladder); SampleKeys
+//     reads a sample of a ladder's routing keys;
 //   - apply: PlanApply (another shape under the name, a change of
 //     dead-letter strategy, layout safety, conflicting objects),
 //     AtMostOnceWarning (the trade an at-most-once ladder makes) and

@@ -121,8 +121,8 @@ var (
 	}
 )
 
-// Doctor judges what doctor read: the one home of its checks.
-func Doctor(f DoctorFacts) Findings {
+// Judge judges what doctor read (ReadDoctor): the one home of its checks.
+func Judge(f DoctorFacts) Findings {
 	var out Findings
 	if f.OverviewErr != nil {
 		out.Add("broker", FindingProblem, "management API at %s does not answer: %v", f.API, f.OverviewErr)

@@ -23,7 +23,7 @@ func TestDoctorDeadLetterPrefetch(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := healthyFacts(t)
 			f.Nodes[0].ConfigFiles = c.files
-			fs := Doctor(f)
+			fs := Judge(f)
 			got, ok := find(fs, "dead-letter worker")
 			if len(c.want) == 0 {
 				if ok {
@@ -44,7 +44,7 @@ func TestDoctorDeadLetterPrefetch(t *testing.T) {
 	f := healthyFacts(t)
 	f.Nodes[0].ConfigFiles = []string{"/etc/rabbitmq/rabbitmq.conf"}
 	f.Vhosts = nil
-	if got, ok := find(Doctor(f), "dead-letter worker"); ok {
+	if got, ok := find(Judge(f), "dead-letter worker"); ok {
 		t.Errorf("no quorum ladder, yet: %q", got.Text)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// What doctor reads, beside how (the CLI's reader gathers DoctorFacts).
+// What doctor reads, beside how (ReadDoctor gathers DoctorFacts).
 
 // DoctorScope is what doctor observes in one vhost: its ladders (with
 // only, the ladder of that name) and every binding into their queues, a

@@ -55,7 +55,7 @@ func find(fs Findings, part string) (Finding, bool) {
 }
 
 func TestDoctorHealthyBrokerHasNoProblems(t *testing.T) {
-	fs := Doctor(healthyFacts(t))
+	fs := Judge(healthyFacts(t))
 	if n := fs.Problems(); n != 0 {
 		t.Fatalf("%d problems: %+v", n, fs)
 	}
@@ -75,7 +75,7 @@ func TestDoctorHealthyBrokerHasNoProblems(t *testing.T) {
 func TestDoctorStopsWhenTheAPIDoesNotAnswer(t *testing.T) {
 	f := healthyFacts(t)
 	f.OverviewErr = errors.New("connection refused")
-	fs := Doctor(f)
+	fs := Judge(f)
 	if len(fs) != 1 || fs[0].Status != FindingProblem || !strings.Contains(fs[0].Text, "does not answer: connection refused") {
 		t.Fatalf("%+v", fs)
 	}
@@ -105,7 +105,7 @@ func TestDoctorFailedReads(t *testing.T) {
 	} {
 		f := healthyFacts(t)
 		tc.break_(&f)
-		got, ok := find(Doctor(f), tc.want)
+		got, ok := find(Judge(f), tc.want)
 		if !ok || got.Status != tc.status {
 			t.Errorf("%s: %+v, want %s %q", tc.name, got, tc.status, tc.want)
 		}
@@ -118,7 +118,7 @@ func TestDoctorQuorumPrerequisites(t *testing.T) {
 	f := healthyFacts(t)
 	f.Overview.RabbitMQVersion = "3.9.13"
 	f.Flags["stream_queue"] = false
-	st := statuses(Doctor(f), "")
+	st := statuses(Judge(f), "")
 	if l := f.quorumLadder(); l == "" {
 		t.Fatal("the fixture has no quorum ladder")
 	}
@@ -160,7 +160,7 @@ func TestDoctorLayoutSafety(t *testing.T) {
 		f := healthyFacts(t)
 		f.Overview.RabbitMQVersion = tc.version
 		f.Vhosts = []DoctorVhost{{Vhost: "/", Found: found, Report: health.NewReport(found, snap, health.Watch{})}}
-		fs := Doctor(f)
+		fs := Judge(f)
 		var got Finding
 		for _, fi := range fs {
 			if fi.Area == "ladder jobs" && strings.Contains(fi.Text, "BCC") {
@@ -186,7 +186,7 @@ func TestDoctorStalledRungsAndTheirRemedy(t *testing.T) {
 		f := healthyFacts(t)
 		f.Overview.RabbitMQVersion = version
 		f.Vhosts = []DoctorVhost{{Vhost: snap.Vhost, Found: found, Report: health.NewReport(found, snap, w)}}
-		fs := Doctor(f)
+		fs := Judge(f)
 		if got, ok := find(fs, "jobs.rung.03.1 is stalled: 536 expired messages"); !ok || got.Status != FindingProblem {
 			t.Errorf("%s: stalled rung %+v in %+v", version, got, fs)
 		}
@@ -249,7 +249,7 @@ func TestDoctorPlacement(t *testing.T) {
 		found := topology.Discover(snap)
 		f := healthyFacts(t)
 		f.Vhosts = []DoctorVhost{{Vhost: snap.Vhost, Found: found, Report: health.NewReport(found, snap, health.Watch{})}}
-		return Doctor(f)
+		return Judge(f)
 	}
 	spread := func(i int) string { return []string{"rabbit@a", "rabbit@b", "rabbit@c"}[i%3] }
 
@@ -274,7 +274,7 @@ func TestDoctorPlacement(t *testing.T) {
 	if got, ok := find(fs, "rung leaders of jobs sit on rabbit@b of the 3 nodes"); !ok || got.Status != FindingWarn {
 		t.Errorf("leaders on one node: %+v", fs)
 	}
-	if _, ok := find(Doctor(healthyFacts(t)), "rungs run on"); ok {
+	if _, ok := find(Judge(healthyFacts(t)), "rungs run on"); ok {
 		t.Error("a single node reports a placement")
 	}
 }

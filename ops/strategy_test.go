@@ -87,11 +87,11 @@ func TestDoctorAtMostOnce(t *testing.T) {
 		f := healthyFacts(t)
 		f.Nodes[0].ConfigFiles = []string{"/etc/rabbitmq/rabbitmq.conf"}
 		f.Vhosts = []DoctorVhost{{Vhost: "/", Found: found, Report: health.NewReport(found, snap, health.Watch{})}}
-		got, ok := find(Doctor(f), "dead-letters at most once")
+		got, ok := find(Judge(f), "dead-letters at most once")
 		if ok != amo {
 			t.Fatalf("at most once %v: finding %v", amo, got)
 		}
-		if _, prefetch := find(Doctor(f), "dead-letter worker"); prefetch == amo {
+		if _, prefetch := find(Judge(f), "dead-letter worker"); prefetch == amo {
 			t.Errorf("at most once %v: the dead-letter worker's prefetch named %v", amo, prefetch)
 		}
 		if amo && (got.Status != FindingWarn || got.Area != "ladder bursts" || !strings.Contains(got.Text, "lost if that rung cannot take it")) {
