@@ -81,8 +81,8 @@ func RetryText(h health.RetryHold, w int) string {
 
 // RetryScopeText is one line saying where a read beside the ladders
 // (health.RetryScope) looked for delayed retry, and where to look for the
-// rest of the vhost: "Delayed retry read in 107 ladder queues and 1 a
-// policy names; the vhost's other queues: rungs discover --delays". It is
+// rest of the vhost: "Delayed retry read in 107 ladder queues and 1 named
+// by a policy; the rest: rungs discover --delays". It is
 // "" where the queues were not read (before 4.3) or the read took the
 // whole vhost.
 func RetryScopeText(h health.RetryHold, w int) string {
@@ -99,9 +99,9 @@ func RetryScopeText(h health.RetryHold, w int) string {
 	}
 	switch {
 	case len(sc.Named) > 0:
-		in += fmt.Sprintf(" and %d a policy names", len(sc.Named))
+		in += fmt.Sprintf(" and %d named by a policy", len(sc.Named))
 	case sc.PoliciesUnread:
-		in += " (policies unreadable: none a policy names)"
+		in += " (policies unreadable: none named by one)"
 	}
-	return strings.Join(wrap("Delayed retry read in "+in+"; the vhost's other queues: rungs discover --delays", w, "  "), "\n") + "\n"
+	return strings.Join(wrap("Delayed retry read in "+in+"; the rest: rungs discover --delays", w, "  "), "\n") + "\n"
 }
