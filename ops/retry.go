@@ -18,9 +18,11 @@ type RetryReader interface {
 
 var _ RetryReader = (*broker.Management)(nil)
 
-// ReadRetry reads what delayed retry holds in vhost on release v, for a
-// reader that holds no listing of every queue of the vhost: status and
-// the exporter, whose listings are of the ladders' names. Before 4.3 it
+// ReadRetry reads what delayed retry holds in every quorum queue of vhost
+// on release v, for a reader that shows the whole vhost's and holds no
+// listing of every queue (the console's delayed-retry view). Status reads
+// beside its ladders instead (ReadRetryBeside), the exporter keeps its
+// candidates between scrapes. Before 4.3 it
 // asks nothing (no release has delayed retry) and the hold is unread.
 // From 4.3 its cost is two listings of the vhost's queues sorted on the
 // delayed-retry keys, without statistics, and one request per queue that
@@ -116,7 +118,7 @@ func ReadRetryBeside(ctx context.Context, r BesideRetryReader, version func() (t
 		ps, err = r.Policies(ctx, vhost)
 		switch {
 		case errors.Is(err, broker.ErrUnauthorized):
-			scope.PoliciesUnread = true
+			ps, scope.PoliciesUnread = broker.Policies{}, true
 		case err != nil:
 			return health.RetryHold{}, err
 		}
