@@ -406,7 +406,11 @@ func (m *Management) Overview(ctx context.Context) (Overview, error) {
 		ClusterName     string `json:"cluster_name"`
 		Node            string `json:"node"`
 	}
-	cols := url.Values{"columns": {"rabbitmq_version,erlang_version,cluster_name,node"}}
+	// None of these is a statistic: without disable_stats the broker
+	// still gathers the cluster's message and queue totals for the
+	// answer, 20 to 150 ms beside 10,000 queues on 4.3.6 where this takes
+	// 4 to 13 ms; status reads the release on every run.
+	cols := url.Values{"columns": {"rabbitmq_version,erlang_version,cluster_name,node"}, "disable_stats": {"true"}}
 	if err := m.get(ctx, "overview", cols, &o); err != nil {
 		return Overview{}, err
 	}
