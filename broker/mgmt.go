@@ -48,6 +48,14 @@ var statsColumns = strings.Join([]string{
 	"node", "leader", "members", "online",
 }, ",")
 
+// ladderColumns are what a ladder's read (by name, or a listing the
+// broker filters by name) asks of each queue: its statistics and the
+// policies in force with their merged definition, so that status finds a
+// ladder queue's delayed retry set by a policy without a request of its
+// own (ops.ReadRetryBeside). The policy columns cost about 70 bytes a
+// queue before compression, mostly a null and an empty object.
+var ladderColumns = statsColumns + ",policy,operator_policy,effective_policy_definition"
+
 // Errors the management client wraps; test for them with errors.Is.
 var (
 	// ErrUnauthorized means the management API refused the credentials or
@@ -398,7 +406,11 @@ func (m *Management) Overview(ctx context.Context) (Overview, error) {
 		ClusterName     string `json:"cluster_name"`
 		Node            string `json:"node"`
 	}
-	cols := url.Values{"columns": {"rabbitmq_version,erlang_version,cluster_name,node"}}
+	// None of these is a statistic: without disable_stats the broker
+	// still gathers the cluster's message and queue totals for the
+	// answer, 20 to 150 ms beside 10,000 queues on 4.3.6 where this takes
+	// 4 to 13 ms; status reads the release on every run.
+	cols := url.Values{"columns": {"rabbitmq_version,erlang_version,cluster_name,node"}, "disable_stats": {"true"}}
 	if err := m.get(ctx, "overview", cols, &o); err != nil {
 		return Overview{}, err
 	}

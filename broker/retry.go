@@ -52,8 +52,9 @@ func (m *Management) RetryQueues(ctx context.Context, vhost string, v topology.V
 // the key. Each listing is asked with disable_stats: the broker gathers
 // no queue's figures. It still walks every queue of the vhost to sort
 // them, which is the cost that grows with the vhost (docs/delays.md);
-// the responses stay a few KB. It is for readers that hold no listing of
-// every queue of the vhost (status, the exporter); one that holds it
+// the responses stay a few KB. It is for readers that show the whole
+// vhost's and hold no listing of every queue (the exporter, the console);
+// status reads beside its ladders (ops.ReadRetryBeside). One that holds it
 // (discover --delays, doctor) finds the candidates there
 // (topology.RetryListed) and walks nothing again. Before 4.3 it reads
 // nothing.

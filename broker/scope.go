@@ -156,7 +156,7 @@ func listFiltered[T any](ctx context.Context, m *Management, kind, vhost, regex 
 }
 
 func (m *Management) scopedQueues(ctx context.Context, sc topology.Scope) ([]apiQueue, error) {
-	return listScoped(ctx, m, "queues", sc, statsColumns+",vhost", func(q apiQueue) string { return q.Name })
+	return listScoped(ctx, m, "queues", sc, ladderColumns+",vhost", func(q apiQueue) string { return q.Name })
 }
 
 func (m *Management) scopedExchanges(ctx context.Context, sc topology.Scope) ([]apiExchange, error) {
@@ -446,7 +446,7 @@ func (m *Management) namedQueues(ctx context.Context, vhost string, names []stri
 	seen := map[string]bool{}
 	err := limited(len(names), func(i int) error {
 		var q apiQueue
-		err := m.get(ctx, "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(names[i]), url.Values{"columns": {statsColumns}}, &q)
+		err := m.get(ctx, "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(names[i]), url.Values{"columns": {ladderColumns}}, &q)
 		switch {
 		case err == nil:
 			got[i] = &q

@@ -24,9 +24,11 @@ done, unroutable, destination and dead-letter queues, and says which rung
 looks stuck and how the ladder drifted from its plan. With --ladder it shows
 that ladder only. On ladders above radix 2 (15 rungs a level) the rungs that
 are empty and quiet are left out unless --all; --json always lists them.
-On RabbitMQ 4.3, without --ladder, it lists under the ladders every quorum
-queue of the vhost with delayed retry: the messages it holds back
-(messages_delayed), its type, hold and what sets it (docs/delays.md).`,
+On RabbitMQ 4.3 it lists under the ladders the quorum queues with delayed
+retry among those it read for them (rungs, destinations, targets) and,
+without --ladder, those a delayed-retry policy names (^name$): the messages
+each holds back (messages_delayed), its type, hold and what sets it. The
+vhost's other queues are rungs discover --delays' (docs/delays.md).`,
 		Example: `  rungs status
   rungs status --ladder jobs --all
   rungs status --json`,
@@ -45,13 +47,17 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	if err != nil {
 		return err
 	}
-	rep, err := observe(ctx, e.view(), insp, req.Scope(), req.CheckFound, e.readUnrouted)
+	var retry health.RetryHold
+	rep, err := observe(ctx, e.view(), insp, req.Scope(), req.CheckFound, e.readUnrouted, func(ctx context.Context, o ops.Observer) ops.Observer {
+		retry = e.readRetry(ctx, o.Snapshot().Queues, req.Beside())
+		return o
+	})
 	if err != nil {
 		return err
 	}
+	rep = rep.WithRetry(retry)
 	var bridges []topology.Bridge
 	if req.Beside() {
-		rep = rep.WithRetry(e.readRetry(ctx))
 		bridges = e.readBridges(ctx)
 	}
 	if e.opts.json {
@@ -66,7 +72,7 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 // one and the bridges.
 func (v view) printStatus(rep health.Report, bridges []topology.Bridge, vhost string, all bool) {
 	width := v.width()
-	retry := ui.RetryText(rep.Retry, width)
+	retry := ui.RetryText(rep.Retry, width) + ui.RetryScopeText(rep.Retry, width)
 	if len(rep.Ladders) == 0 {
 		fmt.Fprintf(v.Out, "no ladders in vhost %s\n", vhost)
 		if retry != "" {
@@ -99,31 +105,28 @@ func (v view) printStatus(rep health.Report, bridges []topology.Bridge, vhost st
 	v.printBridgeLines(bridges)
 }
 
-// readRetry reads what RabbitMQ 4.3's delayed retry holds across the
-// vhost's quorum queues (ops.ReadRetry): nothing, and no request beyond
-// the release, before 4.3. It takes the sorted listings, not the listing
-// status already holds: that one is filtered on the names a ladder may
-// have (ops.Observer reads ladders by scope), so it lacks every other
-// quorum queue, and listing them all with statistics cost 4.5 times the
-// sorted listings beside 10,000 queues on 4.3.6 (docs/delays.md). A
-// failed read is said on stderr and leaves the ladders shown: it is
-// beside them, not part of them.
-func (e *env) readRetry(ctx context.Context) health.RetryHold {
+// readRetry reads what RabbitMQ 4.3's delayed retry holds in the queues
+// status read for its ladders, qs, and with beside (no --ladder) in the
+// queues a delayed-retry policy names (ops.ReadRetryBeside): nothing, and
+// no request, before 4.3. It walks no listing of the vhost, so what it
+// costs follows the ladders, as status' own read does (docs/delays.md);
+// the vhost's inventory, discover --delays, reads every queue. A failed
+// read is said on stderr and leaves the ladders shown: it is beside
+// them, not part of them.
+func (e *env) readRetry(ctx context.Context, qs []topology.Queue, beside bool) health.RetryHold {
 	m, err := e.clients().management()
 	if err != nil {
 		return health.RetryHold{}
 	}
-	v, err := e.clients().brokerVersion(ctx)
-	if err == nil {
-		cctx, cancel := context.WithTimeout(ctx, e.clients().cfg.Timeout)
-		defer cancel()
-		var h health.RetryHold
-		if h, err = ops.ReadRetry(cctx, m, e.vhost(), v); err == nil {
-			return h
-		}
+	cctx, cancel := context.WithTimeout(ctx, e.clients().cfg.Timeout)
+	defer cancel()
+	version := func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }
+	h, err := ops.ReadRetryBeside(cctx, m, version, e.vhost(), qs, beside)
+	if err != nil {
+		fmt.Fprintf(e.Err, "cannot read the queues under delayed retry: %v\n", err)
+		return health.RetryHold{}
 	}
-	fmt.Fprintf(e.Err, "cannot read the queues under delayed retry: %v\n", err)
-	return health.RetryHold{}
+	return h
 }
 
 type jsonQueue struct {
@@ -308,7 +311,26 @@ func (e *env) readBridges(ctx context.Context) []topology.Bridge {
 // delayed_retry_read), the bridges and the storm judgement.
 func toJSONStatusReport(rep health.Report, bridges []topology.Bridge) map[string]any {
 	return map[string]any{"ladders": toJSONStatus(rep.Ladders), "delayed_retry": toJSONRetry(rep.Retry.Queues), "delayed_retry_read": rep.Retry.Read,
-		"bridges": toJSONBridges(bridges), "storm": toJSONStorm(rep.Storm())}
+		"delayed_retry_scope": toJSONRetryScope(rep.Retry), "bridges": toJSONBridges(bridges), "storm": toJSONStorm(rep.Storm())}
+}
+
+// toJSONRetryScope is what the delayed-retry read looked at: the ladders'
+// queues (reach "ladders"), how many, the queues outside them a policy
+// names, read by name, and whether the policies could be read; null where
+// nothing was read (before 4.3). The rest of the vhost is the
+// inventory's (whole_vhost names the command).
+func toJSONRetryScope(h health.RetryHold) any {
+	if !h.Read {
+		return nil
+	}
+	sc := h.Scope
+	reach := "vhost"
+	if sc.Ladders {
+		reach = "ladders"
+	}
+	named := append([]string{}, sc.Named...)
+	return map[string]any{"reach": reach, "ladder_queues": sc.Queues, "policy_named": named, "policies_read": !sc.PoliciesUnread,
+		"whole_vhost": "rungs discover --delays"}
 }
 
 // toJSONStorm is the storm judgement: the ladders' backlog and what

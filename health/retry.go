@@ -20,6 +20,27 @@ type RetryHold struct {
 	// Delayed is the messages held, in Holding queues.
 	Delayed int64
 	Holding int
+	// Scope is what the read looked at where it did not take every
+	// queue of the vhost (status); zero for a read of the whole vhost.
+	Scope RetryScope
+}
+
+// RetryScope is what a read of delayed retry beside the ladders looked
+// at (ops.ReadRetryBeside): the queues the ladders' read held, and those
+// a delayed-retry policy names, not every queue of the vhost. A queue
+// outside both is not seen; the vhost's inventory (rungs discover
+// --delays) sees it.
+type RetryScope struct {
+	// Ladders says the read took the ladders' queues, not the vhost's.
+	Ladders bool
+	// Queues counts the ladders' queues it looked at, quorum or not.
+	Queues int
+	// Named are the queues outside them that a policy setting delayed
+	// retry names by an anchored literal pattern (^orders$), read by name.
+	Named []string
+	// PoliciesUnread says the user may not list policies, so the queues
+	// a policy names were not looked for.
+	PoliciesUnread bool
 }
 
 // NewRetryHold sums what the queues hold; read says they were read.

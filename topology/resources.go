@@ -73,7 +73,8 @@ type Queue struct {
 	// Policy and OperatorPolicy name the policies the broker applies to
 	// the queue, and EffectivePolicy is their merged definition, where a
 	// listing asked for them: PolicyReported says the broker named
-	// either. Only the listings that judge delayed retry ask.
+	// either. The reads that judge delayed retry ask: the inventory's
+	// listing and a ladder's reads (status finds delayed retry there).
 	Policy, OperatorPolicy string
 	PolicyReported         bool
 	EffectivePolicy        map[string]any

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"regexp/syntax"
 	"sort"
 	"time"
 )
@@ -162,4 +163,50 @@ func RetryListed(qs []Queue, ps Policies, v Version) (held, unread []RetryQueue)
 		held = append(held, rq)
 	}
 	return held, unread
+}
+
+// RetryNamed lists the queues a policy or operator policy of ps that sets
+// delayed retry names by an anchored literal pattern (^orders$, or
+// ^orders\.in$), sorted and each once: the work queues such a policy is
+// usually written for, which a reader can take by name without walking
+// the vhost. A pattern that matches more than one name (orders.*, or one
+// not anchored at both ends) names none, nor one Go's regexp cannot read,
+// nor one that ignores case. Before 4.3 there are none.
+func RetryNamed(ps Policies, v Version) []string {
+	if !v.QuorumDelayedRetry() {
+		return nil
+	}
+	var out []string
+	for _, list := range [][]Policy{ps.Policies, ps.Operator} {
+		for _, p := range list {
+			if _, ok := p.Definition["delayed-retry-type"]; !ok {
+				continue
+			}
+			if p.ApplyTo != "" && p.ApplyTo != "queues" && p.ApplyTo != "all" && p.ApplyTo != "quorum_queues" {
+				continue
+			}
+			if name, ok := literalPattern(p.Pattern); ok {
+				out = append(out, name)
+			}
+		}
+	}
+	return uniqueSorted(out)
+}
+
+// literalPattern is the one name an anchored pattern matches, if it
+// matches exactly one.
+func literalPattern(pattern string) (string, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	re = re.Simplify()
+	if re.Op != syntax.OpConcat || len(re.Sub) != 3 || re.Sub[0].Op != syntax.OpBeginText || re.Sub[2].Op != syntax.OpEndText {
+		return "", false
+	}
+	lit := re.Sub[1]
+	if lit.Op != syntax.OpLiteral || lit.Flags&syntax.FoldCase != 0 {
+		return "", false
+	}
+	return string(lit.Rune), true
 }

@@ -95,3 +95,31 @@ func TestRetryListed(t *testing.T) {
 		t.Errorf("4.3.0: RetryListed() = %+v; want the argument honoured, the policy ignored", h)
 	}
 }
+
+// RetryNamed takes a queue by name only where a delayed-retry policy's
+// pattern matches that one name: anchored at both ends, literal, case
+// kept.
+func TestRetryNamed(t *testing.T) {
+	retry := map[string]any{"delayed-retry-type": "all", "delayed-retry-min": 1000}
+	ps := topology.Policies{
+		Policies: []topology.Policy{
+			{Name: "a", Pattern: "^orders$", Definition: retry},
+			{Name: "b", Pattern: `^billing\.in$`, ApplyTo: "quorum_queues", Definition: retry},
+			{Name: "c", Pattern: "^jobs", Definition: retry},
+			{Name: "d", Pattern: "orders$", Definition: retry},
+			{Name: "e", Pattern: "^(?i)mail$", Definition: retry},
+			{Name: "f", Pattern: "^x|y$", Definition: retry},
+			{Name: "g", Pattern: "^plain$", Definition: map[string]any{"max-length": 10}},
+			{Name: "h", Pattern: "^ex$", ApplyTo: "exchanges", Definition: retry},
+			{Name: "i", Pattern: "^orders$", ApplyTo: "queues", Definition: retry},
+		},
+		Operator: []topology.Policy{{Name: "op", Pattern: "^audit$", Definition: retry}},
+	}
+	want := []string{"audit", "billing.in", "orders"}
+	if got := topology.RetryNamed(ps, topology.Version{Major: 4, Minor: 3, Patch: 6}); !reflect.DeepEqual(got, want) {
+		t.Errorf("RetryNamed = %q, want %q", got, want)
+	}
+	if got := topology.RetryNamed(ps, topology.Version{Major: 4, Minor: 0, Patch: 5}); got != nil {
+		t.Errorf("4.0.5: RetryNamed = %q, want none", got)
+	}
+}

@@ -78,3 +78,30 @@ func RetryText(h health.RetryHold, w int) string {
 	}
 	return strings.Join(out, "\n") + "\n"
 }
+
+// RetryScopeText is one line saying where a read beside the ladders
+// (health.RetryScope) looked for delayed retry, and where to look for the
+// rest of the vhost: "Delayed retry read in 107 ladder queues and 1 named
+// by a policy; the rest: rungs discover --delays". It is
+// "" where the queues were not read (before 4.3) or the read took the
+// whole vhost.
+func RetryScopeText(h health.RetryHold, w int) string {
+	sc := h.Scope
+	if !h.Read || !sc.Ladders {
+		return ""
+	}
+	if w <= 0 {
+		w = 100
+	}
+	in := topology.Counted(sc.Queues, "ladder queue", "ladder queues")
+	if sc.Queues == 0 {
+		in = "no ladder queue"
+	}
+	switch {
+	case len(sc.Named) > 0:
+		in += fmt.Sprintf(" and %d named by a policy", len(sc.Named))
+	case sc.PoliciesUnread:
+		in += " (policies unreadable: none named by one)"
+	}
+	return strings.Join(wrap("Delayed retry read in "+in+"; the rest: rungs discover --delays", w, "  "), "\n") + "\n"
+}
