@@ -189,7 +189,7 @@ type PeekFacts struct {
 	Version        topology.Version
 	Limit          int
 	LimitKnown     bool
-	DelayedRetries []DelayedRetry
+	DelayedRetries []topology.DelayedRetry
 }
 
 // PeekFacts reads the facts the peek rules weigh for q: the release (the
@@ -223,13 +223,13 @@ func (m *Management) PeekFacts(ctx context.Context, vhost string, q topology.Que
 // heldOnReturn is the delayed retry that holds a message a peek hands
 // back: a peek returns messages with basic.nack, which RabbitMQ 4.3 treats
 // as a return, so types all and returned apply and failed does not.
-func heldOnReturn(ds []DelayedRetry) (DelayedRetry, bool) {
+func heldOnReturn(ds []topology.DelayedRetry) (topology.DelayedRetry, bool) {
 	for _, d := range ds {
 		if d.Type == "all" || d.Type == "returned" {
 			return d, true
 		}
 	}
-	return DelayedRetry{}, false
+	return topology.DelayedRetry{}, false
 }
 
 // AssessPeek says what peeking queue q does, given the ladders of its vhost
@@ -337,7 +337,7 @@ func (m *Management) DeliveryLimit(ctx context.Context, vhost string, q topology
 	if err != nil {
 		return 0, false, err
 	}
-	var policies, operator []Policy
+	var policies, operator []topology.Policy
 	v := url.PathEscape(vhost)
 	if err := m.get(ctx, "policies/"+v, nil, &policies); err != nil {
 		if errors.Is(err, ErrUnauthorized) {
@@ -356,7 +356,7 @@ func (m *Management) DeliveryLimit(ctx context.Context, vhost string, q topology
 // applies; of the queue argument, the policy and the operator policy, the
 // strictest limit wins; when none of them sets one, the release's default
 // applies. The result reads as topology.Version.DeliveryLimitOf's.
-func EffectiveDeliveryLimit(q topology.Queue, policies, operator []Policy, v topology.Version) int {
+func EffectiveDeliveryLimit(q topology.Queue, policies, operator []topology.Policy, v topology.Version) int {
 	limit, set := 0, false
 	take := func(raw any) {
 		// 0 is taken as unset: what a release makes of it is not
@@ -366,8 +366,8 @@ func EffectiveDeliveryLimit(q topology.Queue, policies, operator []Policy, v top
 		}
 	}
 	take(q.Args["x-delivery-limit"])
-	for _, ps := range [][]Policy{policies, operator} {
-		var match []Policy
+	for _, ps := range [][]topology.Policy{policies, operator} {
+		var match []topology.Policy
 		for _, p := range ps {
 			if p.Applies(q) {
 				match = append(match, p)

@@ -59,8 +59,8 @@ func TestAssessPeekByRelease(t *testing.T) {
 	rung := topology.Queue{Name: "q.rung.01", Args: topology.Args{"x-queue-type": "quorum"}}
 	dlq := topology.Queue{Name: "dlq", Args: topology.Args{"x-queue-type": "quorum"}}
 	v40, v43 := topology.Version{Major: 4, Minor: 0, Patch: 5}, topology.Version{Major: 4, Minor: 3, Patch: 6}
-	all := []DelayedRetry{{Source: "policy", Name: "slow", Type: "all", Min: 3 * time.Second}}
-	failed := []DelayedRetry{{Source: "argument", Type: "failed", Min: 3 * time.Second}}
+	all := []topology.DelayedRetry{{Source: "policy", Name: "slow", Type: "all", Min: 3 * time.Second}}
+	failed := []topology.DelayedRetry{{Source: "argument", Type: "failed", Min: 3 * time.Second}}
 	cases := map[string]struct {
 		q            topology.Queue
 		f            PeekFacts
@@ -93,25 +93,25 @@ func TestAssessPeekByRelease(t *testing.T) {
 
 func TestEffectiveDeliveryLimit(t *testing.T) {
 	q := topology.Queue{Name: "orders.dlq", Args: topology.Args{"x-queue-type": "quorum"}}
-	pol := func(name, pattern string, prio int, limit any) Policy {
-		return Policy{Name: name, Pattern: pattern, ApplyTo: "queues", Priority: prio, Definition: map[string]any{"delivery-limit": limit}}
+	pol := func(name, pattern string, prio int, limit any) topology.Policy {
+		return topology.Policy{Name: name, Pattern: pattern, ApplyTo: "queues", Priority: prio, Definition: map[string]any{"delivery-limit": limit}}
 	}
 	cases := map[string]struct {
 		q        topology.Queue
-		policies []Policy
-		operator []Policy
+		policies []topology.Policy
+		operator []topology.Policy
 		want     int
 	}{
 		"nothing":                   {q: q},
 		"argument":                  {q: topology.Queue{Name: "x", Args: topology.Args{"x-delivery-limit": int64(7)}}, want: 7},
-		"matching policy":           {q: q, policies: []Policy{pol("a", `\.dlq$`, 0, json.Number("4"))}, want: 4},
-		"other queue":               {q: q, policies: []Policy{pol("a", `^billing`, 0, json.Number("4"))}},
-		"highest priority wins":     {q: q, policies: []Policy{pol("low", ".*", 1, json.Number("2")), pol("high", "orders", 5, json.Number("9"))}, want: 9},
-		"high priority without one": {q: q, policies: []Policy{pol("low", ".*", 1, json.Number("2")), {Name: "high", Pattern: ".*", Priority: 5, Definition: map[string]any{"max-length": 1}}}},
-		"operator policy is lower":  {q: q, policies: []Policy{pol("a", ".*", 0, json.Number("9"))}, operator: []Policy{pol("op", ".*", 0, json.Number("3"))}, want: 3},
-		"argument is lower":         {q: topology.Queue{Name: "x", Args: topology.Args{"x-delivery-limit": int64(2)}}, policies: []Policy{pol("a", ".*", 0, float64(9))}, want: 2},
-		"exchanges only":            {q: q, policies: []Policy{{Name: "x", Pattern: ".*", ApplyTo: "exchanges", Definition: map[string]any{"delivery-limit": 1}}}},
-		"pcre pattern counts":       {q: q, policies: []Policy{pol("a", `(?<=x)y`, 0, json.Number("6"))}, want: 6},
+		"matching policy":           {q: q, policies: []topology.Policy{pol("a", `\.dlq$`, 0, json.Number("4"))}, want: 4},
+		"other queue":               {q: q, policies: []topology.Policy{pol("a", `^billing`, 0, json.Number("4"))}},
+		"highest priority wins":     {q: q, policies: []topology.Policy{pol("low", ".*", 1, json.Number("2")), pol("high", "orders", 5, json.Number("9"))}, want: 9},
+		"high priority without one": {q: q, policies: []topology.Policy{pol("low", ".*", 1, json.Number("2")), {Name: "high", Pattern: ".*", Priority: 5, Definition: map[string]any{"max-length": 1}}}},
+		"operator policy is lower":  {q: q, policies: []topology.Policy{pol("a", ".*", 0, json.Number("9"))}, operator: []topology.Policy{pol("op", ".*", 0, json.Number("3"))}, want: 3},
+		"argument is lower":         {q: topology.Queue{Name: "x", Args: topology.Args{"x-delivery-limit": int64(2)}}, policies: []topology.Policy{pol("a", ".*", 0, float64(9))}, want: 2},
+		"exchanges only":            {q: q, policies: []topology.Policy{{Name: "x", Pattern: ".*", ApplyTo: "exchanges", Definition: map[string]any{"delivery-limit": 1}}}},
+		"pcre pattern counts":       {q: q, policies: []topology.Policy{pol("a", `(?<=x)y`, 0, json.Number("6"))}, want: 6},
 	}
 	v310, v40 := topology.Version{Major: 3, Minor: 10, Patch: 8}, topology.Version{Major: 4, Minor: 0, Patch: 5}
 	for name, tc := range cases {
@@ -132,10 +132,10 @@ func TestEffectiveDeliveryLimit(t *testing.T) {
 	// A negative limit turns 4.0's default off, but on 3.x dead-letters
 	// at the first hand-back (both measured).
 	neg := topology.Queue{Name: "x", Args: topology.Args{"x-queue-type": "quorum", "x-delivery-limit": int64(-1)}}
-	withPolicy := []Policy{pol("a", ".*", 0, json.Number("5"))}
+	withPolicy := []topology.Policy{pol("a", ".*", 0, json.Number("5"))}
 	for _, c := range []struct {
 		v        topology.Version
-		policies []Policy
+		policies []topology.Policy
 		want     int
 	}{{v310, nil, -1}, {v40, nil, 0}, {v310, withPolicy, -1}, {v40, withPolicy, 5}} {
 		if got := EffectiveDeliveryLimit(neg, c.policies, nil, c.v); got != c.want {

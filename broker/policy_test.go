@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -23,24 +22,24 @@ func TestDelayedRetries(t *testing.T) {
 		}
 		return topology.Queue{Name: "jobs.rung.00", Args: a}
 	}
-	pol := func(name, pattern string, prio int, def map[string]any) broker.Policy {
-		return broker.Policy{Name: name, Pattern: pattern, ApplyTo: "queues", Priority: prio, Definition: def}
+	pol := func(name, pattern string, prio int, def map[string]any) topology.Policy {
+		return topology.Policy{Name: name, Pattern: pattern, ApplyTo: "queues", Priority: prio, Definition: def}
 	}
 	retry := map[string]any{"delayed-retry-type": "returned", "delayed-retry-min": 3000.0, "delayed-retry-max": 9000.0}
 	cases := map[string]struct {
 		q    topology.Queue
-		ps   broker.Policies
-		want []broker.DelayedRetry
+		ps   topology.Policies
+		want []topology.DelayedRetry
 	}{
-		"none": {q: qq(nil), ps: broker.Policies{Policies: []broker.Policy{pol("ttl", ".*", 0, map[string]any{"message-ttl": 5.0})}}},
+		"none": {q: qq(nil), ps: topology.Policies{Policies: []topology.Policy{pol("ttl", ".*", 0, map[string]any{"message-ttl": 5.0})}}},
 		"argument": {q: qq(topology.Args{"x-delayed-retry-type": "all", "x-delayed-retry-min": 3000.0}),
-			want: []broker.DelayedRetry{{Source: "argument", Type: "all", Min: 3 * time.Second}}},
+			want: []topology.DelayedRetry{{Source: "argument", Type: "all", Min: 3 * time.Second}}},
 		"argument without a minimum does nothing": {q: qq(topology.Args{"x-delayed-retry-type": "all"})},
 		"disabled": {q: qq(topology.Args{"x-delayed-retry-type": "disabled", "x-delayed-retry-min": 3000.0})},
-		"the policy of highest priority applies": {q: qq(nil), ps: broker.Policies{Policies: []broker.Policy{
+		"the policy of highest priority applies": {q: qq(nil), ps: topology.Policies{Policies: []topology.Policy{
 			pol("low", "^jobs", 1, retry), pol("high", "^jobs", 2, map[string]any{"message-ttl": 5.0}), pol("other", "^mail", 9, retry)}}},
-		"policy and operator policy": {q: qq(nil), ps: broker.Policies{Policies: []broker.Policy{pol("slow", "^jobs", 0, retry)}, Operator: []broker.Policy{pol("ops", ".*", 0, retry)}},
-			want: []broker.DelayedRetry{
+		"policy and operator policy": {q: qq(nil), ps: topology.Policies{Policies: []topology.Policy{pol("slow", "^jobs", 0, retry)}, Operator: []topology.Policy{pol("ops", ".*", 0, retry)}},
+			want: []topology.DelayedRetry{
 				{Source: "policy", Name: "slow", Type: "returned", Min: 3 * time.Second, Max: 9 * time.Second},
 				{Source: "operator policy", Name: "ops", Type: "returned", Min: 3 * time.Second, Max: 9 * time.Second}}},
 	}
@@ -51,7 +50,7 @@ func TestDelayedRetries(t *testing.T) {
 			}
 		})
 	}
-	d := broker.DelayedRetry{Source: "policy", Name: "slow", Type: "returned", Min: 3 * time.Second, Max: 9 * time.Second}
+	d := topology.DelayedRetry{Source: "policy", Name: "slow", Type: "returned", Min: 3 * time.Second, Max: 9 * time.Second}
 	if got, want := d.String(), "policy slow (type returned, 3s–9s)"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
@@ -83,12 +82,12 @@ func TestDelayedRetryOnRealBroker(t *testing.T) {
 	}
 
 	code := brokertest.PutPolicy(t, e.cfg, "slow", `{"pattern":"^jobs\\.","apply-to":"queues","definition":{"delayed-retry-type":"returned","delayed-retry-min":2000}}`)
-	want := []broker.DelayedRetry{{Source: "argument", Type: "all", Min: brokertest.DelayedRetryHold}}
+	want := []topology.DelayedRetry{{Source: "argument", Type: "all", Min: brokertest.DelayedRetryHold}}
 	if ver.QuorumDelayedRetry() {
 		if code != http.StatusCreated {
 			t.Fatalf("%v: policy with delayed-retry keys: %d", ver, code)
 		}
-		want = append(want, broker.DelayedRetry{Source: "policy", Name: "slow", Type: "returned", Min: 2 * time.Second})
+		want = append(want, topology.DelayedRetry{Source: "policy", Name: "slow", Type: "returned", Min: 2 * time.Second})
 	} else if code != http.StatusBadRequest {
 		// Measured on 3.10.8 and 4.0.5: "are not recognised policy settings".
 		t.Fatalf("%v: policy with delayed-retry keys answered %d, want 400", ver, code)

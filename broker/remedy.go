@@ -71,7 +71,7 @@ func (m *Management) NudgeDeadLettering(ctx context.Context, vhost string, q top
 		return "", nil, fmt.Errorf("queue %s has no x-dead-letter-exchange argument", q.Name)
 	}
 	v := url.PathEscape(vhost)
-	var policies []Policy
+	var policies []topology.Policy
 	if err := m.get(ctx, "policies/"+v, nil, &policies); err != nil {
 		return "", nil, fmt.Errorf("list policies of vhost %s: %w", vhost, err)
 	}
@@ -100,8 +100,8 @@ func (m *Management) NudgeDeadLettering(ctx context.Context, vhost string, q top
 // q alone and, at a priority above every policy that matches q now, repeats
 // the definition of the one that applies, so the queue's effective policy
 // keeps its meaning.
-func nudgePolicy(q topology.Queue, dlx string, policies []Policy) Policy {
-	var match []Policy
+func nudgePolicy(q topology.Queue, dlx string, policies []topology.Policy) topology.Policy {
+	var match []topology.Policy
 	for _, p := range policies {
 		if !strings.HasPrefix(p.Name, NudgePolicyPrefix) && p.Applies(q) {
 			match = append(match, p)
@@ -124,7 +124,7 @@ func nudgePolicy(q topology.Queue, dlx string, policies []Policy) Policy {
 	if _, set := def["dead-letter-exchange"]; !set {
 		def["dead-letter-exchange"] = dlx
 	}
-	return Policy{
+	return topology.Policy{
 		Name:    NudgePolicyPrefix + q.Name,
 		Pattern: "^" + regexp.QuoteMeta(q.Name) + "$",
 		// "queues" exists on 3.10 and 4.x alike (quorum_queues is 3.12+).

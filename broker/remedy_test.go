@@ -18,7 +18,7 @@ func TestNudgePolicyChangesNothing(t *testing.T) {
 	q := quorumRung("jobs.rung.03.1", "jobs.rung.03.expired")
 	// No policy applies: ours only repeats the queue's own argument.
 	p := nudgePolicy(q, "jobs.rung.03.expired", nil)
-	want := Policy{
+	want := topology.Policy{
 		Name: NudgePolicyPrefix + "jobs.rung.03.1", Pattern: `^jobs\.rung\.03\.1$`, ApplyTo: "queues",
 		Definition: map[string]any{"dead-letter-exchange": "jobs.rung.03.expired"},
 	}
@@ -28,7 +28,7 @@ func TestNudgePolicyChangesNothing(t *testing.T) {
 	// A policy applies: ours repeats its definition at a higher priority,
 	// so that the effective policy keeps its meaning. A leftover nudge
 	// policy and non-matching ones are not copied.
-	existing := []Policy{
+	existing := []topology.Policy{
 		{Name: "limits", Pattern: "^jobs\\.", ApplyTo: "queues", Priority: 3, Definition: map[string]any{"max-length": 1000.0}},
 		{Name: "low", Pattern: ".*", ApplyTo: "all", Priority: 1, Definition: map[string]any{"expires": 5.0}},
 		{Name: "classic-only", Pattern: ".*", ApplyTo: "classic_queues", Priority: 9, Definition: map[string]any{"max-length": 1.0}},
@@ -42,7 +42,7 @@ func TestNudgePolicyChangesNothing(t *testing.T) {
 		t.Error("nudgePolicy changed the existing policy's definition")
 	}
 	// A policy that sets a dead-letter exchange keeps its own value.
-	existing = []Policy{{Name: "dlx", Pattern: ".*", ApplyTo: "queues", Definition: map[string]any{"dead-letter-exchange": "other"}}}
+	existing = []topology.Policy{{Name: "dlx", Pattern: ".*", ApplyTo: "queues", Definition: map[string]any{"dead-letter-exchange": "other"}}}
 	if p = nudgePolicy(q, "jobs.rung.03.expired", existing); p.Definition["dead-letter-exchange"] != "other" || p.Priority != 1 {
 		t.Errorf("with a dead-letter policy: %+v", p)
 	}

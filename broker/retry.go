@@ -133,8 +133,8 @@ func (m *Management) sortedPrefix(ctx context.Context, path, key string, has fun
 // policySetsRetry reports whether any policy or operator policy has the
 // delayed-retry-type key: only then can a queue have delayed retry from
 // one.
-func policySetsRetry(ps Policies) bool {
-	for _, list := range [][]Policy{ps.Policies, ps.Operator} {
+func policySetsRetry(ps topology.Policies) bool {
+	for _, list := range [][]topology.Policy{ps.Policies, ps.Operator} {
 		for _, p := range list {
 			if _, ok := p.Definition["delayed-retry-type"]; ok {
 				return true

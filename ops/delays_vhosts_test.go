@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -29,9 +28,9 @@ func (r *vhostsRead) DelaySnapshot(_ context.Context, vhost string) (topology.Sn
 
 // Policies is where the delayed-retry read begins (ReadRetryListed): the
 // candidates come from the inventory's listing.
-func (r *vhostsRead) Policies(_ context.Context, vhost string) (broker.Policies, error) {
+func (r *vhostsRead) Policies(_ context.Context, vhost string) (topology.Policies, error) {
 	r.retry = append(r.retry, vhost)
-	return broker.Policies{}, nil
+	return topology.Policies{}, nil
 }
 func (r *vhostsRead) RetryStats(_ context.Context, _ string, qs []topology.RetryQueue) ([]topology.RetryQueue, error) {
 	return qs, nil

@@ -76,7 +76,7 @@ type DoctorVhost struct {
 	WatchErr error
 	// Policies of a vhost that holds a quorum ladder (only quorum queues
 	// have delayed retry).
-	Policies    broker.Policies
+	Policies    topology.Policies
 	PoliciesErr error
 	// Delays is the vhost's inventory of delays outside ladders and
 	// DelaySnap what it was taken from, the ladders' reading merged in;
@@ -101,7 +101,7 @@ type DoctorVhost struct {
 type DoctorLadder struct {
 	health.LadderReport
 	Snapshot    topology.Snapshot
-	Policies    broker.Policies
+	Policies    topology.Policies
 	PoliciesErr error
 	// Version is the release the API answered as; Rules the oldest node's,
 	// whose quorum rules hold in a cluster mid-upgrade.
@@ -441,7 +441,7 @@ func checkDelayedRetry(lr DoctorLadder, out *Findings) {
 	}
 	var sources []string
 	rungs := map[string][]string{}
-	hold := map[string]broker.DelayedRetry{}
+	hold := map[string]topology.DelayedRetry{}
 	for _, r := range lr.Rows {
 		q, ok := lr.Snapshot.Queue(r.Queue)
 		if r.Kind != health.RungRow || !ok {

@@ -138,7 +138,7 @@ func (req DoctorRequest) readVhosts(ctx context.Context, r DoctorReader, f *Doct
 		}
 		vh.Report = o.Report(o.At())
 		if ReadsPolicies(vh.Report) {
-			vh.Policies, vh.PoliciesErr = bounded(ctx, req.Timeout, func(c context.Context) (broker.Policies, error) {
+			vh.Policies, vh.PoliciesErr = bounded(ctx, req.Timeout, func(c context.Context) (topology.Policies, error) {
 				return r.Policies(c, vh.Vhost)
 			})
 		}

@@ -67,9 +67,9 @@ func (f *doctorFake) Stats(ctx context.Context, vhost string) ([]topology.Queue,
 	return s.Queues, err
 }
 
-func (f *doctorFake) Policies(_ context.Context, vhost string) (broker.Policies, error) {
+func (f *doctorFake) Policies(_ context.Context, vhost string) (topology.Policies, error) {
 	f.log("policies " + vhost)
-	return broker.Policies{}, nil
+	return topology.Policies{}, nil
 }
 
 func (f *doctorFake) DelaySnapshot(_ context.Context, vhost string) (topology.Snapshot, map[string]int64, error) {

@@ -203,7 +203,7 @@ func TestDoctorStalledRungsAndTheirRemedy(t *testing.T) {
 func TestCheckDelayedRetry(t *testing.T) {
 	snap := fixture.DelayedRetry()
 	lr := health.NewReport(topology.Discover(snap), snap, health.Watch{}).Ladders[0]
-	ps := broker.Policies{Policies: []broker.Policy{{Name: "slow", Pattern: `^tasks\.rung\.0[01]`, ApplyTo: "quorum_queues", Definition: map[string]any{"delayed-retry-type": "all", "delayed-retry-min": 3000.0}}}}
+	ps := topology.Policies{Policies: []topology.Policy{{Name: "slow", Pattern: `^tasks\.rung\.0[01]`, ApplyTo: "quorum_queues", Definition: map[string]any{"delayed-retry-type": "all", "delayed-retry-min": 3000.0}}}}
 	checks := func(v topology.Version, err error) Findings {
 		var out Findings
 		checkDelayedRetry(DoctorLadder{LadderReport: lr, Snapshot: snap, Policies: ps, PoliciesErr: err, Rules: v}, &out)

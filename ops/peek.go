@@ -23,7 +23,7 @@ type PeekRequest struct {
 	LimitKnown bool
 	// DelayedRetries are the sources of delayed retry on the queue (4.3+;
 	// see broker.PeekFacts).
-	DelayedRetries []broker.DelayedRetry
+	DelayedRetries []topology.DelayedRetry
 	// Unchecked, when set, says why the queue could not be looked up (the
 	// management API's error): its type is unknown.
 	Unchecked error

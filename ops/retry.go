@@ -44,7 +44,7 @@ func ReadRetry(ctx context.Context, r RetryReader, vhost string, v topology.Vers
 // ListedRetryReader reads delayed retry beside a listing of the vhost's
 // queues the caller holds; *broker.Management is one.
 type ListedRetryReader interface {
-	Policies(ctx context.Context, vhost string) (broker.Policies, error)
+	Policies(ctx context.Context, vhost string) (topology.Policies, error)
 	RetryStats(ctx context.Context, vhost string, qs []topology.RetryQueue) ([]topology.RetryQueue, error)
 }
 
@@ -81,7 +81,7 @@ func ReadRetryListed(ctx context.Context, r ListedRetryReader, vhost string, v t
 // BesideRetryReader reads delayed retry beside the ladders a caller has
 // read: the policies and queues by name; *broker.Management is one.
 type BesideRetryReader interface {
-	Policies(ctx context.Context, vhost string) (broker.Policies, error)
+	Policies(ctx context.Context, vhost string) (topology.Policies, error)
 	QueueStats(ctx context.Context, vhost string, names []string) ([]topology.Queue, error)
 }
 
@@ -113,12 +113,12 @@ func ReadRetryBeside(ctx context.Context, r BesideRetryReader, version func() (t
 		return health.RetryHold{}, err
 	}
 	scope := health.RetryScope{Ladders: true, Queues: len(qs)}
-	var ps broker.Policies
+	var ps topology.Policies
 	if named {
 		ps, err = r.Policies(ctx, vhost)
 		switch {
 		case errors.Is(err, broker.ErrUnauthorized):
-			ps, scope.PoliciesUnread = broker.Policies{}, true
+			ps, scope.PoliciesUnread = topology.Policies{}, true
 		case err != nil:
 			return health.RetryHold{}, err
 		}

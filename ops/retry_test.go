@@ -13,14 +13,14 @@ import (
 // besideFake answers the policies and queues by name, and records what
 // it was asked.
 type besideFake struct {
-	ps       broker.Policies
+	ps       topology.Policies
 	psErr    error
 	queues   map[string]topology.Queue
 	policies int
 	asked    []string
 }
 
-func (f *besideFake) Policies(context.Context, string) (broker.Policies, error) {
+func (f *besideFake) Policies(context.Context, string) (topology.Policies, error) {
 	f.policies++
 	return f.ps, f.psErr
 }
@@ -54,7 +54,7 @@ func quorum(name string, args topology.Args, policy string, effective map[string
 func TestReadRetryBeside(t *testing.T) {
 	v436 := topology.Version{Major: 4, Minor: 3, Patch: 6}
 	retry := map[string]any{"delayed-retry-type": "all", "delayed-retry-min": 1000}
-	ps := broker.Policies{Policies: []topology.Policy{
+	ps := topology.Policies{Policies: []topology.Policy{
 		{Name: "wide", Pattern: "^(orders|jobs.*)$", Definition: retry},
 		{Name: "named", Pattern: "^named$", Definition: retry},
 	}}

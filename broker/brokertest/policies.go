@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 // Policies lists the names of the policies in cfg's vhost, or in every
@@ -33,7 +34,7 @@ func Policies(t testing.TB, cfg broker.Config) []string {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var ps []broker.Policy
+	var ps []topology.Policy
 	if err := json.NewDecoder(res.Body).Decode(&ps); err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
