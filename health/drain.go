@@ -387,6 +387,17 @@ func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
 	// of flow over its span): in the five recorded 1,000,000 drains the
 	// drain sped up as the backlog shrank, and a finish from the measured
 	// rate alone came late at most readings.
+	//
+	// A half minute that starts a RateSpan or more after the start is
+	// clear of that, and counts for the slow end too: the first forecast
+	// (a RateSpan after the start) is not moved, and a drain that slows
+	// shows in the range a half minute sooner than a minute's rate shows
+	// it. 500,000 plus 1,500/s on 4.0.5 forwarded about 4,800 a second to
+	// the done queue for a minute after the burst and 3,600 to 3,900 from
+	// 95s on; its half minutes read 7,300 hops/s from 115s, its minutes
+	// only from 125s. The range then held the actual finish at 87 of 126
+	// readings, against 71 without them, and storm-1m-4.0's at 221 of
+	// 256 against 213; the other recordings did not change.
 	see := func(i, j int, slow bool) {
 		r, stale := rate(i, j)
 		if slow {
@@ -410,7 +421,7 @@ func (f Flows) ladderDrain(l topology.Ladder, rows []Row) Drain {
 			for f.samples[j].at.Sub(f.samples[i+1].at) >= w {
 				i++
 			}
-			see(i, j, w > RateSpan)
+			see(i, j, w > RateSpan || f.samples[i].at.Sub(f.samples[start].at) >= RateSpan)
 		}
 	}
 	i := start

@@ -306,12 +306,14 @@ func millionStorm(t *testing.T, r Recording) {
 	if first.Totals.Expired < peak.Totals.Expired*3/4 {
 		t.Errorf("first forecast with %d expired waiting, under three quarters of the peak's %d", first.Totals.Expired, peak.Totals.Expired)
 	}
-	// The range holds the actual finish at most readings (measured 70%
-	// to 92% of them on these five; a forecast extrapolates the rates it
-	// measured, and on a shared machine the pace changes: storm-1m-4.0's
-	// drain went from 5,000 to 9,000 hops/s as the machine's load fell).
-	if hit < 2.0/3 {
-		t.Errorf("the range held the actual finish at %d of %d readings, want two thirds at least", hits, ranged)
+	// The range holds the actual finish at most readings (measured 86%
+	// to 100% of them on these five, 77% to 92% before the fast end's
+	// floor was the fresh messages' least wait; a forecast extrapolates
+	// the rates it measured, and on a shared machine the pace changes:
+	// storm-1m-4.0's drain went from 5,000 to 9,000 hops/s as the
+	// machine's load fell).
+	if hit < 0.8 {
+		t.Errorf("the range held the actual finish at %d of %d readings, want four in five at least", hits, ranged)
 	}
 	if lo := firstAt + d.FinishFast; finish < lo || finish > got {
 		t.Errorf("first forecast's range %s–%s does not hold the actual finish %s", lo, got, finish)
