@@ -51,7 +51,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	if err := e.opts.ladder.check(); err != nil {
 		return err
 	}
-	if err := refuseReadOnly(e.config(), "apply"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "apply"); err != nil {
 		return err
 	}
 	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)

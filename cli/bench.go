@@ -11,6 +11,7 @@ import (
 
 	"github.com/rungs-dev/rungs/bench"
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -102,7 +103,7 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 
 // benchBroker is the management client of a benchmark, which writes.
 func (c *clients) benchBroker() (*broker.Management, error) {
-	if err := refuseReadOnly(c.cfg, "bench"); err != nil {
+	if err := ops.RefuseReadOnly(c.cfg, "bench"); err != nil {
 		return nil, err
 	}
 	return c.management()

@@ -57,7 +57,7 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 	if err := e.opts.ladder.check(); err != nil {
 		return err
 	}
-	if err := refuseReadOnly(e.config(), "bridge"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "bridge"); err != nil {
 		return err
 	}
 	e.opts.ladder.targets = mergeTargets(e.opts.ladder.targets, []string{names.Due})

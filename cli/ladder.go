@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -110,6 +111,16 @@ func (e *env) unreadShape(ctx context.Context, r resolved, doing string) error {
 		return err
 	}
 	return ops.UnreadShapeError(doing, e.opts.ladder.name, r.mgmtErr)
+}
+
+// unreadShapeOf words an ops.ShapeUnknownError as unreadShape does, the
+// broker tried over AMQP first; any other error is returned as it is.
+func (e *env) unreadShapeOf(ctx context.Context, err error, doing string) error {
+	var su *ops.ShapeUnknownError
+	if errors.As(err, &su) {
+		return e.unreadShape(ctx, resolved{mgmtErr: su.Err}, doing)
+	}
+	return err
 }
 
 func (lf *ladderFlags) register(f *pflag.FlagSet) {

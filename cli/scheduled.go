@@ -182,7 +182,7 @@ func scanScheduled(ctx context.Context, v view, conn *broker.Conn, plan ops.Scan
 	if bar != nil {
 		fmt.Fprint(v.Err, "\r\033[K")
 	}
-	return res, interrupted(plan.Outcome(ctx, res, err))
+	return res, plan.Outcome(ctx, res, err)
 }
 
 // scanBar rewrites one line of stderr while a person watches.
@@ -348,7 +348,7 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 		fmt.Fprint(e.Err, "\r\033[K")
 	}
 	e.view().reportAction(plan, res)
-	return interrupted(plan.Outcome(ctx, res, err))
+	return plan.Outcome(ctx, res, err)
 }
 
 func (v view) actionBar(a ops.Action) func(ops.ActionProgress) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/retry"
 	"github.com/rungs-dev/rungs/retry/demo"
 	"github.com/rungs-dev/rungs/topology"
@@ -70,7 +71,7 @@ func (e *env) runWorker(ctx context.Context, wf demo.Input) error {
 	if err != nil {
 		return workerErr(err)
 	}
-	if err := refuseReadOnly(e.config(), "worker"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "worker"); err != nil {
 		return err
 	}
 	l, err := e.workerLadder(ctx)
