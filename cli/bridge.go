@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -52,7 +51,7 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 	ask := ops.BridgeAsk{Vhost: e.vhost(), Exchange: bf.exchange, Exit: bf.exit, ExitType: bf.exitType, CopyFrom: bf.copyFrom, Prefetch: bf.prefetch}
 	names, err := ask.Check()
 	if err != nil {
-		return bridgeErr(err)
+		return ops.BridgeRefused(err)
 	}
 	if err := e.opts.ladder.check(); err != nil {
 		return err
@@ -80,7 +79,7 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 	}
 	setup, err := ops.PlanBridge(ctx, insp, ask, r.ladder.Name, r.discovered)
 	if err != nil {
-		return bridgeErr(err)
+		return ops.BridgeRefused(err)
 	}
 	if len(setup.Missing) > 0 {
 		if err := e.view().confirm(e.opts.yes, "bridge will create "+strings.Join(setup.Missing, ", "), "create"); err != nil {
@@ -96,15 +95,6 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 		Names: names, ExitType: bf.exitType, Ladder: r.ladder, LadderPlan: ap.Plan, Copy: setup.Copy,
 		Version: v, Clamp: bf.clamp, FromReceipt: bf.fromReceipt, Log: e.Err, Prefetch: bf.prefetch,
 	})
-}
-
-// bridgeErr words what ops refused as the flag it is about.
-func bridgeErr(err error) error {
-	var fe *ops.FieldError
-	if errors.As(err, &fe) {
-		return usageErr("--%s %v", fe.Field, fe.Err)
-	}
-	return err
 }
 
 // serveBridge declares the bridge's objects and runs it until ctx ends,

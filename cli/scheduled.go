@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -97,36 +96,6 @@ func (e *env) scheduledAsk(sf scheduledFlags, a ops.Action, now time.Time) ops.S
 	}
 }
 
-var scheduledFlagOf = map[string]string{"where": "--where", "due": "--due-before/--due-after",
-	"due-before": "--due-before", "due-after": "--due-after", "within": "--within", "delay": "--delay", "at": "--at",
-	"park": "--park", "action": "filter", "limit": "--limit", "window": "--window", "ladder": "--ladder"}
-
-// scheduledErr words what ops.Scheduled refused as the flags that asked.
-func scheduledErr(err error, ask ops.ScheduledAsk) error {
-	var (
-		fe  *ops.FieldError
-		ref *ops.ScanRefusal
-		amb *ops.AmbiguousLadderError
-	)
-	switch {
-	case errors.As(err, &fe) && scheduledFlagOf[fe.Field] != "":
-		return usageErr("%s: %v", scheduledFlagOf[fe.Field], fe.Err)
-	case errors.As(err, &ref) && ref.Gate.Verdict == ops.PeekReadOnly:
-		return fmt.Errorf("scheduled: %w: %s", broker.ErrReadOnly, ref.Gate.Why)
-	case errors.As(err, &ref):
-		return usageErr("refusing to read ladder %s: %s; add --force to read it anyway", ask.Ladder.Name, ref.Gate.Why)
-	case errors.As(err, &amb):
-		return usageErr("%v: add --layout", err)
-	case errors.Is(err, ops.ErrNoScheduledLadder):
-		return usageErr("no ladder %q in vhost %s; nothing was read or changed", ask.Ladder.Name, ask.Vhost)
-	case errors.Is(err, broker.ErrReadOnly):
-		return err
-	case errors.As(err, &fe), ops.IsInputError(err):
-		return usageErr("%v", err)
-	}
-	return err
-}
-
 // planScheduled has ops read, find and check what the flags ask.
 func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action) (ops.ScheduledJob, error) {
 	ask := e.scheduledAsk(sf, a, time.Now())
@@ -136,7 +105,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action
 	}
 	job, err := ops.Scheduled(ctx, factsReader{timed{m, e.config().Timeout}, m}, ask)
 	if err != nil {
-		return job, scheduledErr(err, ask)
+		return job, ask.Refused(err)
 	}
 	for _, n := range job.Scan.Notes {
 		fmt.Fprintf(e.Err, "rungs: note: %s\n", n)

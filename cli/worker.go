@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -97,10 +96,9 @@ func (e *env) runWorker(ctx context.Context, wf demo.Input) error {
 	return err
 }
 
-// workerErr makes refused flags, and a policy the ladder cannot serve, bad
-// input.
+// workerErr makes what demo.Refused says is refused input bad input.
 func workerErr(err error) error {
-	if errors.Is(err, demo.ErrInput) || errors.Is(err, topology.ErrDelayTooLong) || errors.Is(err, topology.ErrBadDest) || errors.Is(err, topology.ErrNoDest) {
+	if demo.Refused(err) {
 		return usageErr("%v", err)
 	}
 	return err

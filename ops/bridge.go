@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/rungs-dev/rungs/topology"
@@ -113,4 +114,14 @@ func PlanBridge(ctx context.Context, insp ScopedInspector, ask BridgeAsk, ladder
 	s.Copy = topology.CopiedBindings(snap, ask.CopyFrom, names)
 	s.Missing = append(s.Missing, fmt.Sprintf("%s copied from %s", topology.Counted(len(s.Copy), "binding", "bindings"), ask.CopyFrom))
 	return s, nil
+}
+
+// BridgeRefused words what BridgeAsk.Check or PlanBridge refused as the
+// flag it is about (--due, --every, ...), as bad input.
+func BridgeRefused(err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return badInput("--%s %v", fe.Field, fe.Err)
+	}
+	return err
 }
