@@ -59,10 +59,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	l := r.ladder
-	req := ops.ApplyRequest{Ladder: l, Snap: r.snap, SnapErr: r.mgmtErr, Version: func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }}
-	if r.discovered {
-		req.Existing = &r.existing
-	}
+	req := ops.ApplyRequest{Ladder: l, Snap: r.snap, SnapErr: r.mgmtErr, Existing: r.existing, Version: func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }}
 	ap, err := ops.PlanApply(req)
 	if err != nil {
 		return err

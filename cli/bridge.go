@@ -65,10 +65,7 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 		return err
 	}
 	version := func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }
-	req := ops.ApplyRequest{Ladder: r.ladder, Snap: r.snap, SnapErr: r.mgmtErr, Version: version}
-	if r.discovered {
-		req.Existing = &r.existing
-	}
+	req := ops.ApplyRequest{Ladder: r.ladder, Snap: r.snap, SnapErr: r.mgmtErr, Existing: r.existing, Version: version}
 	ap, err := ops.PlanApply(req)
 	if err != nil {
 		return err

@@ -162,9 +162,9 @@ func (lf *ladderFlags) spec() (ops.LadderSpec, error) { return lf.args().Spec() 
 type resolved struct {
 	ladder     topology.Ladder
 	snap       *topology.Snapshot
-	discovered bool            // the ladder exists on the broker
-	existing   topology.Ladder // as found there, when discovered
-	mgmtErr    error           // why there is no snapshot
+	discovered bool             // the ladder exists on the broker
+	existing   *topology.Ladder // as found there, nil unless discovered
+	mgmtErr    error            // why there is no snapshot
 	// layoutNote says why a new ladder's layout is not the default one
 	// (ops.LadderSpec.NewLadder); "" when it is.
 	layoutNote string
@@ -194,7 +194,7 @@ func (lf *ladderFlags) resolve(ctx context.Context, vhost string, read func(cont
 		r.snap = &snap
 	}
 	rl, err := spec.Resolve(vhost, r.snap, lf.query(), version)
-	r.ladder, r.discovered, r.existing, r.layoutNote = rl.Ladder, rl.Found, rl.Existing, rl.LayoutNote
+	r.ladder, r.discovered, r.existing, r.layoutNote = rl.Ladder, rl.Found, rl.FoundLadder(), rl.LayoutNote
 	if err != nil && r.snap != nil {
 		return resolved{}, err
 	}
