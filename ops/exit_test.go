@@ -1,11 +1,13 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/topology"
 )
 
 type coded struct{ code int }
@@ -49,5 +51,41 @@ func TestRefuseReadOnly(t *testing.T) {
 	err := RefuseReadOnly(broker.Config{ReadOnly: true}, "purge")
 	if !errors.Is(err, broker.ErrReadOnly) || err.Error() != "purge: "+broker.ErrReadOnly.Error() {
 		t.Errorf("read-only: %v", err)
+	}
+}
+
+// bridgeFake lists a vhost's queues as a snapshot, and as the bridge
+// listing when it has one.
+type bridgeFake struct{ qs []topology.Queue }
+
+func (f bridgeFake) Snapshot(context.Context, string) (topology.Snapshot, error) {
+	return topology.Snapshot{Vhost: "v", Queues: f.qs}, nil
+}
+
+func (f bridgeFake) Stats(context.Context, string) ([]topology.Queue, error) { return f.qs, nil }
+
+type bridgeLister struct{ bridgeFake }
+
+func (f bridgeLister) BridgeStats(context.Context, string) ([]topology.Queue, error) {
+	return f.qs, nil
+}
+
+// TestReadBridgesReach: the read says how far it goes; a scoped read of an
+// inspector without the bridge listing fails rather than read the vhost.
+func TestReadBridgesReach(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		insp  Inspector
+		reach Reach
+		fails bool
+	}{
+		{"vhost", bridgeFake{}, ReachVhost, false},
+		{"scoped", bridgeLister{}, ReachScoped, false},
+		{"scoped, no listing", bridgeFake{}, ReachScoped, true},
+	} {
+		_, err := ReadBridges(context.Background(), tc.insp, "v", tc.reach)
+		if (err != nil) != tc.fails {
+			t.Errorf("%s: error %v, want failure %v", tc.name, err, tc.fails)
+		}
 	}
 }
