@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -175,8 +176,10 @@ func (o Options) Check() error {
 	return err
 }
 
-// ErrOptions wraps every invalid option.
-var ErrOptions = errors.New("invalid benchmark options")
+// ErrOptions wraps every invalid option. It is bad input (an
+// *ops.InputError), so a front end treats a refused option as it treats
+// any other refused input.
+var ErrOptions error = &ops.InputError{Err: errors.New("invalid benchmark options")}
 
 // designs are the ladders a run measures: each layout in radix 2, then the
 // layouts that take a radix (prefix, direct) in every other, all holding

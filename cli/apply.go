@@ -51,7 +51,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 	if err := e.opts.ladder.check(); err != nil {
 		return err
 	}
-	if err := refuseReadOnly(e.config(), "apply"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "apply"); err != nil {
 		return err
 	}
 	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)
@@ -59,10 +59,7 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	l := r.ladder
-	req := ops.ApplyRequest{Ladder: l, Snap: r.snap, SnapErr: r.mgmtErr, Version: func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }}
-	if r.discovered {
-		req.Existing = &r.existing
-	}
+	req := ops.ApplyRequest{Ladder: l, Snap: r.snap, SnapErr: r.mgmtErr, Existing: r.existing, Version: func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }}
 	ap, err := ops.PlanApply(req)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/rungs-dev/rungs/bench"
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -95,14 +95,14 @@ func (e *env) runBench(cmd *cobra.Command, bf benchFlags) error {
 	o.Log = e.Err
 	rep, err := bench.Run(cmd.Context(), e.config(), m, o)
 	if err != nil {
-		return benchErr(err)
+		return err
 	}
 	return e.view().printBench(bf, rep.Markdown(), rep, rep.Problems)
 }
 
 // benchBroker is the management client of a benchmark, which writes.
 func (c *clients) benchBroker() (*broker.Management, error) {
-	if err := refuseReadOnly(c.cfg, "bench"); err != nil {
+	if err := ops.RefuseReadOnly(c.cfg, "bench"); err != nil {
 		return nil, err
 	}
 	return c.management()
@@ -161,14 +161,6 @@ func (v view) printBench(bf benchFlags, md string, rep any, problems []string) e
 		return fmt.Errorf("benchmark found %s, first: %s", topology.Counted(n, "problem", "problems"), problems[0])
 	}
 	return nil
-}
-
-// benchErr makes options a run refused (bench.ErrOptions) bad input.
-func benchErr(err error) error {
-	if errors.Is(err, bench.ErrOptions) {
-		return usageErr("%v", err)
-	}
-	return err
 }
 
 const benchLong = `bench runs, in one go and in a vhost of its own (removed afterwards):

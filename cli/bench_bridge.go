@@ -19,7 +19,7 @@ func (e *env) runBenchBridge(cmd *cobra.Command, bf benchFlags) error {
 	o.Log = e.Err
 	rep, err := bench.RunBridge(cmd.Context(), e.config(), m, o)
 	if err != nil {
-		return benchErr(err)
+		return err
 	}
 	return e.view().printBench(bf, rep.Markdown(), rep, rep.Problems)
 }

@@ -39,7 +39,7 @@ func (e *env) runDrain(cmd *cobra.Command, bf benchFlags) error {
 	}
 	rep, err := bench.RunDrain(cmd.Context(), e.config(), m, o)
 	if err != nil {
-		return benchErr(err)
+		return err
 	}
 	if bf.save {
 		if err := e.saveCapacity(cmd.Context(), m, rep); err != nil {

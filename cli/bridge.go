@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -52,12 +51,12 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 	ask := ops.BridgeAsk{Vhost: e.vhost(), Exchange: bf.exchange, Exit: bf.exit, ExitType: bf.exitType, CopyFrom: bf.copyFrom, Prefetch: bf.prefetch}
 	names, err := ask.Check()
 	if err != nil {
-		return bridgeErr(err)
+		return ops.BridgeRefused(err)
 	}
 	if err := e.opts.ladder.check(); err != nil {
 		return err
 	}
-	if err := refuseReadOnly(e.config(), "bridge"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "bridge"); err != nil {
 		return err
 	}
 	e.opts.ladder.targets = mergeTargets(e.opts.ladder.targets, []string{names.Due})
@@ -66,10 +65,7 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 		return err
 	}
 	version := func() (topology.Version, error) { return e.clients().brokerVersion(ctx) }
-	req := ops.ApplyRequest{Ladder: r.ladder, Snap: r.snap, SnapErr: r.mgmtErr, Version: version}
-	if r.discovered {
-		req.Existing = &r.existing
-	}
+	req := ops.ApplyRequest{Ladder: r.ladder, Snap: r.snap, SnapErr: r.mgmtErr, Existing: r.existing, Version: version}
 	ap, err := ops.PlanApply(req)
 	if err != nil {
 		return err
@@ -80,7 +76,7 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 	}
 	setup, err := ops.PlanBridge(ctx, insp, ask, r.ladder.Name, r.discovered)
 	if err != nil {
-		return bridgeErr(err)
+		return ops.BridgeRefused(err)
 	}
 	if len(setup.Missing) > 0 {
 		if err := e.view().confirm(e.opts.yes, "bridge will create "+strings.Join(setup.Missing, ", "), "create"); err != nil {
@@ -96,15 +92,6 @@ func (e *env) runBridge(ctx context.Context, bf bridgeFlags) error {
 		Names: names, ExitType: bf.exitType, Ladder: r.ladder, LadderPlan: ap.Plan, Copy: setup.Copy,
 		Version: v, Clamp: bf.clamp, FromReceipt: bf.fromReceipt, Log: e.Err, Prefetch: bf.prefetch,
 	})
-}
-
-// bridgeErr words what ops refused as the flag it is about.
-func bridgeErr(err error) error {
-	var fe *ops.FieldError
-	if errors.As(err, &fe) {
-		return usageErr("--%s %v", fe.Field, fe.Err)
-	}
-	return err
 }
 
 // serveBridge declares the bridge's objects and runs it until ctx ends,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -112,6 +113,16 @@ func (e *env) unreadShape(ctx context.Context, r resolved, doing string) error {
 	return ops.UnreadShapeError(doing, e.opts.ladder.name, r.mgmtErr)
 }
 
+// unreadShapeOf words an ops.ShapeUnknownError as unreadShape does, the
+// broker tried over AMQP first; any other error is returned as it is.
+func (e *env) unreadShapeOf(ctx context.Context, err error, doing string) error {
+	var su *ops.ShapeUnknownError
+	if errors.As(err, &su) {
+		return e.unreadShape(ctx, resolved{mgmtErr: su.Err}, doing)
+	}
+	return err
+}
+
 func (lf *ladderFlags) register(f *pflag.FlagSet) {
 	lf.set = f
 	f.StringVar(&lf.name, "ladder", topology.DefaultName, "ladder name (the prefix of its queues and exchanges)")
@@ -151,9 +162,9 @@ func (lf *ladderFlags) spec() (ops.LadderSpec, error) { return lf.args().Spec() 
 type resolved struct {
 	ladder     topology.Ladder
 	snap       *topology.Snapshot
-	discovered bool            // the ladder exists on the broker
-	existing   topology.Ladder // as found there, when discovered
-	mgmtErr    error           // why there is no snapshot
+	discovered bool             // the ladder exists on the broker
+	existing   *topology.Ladder // as found there, nil unless discovered
+	mgmtErr    error            // why there is no snapshot
 	// layoutNote says why a new ladder's layout is not the default one
 	// (ops.LadderSpec.NewLadder); "" when it is.
 	layoutNote string
@@ -183,7 +194,7 @@ func (lf *ladderFlags) resolve(ctx context.Context, vhost string, read func(cont
 		r.snap = &snap
 	}
 	rl, err := spec.Resolve(vhost, r.snap, lf.query(), version)
-	r.ladder, r.discovered, r.existing, r.layoutNote = rl.Ladder, rl.Found, rl.Existing, rl.LayoutNote
+	r.ladder, r.discovered, r.existing, r.layoutNote = rl.Ladder, rl.Found, rl.FoundLadder(), rl.LayoutNote
 	if err != nil && r.snap != nil {
 		return resolved{}, err
 	}

@@ -90,7 +90,7 @@ func (e *env) runMigrate(ctx context.Context, mf ops.MigrateInput) error {
 		return err
 	}
 	if !mf.DryRun {
-		if err := refuseReadOnly(e.config(), "migrate"); err != nil {
+		if err := ops.RefuseReadOnly(e.config(), "migrate"); err != nil {
 			return err
 		}
 	}
@@ -117,7 +117,7 @@ func (e *env) runMigrate(ctx context.Context, mf ops.MigrateInput) error {
 	res, err := mp.Run(ctx, conn, mf.Limit, bar)
 	e.view().endBar(bar != nil)
 	e.view().reportMigrate(mp, res)
-	return interrupted(mp.Outcome(res, err, ctx.Err() != nil))
+	return mp.Outcome(res, err, ctx.Err() != nil)
 }
 
 // describeMigrate is the confirmation's text, and the word to type.

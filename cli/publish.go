@@ -66,7 +66,7 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := refuseReadOnly(e.config(), "publish"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "publish"); err != nil {
 		return err
 	}
 	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)

@@ -34,7 +34,7 @@ a terminal. --read-only refuses it.`,
 }
 
 func (e *env) runPurge(ctx context.Context, args []string) error {
-	if err := refuseReadOnly(e.config(), "purge"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "purge"); err != nil {
 		return err
 	}
 	insp, err := e.clients().reader()

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -88,16 +87,17 @@ would go. replay asks for the source's name to be typed, or --yes.`,
 }
 
 func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
-	req, err := e.replayRequest(ctx, rf)
+	in := e.replayInput(ctx, rf)
+	req, err := in.Request()
 	if err != nil {
 		return err
 	}
 	r, err := e.replayReader()
 	req.Unreadable = err
 	plan, err := ops.Replay(ctx, r, req)
-	e.view().warnUnchecked(plan.Unchecked)
-	if err != nil {
-		return e.replayErr(ctx, err)
+	e.view().warn(plan.UncheckedWarnings())
+	if err := in.Refused(err); err != nil {
+		return e.unreadShapeOf(ctx, err, "nothing replayed")
 	}
 	if rf.dryRun {
 		return e.dryRunReplay(ctx, plan)
@@ -111,7 +111,14 @@ func (e *env) runReplay(ctx context.Context, rf replayFlags) error {
 	}
 	res, err := plan.Run(ctx, conn, e.view().replayProgress())
 	e.view().reportReplay(rf, plan, res)
-	return interrupted(err)
+	return err
+}
+
+// replayInput is what the flags ask of a replay, for ops to check.
+func (e *env) replayInput(ctx context.Context, rf replayFlags) ops.ReplayInput {
+	return ops.ReplayInput{From: rf.from, ToLadder: rf.toLadder, ToQueue: rf.toQueue, Delay: rf.delay, To: rf.to, Park: rf.park, Rate: rf.rate,
+		ToOrigin: rf.toOrigin, DryRun: rf.dryRun, Limit: rf.limit, Window: rf.window, MaxHeld: rf.maxHeld, Where: rf.where,
+		Vhost: e.vhost(), ReadOnly: e.config().ReadOnly, Into: func(name string) (*ops.ReplayInto, error) { return e.replayInto(ctx, name) }}
 }
 
 // replayReader reads the replay's queues and ladders by name, each
@@ -124,87 +131,11 @@ func (e *env) replayReader() (ops.ReplayReader, error) {
 	return factsReader{timed{Insp: m, Timeout: e.config().Timeout}, m}, nil
 }
 
-// warnUnchecked says that the replay's routes go unchecked, and why.
-func (v view) warnUnchecked(err error) {
-	if err != nil {
-		fmt.Fprintf(v.Err, "rungs: warning: routes not checked (management API: %v); relying on mandatory returns\n", err)
+// warn prints each warning ops gave on stderr.
+func (v view) warn(warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintln(v.Err, "rungs: warning: "+w)
 	}
-}
-
-// replayErr words a replay ops refused, saying nothing was replayed.
-func (e *env) replayErr(ctx context.Context, err error) error {
-	var (
-		re *ops.RouteError
-		nq *ops.NoQueueError
-		su *ops.ShapeUnknownError
-		fe *ops.FieldError
-	)
-	switch {
-	case errors.As(err, &su):
-		return e.unreadShape(ctx, resolved{mgmtErr: su.Err}, "nothing replayed")
-	case errors.As(err, &re):
-		return fmt.Errorf("nothing replayed: a message for %s would not reach %s: %v", topology.FormatDelay(re.Trace.Delay), re.Trace.Target, re.Err)
-	case errors.As(err, &nq):
-		return fmt.Errorf("%v; nothing was replayed", nq)
-	case errors.As(err, &fe):
-		return replayUsage(err)
-	}
-	return err
-}
-
-// replayFlagOf is the flag behind each field ops.ReplayRequest checks.
-var replayFlagOf = map[string]string{
-	"from": "--from", "queue": "--to-queue", "delay": "--delay", "park": "--park", "limit": "--limit", "rate": "--rate", "where": "--where",
-}
-
-// replayUsage words a request ops refused as a usage error naming the flag.
-func replayUsage(err error) error {
-	var fe *ops.FieldError
-	if errors.As(err, &fe) && replayFlagOf[fe.Field] != "" {
-		return usageErr("%s: %v", replayFlagOf[fe.Field], fe.Err)
-	}
-	return usageErr("%v", err)
-}
-
-// replayRequest reads the flags into a replay request; ops checks it.
-func (e *env) replayRequest(ctx context.Context, rf replayFlags) (ops.ReplayRequest, error) {
-	req := ops.ReplayRequest{Vhost: e.vhost(), Source: rf.from, Park: rf.park, Limit: rf.limit, Where: rf.where, Window: rf.window, MaxHeld: rf.maxHeld,
-		DryRun: rf.dryRun, ReadOnly: e.config().ReadOnly}
-	n := 0
-	for _, set := range []bool{rf.toOrigin, rf.toLadder != "", rf.toQueue != ""} {
-		if set {
-			n++
-		}
-	}
-	switch {
-	case n != 1:
-		return req, usageErr("replay needs exactly one of --to-origin, --to-ladder NAME or --to-queue QUEUE")
-	case rf.toLadder == "" && (rf.delay != "" || rf.to != ""):
-		return req, usageErr("--delay and --to go with --to-ladder")
-	case rf.window < 1:
-		return req, usageErr("--window must be at least 1")
-	case rf.maxHeld < 0:
-		return req, usageErr("--max-held cannot be negative")
-	}
-	if rf.toLadder != "" {
-		d, err := ops.LadderDelay(rf.delay)
-		if err != nil {
-			return req, replayUsage(err)
-		}
-		req.To.Delay, req.To.Dest = d, rf.to
-		if req.To.Into, err = e.replayInto(ctx, rf.toLadder); err != nil {
-			return req, err
-		}
-	}
-	req.To.Queue, req.To.Origin = rf.toQueue, rf.toOrigin
-	if rf.rate != "" {
-		r, err := topology.ParseRate(rf.rate)
-		if err != nil {
-			return req, usageErr("--rate: %v", err)
-		}
-		req.Rate = r
-	}
-	return req, nil
 }
 
 // replayInto is the ladder --to-ladder names, with the shape flags given,

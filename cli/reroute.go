@@ -44,7 +44,7 @@ route, then replay from there. Asks for confirmation; --read-only refuses it.`,
 }
 
 func (e *env) runReroute(ctx context.Context, park bool) error {
-	if err := refuseReadOnly(e.config(), "reroute"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "reroute"); err != nil {
 		return err
 	}
 	snap, err := e.ladderSnapshot(ctx)

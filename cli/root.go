@@ -22,29 +22,19 @@ import (
 	"github.com/rungs-dev/rungs/ui"
 )
 
-// Exit codes. Drift has its own so that `rungs plan` can gate a deploy.
+// Exit codes (ops.ExitCode classifies an error into one).
 const (
-	ExitOK    = 0
-	ExitError = 1
-	ExitUsage = 2
-	ExitDrift = 3
+	ExitOK    = ops.ExitOK
+	ExitError = ops.ExitError
+	ExitUsage = ops.ExitUsage
+	ExitDrift = ops.ExitDrift
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
 var Version = "dev"
 
-// exitError carries an exit code other than ExitError through cobra.
-// interrupted gives an operation ops says the operator stopped (an
-// ops.InterruptedError: a replay, a migration, a scheduled scan or
-// action) its exit code, 130, as a shell gives a command stopped by ^C.
-func interrupted(err error) error {
-	var ie *ops.InterruptedError
-	if errors.As(err, &ie) {
-		return &exitError{130, err}
-	}
-	return err
-}
-
+// exitError carries an exit code other than ExitError through cobra
+// (ops.Coded); with no error it ends the command without a message.
 type exitError struct {
 	code int
 	err  error
@@ -57,6 +47,7 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 func (e *exitError) Unwrap() error { return e.err }
+func (e *exitError) ExitCode() int { return e.code }
 
 // usageErr marks bad input: the command was not run.
 func usageErr(format string, a ...any) error {
@@ -117,32 +108,11 @@ func Run(ctx context.Context, args []string, io IO) int {
 	root.SetOut(e.Out)
 	root.SetErr(e.Err)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return ExitOK
-	}
-	code := ExitError
 	var xe *exitError
-	if errors.As(err, &xe) {
-		code = xe.code
-	} else if isFlagError(err) || ops.IsInputError(err) {
-		code = ExitUsage
-	}
-	if xe == nil || xe.err != nil {
+	if err != nil && (!errors.As(err, &xe) || xe.err != nil) {
 		fmt.Fprintln(io.Err, "rungs: "+oneLine(broker.Redact(err.Error())))
 	}
-	return code
-}
-
-// isFlagError recognises cobra's and pflag's parse errors, which are usage
-// errors even though they are not ours.
-func isFlagError(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument", "unknown command", "accepts ", "requires at least", "required flag", "if any flags in the group"} {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
+	return ops.ExitCode(err)
 }
 
 // oneLine folds an error onto one line: operators grep logs line by line.
@@ -238,12 +208,3 @@ func (e *env) configErr() error { return e.clients().err }
 
 // vhost is the vhost commands act on.
 func (e *env) vhost() string { return e.config().EffectiveVhost() }
-
-// refuseReadOnly stops a mutating command before it opens a connection,
-// whether --read-only or the context asked for read-only (cfg).
-func refuseReadOnly(cfg broker.Config, what string) error {
-	if cfg.ReadOnly {
-		return fmt.Errorf("%s: %w", what, broker.ErrReadOnly)
-	}
-	return nil
-}

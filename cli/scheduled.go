@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -97,36 +96,6 @@ func (e *env) scheduledAsk(sf scheduledFlags, a ops.Action, now time.Time) ops.S
 	}
 }
 
-var scheduledFlagOf = map[string]string{"where": "--where", "due": "--due-before/--due-after",
-	"due-before": "--due-before", "due-after": "--due-after", "within": "--within", "delay": "--delay", "at": "--at",
-	"park": "--park", "action": "filter", "limit": "--limit", "window": "--window", "ladder": "--ladder"}
-
-// scheduledErr words what ops.Scheduled refused as the flags that asked.
-func scheduledErr(err error, ask ops.ScheduledAsk) error {
-	var (
-		fe  *ops.FieldError
-		ref *ops.ScanRefusal
-		amb *ops.AmbiguousLadderError
-	)
-	switch {
-	case errors.As(err, &fe) && scheduledFlagOf[fe.Field] != "":
-		return usageErr("%s: %v", scheduledFlagOf[fe.Field], fe.Err)
-	case errors.As(err, &ref) && ref.Gate.Verdict == ops.PeekReadOnly:
-		return fmt.Errorf("scheduled: %w: %s", broker.ErrReadOnly, ref.Gate.Why)
-	case errors.As(err, &ref):
-		return usageErr("refusing to read ladder %s: %s; add --force to read it anyway", ask.Ladder.Name, ref.Gate.Why)
-	case errors.As(err, &amb):
-		return usageErr("%v: add --layout", err)
-	case errors.Is(err, ops.ErrNoScheduledLadder):
-		return usageErr("no ladder %q in vhost %s; nothing was read or changed", ask.Ladder.Name, ask.Vhost)
-	case errors.Is(err, broker.ErrReadOnly):
-		return err
-	case errors.As(err, &fe), ops.IsInputError(err):
-		return usageErr("%v", err)
-	}
-	return err
-}
-
 // planScheduled has ops read, find and check what the flags ask.
 func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action) (ops.ScheduledJob, error) {
 	ask := e.scheduledAsk(sf, a, time.Now())
@@ -136,7 +105,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action
 	}
 	job, err := ops.Scheduled(ctx, factsReader{timed{Insp: m, Timeout: e.config().Timeout}, m}, ask)
 	if err != nil {
-		return job, scheduledErr(err, ask)
+		return job, ask.Refused(err)
 	}
 	for _, n := range job.Scan.Notes {
 		fmt.Fprintf(e.Err, "rungs: note: %s\n", n)
@@ -182,7 +151,7 @@ func scanScheduled(ctx context.Context, v view, conn *broker.Conn, plan ops.Scan
 	if bar != nil {
 		fmt.Fprint(v.Err, "\r\033[K")
 	}
-	return res, interrupted(plan.Outcome(ctx, res, err))
+	return res, plan.Outcome(ctx, res, err)
 }
 
 // scanBar rewrites one line of stderr while a person watches.
@@ -348,7 +317,7 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 		fmt.Fprint(e.Err, "\r\033[K")
 	}
 	e.view().reportAction(plan, res)
-	return interrupted(plan.Outcome(ctx, res, err))
+	return plan.Outcome(ctx, res, err)
 }
 
 func (v view) actionBar(a ops.Action) func(ops.ActionProgress) {

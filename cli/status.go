@@ -298,7 +298,7 @@ func (e *env) readBridges(ctx context.Context) []topology.Bridge {
 	}
 	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	defer cancel()
-	bs, err := ops.ReadBridges(cctx, m, e.vhost())
+	bs, err := ops.ReadBridges(cctx, m, e.vhost(), ops.ReachScoped)
 	if err != nil {
 		fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("could not read the bridges: %v", err))))
 		return nil

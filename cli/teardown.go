@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -28,7 +29,7 @@ ladder's name typed at a terminal. --read-only refuses it.`,
 }
 
 func (e *env) runTeardown(ctx context.Context) error {
-	if err := refuseReadOnly(e.config(), "teardown"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "teardown"); err != nil {
 		return err
 	}
 	r, err := e.resolveLadderFrom(ctx, e.ladderSnapshot)

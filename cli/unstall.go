@@ -67,7 +67,7 @@ on the node. --read-only refuses it.`,
 }
 
 func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
-	if err := refuseReadOnly(e.config(), "unstall"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "unstall"); err != nil {
 		return err
 	}
 	snap, err := e.ladderSnapshot(ctx)

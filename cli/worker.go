@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/retry"
 	"github.com/rungs-dev/rungs/retry/demo"
 	"github.com/rungs-dev/rungs/topology"
@@ -70,7 +70,7 @@ func (e *env) runWorker(ctx context.Context, wf demo.Input) error {
 	if err != nil {
 		return workerErr(err)
 	}
-	if err := refuseReadOnly(e.config(), "worker"); err != nil {
+	if err := ops.RefuseReadOnly(e.config(), "worker"); err != nil {
 		return err
 	}
 	l, err := e.workerLadder(ctx)
@@ -96,10 +96,9 @@ func (e *env) runWorker(ctx context.Context, wf demo.Input) error {
 	return err
 }
 
-// workerErr makes refused flags, and a policy the ladder cannot serve, bad
-// input.
+// workerErr makes what demo.Refused says is refused input bad input.
 func workerErr(err error) error {
-	if errors.Is(err, demo.ErrInput) || errors.Is(err, topology.ErrDelayTooLong) || errors.Is(err, topology.ErrBadDest) || errors.Is(err, topology.ErrNoDest) {
+	if demo.Refused(err) {
 		return usageErr("%v", err)
 	}
 	return err

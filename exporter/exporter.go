@@ -392,7 +392,7 @@ func (x *Exporter) collectBridges(ctx context.Context, ch chan<- prometheus.Metr
 	}
 	ctx, cancel := context.WithTimeout(ctx, x.opt.Timeout)
 	defer cancel()
-	bs, err := ops.ReadBridges(ctx, x.insp, vhost)
+	bs, err := ops.ReadBridges(ctx, x.insp, vhost, x.opt.Reach)
 	if err != nil {
 		return err
 	}

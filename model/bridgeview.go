@@ -19,6 +19,7 @@ import (
 type sideSource struct {
 	insp    broker.Inspector
 	vhost   string
+	reach   ops.Reach
 	version string
 	every   time.Duration
 	timeout time.Duration
@@ -100,7 +101,7 @@ func (v bridgeView) read() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), src.timeout)
 		defer cancel()
-		bs, err := ops.ReadBridges(ctx, src.insp, src.vhost)
+		bs, err := ops.ReadBridges(ctx, src.insp, src.vhost, src.reach)
 		return bridgesReadMsg{bs: bs, err: err, at: src.now()}
 	}
 }
@@ -177,7 +178,7 @@ func (v bridgeView) WithFrame(f frame) dialog {
 
 // openSide opens the bridge or delayed-retry view over the screen.
 func (a *App) openSide(kind sideKind) tea.Cmd {
-	src := sideSource{insp: a.insp, vhost: a.vhost, version: a.overview.RabbitMQVersion,
+	src := sideSource{insp: a.insp, vhost: a.vhost, reach: a.reach, version: a.overview.RabbitMQVersion,
 		every: a.loop.interval, timeout: a.loop.timeout, now: a.now}
 	d, init := newSide(kind, src, a.styles)
 	return a.open(d, init)

@@ -76,6 +76,13 @@ func (f *fakeBroker) Snapshot(ctx context.Context, vhost string) (topology.Snaps
 	return f.snap, nil
 }
 
+// BridgeStats is the bridges' listing a scoped read asks for: the
+// snapshot's queues, read (and counted) as the snapshot.
+func (f *fakeBroker) BridgeStats(ctx context.Context, vhost string) ([]topology.Queue, error) {
+	snap, err := f.Snapshot(ctx, vhost)
+	return snap.Queues, err
+}
+
 func (f *fakeBroker) Stats(ctx context.Context, vhost string) ([]topology.Queue, error) {
 	if err := f.read(ctx, "stats"); err != nil {
 		return nil, err

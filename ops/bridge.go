@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/rungs-dev/rungs/topology"
@@ -14,21 +15,27 @@ type BridgeReader interface {
 }
 
 // ReadBridges reads the bridges (rungs bridge) of a vhost: their intake,
-// due and parked queues with statistics, through insp's filtered listing
-// when it has one, else from the vhost's snapshot (a test's fake).
-func ReadBridges(ctx context.Context, insp Inspector, vhost string) ([]topology.Bridge, error) {
-	if br, ok := insp.(BridgeReader); ok {
-		qs, err := br.BridgeStats(ctx, vhost)
+// due and parked queues with statistics. ReachScoped reads them through
+// insp's filtered listing (a BridgeReader), and fails with an inspector
+// that has none rather than read the vhost; ReachVhost reads the vhost's
+// snapshot (a test's fake).
+func ReadBridges(ctx context.Context, insp Inspector, vhost string, reach Reach) ([]topology.Bridge, error) {
+	if reach == ReachVhost {
+		snap, err := insp.Snapshot(ctx, vhost)
 		if err != nil {
 			return nil, err
 		}
-		return topology.DiscoverBridges(topology.Snapshot{Vhost: vhost, Queues: qs}), nil
+		return topology.DiscoverBridges(snap), nil
 	}
-	snap, err := insp.Snapshot(ctx, vhost)
+	br, ok := insp.(BridgeReader)
+	if !ok {
+		return nil, fmt.Errorf("%T lists no bridge queues: a scoped read needs BridgeStats (ask for ReachVhost to read the whole vhost)", insp)
+	}
+	qs, err := br.BridgeStats(ctx, vhost)
 	if err != nil {
 		return nil, err
 	}
-	return topology.DiscoverBridges(snap), nil
+	return topology.DiscoverBridges(topology.Snapshot{Vhost: vhost, Queues: qs}), nil
 }
 
 // BridgeAsk is `rungs bridge` as a front end takes it, before anything is
@@ -113,4 +120,14 @@ func PlanBridge(ctx context.Context, insp ScopedInspector, ask BridgeAsk, ladder
 	s.Copy = topology.CopiedBindings(snap, ask.CopyFrom, names)
 	s.Missing = append(s.Missing, fmt.Sprintf("%s copied from %s", topology.Counted(len(s.Copy), "binding", "bindings"), ask.CopyFrom))
 	return s, nil
+}
+
+// BridgeRefused words what BridgeAsk.Check or PlanBridge refused as the
+// flag it is about (--due, --every, ...), as bad input.
+func BridgeRefused(err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return badInput("--%s %v", fe.Field, fe.Err)
+	}
+	return err
 }

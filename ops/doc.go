@@ -43,7 +43,9 @@
 //   - trace: Trace and CheckRoute, a trace with its route check;
 //   - replay: Replay, both front ends' entry point (checks the request,
 //     reads by name with ReadReplay unless handed the console's scope,
-//     resolves the ladder the CLI names, plans); ReplayRequest.Check and
+//     resolves the ladder the CLI names, plans); ReplayInput, the CLI's
+//     flags as a request (Request) and its refusals in their words
+//     (Refused); ReplayRequest.Check and
 //     Plan (limit, rate, park, queues, route, Where's header matching),
 //     PlanReplay for the route alone; ReplayPlan's Question, Word, Run
 //     (its outcome as the error) and Preview (ReplayVerdicts, whether each
@@ -110,7 +112,9 @@
 // An InputError is a refusal for what the operator asked: the CLI exits
 // 2. A FieldError names the input field a refusal is about, for a form.
 // An InterruptedError is an operation the operator stopped part way: the
-// CLI exits 130 and says what was done.
+// CLI exits 130 and says what was done. ExitCode is the one mapping of how
+// a command ended to its exit code (an *InputError or a refused flag is a
+// usage error); RefuseReadOnly stops a mutating command in read-only mode.
 //
 // ops decides and builds; it does not print or draw. Pure rules it needs
 // live in topology (route checks, header syntax, a message's story) and

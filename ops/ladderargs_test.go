@@ -122,3 +122,20 @@ func TestUnreadShapeError(t *testing.T) {
 		t.Errorf("refused: %v", refused)
 	}
 }
+
+// TestFoundLadder: only a ladder found on the broker is apply's Existing.
+func TestFoundLadder(t *testing.T) {
+	l := topology.Ladder{Name: "jobs"}
+	for _, tc := range []struct {
+		r    ResolvedLadder
+		want *topology.Ladder
+	}{
+		{ResolvedLadder{Ladder: l}, nil},
+		{ResolvedLadder{Ladder: l, Found: true, Existing: l}, &l},
+	} {
+		got := tc.r.FoundLadder()
+		if (got == nil) != (tc.want == nil) || got != nil && got.Name != tc.want.Name {
+			t.Errorf("FoundLadder of %+v = %v, want %v", tc.r, got, tc.want)
+		}
+	}
+}

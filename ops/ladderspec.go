@@ -145,6 +145,15 @@ type ResolvedLadder struct {
 	LayoutNote string
 }
 
+// FoundLadder is the ladder as found on the broker, nil when it is not there
+// (or nothing was read): ApplyRequest.Existing, for apply and bridge alike.
+func (r ResolvedLadder) FoundLadder() *topology.Ladder {
+	if !r.Found {
+		return nil
+	}
+	return &r.Existing
+}
+
 // Resolve combines the spec with what snap holds (nil: the management
 // API did not answer, and the spec alone makes the ladder): a ladder the
 // query finds supplies every shape the spec was not given, and its

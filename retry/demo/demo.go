@@ -218,6 +218,13 @@ func Feed(ctx context.Context, conn *broker.Conn, queue string, rate float64, n 
 // which the command shows as a usage error.
 var ErrInput = errors.New("bad input to the demo worker")
 
+// Refused says whether err refuses what the worker was asked rather than
+// reports a failure: the demo's own refusals (ErrInput), and a policy the
+// ladder cannot serve (a delay too long for it, a destination it lacks).
+func Refused(err error) bool {
+	return errors.Is(err, ErrInput) || errors.Is(err, topology.ErrDelayTooLong) || errors.Is(err, topology.ErrBadDest) || errors.Is(err, topology.ErrNoDest)
+}
+
 // inputError is a refusal: its own one line, and ErrInput.
 type inputError struct{ err error }
 

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +109,23 @@ func TestStats(t *testing.T) {
 	}
 	if s != (Stats{OK: 2, Retried: 1, Parked: 1, FailedRetry: 1}) || s.Finished() != 3 {
 		t.Errorf("%+v, finished %d", s, s.Finished())
+	}
+}
+
+// TestRefused: which errors of a worker's start are refused input.
+func TestRefused(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{inputError{errors.New("--fail must be 0 to 1")}, true},
+		{fmt.Errorf("retry: %w", topology.ErrDelayTooLong), true},
+		{fmt.Errorf("retry: %w", topology.ErrBadDest), true},
+		{fmt.Errorf("retry: %w", topology.ErrNoDest), true},
+		{errors.New("connection refused"), false},
+	} {
+		if got := Refused(tc.err); got != tc.want {
+			t.Errorf("Refused(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }
