@@ -354,13 +354,8 @@ func TestLostRouteCeleryHeldBehind(t *testing.T) {
 			})
 			t.Logf("status: %s", lineWith(out, "lost route:"))
 			noStall(t, "status", out)
-			wants(t, "status", out, "remedy: restore emails:")
-			if held := lineWith(out, "lost route:"); strings.Contains(held, "expired held for emails") && !strings.Contains(held, "held for emails (queue emails is gone)") {
-				t.Errorf("status: %s", held)
-			}
-			if strings.Contains(lineWith(out, "lost route:"), "behind them") != !strings.Contains(lineWith(out, "lost route:"), "held for emails") {
-				t.Errorf("status neither counts the held for emails nor says what waits behind them: %s", out)
-			}
+			// The line wraps: read it as one.
+			wants(t, "status", strings.Join(strings.Fields(out), " "), "expired held (queue emails is gone): 32 for emails,", "behind them for any destination", "remedy: restore emails:")
 			declare(t, c, topology.Plan{
 				Queues:   []topology.Queue{{Name: "emails", Durable: true}},
 				Bindings: []topology.Binding{{Source: "emails", Destination: "emails", DestinationType: topology.ToQueue, RoutingKey: "#.emails"}},
