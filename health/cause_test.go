@@ -30,8 +30,10 @@ func ladderReport(t *testing.T, snap topology.Snapshot, name string, w Watch) La
 }
 
 // A Celery ladder whose emails queue was deleted: the rung holding 200
-// expired is held by a lost route, named with its destination and
-// count; never stalled, never unstall, never the broker's bug.
+// expired is held by a lost route, named with its destination; never
+// stalled, never unstall, never the broker's bug. Past the dead-letter
+// worker's prefetch only 32 are known to be for emails: the rest wait
+// behind them, whatever their destination, so no split is invented.
 func TestLostRouteIsNotAStall(t *testing.T) {
 	snap := fixture.CeleryLost()
 	lr := ladderReport(t, snap, "celery", Watch{Waited: fixture.LostWaits, Interval: 5 * time.Second})
@@ -44,7 +46,7 @@ func TestLostRouteIsNotAStall(t *testing.T) {
 			t.Errorf("a lost route names the stall's cure or bug: %q", s)
 		}
 	}
-	if !strings.Contains(r.Status, "200 expired held for emails (queue emails is gone)") {
+	if !strings.Contains(r.Status, "200 expired held (queue emails is gone): 32 for emails, 168 behind them for any destination") {
 		t.Errorf("status = %q", r.Status)
 	}
 	if !strings.Contains(r.Why.Remedy, "routing_key='#.emails'") {
@@ -53,7 +55,7 @@ func TestLostRouteIsNotAStall(t *testing.T) {
 	if lr.Totals.Stalled != 0 || lr.Totals.LostRoute != 1 || lr.Totals.Attention() != 1 {
 		t.Errorf("totals %+v", lr.Totals)
 	}
-	if len(lr.Lost) != 1 || lr.Lost[0].Dest != "emails" || lr.Lost[0].Held != 200 {
+	if len(lr.Lost) != 1 || lr.Lost[0].Dest != "emails" || lr.Lost[0].Held != -1 || r.Why.Held != 200 {
 		t.Errorf("lost = %+v", lr.Lost)
 	}
 }

@@ -316,9 +316,9 @@ func stalledRung(r *Row, f facts) {
 	// count that has not fallen for the window is the lost route's.
 	if len(f.lost) > 0 {
 		r.Stuck, r.Waited = true, waited
-		r.Why = lostJudgement(n, f.lost)
+		r.Why = lostRungJudgement(n, f.lost)
 		r.Why.Remedy += "; " + HeldRetry(f.ladder)
-		r.raise(Problem, "lost route "+topology.FormatCount(n), lostRouteStatus(n, f.lost))
+		r.raise(Problem, "lost route "+topology.FormatCount(n), lostRungStatus(n, f.lost))
 		return
 	}
 	if f.leaving(r, waited) || f.fedFrom(r) {
