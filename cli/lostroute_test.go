@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/internal/testutil"
-	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -290,93 +288,4 @@ func awaitDepth(t *testing.T, m *broker.Management, vhost, queue string, n int64
 		}
 		return nil
 	})
-}
-
-// 200 Celery tasks for emails and 50 for celery in one quorum rung, emails
-// deleted: the rung's dead-letter worker retries the first 32 it cannot
-// route and takes no more, so the celery tasks after them wait too (none
-// of 50 arrived when published after the 200, all 50 when published
-// first; measured on 3.10.8, 4.0.5 and 4.3.6). status counts only the
-// 32 as emails' and says the rest wait behind them; restored, all 250
-// arrive.
-func TestLostRouteCeleryHeldBehind(t *testing.T) {
-	// Not yet reliable: in one run on each release 101-192 of the 200
-	// reached emails within 240s of reroute (status read while the
-	// statistics still lagged), in an earlier run all 250 did. Opt in
-	// until that is understood.
-	if os.Getenv("RUNGS_HELD_BEHIND") == "" {
-		t.Skip("set RUNGS_HELD_BEHIND=1: delivery after restore not yet reliable (see comment)")
-	}
-	t.Parallel()
-	for _, order := range []string{"interleaved", "celery first", "celery last"} {
-		t.Run(order, func(t *testing.T) {
-			t.Parallel()
-			env, cfg := brokerEnv(t)
-			c := dial(t, cfg)
-			l, err := topology.Ladder{Name: "celery", Layout: "celery", Unit: time.Second, Levels: 28, Radix: 2, QueueType: topology.Quorum, Targets: []string{"celery", "emails"}}.Normalize()
-			if err != nil {
-				t.Fatal(err)
-			}
-			declare(t, c, topology.Plan{
-				Exchanges: []topology.Exchange{{Name: "celery", Type: "topic", Durable: true}, {Name: "emails", Type: "topic", Durable: true}},
-				Queues:    []topology.Queue{{Name: "celery", Durable: true}, {Name: "emails", Durable: true}},
-			})
-			declare(t, c, l.Plan())
-			task := func(dest string) broker.Message {
-				tr, err := l.Trace(2*time.Second, dest)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ops.Delayed{Trace: tr, Body: []byte(dest), Persistent: true}.Messages(1, 1, time.Now())[0]
-			}
-			var emails, celery, msgs []broker.Message
-			for i := 0; i < 250; i++ {
-				m := task("emails")
-				if i%5 == 4 {
-					m = task("celery")
-					celery = append(celery, m)
-				} else {
-					emails = append(emails, m)
-				}
-				if order == "interleaved" {
-					msgs = append(msgs, m)
-				}
-			}
-			switch order {
-			case "celery first":
-				msgs = append(celery, emails...)
-			case "celery last":
-				msgs = append(emails, celery...)
-			}
-			if _, err := c.Publish(context.Background(), msgs); err != nil {
-				t.Fatal(err)
-			}
-			deleteQueue(t, c, "emails")
-			var out string
-			_ = testutil.Until(t, 60*time.Second, func() error {
-				_, out, _ = run(t, env, "status", "--ladder", "celery")
-				if !strings.Contains(out, "lost route") {
-					return fmt.Errorf("status names no lost route yet:\n%s", out)
-				}
-				return nil
-			})
-			t.Logf("status: %s", lineWith(out, "lost route:"))
-			noStall(t, "status", out)
-			// The line wraps: read it as one.
-			wants(t, "status", strings.Join(strings.Fields(out), " "), "expired held (queue emails is gone): 32 for emails,", "behind them for any destination", "remedy: restore emails:")
-			declare(t, c, topology.Plan{
-				Queues:   []topology.Queue{{Name: "emails", Durable: true}},
-				Bindings: []topology.Binding{{Source: "emails", Destination: "emails", DestinationType: topology.ToQueue, RoutingKey: "#.emails"}},
-			})
-			mustRun(t, env, "reroute", "--ladder", "celery", "--yes")
-			// What arrives at celery while emails is gone counts too: every
-			// one of the 50 arrives, once.
-			if got := drain(t, c, "emails", 200, 240*time.Second); len(got) != 200 {
-				t.Fatalf("%d of 200 held tasks reached emails once its route was restored", len(got))
-			}
-			if got := drain(t, c, "celery", 50, 240*time.Second); len(got) != 50 {
-				t.Fatalf("%d of 50 tasks reached celery", len(got))
-			}
-		})
-	}
 }

@@ -289,7 +289,7 @@ func TestLadderTextLostRoute(t *testing.T) {
 	lr := report(found(t, snap, "celery"), snap, health.Watch{Interval: 5 * time.Second, Waited: fixture.LostWaits})
 	rows, folded := health.StatusRows(lr, false)
 	out := LadderText(lr, rows, folded, 120)
-	for _, want := range []string{"✗ lost route to emails", "celery_delayed_2: lost route: 200 expired held (queue emails is gone): 32 for emails, 168 behind them for", "remedy: restore emails:", "routing_key='#.emails'", "rungs reroute --ladder celery"} {
+	for _, want := range []string{"✗ lost route to emails", "celery_delayed_2: lost route: 200 expired held (queue emails is gone): at least 32 for emails, 168 may wait behind", "remedy: restore emails:", "routing_key='#.emails'", "rungs reroute --ladder celery"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status text lacks %q:\n%s", want, out)
 		}
