@@ -203,6 +203,13 @@ func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 		}
 		r.Drift = drift[r.Queue]
 		in, out := w.Flows.Rates(r.Queue)
+		if r.Kind == TargetRow {
+			// A depth that rises while consumers take shows no leave:
+			// what consumers took, and the arrivals with it (DestFlow).
+			if d, ok := w.Flows.Dest(r.Queue); ok {
+				in, out = d.In, d.Taken
+			}
+		}
 		r.InRate, r.OutRate = max(in, r.Stats.PublishRate), max(out, r.Stats.OutRate())
 		judge(&r, facts{maxAge: ages[r.Level], watch: w, drain: drain, feeds: feeds, lost: lost, ladder: l})
 		rows = append(rows, r)
