@@ -11,7 +11,7 @@ import (
 
 // A destination's publish rate counts what clients published, not what
 // dead-lettering delivered: in every recorded drain the done queue gained
-// up to 999,032 messages while its publish rate read 0, and on 4.3.6 a
+// up to 1,000,000 messages while its publish rate read 0, and on 4.3.6 a
 // destination fed only by a ladder had no message_stats at all. What the
 // broker does give is the depth and what consumers took (Taken, counters
 // of acknowledgements and deliveries without one). A message enters the
