@@ -42,9 +42,12 @@ func (d DestFlow) Net() float64 { return d.In - d.Taken }
 // Trend is the queue's course: "grows", "shrinks" or "holds" within the
 // noise. The depth and the counters refresh on timers of their own (on
 // 4.3.6 a reading counted 64 acknowledged before the depth showed one
-// message), so each end of the span may be off by an interval of the flow.
+// message), so each end of the span may be off by an interval of the flow:
+// the noise is the ladder's (Drain.Grows), a sixth of the flow. Over a
+// shorter span the ends weigh more, but a rule that scaled with it said
+// "holds" of 30/s in and 15/s drained over 10s on 4.3.6.
 func (d DestFlow) Trend() string {
-	noise := max(d.In, d.Taken) * DefaultInterval.Seconds() / max(d.Span.Seconds(), DefaultInterval.Seconds())
+	noise := max(d.In, d.Taken) * DefaultInterval.Seconds() / RateSpan.Seconds()
 	switch n := d.Net(); {
 	case n > noise:
 		return "grows"
