@@ -32,6 +32,11 @@ var statsColumns = strings.Join([]string{
 	"name", "durable", "auto_delete", "arguments", "type", "state",
 	"messages_ready", "messages_unacknowledged", "consumers",
 	"message_stats.publish_details.rate", "message_stats.deliver_get_details.rate",
+	// What consumers took for good, as counters: a queue that only
+	// dead-lettering feeds has no publish rate, so what arrived is its
+	// depth's change plus these (health.DestFlow). A queue nobody has
+	// consumed from has no message_stats at all (3.10.8, 4.3.6): none taken.
+	"message_stats.ack", "message_stats.deliver_no_ack", "message_stats.get_no_ack",
 	"head_message_timestamp",
 	// Quorum queues only (3.10 and 4.x use the same names): expired
 	// messages waiting for at-least-once dead-lettering. They count in
@@ -299,8 +304,11 @@ type apiQueue struct {
 	Unacked      int64          `json:"messages_unacknowledged"`
 	Consumers    int64          `json:"consumers"`
 	MessageStats struct {
-		Publish    apiRate `json:"publish_details"`
-		DeliverGet apiRate `json:"deliver_get_details"`
+		Publish      apiRate `json:"publish_details"`
+		DeliverGet   apiRate `json:"deliver_get_details"`
+		Ack          int64   `json:"ack"`
+		DeliverNoAck int64   `json:"deliver_no_ack"`
+		GetNoAck     int64   `json:"get_no_ack"`
 	} `json:"message_stats"`
 	// HeadTimestamp is the head message's timestamp property in seconds;
 	// absent for quorum queues and for messages published without one.
@@ -350,7 +358,8 @@ func (m *Management) toQueues(qs []apiQueue) []topology.Queue {
 			Stats: topology.QueueStats{
 				Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers,
 				PublishRate: q.MessageStats.Publish.Rate, DeliverRate: q.MessageStats.DeliverGet.Rate,
-				Type: q.Type, State: q.State, Expired: q.DLX, ExpiredBytes: q.DLXBytes,
+				Taken: q.MessageStats.Ack + q.MessageStats.DeliverNoAck + q.MessageStats.GetNoAck,
+				Type:  q.Type, State: q.State, Expired: q.DLX, ExpiredBytes: q.DLXBytes,
 				Leader: q.Leader, Members: q.Members, Online: q.Online,
 			},
 			EffectivePolicy: q.Effective,

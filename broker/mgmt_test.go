@@ -121,7 +121,7 @@ func wantSnapshot() topology.Snapshot {
 			{
 				Name: "demo.unroutable", Durable: true,
 				Stats: topology.QueueStats{
-					Ready: 3, PublishRate: 2.4, DeliverRate: 0.6, Type: "classic", State: "running", HeadAge: 90 * time.Second,
+					Ready: 3, PublishRate: 2.4, DeliverRate: 0.6, Taken: 42, Type: "classic", State: "running", HeadAge: 90 * time.Second,
 				},
 			},
 		},

@@ -93,6 +93,9 @@ func (v view) printStatus(rep health.Report, bridges []topology.Bridge, vhost st
 		if d := ui.DrainText(lr.Totals, lr.Drain, width); d != "" {
 			fmt.Fprint(v.Out, "\n", d)
 		}
+		if d := ui.DestText(lr.Drain, width); d != "" {
+			fmt.Fprint(v.Out, "\n", d)
+		}
 	}
 	if retry != "" {
 		fmt.Fprint(v.Out, "\n", retry)
@@ -215,9 +218,20 @@ func toJSONStatus(ls []health.LadderReport) any {
 // read, hops left, and when backlogged the predicted finish and lateness
 // (ms from the moment of the statistics; 0 when unknown).
 func toJSONDrain(d health.Drain) map[string]any {
-	return map[string]any{"hops_per_s": d.Capacity, "span_ms": ms(d.Span), "hops_left": d.Hops, "finish_ms": ms(d.Finish), "late_ms": ms(d.Late),
+	out := map[string]any{"hops_per_s": d.Capacity, "span_ms": ms(d.Span), "hops_left": d.Hops, "finish_ms": ms(d.Finish), "late_ms": ms(d.Late),
 		"slowest_hops_per_s": d.Slowest, "fastest_hops_per_s": d.Fastest, "finish_fast_ms": ms(d.FinishFast),
 		"in_per_s": d.In, "out_per_s": d.Out, "trend": d.Trend()}
+	// Only where the readings show a queue the ladder delivers to moving:
+	// a single reading shows none, and its answer stays as it was.
+	if len(d.Dests) > 0 {
+		dests := make([]map[string]any, 0, len(d.Dests))
+		for _, f := range d.Dests {
+			dests = append(dests, map[string]any{"queue": f.Queue, "done": f.Done, "in_per_s": f.In, "taken_per_s": f.Taken,
+				"net_per_s": f.Net(), "trend": f.Trend(), "messages": f.Depth, "span_ms": ms(f.Span), "finish_ms": ms(f.Finish())})
+		}
+		out["destinations"] = dests
+	}
+	return out
 }
 
 type jsonDue struct {

@@ -73,6 +73,10 @@ type depth struct {
 	// publish rate counts what clients published, not what a dead-letter
 	// worker delivered).
 	pub float64
+	// taken counts what consumers took (QueueStats.Taken); present says
+	// the reading listed the queue.
+	taken   int64
+	present bool
 }
 
 // Observe records a reading of qs taken at at.
@@ -80,7 +84,7 @@ func (f Flows) Observe(qs []topology.Queue, at time.Time) Flows {
 	s := flowSample{at: at, q: make(map[string]depth, len(qs))}
 	for _, q := range qs {
 		st := q.Stats
-		s.q[q.Name] = depth{messages: st.Messages(), ready: st.Ready, expired: st.Expired, pub: st.PublishRate}
+		s.q[q.Name] = depth{messages: st.Messages(), ready: st.Ready, expired: st.Expired, pub: st.PublishRate, taken: st.Taken, present: true}
 	}
 	keep := 0
 	for keep < len(f.samples) && at.Sub(f.samples[keep].at) > FlowHorizon {
@@ -209,6 +213,9 @@ type Drain struct {
 	Finish, FinishFast time.Duration
 	// Late is how much later than the TTLs allow the tail arrives.
 	Late time.Duration
+	// Dests are the flows of the queues the ladder delivers to that the
+	// readings show moving (its done queue and destinations; DestFlow).
+	Dests []DestFlow
 }
 
 // Backlogged says whether the ladder has a backlog to show.

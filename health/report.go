@@ -183,6 +183,7 @@ func NewReport(found []topology.Found, snap topology.Snapshot, w Watch) Report {
 		rows := LadderRows(f, snap, w)
 		t := Total(f, rows)
 		fc, d := DrainForecast(f.Ladder, rows, w.Flows.ladderDrain(f.Ladder, rows), t, w.Interval)
+		d.Dests = w.Flows.destFlows(f.Ladder)
 		r.Ladders = append(r.Ladders, LadderReport{Found: f, Rows: rows, Totals: t, Forecast: fc, Drain: d, Placement: Place(rows), Lost: LadderLost(rows)})
 	}
 	r.Totals = Sum(r.Ladders)

@@ -87,7 +87,8 @@ type Row struct {
 	// InRate and OutRate are messages a second into and out of the queue:
 	// what the readings showed over their span (Flows.Rates: dead-lettered
 	// messages included, which the management API's rates leave out), or
-	// the management API's rates where those are higher.
+	// the management API's rates where those are higher; a destination's,
+	// where the readings show it moving, its DestFlow.
 	InRate, OutRate float64
 	// Hop is where the active trace waits in this rung; End marks the
 	// queue the traced message ends in.
@@ -204,6 +205,13 @@ func LadderRows(f topology.Found, snap topology.Snapshot, w Watch) []Row {
 		r.Drift = drift[r.Queue]
 		in, out := w.Flows.Rates(r.Queue)
 		r.InRate, r.OutRate = max(in, r.Stats.PublishRate), max(out, r.Stats.OutRate())
+		// A depth that rises while consumers take shows no leave: a
+		// destination's row gives its flow (what arrived, what consumers
+		// took for good), the figures its line under the drain says;
+		// the broker's delivery rate counts redeliveries too.
+		if d, ok := w.Flows.Dest(r.Queue); ok && r.Kind == TargetRow {
+			r.InRate, r.OutRate = d.In, d.Taken
+		}
 		judge(&r, facts{maxAge: ages[r.Level], watch: w, drain: drain, feeds: feeds, lost: lost, ladder: l})
 		rows = append(rows, r)
 	}

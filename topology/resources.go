@@ -87,9 +87,14 @@ type QueueStats struct {
 	Consumers   int64
 	PublishRate float64 // messages/s entering the queue
 	DeliverRate float64 // messages/s leaving to consumers (get, deliver)
-	ExpireRate  float64 // not reported by every broker; 0 when unknown
-	Type        string  // classic, quorum, stream (as reported)
-	State       string  // running, idle, flow, down...
+	// Taken counts the messages consumers took for good (acknowledged, or
+	// delivered without acknowledgement) since the broker began counting
+	// the queue: a counter, so two readings' difference is what left to
+	// consumers between them. 0 when the broker reports none.
+	Taken      int64
+	ExpireRate float64 // not reported by every broker; 0 when unknown
+	Type       string  // classic, quorum, stream (as reported)
+	State      string  // running, idle, flow, down...
 	// HeadAge is how long the oldest message has waited, when the broker
 	// knows it (head_message_timestamp needs a timestamp property); 0 if not.
 	HeadAge time.Duration

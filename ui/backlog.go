@@ -71,4 +71,26 @@ func DrainText(t health.Totals, d health.Drain, w int) string {
 	return strings.Join(wrap(s, w, ""), "\n") + "\n"
 }
 
+// DestText is how fast messages arrive in each queue the ladder delivers
+// to and how fast its consumers take them, as `rungs status` prints it
+// under the drain, wrapped to w; "" when the readings show none moving.
+func DestText(d health.Drain, w int) string {
+	if w <= 0 {
+		w = 100
+	}
+	var out []string
+	for _, f := range d.Dests {
+		role := "Destination"
+		if f.Done {
+			role = "Done queue"
+		}
+		s := fmt.Sprintf("%s %s: %s (measured over %s).", role, f.Queue, health.DestFlowText(f), topology.FormatSpan(f.Span.Round(time.Second)))
+		out = append(out, wrap(s, w, "  ")...)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
 func perS(r float64) string { return topology.FormatCount(int64(r + 0.5)) }

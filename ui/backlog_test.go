@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,11 +58,29 @@ func TestBackloggedGolden(t *testing.T) {
 			}
 			golden.RequireEqual(t, plain)
 		})
+		// The done queue selected: its facts give its arrivals, which its
+		// publish rate does not count.
+		t.Run(fmt.Sprintf("done/%dx%d", sz.w, sz.h), func(t *testing.T) {
+			rows, folded := health.FoldIdleRungs(lr.Rows, "")
+			sel := slices.IndexFunc(rows, func(r health.Row) bool { return r.Queue == "storm.done" })
+			s := LadderState{Found: lr.Found, Rows: rows, Selected: sel, Folded: folded, Totals: lr.Totals, Forecast: lr.Forecast, Drain: lr.Drain}
+			body := sz.h - HeaderHeight - 1
+			view := LadderView(s, NewStyles(true), sz.w, body)
+			checkFrame(t, view, sz.w, body)
+			plain := ansi.Strip(view)
+			if !strings.Contains(plain, "backlog grows ") {
+				t.Errorf("the done queue's facts do not give its arrivals:\n%s", plain)
+			}
+			golden.RequireEqual(t, plain)
+		})
 	}
 	for _, w := range []int{80, 120} {
 		t.Run(fmt.Sprintf("text/%d", w), func(t *testing.T) {
 			rows, folded := health.StatusRows(lr, false)
-			out := LadderText(lr, rows, folded, w) + "\n" + ForecastText(lr.Forecast, w) + "\n" + DrainText(lr.Totals, lr.Drain, w)
+			out := LadderText(lr, rows, folded, w) + "\n" + ForecastText(lr.Forecast, w) + "\n" + DrainText(lr.Totals, lr.Drain, w) + "\n" + DestText(lr.Drain, w)
+			if !strings.Contains(out, "Done queue storm.done: backlog grows ") {
+				t.Errorf("status text does not give the done queue's arrivals:\n%s", out)
+			}
 			for _, bad := range []string{"stalled", "unstall", "may never arrive"} {
 				if strings.Contains(out, bad) {
 					t.Errorf("status text says %q:\n%s", bad, out)
@@ -118,9 +137,13 @@ func TestBacklogInflowGolden(t *testing.T) {
 		}
 		for _, w := range []int{80, 120} {
 			t.Run(fmt.Sprintf("%s/text/%d", name, w), func(t *testing.T) {
-				out := DrainText(lr.Totals, lr.Drain, w)
+				out := DrainText(lr.Totals, lr.Drain, w) + "\n" + DestText(lr.Drain, w)
 				if !strings.Contains(out, "backlog "+name) {
 					t.Errorf("status text does not say the backlog %s:\n%s", name, out)
+				}
+				// The done queue gains the 1,500/s the ladder drains.
+				if !strings.Contains(out, "Done queue storm.done: backlog grows 1500/s: 1500/s in, 0/s drained") {
+					t.Errorf("status text does not give the done queue's arrivals:\n%s", out)
 				}
 				golden.RequireEqual(t, out)
 			})

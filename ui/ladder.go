@@ -625,6 +625,9 @@ func rowDetail(s LadderState, st Styles, w int) string {
 		if n := r.Stats.Delayed; n > 0 {
 			facts = append(facts, topology.FormatCount(n)+" held by delayed retry")
 		}
+		if f, ok := destFlow(s.Drain, r.Queue); ok {
+			facts = append(facts, health.DestFlowText(f))
+		}
 		if m := len(r.Stats.Members); m > 1 {
 			// Where it runs, in a cluster only.
 			facts = append(facts, fmt.Sprintf("leader %s, %d/%d members online", r.Stats.Leader, m-len(r.Stats.LostMembers()), m))
@@ -635,6 +638,17 @@ func rowDetail(s LadderState, st Styles, w int) string {
 		line2 = severityStyle(r.Severity, st).Render(flag(r.Severity) + " " + r.Status)
 	}
 	return strings.Join(facts, sep) + "\n" + line2
+}
+
+// destFlow is the flow the readings show of queue, when it is one the
+// ladder delivers to.
+func destFlow(d health.Drain, queue string) (health.DestFlow, bool) {
+	for _, f := range d.Dests {
+		if f.Queue == queue {
+			return f, true
+		}
+	}
+	return health.DestFlow{}, false
 }
 
 // LadderText renders a ladder as plain text, without colour or cursor, for
