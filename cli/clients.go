@@ -87,5 +87,5 @@ func (c *clients) reader() (ops.ScopedInspector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return timed{Insp: m, Timeout: c.cfg.Timeout}, nil
+	return ops.Bounded{Insp: m, Timeout: c.cfg.Timeout}, nil
 }

@@ -57,7 +57,7 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 	if warning != nil {
 		fmt.Fprintf(e.Err, "rungs: %v\n", warning)
 	}
-	states, err := e.discoveredStates(ctx, timed{Insp: m, Timeout: e.opts.timeout}, d)
+	states, err := e.discoveredStates(ctx, ops.Bounded{Insp: m, Timeout: e.opts.timeout}, d)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 // of a vhost's ladders is the observer's first reading, as if it had read
 // it itself: no request per vhost unless a rung holds expired messages
 // and its stall must be watched.
-func (e *env) discoveredStates(ctx context.Context, insp timed, d broker.Discovery) ([]health.LadderReport, error) {
+func (e *env) discoveredStates(ctx context.Context, insp ops.Bounded, d broker.Discovery) ([]health.LadderReport, error) {
 	var states []health.LadderReport
 	for _, scope := range ops.ScopesByVhost(d.Found) {
 		snap := d.Snapshots[scope.Vhost]

@@ -98,7 +98,7 @@ func (e *env) runMigrate(ctx context.Context, mf ops.MigrateInput) error {
 	if err != nil {
 		return req.NeedsManagement(err)
 	}
-	mp, err := ops.Migrate(ctx, migrateReader{timed{Insp: m, Timeout: e.opts.timeout}, m}, e.vhost(), req)
+	mp, err := ops.Migrate(ctx, migrateReader{ops.Bounded{Insp: m, Timeout: e.opts.timeout}, m}, e.vhost(), req)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func describeMigrate(mp ops.MigratePlan, limit int) (what, word string) {
 // migrateReader bounds each request of a migration's reads by --timeout:
 // the ladders' and the inventory's.
 type migrateReader struct {
-	timed
+	ops.Bounded
 	dr ops.DelayReader
 }
 

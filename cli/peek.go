@@ -117,7 +117,7 @@ func (e *env) assessPeek(ctx context.Context, queue string, force bool) (peekPla
 	if err != nil {
 		return e.view().gatePeek(ops.PeekRequest{Queue: topology.Queue{Name: queue}, Unchecked: err}, force, e.config().ReadOnly)
 	}
-	insp := timed{Insp: m, Timeout: e.opts.timeout}
+	insp := ops.Bounded{Insp: m, Timeout: e.opts.timeout}
 	req, err := ops.ReadPeek(ctx, insp, m, e.vhost(), queue)
 	if err != nil {
 		return peekPlan{}, err

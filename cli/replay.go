@@ -128,7 +128,7 @@ func (e *env) replayReader() (ops.ReplayReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return factsReader{timed{Insp: m, Timeout: e.config().Timeout}, m}, nil
+	return factsReader{ops.Bounded{Insp: m, Timeout: e.config().Timeout}, m}, nil
 }
 
 // warn prints each warning ops gave on stderr.

@@ -62,7 +62,7 @@ func (e *env) runReroute(ctx context.Context, park bool) error {
 	u := unstaller{m: e.clients().mgmt, vhost: e.vhost(), timeout: e.opts.timeout, view: e.view()}
 	// One reading: what rungs hold now, no stall watch (reroute acts on
 	// every held rung, whatever held it).
-	o, err := observeLadders(ctx, timed{Insp: u.m, Timeout: u.timeout}, ops.ScopeOf(u.vhost, l))
+	o, err := observeLadders(ctx, ops.Bounded{Insp: u.m, Timeout: u.timeout}, ops.ScopeOf(u.vhost, l))
 	if err != nil {
 		return err
 	}

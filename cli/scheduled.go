@@ -103,7 +103,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action
 	if err != nil {
 		return ops.ScheduledJob{}, err
 	}
-	job, err := ops.Scheduled(ctx, factsReader{timed{Insp: m, Timeout: e.config().Timeout}, m}, ask)
+	job, err := ops.Scheduled(ctx, factsReader{ops.Bounded{Insp: m, Timeout: e.config().Timeout}, m}, ask)
 	if err != nil {
 		return job, ask.Refused(err)
 	}
@@ -117,7 +117,7 @@ func (e *env) planScheduled(ctx context.Context, sf scheduledFlags, a ops.Action
 // --timeout, and peek facts from the management API: what scheduled and
 // replay read.
 type factsReader struct {
-	timed
+	ops.Bounded
 	ops.PeekFacter
 }
 

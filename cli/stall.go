@@ -10,10 +10,6 @@ import (
 	"github.com/rungs-dev/rungs/topology"
 )
 
-// timed bounds each management request of an observer by --timeout
-// (ops.Bounded).
-type timed = ops.Bounded
-
 // observe is how a one-shot command (status, discover, doctor, unstall)
 // reads ladders: one snapshot of scope through an ops.Observer, the
 // console's. Stalled dead-lettering shows only across samples, so when a
@@ -66,11 +62,8 @@ func (e *env) readUnrouted(ctx context.Context, o ops.Observer) ops.Observer {
 	v, _ := e.clients().brokerVersion(ctx)
 	cctx, cancel := context.WithTimeout(ctx, 2*e.opts.timeout)
 	defer cancel()
-	return ops.ReadUnrouted(cctx, o, timedFacts{Facts: m, Timeout: e.opts.timeout}, conn, v)
+	return ops.ReadUnrouted(cctx, o, ops.BoundedFacts{Facts: m, Timeout: e.opts.timeout}, conn, v)
 }
-
-// timedFacts bounds each peek-facts read by --timeout (ops.BoundedFacts).
-type timedFacts = ops.BoundedFacts
 
 // observeLadders reads scope once through an observer and, when that read
 // had to look for the named ladders among every name a ladder may own,

@@ -79,7 +79,7 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	p, err := ops.PlanUnstall(ops.UnstallRequest{
 		Vhost: e.vhost(), Ladder: e.opts.ladder.query(), Snap: snap, Rungs: args, Ctl: ctl,
 		Observe: func(l topology.Ladder) (health.Report, error) {
-			return observe(ctx, u.view, timed{Insp: u.m, Timeout: u.timeout}, ops.ScopeOf(u.vhost, l), nil, e.readUnrouted)
+			return observe(ctx, u.view, ops.Bounded{Insp: u.m, Timeout: u.timeout}, ops.ScopeOf(u.vhost, l), nil, e.readUnrouted)
 		},
 		Version: func() topology.Version {
 			v, _ := u.m.Version(ctx) // unread: the policy, as before 4.3
