@@ -216,12 +216,18 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // RaftRestartExpr is the Erlang expression that `rabbitmqctl eval` runs to
 // restart a quorum queue's Ra member on its leader's node, which starts a
 // new dead-letter worker. On 3.10 and 4.0 alike the queue record's pid is
-// the leader's Ra server id {RaName, Node}, and ra:stop_server/2 and
-// ra:restart_server/2 take the Ra system (quorum_queues) and that id. The
-// messages stay in the member's log: nothing is lost.
+// a Ra server id {RaName, Node}, and ra:stop_server/2 and
+// ra:restart_server/2 take the Ra system (quorum_queues) and that id.
+//
+// The record's node is where the leader was when the record was last
+// written, which after a cluster restart need not be where it is now: a
+// 3.10.8 cluster's cure restarted a follower that way and the rung stayed
+// stalled. So the expression asks Ra (ra:members, answered through that
+// member) who leads now, and restarts that one. The messages stay in the
+// members' logs: nothing is lost.
 func RaftRestartExpr(vhost, queue string) string {
 	return fmt.Sprintf(`{ok, Q} = rabbit_amqqueue:lookup(rabbit_misc:r(%s, queue, %s)), `+
-		`{RaName, Node} = amqqueue:get_pid(Q), Id = {RaName, Node}, `+
+		`{ok, _, Id} = ra:members(amqqueue:get_pid(Q)), `+
 		`ok = ra:stop_server(quorum_queues, Id), ok = ra:restart_server(quorum_queues, Id), Id.`,
 		erlBinary(vhost), erlBinary(queue))
 }

@@ -52,7 +52,7 @@ func TestRaftRestartExprQuotes(t *testing.T) {
 	got := RaftRestartExpr(`v"1\`, "jobs.rung.03.1")
 	for _, want := range []string{
 		`rabbit_misc:r(<<"v\"1\\"/utf8>>, queue, <<"jobs.rung.03.1"/utf8>>)`,
-		"amqqueue:get_pid(Q)", "ra:stop_server(quorum_queues, Id)", "ra:restart_server(quorum_queues, Id)",
+		"ra:members(amqqueue:get_pid(Q))", "ra:stop_server(quorum_queues, Id)", "ra:restart_server(quorum_queues, Id)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("expression lacks %s:\n%s", want, got)

@@ -59,28 +59,46 @@ func (e *StillStalledError) Error() string {
 	return names + " still not draining after the Ra member restart; see the node's log"
 }
 
+// RestartAttempts is how often Run restarts the Ra member of a rung that
+// does not drain after the restart. Each restart asks Ra who leads at
+// that moment; a rung still stalled after the first (a 3.10.8 cluster,
+// once, just after a cluster restart) gets a second, of whoever leads
+// then, which costs seconds and loses nothing.
+const RestartAttempts = 2
+
 // Run applies the plan's remedy to each target through r, then watches
 // them drain (w, reading by name through qr) and fails with a
 // *StillStalledError naming those that did not. A policy is deleted
-// whatever happens, after the watch.
+// whatever happens, after the watch. A Ra member restart is tried again,
+// RestartAttempts in all, on the rungs it did not get moving, each
+// attempt watched as long as the first.
 func (p UnstallPlan) Run(ctx context.Context, r Remedier, qr QueueReader, w DrainWatch, ev UnstallEvents) error {
 	if p.Remedy == topology.RemedyPolicy {
 		return p.nudge(ctx, r, qr, w, ev)
 	}
-	for _, t := range p.Targets {
-		a := Applied{Queue: t.Queue.Name, Remedy: p.Remedy}
-		var err error
-		if p.Remedy == topology.RemedyLeaderMove {
-			a.From, a.To, err = r.MoveLeader(ctx, p.Vhost, t.Queue.Name)
-		} else {
-			a.Member, err = r.RestartMember(ctx, p.Vhost, t.Queue.Name)
+	window := w.Until.Sub(w.Now())
+	pending := p.Targets
+	for attempt := 1; ; attempt++ {
+		for _, t := range pending {
+			a := Applied{Queue: t.Queue.Name, Remedy: p.Remedy}
+			var err error
+			if p.Remedy == topology.RemedyLeaderMove {
+				a.From, a.To, err = r.MoveLeader(ctx, p.Vhost, t.Queue.Name)
+			} else {
+				a.Member, err = r.RestartMember(ctx, p.Vhost, t.Queue.Name)
+			}
+			if err != nil {
+				return err
+			}
+			ev.applied(a)
 		}
-		if err != nil {
-			return err
+		stuck, err := p.watch(ctx, qr, w, pending, ev)
+		if err != nil || len(stuck) == 0 || p.Remedy != topology.RemedyRaRestart || attempt == RestartAttempts {
+			return p.stillStalled(stuck, err)
 		}
-		ev.applied(a)
+		pending = stuck
+		w.Until = w.Now().Add(window)
 	}
-	return p.watch(ctx, qr, w, ev)
 }
 
 // nudge declares a policy on each target, watches them, and deletes the
@@ -102,16 +120,20 @@ func (p UnstallPlan) nudge(ctx context.Context, r Remedier, qr QueueReader, w Dr
 		undos = append(undos, undo)
 		ev.applied(Applied{Queue: t.Queue.Name, Remedy: p.Remedy, Policy: name})
 	}
-	return p.watch(ctx, qr, w, ev)
+	return p.stillStalled(p.watch(ctx, qr, w, p.Targets, ev))
 }
 
-// watch waits for the targets to drain; those that do not are the error.
-func (p UnstallPlan) watch(ctx context.Context, qr QueueReader, w DrainWatch, ev UnstallEvents) error {
+// watch waits for the rungs to drain and returns those that did not.
+func (p UnstallPlan) watch(ctx context.Context, qr QueueReader, w DrainWatch, rungs []StalledRung, ev UnstallEvents) ([]StalledRung, error) {
 	draining := ev.Draining
 	if draining == nil {
 		draining = func(Drained) {}
 	}
-	stuck, err := w.WatchDrain(ctx, qr, p.Targets, draining)
+	return w.WatchDrain(ctx, qr, rungs, draining)
+}
+
+// stillStalled is Run's outcome for the rungs that did not drain.
+func (p UnstallPlan) stillStalled(stuck []StalledRung, err error) error {
 	if err != nil || len(stuck) == 0 {
 		return err
 	}
