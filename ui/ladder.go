@@ -72,7 +72,30 @@ func (s LadderState) detailHeight(w int) int {
 	if s.Trace != nil {
 		return len(traceLines(*s.Trace, Styles{}, w))
 	}
-	return 2
+	return 1 + max(1, len(s.judgementLines(w)))
+}
+
+// detailJudgementLines bounds the selected row's judgement under the
+// table: a lost route's names its destinations and counts, and wraps
+// rather than ending in "…", but never takes the table's place.
+const detailJudgementLines = 3
+
+// judgementLines are the selected row's judgement wrapped to w (nil for
+// none), at most detailJudgementLines of them.
+func (s LadderState) judgementLines(w int) []string {
+	if s.ShowDrift || s.ShowCost || s.ShowForecast || s.Selected < 0 || s.Selected >= len(s.Rows) {
+		return nil
+	}
+	r := s.Rows[s.Selected]
+	if r.Status == "" {
+		return nil
+	}
+	ls := wrap(flag(r.Severity)+" "+r.Status, w, "  ")
+	if len(ls) > detailJudgementLines {
+		ls = ls[:detailJudgementLines]
+		ls[len(ls)-1] = ansi.Truncate(ls[len(ls)-1], w-1, "") + "…"
+	}
+	return ls
 }
 
 // TableHeight is how many table lines (rows and section headings) fit in
@@ -187,7 +210,7 @@ func LadderView(s LadderState, st Styles, w, h int) string {
 	if s.Trace != nil {
 		parts.raw(strings.Join(traceLines(*s.Trace, st, w), "\n"))
 	} else {
-		parts.block(rowDetail(s, st, w), 2)
+		parts.block(rowDetail(s, st, w), s.detailHeight(w))
 	}
 	// The parts may not add up to h (a tall trace, a tiny terminal): cut
 	// or pad them as one block.
@@ -633,11 +656,14 @@ func rowDetail(s LadderState, st Styles, w int) string {
 			facts = append(facts, fmt.Sprintf("leader %s, %d/%d members online", r.Stats.Leader, m-len(r.Stats.LostMembers()), m))
 		}
 	}
-	line2 := st.OK.Render("✓ ok")
-	if r.Status != "" {
-		line2 = severityStyle(r.Severity, st).Render(flag(r.Severity) + " " + r.Status)
+	judged := st.OK.Render("✓ ok")
+	if ls := s.judgementLines(w); len(ls) > 0 {
+		for i := range ls {
+			ls[i] = severityStyle(r.Severity, st).Render(ls[i])
+		}
+		judged = strings.Join(ls, "\n")
 	}
-	return strings.Join(facts, sep) + "\n" + line2
+	return strings.Join(facts, sep) + "\n" + judged
 }
 
 // destFlow is the flow the readings show of queue, when it is one the
