@@ -36,7 +36,7 @@ var allowedImports = map[string][]string{
 	"internal/testutil": {},
 	"retry":             {"broker", "topology"},
 	"ops":               {"broker", "health", "topology"},
-	"ui":                {"broker", "health", "topology"},
+	"ui":                {"broker", "health", "ops", "topology"},
 	"internal/fixture":  {"broker", "topology"},
 	"model":             {"broker", "health", "ops", "topology", "ui"},
 	"bench":             {"bridge", "broker", "health", "ops", "topology"},
@@ -173,37 +173,86 @@ func TestUIUsesBrokerValuesOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, obj := range info.Uses {
-		if obj.Pkg() == nil || obj.Pkg().Path() != module+"/broker" {
+		if obj.Pkg() == nil {
 			continue
 		}
 		at := fset.Position(id.Pos())
-		switch o := obj.(type) {
-		case *types.TypeName:
-			switch o.Type().Underlying().(type) {
-			case *types.Interface, *types.Signature:
-				t.Errorf("%s: ui names broker.%s, an interface or function type: ui draws values, it never calls the broker", at, o.Name())
-			}
-		case *types.Const:
-		case *types.Var:
-			if !o.IsField() {
-				t.Errorf("%s: ui reads the broker variable %s", at, o.Name())
-			}
-		case *types.Func:
-			name := o.Name()
-			if sig, ok := o.Type().(*types.Signature); ok && sig.Recv() != nil {
-				recv := sig.Recv().Type()
-				if ptr, ok := recv.(*types.Pointer); ok {
-					recv = ptr.Elem()
-				}
-				if named, ok := recv.(*types.Named); ok {
-					name = named.Obj().Name() + "." + name
-				}
-			}
-			if !slices.Contains(uiBrokerMethods, name) {
-				t.Errorf("%s: ui calls broker %s: ui draws values, it never calls the broker", at, name)
-			}
-		default:
-			t.Errorf("%s: ui uses broker.%s", at, obj.Name())
+		switch obj.Pkg().Path() {
+		case module + "/broker":
+			checkUIBrokerUse(t, at, obj)
+		case module + "/ops":
+			checkUIOpsUse(t, at, obj)
 		}
 	}
+}
+
+// checkUIBrokerUse: a broker type's values, fields and constants, and the
+// pure methods listed.
+func checkUIBrokerUse(t *testing.T, at token.Position, obj types.Object) {
+	t.Helper()
+	switch o := obj.(type) {
+	case *types.TypeName:
+		switch o.Type().Underlying().(type) {
+		case *types.Interface, *types.Signature:
+			t.Errorf("%s: ui names broker.%s, an interface or function type: ui draws values, it never calls the broker", at, o.Name())
+		}
+	case *types.Const:
+	case *types.Var:
+		if !o.IsField() {
+			t.Errorf("%s: ui reads the broker variable %s", at, o.Name())
+		}
+	case *types.Func:
+		if name := funcName(o); !slices.Contains(uiBrokerMethods, name) {
+			t.Errorf("%s: ui calls broker %s: ui draws values, it never calls the broker", at, name)
+		}
+	default:
+		t.Errorf("%s: ui uses broker.%s", at, obj.Name())
+	}
+}
+
+// checkUIOpsUse: ui draws what an operation returned (cli's text output
+// of a plan, a scan, a preview), so it may name ops value types, read
+// their fields and constants, and call what is pure arithmetic or
+// wording on values. It never names an ops interface or function type,
+// reads an ops variable, or calls anything that takes a context: those
+// read the broker or act on it.
+func checkUIOpsUse(t *testing.T, at token.Position, obj types.Object) {
+	t.Helper()
+	switch o := obj.(type) {
+	case *types.TypeName:
+		switch o.Type().Underlying().(type) {
+		case *types.Interface, *types.Signature:
+			t.Errorf("%s: ui names ops.%s, an interface or function type: ui draws values, it never runs an operation", at, o.Name())
+		}
+	case *types.Const:
+	case *types.Var:
+		if !o.IsField() {
+			t.Errorf("%s: ui reads the ops variable %s", at, o.Name())
+		}
+	case *types.Func:
+		sig := o.Type().(*types.Signature)
+		for i := 0; i < sig.Params().Len(); i++ {
+			if sig.Params().At(i).Type().String() == "context.Context" {
+				t.Errorf("%s: ui calls ops %s, which takes a context: ui draws values, it never runs an operation", at, funcName(o))
+			}
+		}
+	default:
+		t.Errorf("%s: ui uses ops.%s", at, obj.Name())
+	}
+}
+
+// funcName is a function's name, or a method's as Type.Method.
+func funcName(o *types.Func) string {
+	sig, ok := o.Type().(*types.Signature)
+	if !ok || sig.Recv() == nil {
+		return o.Name()
+	}
+	recv := sig.Recv().Type()
+	if ptr, ok := recv.(*types.Pointer); ok {
+		recv = ptr.Elem()
+	}
+	if named, ok := recv.(*types.Named); ok {
+		return named.Obj().Name() + "." + o.Name()
+	}
+	return o.Name()
 }
