@@ -10,6 +10,7 @@ import (
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/internal/testutil"
+	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
 
@@ -316,8 +317,22 @@ func TestLostRouteCeleryHeldBehind(t *testing.T) {
 	})
 	declare(t, c, l.Plan())
 	deleteQueue(t, c, "emails")
-	mustRun(t, env, "publish", "--ladder", "celery", "--delay", "2s", "--to", "emails", "--count", "200")
-	mustRun(t, env, "publish", "--ladder", "celery", "--delay", "2s", "--to", "celery", "--count", "50")
+	// Published as a Celery producer does, without rungs publish's route
+	// check (which refuses a message for emails now).
+	task := func(dest string) broker.Message {
+		tr, err := l.Trace(2*time.Second, dest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ops.Delayed{Trace: tr, Body: []byte(dest), Persistent: true}.Messages(1, 1, time.Now())[0]
+	}
+	var msgs []broker.Message
+	for i := 0; i < 250; i++ {
+		msgs = append(msgs, task(map[bool]string{true: "emails", false: "celery"}[i < 200]))
+	}
+	if _, err := c.Publish(context.Background(), msgs); err != nil {
+		t.Fatal(err)
+	}
 	brokertest.AwaitStats(t, cfg, "celery_delayed_1", func(s topology.QueueStats) bool { return s.Expired == 250 })
 	var out string
 	_ = testutil.Until(t, 60*time.Second, func() error {
