@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/internal/fixture"
@@ -31,7 +32,21 @@ func exported(t *testing.T) map[string]bool {
 		s.Leader, s.Members, s.Online = "rabbit@a", []string{"rabbit@a", "rabbit@b", "rabbit@c"}, []string{"rabbit@a", "rabbit@b"}
 	}
 	caps := map[string]broker.DrainCapacity{"quorum": {HopsPerS: 5000}, "classic": {HopsPerS: 5000}}
-	body := scrape(t, New(&fakeInspector{snap: snap, caps: caps}, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}}))
+	// Read twice, the done queues filling in between: a destination's
+	// flow is exported only once two readings show it moving.
+	now := time.Unix(1_800_000_000, 0)
+	f := &fakeInspector{snap: snap, caps: caps}
+	x := New(f, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}, Interval: 5 * time.Second, Now: func() time.Time { return now }})
+	scrape(t, x)
+	now = now.Add(10 * time.Second)
+	f.mu.Lock()
+	for i := range f.snap.Queues {
+		if strings.HasSuffix(f.snap.Queues[i].Name, ".done") {
+			f.snap.Queues[i].Stats.Ready += 10
+		}
+	}
+	f.mu.Unlock()
+	body := scrape(t, x)
 	names := map[string]bool{}
 	for _, line := range strings.Split(body, "\n") {
 		if strings.HasPrefix(line, "# TYPE ") {

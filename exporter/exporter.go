@@ -101,7 +101,9 @@ func New(insp broker.Inspector, opt Options) *Exporter {
 var (
 	rungLabels   = []string{"vhost", "ladder", "layout", "level", "queue"}
 	ladderLabels = []string{"vhost", "ladder", "layout"}
-	dueLabels    = []string{"vhost", "ladder", "layout", "destination", "within", "bound"}
+	// destLabels name a queue a ladder delivers to.
+	destLabels = []string{"vhost", "ladder", "layout", "queue"}
+	dueLabels  = []string{"vhost", "ladder", "layout", "destination", "within", "bound"}
 )
 
 func desc(name, help string, labels []string) *prometheus.Desc {
@@ -145,6 +147,9 @@ var (
 	descInRate     = desc("ladder_drain_in_messages_per_second", "Messages a second clients published into the ladder's rungs over the last half minute of the drain's measurement; 0 until measured.", ladderLabels)
 	descOutRate    = desc("ladder_drain_out_messages_per_second", "Messages a second that left the ladder's rungs for their destinations over the last half minute of the drain's measurement; 0 until measured.", ladderLabels)
 	descGrows      = desc("ladder_backlog_grows", "1 when the ladder is backlogged and clients publish into it faster than it drains (by more than the readings' noise): the backlog grows and has no finish.", ladderLabels)
+	descDestIn     = desc("destination_in_messages_per_second", "Messages a second arriving at a queue the ladder delivers to (a destination, or its done queue), over the last half minute of readings: the queue's depth change plus what its consumers took, since dead-lettered arrivals count in no publish rate; absent until the readings show the queue moving.", destLabels)
+	descDestTaken  = desc("destination_drained_messages_per_second", "Messages a second the consumers of a queue the ladder delivers to took (acknowledged, or delivered without one) over the same half minute.", destLabels)
+	descDestGrows  = desc("destination_backlog_grows", "1 when a queue the ladder delivers to grows faster than its consumers drain it, by more than the readings' noise: the storm moved downstream; absent until the readings show the queue moving.", destLabels)
 	descLateS      = desc("ladder_backlog_late_seconds", "When the ladder is backlogged, how much later than its TTLs allow its last message arrives; 0 without a backlog.", ladderLabels)
 )
 
@@ -191,7 +196,7 @@ var (
 // Describe implements prometheus.Collector.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReady, descUnacked, descDLX, descDelayed, descHeadAge, descTTL, descStalled, descStuck,
-		descBacklogged, descBacklog, descSaved, descCapacity, descDrainS, descDrainFast, descSlowest, descFastest, descInRate, descOutRate, descGrows, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
+		descBacklogged, descBacklog, descSaved, descCapacity, descDrainS, descDrainFast, descSlowest, descFastest, descInRate, descOutRate, descGrows, descDestIn, descDestTaken, descDestGrows, descLateS, descInFlight, descUnroute, descDrift, descDriftN, descDue, descEarliest, descLatest, descUnknown,
 		descLeader, descMembers, descOnline, descOneNode, descLostLadder, descLostRung, descLostRoutes, descLostHeld,
 		descRetryHeld, descRetryMin, descRetryMax, descRetryInfo, descRetryQueues,
 		descUp, descVhostUp, descDuration, descRequests} {
@@ -353,6 +358,12 @@ func (x *Exporter) collectVhost(ch chan<- prometheus.Metric, rep health.Report) 
 		ch <- gauge(descOutRate, d.Out, lv...)
 		ch <- gauge(descGrows, b2f(lr.Totals.Backlogged > 0 && d.Grows()), lv...)
 		ch <- gauge(descLateS, d.Late.Seconds(), lv...)
+		for _, f := range d.Dests {
+			dv := append(append([]string(nil), lv...), f.Queue)
+			ch <- gauge(descDestIn, f.In, dv...)
+			ch <- gauge(descDestTaken, f.Taken, dv...)
+			ch <- gauge(descDestGrows, b2f(f.Trend() == "grows"), dv...)
+		}
 		t := lr.Totals
 		ch <- gauge(descInFlight, float64(t.InFlight), lv...)
 		ch <- gauge(descUnroute, float64(t.Unroutable), lv...)

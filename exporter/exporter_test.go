@@ -264,3 +264,35 @@ func TestExporterLostRoute(t *testing.T) {
 	has(t, body, `rungs_ladder_lost_routes{ladder="celery",layout="celery",vhost="/"} 1`)
 	has(t, body, `rungs_ladder_lost_route_messages{destination="emails",ladder="celery",layout="celery",vhost="/"} 200`)
 }
+
+// A queue the ladder delivers to, read twice ten seconds apart: 150
+// arrived (its depth rose by 100, its consumers took 50), so it grows at
+// 10/s: 15/s in, 5/s drained. Before the second reading nothing is known
+// and nothing is exported for it.
+func TestExporterDestinationFlow(t *testing.T) {
+	f := &fakeInspector{snap: fixture.Stalled()}
+	now := time.Unix(1_800_000_000, 0)
+	x := New(f, Options{Reach: ops.ReachVhost, Vhosts: []string{"/"}, Interval: 5 * time.Second, Now: func() time.Time { return now }})
+	done := -1
+	for i, q := range f.snap.Queues {
+		if q.Name == "jobs.done" {
+			done = i
+		}
+	}
+	if done < 0 {
+		t.Fatal("the fixture's ladder has no jobs.done")
+	}
+	if body := scrape(t, x); strings.Contains(body, "rungs_destination_") {
+		t.Errorf("a destination flow from one reading:\n%s", grep(body, "rungs_destination_"))
+	}
+	now = now.Add(10 * time.Second)
+	f.mu.Lock()
+	f.snap.Queues[done].Stats.Ready += 100
+	f.snap.Queues[done].Stats.Taken += 50
+	f.mu.Unlock()
+	body := scrape(t, x)
+	q := `{ladder="jobs",layout="prefix",queue="jobs.done",vhost="/"}`
+	has(t, body, `rungs_destination_in_messages_per_second`+q+` 15`)
+	has(t, body, `rungs_destination_drained_messages_per_second`+q+` 5`)
+	has(t, body, `rungs_destination_backlog_grows`+q+` 1`)
+}
