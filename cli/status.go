@@ -67,45 +67,9 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	return nil
 }
 
-// printStatus shows each ladder's rungs (idle ones folded unless all),
-// forecast and drain, then what delayed retry holds, the storm judged as
-// one and the bridges.
+// printStatus writes ui.StatusText.
 func (v view) printStatus(rep health.Report, bridges []topology.Bridge, vhost string, all bool) {
-	width := v.width()
-	retry := ui.RetryText(rep.Retry, width) + ui.RetryScopeText(rep.Retry, width)
-	if len(rep.Ladders) == 0 {
-		fmt.Fprintf(v.Out, "no ladders in vhost %s\n", vhost)
-		if retry != "" {
-			fmt.Fprint(v.Out, "\n", retry)
-		}
-		v.printBridgeLines(bridges)
-		return
-	}
-	for i, lr := range rep.Ladders {
-		if i > 0 {
-			fmt.Fprintln(v.Out)
-		}
-		rows, folded := health.StatusRows(lr, all)
-		fmt.Fprint(v.Out, ui.LadderText(lr, rows, folded, width))
-		if lr.Forecast.Messages > 0 {
-			fmt.Fprint(v.Out, "\n", ui.ForecastText(lr.Forecast, width))
-		}
-		if d := ui.DrainText(lr.Totals, lr.Drain, width); d != "" {
-			fmt.Fprint(v.Out, "\n", d)
-		}
-		if d := ui.DestText(lr.Drain, width); d != "" {
-			fmt.Fprint(v.Out, "\n", d)
-		}
-	}
-	if retry != "" {
-		fmt.Fprint(v.Out, "\n", retry)
-	}
-	// The storm judged as one, where it is both a ladder's backlog and
-	// messages delayed retry holds: each part above says its own.
-	if st := rep.Storm(); st.Backlog > 0 && st.Held > 0 {
-		fmt.Fprint(v.Out, "\n", ui.StormText(st, width))
-	}
-	v.printBridgeLines(bridges)
+	fmt.Fprint(v.Out, ui.StatusText(rep, bridges, vhost, all, v.width()))
 }
 
 // readRetry reads what RabbitMQ 4.3's delayed retry holds in the queues
@@ -148,14 +112,9 @@ func (e *env) printBridges(ctx context.Context) {
 	e.view().printBridgeLines(e.readBridges(ctx))
 }
 
-// printBridgeLines is a line per bridge, after a blank line.
+// printBridgeLines writes ui.BridgeLinesText.
 func (v view) printBridgeLines(bs []topology.Bridge) {
-	if len(bs) > 0 {
-		fmt.Fprintln(v.Out)
-	}
-	for _, b := range bs {
-		fmt.Fprintln(v.Out, b.Describe())
-	}
+	fmt.Fprint(v.Out, ui.BridgeLinesText(bs))
 }
 
 // readBridges reads the vhost's bridges; a failed read is a warning on
