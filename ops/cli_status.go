@@ -1,0 +1,41 @@
+package ops
+
+import (
+	"context"
+	"time"
+
+	"github.com/rungs-dev/rungs/health"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// ObserveOnce is how a one-shot command (status, discover, doctor,
+// unstall) reads ladders: one snapshot of scope through an Observer, the
+// console's. Stalled dead-lettering shows only across samples, so when a
+// rung holds expired messages waiting to be dead-lettered the observer
+// watches it (Observer.WatchStalls in real time, up to 15s, less once
+// every such rung has dead-lettered some; note says so as it starts)
+// before judging. The report is as of the last reading.
+//
+// found, when given, is handed the ladders in scope before any wait, for
+// a command to refuse a name that is not there; why, each in turn, reads
+// what names a lost route beyond the snapshot before the report is
+// judged.
+func ObserveOnce(ctx context.Context, insp ScopedInspector, scope Scope, found func([]topology.Found) error, note func(StallWatch), why ...func(context.Context, Observer) Observer) (health.Report, error) {
+	o, err := ReadLadders(ctx, insp, scope)
+	if err != nil {
+		return health.Report{}, err
+	}
+	if found != nil {
+		if err := found(o.Found()); err != nil {
+			return health.Report{}, err
+		}
+	}
+	o, err = o.WatchStalls(ctx, insp, time.Now, Sleep, note)
+	if err != nil {
+		return health.Report{}, err
+	}
+	for _, read := range why {
+		o = read(ctx, o)
+	}
+	return o.Report(o.At()), nil
+}

@@ -1,0 +1,87 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/rungs-dev/rungs/internal/fixture"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// statusSnapInsp answers every read with one snapshot.
+type statusSnapInsp struct{ snap topology.Snapshot }
+
+func (s statusSnapInsp) Snapshot(context.Context, string) (topology.Snapshot, error) {
+	return s.snap, nil
+}
+
+func (s statusSnapInsp) Stats(context.Context, string) ([]topology.Queue, error) {
+	return s.snap.Queues, nil
+}
+
+func (s statusSnapInsp) LadderSnapshot(context.Context, topology.Scope) (topology.Snapshot, error) {
+	return s.snap, nil
+}
+
+func (s statusSnapInsp) LadderStats(context.Context, topology.Scope) ([]topology.Queue, error) {
+	return s.snap.Queues, nil
+}
+
+func (s statusSnapInsp) QueueStats(_ context.Context, _ string, names []string) ([]topology.Queue, error) {
+	var out []topology.Queue
+	for _, q := range s.snap.Queues {
+		if slices.Contains(names, q.Name) {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+func TestObserveOnce(t *testing.T) {
+	refused := errors.New("no ladder nope")
+	for _, tc := range []struct {
+		name    string
+		found   func([]topology.Found) error
+		wantErr error
+		// reads are the why readers run, in order.
+		reads []string
+	}{
+		{name: "no check, no reader"},
+		{name: "the check passes, readers in turn", found: func([]topology.Found) error { return nil }, reads: []string{"a", "b"}},
+		{name: "the check refuses before any reader", found: func([]topology.Found) error { return refused }, wantErr: refused, reads: []string{"a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran []string
+			var why []func(context.Context, Observer) Observer
+			for _, r := range tc.reads {
+				why = append(why, func(_ context.Context, o Observer) Observer { ran = append(ran, r); return o })
+			}
+			var handed []topology.Found
+			found := tc.found
+			if found != nil {
+				found = func(fs []topology.Found) error { handed = fs; return tc.found(fs) }
+			}
+			rep, err := ObserveOnce(context.Background(), statusSnapInsp{fixture.Healthy()}, Scope{Vhost: fixture.Vhost}, found, nil, why...)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err %v, want %v", err, tc.wantErr)
+			}
+			if tc.found != nil && len(handed) == 0 {
+				t.Error("the check was not handed the ladders found")
+			}
+			if tc.wantErr != nil {
+				if len(ran) != 0 || len(rep.Ladders) != 0 {
+					t.Errorf("refused, yet read %v and reported %d ladders", ran, len(rep.Ladders))
+				}
+				return
+			}
+			if !slices.Equal(ran, tc.reads) {
+				t.Errorf("readers ran %v, want %v", ran, tc.reads)
+			}
+			if len(rep.Ladders) == 0 {
+				t.Error("no ladder reported")
+			}
+		})
+	}
+}
