@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/rungs-dev/rungs/health"
@@ -38,4 +39,23 @@ func ObserveOnce(ctx context.Context, insp ScopedInspector, scope Scope, found f
 		o = read(ctx, o)
 	}
 	return o.Report(o.At()), nil
+}
+
+// ExportNotes are what export says on stderr before it writes a ladder
+// the flags describe rather than one it read: the broker was not read
+// (read false, mgmtErr why), or it was and the ladder is not there
+// (notFound, then the layout note the flags' resolution left). A ladder
+// read from the broker is exported without a note.
+func ExportNotes(read bool, mgmtErr error, discovered bool, notFound, layoutNote string) []string {
+	switch {
+	case !read:
+		return []string{fmt.Sprintf("rungs: note: the broker was not read (%v); exporting the ladder the flags describe", mgmtErr)}
+	case !discovered:
+		notes := []string{fmt.Sprintf("rungs: note: %s; exporting the ladder the flags describe", notFound)}
+		if layoutNote != "" {
+			notes = append(notes, "rungs: note: "+layoutNote)
+		}
+		return notes
+	}
+	return nil
 }

@@ -85,3 +85,26 @@ func TestObserveOnce(t *testing.T) {
 		})
 	}
 }
+
+func TestExportNotes(t *testing.T) {
+	down := errors.New("connection refused")
+	for _, tc := range []struct {
+		name             string
+		read, discovered bool
+		layoutNote       string
+		want             []string
+	}{
+		{"read and found: no note", true, true, "ignored", nil},
+		{"not read", false, false, "ignored", []string{"rungs: note: the broker was not read (connection refused); exporting the ladder the flags describe"}},
+		{"read, not there", true, false, "", []string{`rungs: note: no ladder "jobs" in vhost /; exporting the ladder the flags describe`}},
+		{"read, not there, a layout note", true, false, "layout prefix assumed", []string{
+			`rungs: note: no ladder "jobs" in vhost /; exporting the ladder the flags describe`, "rungs: note: layout prefix assumed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ExportNotes(tc.read, down, tc.discovered, `no ladder "jobs" in vhost /`, tc.layoutNote)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
