@@ -42,23 +42,15 @@ vhost's other queues are rungs discover --delays' (docs/delays.md).`,
 }
 
 func (e *env) runStatus(ctx context.Context, only string, all bool) error {
-	req := ops.StatusRequest{Vhost: e.vhost(), Ladder: only}
 	insp, err := e.clients().reader()
 	if err != nil {
 		return err
 	}
-	var retry health.RetryHold
-	rep, err := observe(ctx, e.view(), insp, req.Scope(), req.CheckFound, e.readUnrouted, func(ctx context.Context, o ops.Observer) ops.Observer {
-		retry = e.readRetry(ctx, o.Snapshot().Queues, req.Beside())
-		return o
+	rep, bridges, err := ops.Status(ctx, insp, ops.StatusRequest{Vhost: e.vhost(), Ladder: only}, ops.StatusReads{
+		Note: e.view().stallNote, Unrouted: e.readUnrouted, Retry: e.readRetry, Bridges: e.readBridges,
 	})
 	if err != nil {
 		return err
-	}
-	rep = rep.WithRetry(retry)
-	var bridges []topology.Bridge
-	if req.Beside() {
-		bridges = e.readBridges(ctx)
 	}
 	if e.opts.json {
 		return writeJSON(e.Out, toJSONStatusReport(rep, bridges))

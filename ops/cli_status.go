@@ -59,3 +59,35 @@ func ExportNotes(read bool, mgmtErr error, discovered bool, notFound, layoutNote
 	}
 	return nil
 }
+
+// StatusReads are what status reads beside its observation, each the
+// front end's own, as it reaches the broker and says a failed read its
+// way: what names a lost route (Unrouted), what delayed retry holds in
+// the queues read and, with beside, those a policy names (Retry), and
+// the vhost's bridges (Bridges). Note says how long a stall watch waits.
+type StatusReads struct {
+	Note     func(StallWatch)
+	Unrouted func(context.Context, Observer) Observer
+	Retry    func(ctx context.Context, qs []topology.Queue, beside bool) health.RetryHold
+	Bridges  func(context.Context) []topology.Bridge
+}
+
+// Status is rungs status: the ladders observed once (ObserveOnce),
+// refusing a named ladder not there, with what delayed retry holds; and
+// without --ladder the bridges beside them (StatusRequest.Beside), which
+// status of one ladder does not read.
+func Status(ctx context.Context, insp ScopedInspector, req StatusRequest, r StatusReads) (health.Report, []topology.Bridge, error) {
+	var retry health.RetryHold
+	rep, err := ObserveOnce(ctx, insp, req.Scope(), req.CheckFound, r.Note, r.Unrouted, func(ctx context.Context, o Observer) Observer {
+		retry = r.Retry(ctx, o.Snapshot().Queues, req.Beside())
+		return o
+	})
+	if err != nil {
+		return health.Report{}, nil, err
+	}
+	var bridges []topology.Bridge
+	if req.Beside() {
+		bridges = r.Bridges(ctx)
+	}
+	return rep.WithRetry(retry), bridges, nil
+}

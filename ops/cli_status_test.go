@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/internal/fixture"
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -104,6 +105,53 @@ func TestExportNotes(t *testing.T) {
 			got := ExportNotes(tc.read, down, tc.discovered, `no ladder "jobs" in vhost /`, tc.layoutNote)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStatus(t *testing.T) {
+	bridge := topology.Bridge{Exchange: "orders.delayed"}
+	for _, tc := range []struct {
+		name, ladder string
+		wantErr      bool
+		// beside: delayed retry was asked beside the ladders and the
+		// bridges were read.
+		beside bool
+	}{
+		{name: "every ladder, and what is beside them", beside: true},
+		{name: "one ladder, its objects alone", ladder: "orders"},
+		{name: "a ladder not there is refused", ladder: "nope", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var retried, bridged, unrouted int
+			var besideAsked bool
+			rep, bs, err := Status(context.Background(), statusSnapInsp{fixture.Healthy()}, StatusRequest{Vhost: fixture.Vhost, Ladder: tc.ladder}, StatusReads{
+				Unrouted: func(_ context.Context, o Observer) Observer { unrouted++; return o },
+				Retry: func(_ context.Context, qs []topology.Queue, beside bool) health.RetryHold {
+					retried++
+					besideAsked = beside
+					return health.NewRetryHold(nil, true)
+				},
+				Bridges: func(context.Context) []topology.Bridge { bridged++; return []topology.Bridge{bridge} },
+			})
+			if tc.wantErr {
+				if err == nil || retried+bridged+unrouted != 0 {
+					t.Errorf("err %v; read retry %d, bridges %d, unrouted %d times", err, retried, bridged, unrouted)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if retried != 1 || unrouted != 1 || besideAsked != tc.beside || !rep.Retry.Read {
+				t.Errorf("retry read %d times (beside %v), unrouted %d, hold %+v", retried, besideAsked, unrouted, rep.Retry)
+			}
+			if wantBridges := map[bool]int{true: 1, false: 0}[tc.beside]; bridged != wantBridges || len(bs) != wantBridges {
+				t.Errorf("bridges read %d times, got %v, want %d", bridged, bs, wantBridges)
+			}
+			if len(rep.Ladders) == 0 {
+				t.Error("no ladder reported")
 			}
 		})
 	}
