@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -118,29 +117,10 @@ func (e *env) serveBridge(ctx context.Context, bf bridgeFlags, o bridge.Options)
 	n := o.Names
 	fmt.Fprintf(e.Err, "rungs bridge: %s (intake %s) through %s to %s exchange %s; parked in %s\n",
 		n.Exchange, n.Intake, describe(o.Ladder), bf.exitType, n.Exit, n.Parked)
-	go b.Watch(ctx, bf.every, func(p bridge.Progress) { fmt.Fprintln(e.Err, "rungs bridge: "+bridgeLine(p)) })
+	go b.Watch(ctx, bf.every, func(p bridge.Progress) { fmt.Fprintln(e.Err, "rungs bridge: "+p.Line()) })
 	err = b.Run(ctx)
-	fmt.Fprintln(e.Err, "rungs bridge: stopped: "+bridgeLine(b.Progress()))
+	fmt.Fprintln(e.Err, "rungs bridge: stopped: "+b.Progress().Line())
 	return err
-}
-
-// bridgeLine is one status line of a running bridge.
-func bridgeLine(p bridge.Progress) string {
-	s := fmt.Sprintf("taken %d: %d scheduled, %d delivered now, %d parked; %d left the ladder (latest %s late, most %s); intake lag %s; %d redelivered, %d unconfirmed",
-		p.Received, p.Scheduled, p.Now, p.ParkedTotal(), p.Exited, topology.FormatDelay(p.ExitLate.Round(time.Millisecond)),
-		topology.FormatDelay(p.ExitLateMax.Round(time.Millisecond)), topology.FormatDelay(p.IntakeLag), p.Redelivered, p.Unconfirmed)
-	if len(p.Parked) > 0 {
-		reasons := make([]string, 0, len(p.Parked))
-		for r, n := range p.Parked {
-			reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
-		}
-		sort.Strings(reasons)
-		s += " (parked: " + strings.Join(reasons, "; ") + ")"
-	}
-	if p.NoReceipt > 0 {
-		s += fmt.Sprintf("; %d without %s, counted from when taken", p.NoReceipt, topology.HeaderReceivedMS)
-	}
-	return s
 }
 
 const bridgeLong = `bridge is a long-running service for the producers of the delayed-message

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // check is one line of the doctor's report (ops.Finding).
@@ -108,26 +109,5 @@ func (v view) printDoctor(checks ops.Findings) error {
 }
 
 func printChecks(v view, checks []check, problems int) {
-	marks := map[string]string{checkOK: "✓", checkInfo: "·", checkWarn: "!", checkProblem: "✗"}
-	// Checks of one area are printed together, areas in the order they
-	// first came up (a ladder's needs are judged after it is found).
-	var areas []string
-	byArea := map[string][]check{}
-	for _, c := range checks {
-		if _, seen := byArea[c.Area]; !seen {
-			areas = append(areas, c.Area)
-		}
-		byArea[c.Area] = append(byArea[c.Area], c)
-	}
-	for _, area := range areas {
-		fmt.Fprintln(v.Out, area)
-		for _, c := range byArea[area] {
-			fmt.Fprintf(v.Out, "  %s %s\n", marks[c.Status], c.Text)
-		}
-	}
-	if problems == 0 {
-		fmt.Fprintln(v.Out, "no problems found")
-	} else {
-		fmt.Fprintf(v.Out, "%s found\n", topology.Counted(problems, "problem", "problems"))
-	}
+	fmt.Fprint(v.Out, ui.ChecksText(checks, problems))
 }

@@ -47,12 +47,8 @@ After importing, rungs plan --ladder NAME shows no drift: the export is the plan
 			if err != nil {
 				return err
 			}
-			switch {
-			case r.snap == nil:
-				fmt.Fprintf(e.Err, "rungs: note: the broker was not read (%v); exporting the ladder the flags describe\n", r.mgmtErr)
-			case !r.discovered:
-				fmt.Fprintf(e.Err, "rungs: note: %s; exporting the ladder the flags describe\n", e.opts.ladder.noLadder(r))
-				e.view().printLayoutNote(r)
+			for _, n := range ops.ExportNotes(r.snap != nil, r.mgmtErr, r.discovered, e.opts.ladder.noLadder(r), r.layoutNote) {
+				fmt.Fprintln(e.Err, n)
 			}
 			plan := e.declaredPlan(cmd.Context(), r)
 			data, err := ops.Export(format, r.ladder, plan, Version)

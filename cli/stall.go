@@ -11,34 +11,12 @@ import (
 )
 
 // observe is how a one-shot command (status, discover, doctor, unstall)
-// reads ladders: one snapshot of scope through an ops.Observer, the
-// console's. Stalled dead-lettering shows only across samples, so when a
-// rung holds expired messages waiting to be dead-lettered the observer
-// watches it (ops.Observer.WatchStalls, up to 15s, less once every such
-// rung has dead-lettered some) before judging. The
-// report is as of the last reading. found lists the ladders in scope, for
-// a command to refuse a name that is not there before it waits.
-//
-// why, when given, reads what names a lost route beyond the snapshot
-// (env.readUnrouted) before the report is judged.
+// reads ladders (ops.ObserveOnce), saying on stderr how long a stall
+// watch waits. found lists the ladders in scope, for a command to refuse
+// a name that is not there before it waits; why, when given, reads what
+// names a lost route beyond the snapshot (env.readUnrouted).
 func observe(ctx context.Context, v view, insp ops.ScopedInspector, scope ops.Scope, found func([]topology.Found) error, why ...func(context.Context, ops.Observer) ops.Observer) (health.Report, error) {
-	o, err := observeLadders(ctx, insp, scope)
-	if err != nil {
-		return health.Report{}, err
-	}
-	if found != nil {
-		if err := found(o.Found()); err != nil {
-			return health.Report{}, err
-		}
-	}
-	o, err = watchStalls(ctx, v, insp, o)
-	if err != nil {
-		return health.Report{}, err
-	}
-	for _, read := range why {
-		o = read(ctx, o)
-	}
-	return o.Report(o.At()), nil
+	return ops.ObserveOnce(ctx, insp, scope, found, v.stallNote, why...)
 }
 
 // readUnrouted reads the destinations at the heads of the ladders'
