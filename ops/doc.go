@@ -122,5 +122,6 @@
 //
 // Import direction (TestOpsDocImports keeps this list true): ops imports
 // broker, health and topology, and is imported by bench, cli, exporter,
-// internal/lab and model. ui never imports ops.
+// internal/lab, model and ui. ui only draws ops values (the CLI's text
+// output of what an operation returned); it never runs an operation.
 package ops
