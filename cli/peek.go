@@ -76,11 +76,8 @@ type peekPlan struct {
 }
 
 func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force bool) error {
-	if n < 1 || n > broker.MaxPeek {
-		return usageErr("--count must be between 1 and %d, got %d", broker.MaxPeek, n)
-	}
-	if maxBody < 0 {
-		return usageErr("--max-body cannot be negative")
+	if err := ops.CheckPeekInput(n, maxBody); err != nil {
+		return err
 	}
 	pp, err := e.assessPeek(ctx, queue, force)
 	if err != nil {
@@ -95,11 +92,7 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 		return err
 	}
 	res = res.WithQueueType(pp.gate.Risk.Type)
-	ladders := pp.ladders
-	if pp.insp != nil {
-		ladders = ops.ReadStoryLadders(ctx, pp.insp, e.vhost(), res, ladders)
-	}
-	stories := ops.PeekStories(res, ladders)
+	stories := ops.PeekStories(res, ops.PeekLadders(ctx, pp.insp, e.vhost(), res, pp.ladders))
 	if e.opts.json {
 		return writeJSON(e.Out, ui.PeekJSON(res, stories, pp.gate))
 	}
@@ -126,24 +119,15 @@ func (e *env) assessPeek(ctx context.Context, queue string, force bool) (peekPla
 	return pp, err
 }
 
-// gatePeek words ops.GatePeek's verdict on req.
+// gatePeek has ops.GatePeek weigh req, says what a peek that goes ahead
+// changes, and refuses one that may not.
 func (v view) gatePeek(req ops.PeekRequest, force, readOnly bool) (peekPlan, error) {
 	req.Force, req.ReadOnly = force, readOnly
-	pp := peekPlan{ladders: req.Ladders}
-	queue := req.Queue.Name
-	pp.gate = ops.GatePeek(req)
-	switch g := pp.gate; {
-	case g.Verdict == ops.PeekReadOnly:
-		return pp, fmt.Errorf("peek %s: %w: %s", queue, broker.ErrReadOnly, g.Why)
-	case g.Verdict == ops.PeekNeedsForce && !g.Checked:
-		return pp, usageErr("%s; add --force to peek anyway", g.Why)
-	case g.Verdict == ops.PeekNeedsForce:
-		return pp, usageErr("refusing to peek %s: %s; add --force to peek anyway", queue, g.Why)
-	case g.Note != "" && !g.Checked:
-		fmt.Fprintf(v.Err, "rungs: warning: %s\n", g.Note)
-	case g.Note != "":
-		fmt.Fprintf(v.Err, "rungs: note: %s\n", g.Note)
+	pp := peekPlan{ladders: req.Ladders, gate: ops.GatePeek(req)}
+	if err := pp.gate.Refusal(req.Queue.Name); err != nil {
+		return pp, err
 	}
+	fmt.Fprint(v.Err, ui.PeekNoticeText(pp.gate))
 	return pp, nil
 }
 

@@ -205,3 +205,16 @@ func JobJSON(j Job) map[string]any {
 	}
 	return line
 }
+
+// PeekNoticeText is the line a peek that goes ahead says on stderr: a
+// warning when the queue could not be checked, a note when the peek
+// changes the broker, nothing otherwise.
+func PeekNoticeText(g ops.PeekGate) string {
+	switch {
+	case g.Note == "":
+		return ""
+	case !g.Checked:
+		return "rungs: warning: " + g.Note + "\n"
+	}
+	return "rungs: note: " + g.Note + "\n"
+}
