@@ -33,19 +33,18 @@ resting in a rung no longer shows them).`,
   rungs trace --ladder jobs --routing-key 0.0.1.0.1.orders.retry`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (len(args) == 1) == (key != "") {
-				return usageErr("trace needs a DELAY or --routing-key, not both")
+			in := ops.TraceInput{Args: args, Key: key, Dest: dest}
+			if err := in.Check(); err != nil {
+				return err
 			}
 			r, err := e.resolveLadderFrom(cmd.Context(), e.ladderSnapshot)
 			if err != nil {
 				return err
 			}
 			e.view().printLayoutNote(r)
-			req := ops.TraceRequest{Ladder: r.ladder, Dest: dest, Key: key}
-			if key == "" {
-				if req.Delay, err = topology.ParseDelay(args[0]); err != nil {
-					return usageErr("%v", err)
-				}
+			req, err := in.Request(r.ladder)
+			if err != nil {
+				return err
 			}
 			traced, err := ops.Trace(req, r.graph(), r.mgmtErr)
 			if err != nil {
