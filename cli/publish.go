@@ -127,16 +127,8 @@ func (pf publishFlags) request() (ops.PublishRequest, error) {
 
 func (v view) reportPublish(tr topology.Trace, r broker.PublishResult, asked int, took time.Duration) {
 	if v.json {
-		_ = writeJSON(v.Out, map[string]any{
-			"requested": asked, "confirmed": r.Confirmed, "returned": r.Returned, "nacked": r.Nacked, "failed": r.Failed,
-			"routing_key": tr.Key, "exchange": tr.Exchange, "target": tr.Target, "delay_ms": ms(tr.Delay),
-			"arrives_in": topology.FormatDelay(tr.Delay), "seconds": took.Seconds(),
-		})
+		_ = writeJSON(v.Out, ui.PublishJSON(tr, r, asked, took))
 		return
 	}
-	fmt.Fprintf(v.Out, "published %d of %d to %s with key %s: %d confirmed, %d returned, %d nacked, %d failed (%s)\n",
-		r.Confirmed, asked, tr.Exchange, tr.Key, r.Confirmed, r.Returned, r.Nacked, r.Failed, took.Round(time.Millisecond))
-	if r.Confirmed > 0 {
-		fmt.Fprintf(v.Out, "they reach %s in %s, after %s\n", tr.Target, topology.FormatDelay(tr.Delay), topology.Counted(len(tr.Hops), "rung", "rungs"))
-	}
+	fmt.Fprint(v.Out, ui.PublishText(tr, r, asked, took))
 }

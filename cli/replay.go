@@ -168,20 +168,10 @@ func (v view) replayProgress() func(broker.MoveProgress) {
 
 func (v view) reportReplay(rf replayFlags, plan ops.ReplayPlan, res broker.MoveProgress) {
 	if v.json {
-		reasons := res.Reasons
-		if reasons == nil {
-			reasons = map[string]int{}
-		}
-		_ = writeJSON(v.Out, map[string]any{
-			"source": rf.from, "destination": plan.Describe, "moved": res.Moved, "parked": res.Parked, "kept": res.Kept,
-			"skipped": res.Skipped, "unknown": res.Unknown, "reconnects": res.Reconnects, "reasons": reasons,
-			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "rate": res.Rate(), "source_ready": res.SourceReady,
-		})
+		_ = writeJSON(v.Out, ui.ReplayReportJSON(res, rf.from, plan.Describe))
 		return
 	}
-	for _, l := range ui.ReplayReport(res, rf.from, plan.Describe, rf.park, "--where") {
-		fmt.Fprintln(v.Out, l)
-	}
+	fmt.Fprint(v.Out, ui.ReplayReportText(res, rf.from, plan.Describe, rf.park))
 }
 
 // dryRunReplay has the peek gate weigh the source, then ops preview the

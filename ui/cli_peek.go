@@ -218,3 +218,20 @@ func PeekNoticeText(g ops.PeekGate) string {
 	}
 	return "rungs: note: " + g.Note + "\n"
 }
+
+// ReplayReportText is rungs replay's closing report (ReplayReport), with
+// --where as the filter it names.
+func ReplayReportText(res broker.MoveProgress, from, describe, park string) string {
+	return strings.Join(ReplayReport(res, from, describe, park, "--where"), "\n") + "\n"
+}
+
+// PublishText is rungs publish's report: what the broker confirmed of
+// asked messages, and, when any were, where and when they arrive.
+func PublishText(tr topology.Trace, r broker.PublishResult, asked int, took time.Duration) string {
+	s := fmt.Sprintf("published %d of %d to %s with key %s: %d confirmed, %d returned, %d nacked, %d failed (%s)\n",
+		r.Confirmed, asked, tr.Exchange, tr.Key, r.Confirmed, r.Returned, r.Nacked, r.Failed, took.Round(time.Millisecond))
+	if r.Confirmed > 0 {
+		s += fmt.Sprintf("they reach %s in %s, after %s\n", tr.Target, topology.FormatDelay(tr.Delay), topology.Counted(len(tr.Hops), "rung", "rungs"))
+	}
+	return s
+}

@@ -245,3 +245,26 @@ func DryRunJSON(source string, dry ops.ReplayDryRun) map[string]any {
 	out := replayPreviews(dry)
 	return map[string]any{"source": source, "ready": dry.Ready, "previewed": len(out), "dry_run": true, "messages": out}
 }
+
+// ReplayReportJSON is rungs replay --json's report of a replay from
+// source to destination (the plan's description).
+func ReplayReportJSON(res broker.MoveProgress, source, destination string) map[string]any {
+	reasons := res.Reasons
+	if reasons == nil {
+		reasons = map[string]int{}
+	}
+	return map[string]any{
+		"source": source, "destination": destination, "moved": res.Moved, "parked": res.Parked, "kept": res.Kept,
+		"skipped": res.Skipped, "unknown": res.Unknown, "reconnects": res.Reconnects, "reasons": reasons,
+		"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "rate": res.Rate(), "source_ready": res.SourceReady,
+	}
+}
+
+// PublishJSON is rungs publish --json's report.
+func PublishJSON(tr topology.Trace, r broker.PublishResult, asked int, took time.Duration) map[string]any {
+	return map[string]any{
+		"requested": asked, "confirmed": r.Confirmed, "returned": r.Returned, "nacked": r.Nacked, "failed": r.Failed,
+		"routing_key": tr.Key, "exchange": tr.Exchange, "target": tr.Target, "delay_ms": tr.Delay.Milliseconds(),
+		"arrives_in": topology.FormatDelay(tr.Delay), "seconds": took.Seconds(),
+	}
+}

@@ -218,3 +218,38 @@ func TestJobJSON(t *testing.T) {
 		t.Errorf("failed job: %v", failed)
 	}
 }
+
+func TestReplayReportOut(t *testing.T) {
+	res := broker.MoveProgress{Moved: 3, Elapsed: time.Second}
+	text := ReplayReportText(res, "src", "to q", "parked")
+	if !strings.HasPrefix(text, "replayed 3 message(s) from src to q in 1s") || !strings.HasSuffix(text, "\n") || !strings.Contains(text, "parked in parked") {
+		t.Errorf("ReplayReportText() =\n%s", text)
+	}
+	j := ReplayReportJSON(res, "src", "to q")
+	if r, ok := j["reasons"].(map[string]int); !ok || r == nil || j["source"] != "src" || j["destination"] != "to q" {
+		t.Errorf("ReplayReportJSON() = %v", j)
+	}
+	res.Reasons = map[string]int{"no route": 1}
+	if r := ReplayReportJSON(res, "src", "")["reasons"].(map[string]int); r["no route"] != 1 {
+		t.Errorf("reasons = %v", r)
+	}
+}
+
+func TestPublishText(t *testing.T) {
+	tr := topology.Trace{Exchange: "x", Key: "k", Target: "q", Delay: 90 * time.Second, Hops: []topology.Hop{{}, {}}}
+	cases := map[string]struct {
+		r    broker.PublishResult
+		want string
+	}{
+		"confirmed": {broker.PublishResult{Confirmed: 2}, "published 2 of 2 to x with key k: 2 confirmed, 0 returned, 0 nacked, 0 failed (1.5s)\nthey reach q in 1m30s, after 2 rungs\n"},
+		"none":      {broker.PublishResult{Returned: 2}, "published 0 of 2 to x with key k: 0 confirmed, 2 returned, 0 nacked, 0 failed (1.5s)\n"},
+	}
+	for name, tc := range cases {
+		if got := PublishText(tr, tc.r, 2, 1500*time.Millisecond); got != tc.want {
+			t.Errorf("%s: PublishText() = %q, want %q", name, got, tc.want)
+		}
+	}
+	if j := PublishJSON(tr, broker.PublishResult{Confirmed: 2}, 2, time.Second); j["delay_ms"] != int64(90000) || j["arrives_in"] != "1m30s" || j["confirmed"] != 2 {
+		t.Errorf("PublishJSON() = %v", j)
+	}
+}
