@@ -68,13 +68,12 @@ func RouteCheckLine(c ops.RouteCheck) string {
 
 // DryRunText is replay --dry-run's text: each previewed message's verdict.
 func DryRunText(source string, dry ops.ReplayDryRun) string {
-	out := replayPreviews(dry)
-	rows := make([][]string, 0, len(out))
-	for _, p := range out {
-		rows = append(rows, []string{fmt.Sprintf("#%d", p.Position+1), orHyphen(p.MessageID), p.verdict()})
+	rows := make([][]string, 0, len(dry.Verdicts))
+	for _, v := range dry.Verdicts {
+		rows = append(rows, []string{fmt.Sprintf("#%d", v.Position+1), orHyphen(v.MessageID), verdictText(v)})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "dry run: the first %d of %d ready message(s) of %s; nothing was moved\n", len(out), dry.Ready, source)
+	fmt.Fprintf(&b, "dry run: the first %d of %d ready message(s) of %s; nothing was moved\n", len(rows), dry.Ready, source)
 	for _, l := range AlignRows(rows) {
 		b.WriteString("  " + l + "\n")
 	}
@@ -90,15 +89,15 @@ func orHyphen(s string) string {
 	return s
 }
 
-// verdict is where a previewed message goes, and the queues it reaches
-// when the vhost was read, or why it stays.
-func (p ReplayPreview) verdict() string {
-	if !p.Moves {
-		return "stays: " + p.Stays
+// verdictText is where a previewed message goes, and the queues it
+// reaches when the vhost was read, or why it stays.
+func verdictText(v ops.ReplayVerdict) string {
+	if !v.Moves {
+		return "stays: " + v.Stays
 	}
-	dest := "→ " + broker.Route{Exchange: p.Exchange, RoutingKey: p.RoutingKey}.String()
-	if len(p.Reaches) > 0 {
-		dest += " (reaches " + strings.Join(p.Reaches, ", ") + ")"
+	dest := "→ " + v.Route()
+	if len(v.Reaches) > 0 {
+		dest += " (reaches " + strings.Join(v.Reaches, ", ") + ")"
 	}
 	return dest
 }

@@ -232,17 +232,12 @@ type ReplayPreview struct {
 	Stays      string   `json:"stays,omitempty"`
 }
 
-func replayPreviews(dry ops.ReplayDryRun) []ReplayPreview {
+// DryRunJSON is replay --dry-run --json.
+func DryRunJSON(source string, dry ops.ReplayDryRun) map[string]any {
 	out := make([]ReplayPreview, 0, len(dry.Verdicts))
 	for _, p := range dry.Verdicts {
 		out = append(out, ReplayPreview(p))
 	}
-	return out
-}
-
-// DryRunJSON is replay --dry-run --json.
-func DryRunJSON(source string, dry ops.ReplayDryRun) map[string]any {
-	out := replayPreviews(dry)
 	return map[string]any{"source": source, "ready": dry.Ready, "previewed": len(out), "dry_run": true, "messages": out}
 }
 
