@@ -1,15 +1,18 @@
 package ops
 
-import (
-	"testing"
-
-	"github.com/rungs-dev/rungs/broker"
-)
+import "testing"
 
 func TestReplayVerdictRoute(t *testing.T) {
-	for _, v := range []ReplayVerdict{{Exchange: "x", RoutingKey: "k"}, {RoutingKey: "q"}, {Exchange: "x"}} {
-		if got, want := v.Route(), (broker.Route{Exchange: v.Exchange, RoutingKey: v.RoutingKey}).String(); got != want {
-			t.Errorf("%+v: Route() = %q, want %q", v, got, want)
+	cases := map[string]struct {
+		v    ReplayVerdict
+		want string
+	}{
+		"an exchange":          {ReplayVerdict{Exchange: "x", RoutingKey: "k"}, `"x" key "k"`},
+		"the default exchange": {ReplayVerdict{RoutingKey: "q"}, `the default exchange key "q"`},
+	}
+	for name, tc := range cases {
+		if got := tc.v.Route(); got != tc.want {
+			t.Errorf("%s: Route() = %q, want %q", name, got, tc.want)
 		}
 	}
 }

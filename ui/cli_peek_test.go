@@ -153,8 +153,8 @@ func TestDryRunText(t *testing.T) {
 	}}
 	got := DryRunText("src", dry)
 	want := "dry run: the first 3 of 5 ready message(s) of src; nothing was moved\n" +
-		"  #1  a  → " + broker.Route{Exchange: "x", RoutingKey: "k"}.String() + " (reaches q1, q2)\n" +
-		"  #2  -  → " + broker.Route{Exchange: "x", RoutingKey: "k"}.String() + "\n" +
+		"  #1  a  → \"x\" key \"k\" (reaches q1, q2)\n" +
+		"  #2  -  → \"x\" key \"k\"\n" +
 		"  #3  c  stays: filtered out by --where\n"
 	if got != want {
 		t.Errorf("DryRunText() =\n%s\nwant\n%s", got, want)
