@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -79,11 +76,8 @@ type peekPlan struct {
 }
 
 func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force bool) error {
-	if n < 1 || n > broker.MaxPeek {
-		return usageErr("--count must be between 1 and %d, got %d", broker.MaxPeek, n)
-	}
-	if maxBody < 0 {
-		return usageErr("--max-body cannot be negative")
+	if err := ops.CheckPeekInput(n, maxBody); err != nil {
+		return err
 	}
 	pp, err := e.assessPeek(ctx, queue, force)
 	if err != nil {
@@ -98,13 +92,9 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 		return err
 	}
 	res = res.WithQueueType(pp.gate.Risk.Type)
-	ladders := pp.ladders
-	if pp.insp != nil {
-		ladders = ops.ReadStoryLadders(ctx, pp.insp, e.vhost(), res, ladders)
-	}
-	stories := ops.PeekStories(res, ladders)
+	stories := ops.PeekStories(res, ops.PeekLadders(ctx, pp.insp, e.vhost(), res, pp.ladders))
 	if e.opts.json {
-		return writeJSON(e.Out, toJSONPeek(res, stories, pp.gate))
+		return writeJSON(e.Out, ui.PeekJSON(res, stories, pp.gate))
 	}
 	e.view().printPeek(res, stories, pp.gate, maxBody)
 	return nil
@@ -129,188 +119,18 @@ func (e *env) assessPeek(ctx context.Context, queue string, force bool) (peekPla
 	return pp, err
 }
 
-// gatePeek words ops.GatePeek's verdict on req.
+// gatePeek has ops.GatePeek weigh req, says what a peek that goes ahead
+// changes, and refuses one that may not.
 func (v view) gatePeek(req ops.PeekRequest, force, readOnly bool) (peekPlan, error) {
 	req.Force, req.ReadOnly = force, readOnly
-	pp := peekPlan{ladders: req.Ladders}
-	queue := req.Queue.Name
-	pp.gate = ops.GatePeek(req)
-	switch g := pp.gate; {
-	case g.Verdict == ops.PeekReadOnly:
-		return pp, fmt.Errorf("peek %s: %w: %s", queue, broker.ErrReadOnly, g.Why)
-	case g.Verdict == ops.PeekNeedsForce && !g.Checked:
-		return pp, usageErr("%s; add --force to peek anyway", g.Why)
-	case g.Verdict == ops.PeekNeedsForce:
-		return pp, usageErr("refusing to peek %s: %s; add --force to peek anyway", queue, g.Why)
-	case g.Note != "" && !g.Checked:
-		fmt.Fprintf(v.Err, "rungs: warning: %s\n", g.Note)
-	case g.Note != "":
-		fmt.Fprintf(v.Err, "rungs: note: %s\n", g.Note)
+	pp := peekPlan{ladders: req.Ladders, gate: ops.GatePeek(req)}
+	if err := pp.gate.Refusal(req.Queue.Name); err != nil {
+		return pp, err
 	}
+	fmt.Fprint(v.Err, ui.PeekNoticeText(pp.gate))
 	return pp, nil
 }
 
 func (v view) printPeek(res broker.PeekResult, stories []topology.Story, g ops.PeekGate, maxBody int) {
-	w := v.Out
-	qt := ""
-	if g.Checked {
-		qt = fmt.Sprintf(" (%s queue)", g.Risk.Type)
-	}
-	fmt.Fprintf(w, "%s: %d of %d ready message(s), from the head%s\n", res.Queue, len(res.Messages), res.Ready, qt)
-	if len(res.Messages) > 0 {
-		fmt.Fprintln(w, "peeking left them in the queue, in order, marked redelivered")
-	}
-	for i, m := range res.Messages {
-		fmt.Fprintln(w)
-		for _, l := range ui.MessageText(m, stories[i], maxBody) {
-			fmt.Fprintln(w, l)
-		}
-	}
-}
-
-// jsonPeek is peek --json.
-type jsonPeek struct {
-	Queue     string        `json:"queue"`
-	QueueType string        `json:"queue_type,omitempty"`
-	Ready     int           `json:"ready"`
-	Peeked    int           `json:"peeked"`
-	Effects   []string      `json:"effects"`
-	Messages  []jsonMessage `json:"messages"`
-}
-
-type jsonMessage struct {
-	Position      int            `json:"position"`
-	MessageID     string         `json:"message_id"`
-	Exchange      string         `json:"exchange"`
-	RoutingKey    string         `json:"routing_key"`
-	Redelivered   bool           `json:"redelivered"`
-	DeliveryCount *int64         `json:"delivery_count"`
-	Properties    map[string]any `json:"properties"`
-	Headers       map[string]any `json:"headers"`
-	BodyBytes     int            `json:"body_bytes"`
-	Body          *string        `json:"body"`
-	BodyBase64    string         `json:"body_base64,omitempty"`
-	Deaths        []jsonDeath    `json:"deaths"`
-	// SavedDeaths is x-rungs-x-death: the x-death a replay into a ladder
-	// set aside, which the broker would otherwise act on.
-	SavedDeaths []jsonDeath   `json:"saved_deaths"`
-	History     []jsonAttempt `json:"history"`
-	// Path is a direct ladder message's route, rebuilt from its routing
-	// key: the broker strips the BCC header that carries it.
-	Path *jsonPath `json:"path,omitempty"`
-}
-
-type jsonPath struct {
-	DelayMS int64     `json:"delay_ms"`
-	BCC     []string  `json:"bcc"`
-	Hops    []jsonHop `json:"hops"`
-	Target  string    `json:"target"`
-}
-
-type jsonDeath struct {
-	Queue       string   `json:"queue"`
-	Reason      string   `json:"reason"`
-	Exchange    string   `json:"exchange"`
-	RoutingKeys []string `json:"routing_keys"`
-	Count       int64    `json:"count"`
-	Time        string   `json:"time,omitempty"`
-	SinceMS     int64    `json:"since_ms"`
-	Ladder      string   `json:"ladder,omitempty"`
-	Role        string   `json:"role,omitempty"`
-	Level       *int     `json:"level,omitempty"`
-	TTLMS       int64    `json:"ttl_ms,omitempty"`
-}
-
-type jsonAttempt struct {
-	Attempt int    `json:"attempt"`
-	At      string `json:"at,omitempty"`
-	Reason  string `json:"reason"`
-	Queue   string `json:"queue,omitempty"`
-	DelayMS int64  `json:"delay_ms"`
-	Parked  bool   `json:"parked"`
-}
-
-func toJSONPeek(res broker.PeekResult, stories []topology.Story, g ops.PeekGate) jsonPeek {
-	out := jsonPeek{Queue: res.Queue, Ready: res.Ready, Peeked: len(res.Messages), Effects: g.Risk.Effects, Messages: []jsonMessage{}}
-	if g.Checked {
-		out.QueueType = string(g.Risk.Type)
-	}
-	if out.Effects == nil {
-		out.Effects = []string{"the messages stay in the queue, in their order, and are marked redelivered"}
-	}
-	for i, m := range res.Messages {
-		story := stories[i]
-		jm := jsonMessage{
-			Position: m.Position, MessageID: m.MessageID, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
-			Redelivered: m.Redelivered, BodyBytes: len(m.Body), Headers: map[string]any{},
-			Properties: map[string]any{"persistent": m.Persistent}, Deaths: toJSONDeaths(story.Hops), SavedDeaths: toJSONDeaths(story.Saved),
-			History: []jsonAttempt{},
-		}
-		if m.DeliveryCount >= 0 {
-			c := m.DeliveryCount
-			jm.DeliveryCount = &c
-		}
-		props := map[string]string{
-			"content_type": m.ContentType, "content_encoding": m.Properties.ContentEncoding,
-			"correlation_id": m.Properties.CorrelationID, "reply_to": m.Properties.ReplyTo,
-			"expiration": m.Properties.Expiration, "type": m.Properties.Type, "app_id": m.Properties.AppID,
-			"user_id": m.Properties.UserID,
-		}
-		for k, v := range props {
-			if v != "" {
-				jm.Properties[k] = v
-			}
-		}
-		if m.Properties.Priority > 0 {
-			jm.Properties["priority"] = m.Properties.Priority
-		}
-		if !m.Timestamp.IsZero() {
-			jm.Properties["timestamp"] = m.Timestamp.UTC().Format(time.RFC3339)
-		}
-		for k, v := range m.Headers {
-			jm.Headers[k] = ui.JSONSafe(v)
-		}
-		if utf8.Valid(m.Body) {
-			s := string(m.Body)
-			jm.Body = &s
-		} else {
-			jm.BodyBase64 = base64.StdEncoding.EncodeToString(m.Body)
-		}
-		if tr := story.Path; tr != nil {
-			jm.Path = &jsonPath{DelayMS: ms(tr.Delay), BCC: tr.BCC, Hops: []jsonHop{}, Target: tr.Target}
-			for _, h := range tr.Hops {
-				jm.Path.Hops = append(jm.Path.Hops, jsonHop{h.Level, h.Digit, h.Queue, ms(h.TTL), ms(h.Start), ms(h.End)})
-			}
-		}
-		for _, a := range story.Retries {
-			ja := jsonAttempt{Attempt: a.N, Reason: a.Reason, Queue: a.Queue, DelayMS: a.Delay.Milliseconds(), Parked: a.Parked}
-			if !a.At.IsZero() {
-				ja.At = a.At.UTC().Format(time.RFC3339)
-			}
-			jm.History = append(jm.History, ja)
-		}
-		out.Messages = append(out.Messages, jm)
-	}
-	return out
-}
-
-// toJSONDeaths writes an x-death timeline, oldest first.
-func toJSONDeaths(hops []topology.DeathHop) []jsonDeath {
-	out := []jsonDeath{}
-	for _, h := range hops {
-		jd := jsonDeath{Queue: h.Queue, Reason: h.Reason, Exchange: h.Exchange, RoutingKeys: h.RoutingKeys, Count: h.Count,
-			SinceMS: h.Since.Milliseconds(), Ladder: h.Ladder, Role: h.Role}
-		if jd.RoutingKeys == nil {
-			jd.RoutingKeys = []string{}
-		}
-		if !h.Time.IsZero() {
-			jd.Time = h.Time.UTC().Format(time.RFC3339)
-		}
-		if h.Role == topology.RoleRung {
-			level := h.Rung.Level
-			jd.Level, jd.TTLMS = &level, h.Rung.TTL.Milliseconds()
-		}
-		out = append(out, jd)
-	}
-	return out
+	ui.WritePeek(v.Out, res, stories, g, maxBody)
 }

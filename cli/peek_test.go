@@ -15,6 +15,7 @@ import (
 	"github.com/rungs-dev/rungs/broker/brokertest"
 	"github.com/rungs-dev/rungs/internal/testutil"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 func TestDeadLetterCommandsRefuseBadInput(t *testing.T) {
@@ -114,7 +115,7 @@ func TestPeekDrawsTheHopsOfADeadLetter(t *testing.T) {
 			t.Errorf("peek output lacks %q:\n%s", want, out)
 		}
 	}
-	var js jsonPeek
+	var js ui.JSONPeek
 	if err := json.Unmarshal([]byte(mustRun(t, env, "peek", "dlq", "-n", "1", "--json")), &js); err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +276,7 @@ func TestPeekJSONCarriesTheSavedDeath(t *testing.T) {
 	if len(out.Messages) != 1 {
 		t.Fatalf("peek --json: %+v", out)
 	}
-	var deaths []jsonDeath
+	var deaths []ui.JSONDeath
 	if err := json.Unmarshal(out.Messages[0]["saved_deaths"], &deaths); err != nil || len(deaths) != 1 ||
 		deaths[0].Queue != "jobs.rung.01" || deaths[0].Reason != "expired" || deaths[0].Count != 2 {
 		t.Fatalf("saved_deaths %s: %+v %v", out.Messages[0]["saved_deaths"], deaths, err)

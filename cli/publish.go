@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // MaxBody is the largest body publish sends (see ops.MaxBody).
@@ -78,14 +78,8 @@ func (e *env) runPublish(ctx context.Context, pf publishFlags) error {
 	}
 	req.Ladder = r.ladder
 	msg, err := req.PlanFound(r.graph(), r.discovered)
-	var re *ops.RouteError
-	switch {
-	case errors.As(err, &re):
-		return fmt.Errorf("nothing published: a message for %s would not reach %s: %v", topology.FormatDelay(re.Trace.Delay), re.Trace.Target, re.Err)
-	case errors.Is(err, ops.ErrLadderNotFound):
-		return fmt.Errorf("%s (rungs discover lists the ladders there; rungs apply creates one)", e.opts.ladder.noLadder(r))
-	case err != nil:
-		return usageErr("%v", err)
+	if err := ops.PublishRefusal(err, e.opts.ladder.noLadder(r)); err != nil {
+		return err
 	}
 	tr := msg.Trace
 	if pf.count > 1 && r.snap != nil {
@@ -122,56 +116,19 @@ func (e *env) warnBurst(ctx context.Context, n int, tr topology.Trace, rate floa
 	if err != nil {
 		return
 	}
-	if f, ok := ops.ForecastBurst(n, tr, caps, rate); ok {
-		fmt.Fprintln(e.Err, "rungs: warning: "+f.Warning(n, tr))
-	}
+	fmt.Fprint(e.Err, ui.WarningsText(ops.BurstWarnings(n, tr, caps, rate)))
 }
 
-// request reads the flags into a publish request and checks what needs no
-// broker (ops.PublishRequest.Check): the ladder is resolved later.
+// request reads the flags into a publish request (ops.PublishInput).
 func (pf publishFlags) request() (ops.PublishRequest, error) {
-	req := ops.PublishRequest{Dest: pf.to, Count: pf.count}
-	var err error
-	if req.Delay, err = topology.ParseDelay(pf.delay); err != nil {
-		return req, usageErr("--delay: %v", err)
-	}
-	if req.Rate, err = ops.ParsePublishRate(pf.rate); err != nil {
-		return req, usageErr("--rate: %v (or max: as fast as confirms allow)", err)
-	}
-	headers, err := topology.ParseHeaders(pf.headers)
-	if err != nil {
-		return req, usageErr("--header: %v", err)
-	}
-	body, err := ops.ReadBody(pf.body)
-	if err != nil {
-		return req, err
-	}
-	req.Message = ops.Delayed{Body: body, ContentType: pf.contentType, Headers: headers, Persistent: pf.persistent, IDPrefix: pf.idPrefix}
-	if err := req.Check(); err != nil {
-		var fe *ops.FieldError
-		switch {
-		case errors.Is(err, ops.ErrNeedsRate):
-			return req, usageErr("--count %d needs --rate: more than %d messages at once could flood the broker; pass --rate 1000/s to pace them, or --rate max to publish as fast as confirms allow", pf.count, ops.MaxUnpaced)
-		case errors.As(err, &fe):
-			return req, usageErr("--%s %v", fe.Field, fe.Err)
-		}
-		return req, usageErr("%v", err)
-	}
-	return req, nil
+	return ops.PublishInput{Delay: pf.delay, Rate: pf.rate, Body: pf.body, To: pf.to, ContentType: pf.contentType, IDPrefix: pf.idPrefix,
+		Headers: pf.headers, Count: pf.count, Persistent: pf.persistent}.Request()
 }
 
 func (v view) reportPublish(tr topology.Trace, r broker.PublishResult, asked int, took time.Duration) {
 	if v.json {
-		_ = writeJSON(v.Out, map[string]any{
-			"requested": asked, "confirmed": r.Confirmed, "returned": r.Returned, "nacked": r.Nacked, "failed": r.Failed,
-			"routing_key": tr.Key, "exchange": tr.Exchange, "target": tr.Target, "delay_ms": ms(tr.Delay),
-			"arrives_in": topology.FormatDelay(tr.Delay), "seconds": took.Seconds(),
-		})
+		_ = writeJSON(v.Out, ui.PublishJSON(tr, r, asked, took))
 		return
 	}
-	fmt.Fprintf(v.Out, "published %d of %d to %s with key %s: %d confirmed, %d returned, %d nacked, %d failed (%s)\n",
-		r.Confirmed, asked, tr.Exchange, tr.Key, r.Confirmed, r.Returned, r.Nacked, r.Failed, took.Round(time.Millisecond))
-	if r.Confirmed > 0 {
-		fmt.Fprintf(v.Out, "they reach %s in %s, after %s\n", tr.Target, topology.FormatDelay(tr.Delay), topology.Counted(len(tr.Hops), "rung", "rungs"))
-	}
+	fmt.Fprint(v.Out, ui.PublishText(tr, r, asked, took))
 }

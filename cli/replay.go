@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -133,9 +132,7 @@ func (e *env) replayReader() (ops.ReplayReader, error) {
 
 // warn prints each warning ops gave on stderr.
 func (v view) warn(warnings []string) {
-	for _, w := range warnings {
-		fmt.Fprintln(v.Err, "rungs: warning: "+w)
-	}
+	fmt.Fprint(v.Err, ui.WarningsText(warnings))
 }
 
 // replayInto is the ladder --to-ladder names, with the shape flags given,
@@ -165,38 +162,16 @@ func (v view) replayProgress() func(broker.MoveProgress) {
 			return
 		}
 		last = time.Now()
-		fmt.Fprintf(v.Err, "replay: %d moved, %d parked, %d kept, %.0f/s\n", p.Moved, p.Parked, p.Kept, p.Rate())
+		fmt.Fprintln(v.Err, ui.ReplayProgressLine(p))
 	}
 }
 
 func (v view) reportReplay(rf replayFlags, plan ops.ReplayPlan, res broker.MoveProgress) {
 	if v.json {
-		reasons := res.Reasons
-		if reasons == nil {
-			reasons = map[string]int{}
-		}
-		_ = writeJSON(v.Out, map[string]any{
-			"source": rf.from, "destination": plan.Describe, "moved": res.Moved, "parked": res.Parked, "kept": res.Kept,
-			"skipped": res.Skipped, "unknown": res.Unknown, "reconnects": res.Reconnects, "reasons": reasons,
-			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "rate": res.Rate(), "source_ready": res.SourceReady,
-		})
+		_ = writeJSON(v.Out, ui.ReplayReportJSON(res, rf.from, plan.Describe))
 		return
 	}
-	for _, l := range ui.ReplayReport(res, rf.from, plan.Describe, rf.park, "--where") {
-		fmt.Fprintln(v.Out, l)
-	}
-}
-
-// replayPreview is one message of a replay's dry run: whether it moves,
-// and where, or why it stays.
-type replayPreview struct {
-	Position   int      `json:"position"`
-	MessageID  string   `json:"message_id"`
-	Moves      bool     `json:"moves"`
-	Exchange   string   `json:"exchange,omitempty"`
-	RoutingKey string   `json:"routing_key,omitempty"`
-	Reaches    []string `json:"reaches,omitempty"`
-	Stays      string   `json:"stays,omitempty"`
+	fmt.Fprint(v.Out, ui.ReplayReportText(res, rf.from, plan.Describe, rf.park))
 }
 
 // dryRunReplay has the peek gate weigh the source, then ops preview the
@@ -219,34 +194,9 @@ func (e *env) dryRunReplay(ctx context.Context, plan ops.ReplayPlan) error {
 
 // printDryRun shows each previewed message's verdict.
 func (v view) printDryRun(source string, dry ops.ReplayDryRun) {
-	out := make([]replayPreview, 0, len(dry.Verdicts))
-	for _, p := range dry.Verdicts {
-		out = append(out, replayPreview(p))
-	}
 	if v.json {
-		_ = writeJSON(v.Out, map[string]any{"source": source, "ready": dry.Ready, "previewed": len(out), "dry_run": true, "messages": out})
+		_ = writeJSON(v.Out, ui.DryRunJSON(source, dry))
 		return
 	}
-	fmt.Fprintf(v.Out, "dry run: the first %d of %d ready message(s) of %s; nothing was moved\n", len(out), dry.Ready, source)
-	rows := make([][]string, 0, len(out))
-	for _, p := range out {
-		id := p.MessageID
-		if id == "" {
-			id = "-"
-		}
-		row := []string{fmt.Sprintf("#%d", p.Position+1), id}
-		if p.Moves {
-			dest := "→ " + broker.Route{Exchange: p.Exchange, RoutingKey: p.RoutingKey}.String()
-			if len(p.Reaches) > 0 {
-				dest += " (reaches " + strings.Join(p.Reaches, ", ") + ")"
-			}
-			row = append(row, dest)
-		} else {
-			row = append(row, "stays: "+p.Stays)
-		}
-		rows = append(rows, row)
-	}
-	for _, l := range ui.AlignRows(rows) {
-		fmt.Fprintln(v.Out, "  "+l)
-	}
+	fmt.Fprint(v.Out, ui.DryRunText(source, dry))
 }

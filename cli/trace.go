@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 func (e *env) traceCommand() *cobra.Command {
@@ -35,19 +33,18 @@ resting in a rung no longer shows them).`,
   rungs trace --ladder jobs --routing-key 0.0.1.0.1.orders.retry`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (len(args) == 1) == (key != "") {
-				return usageErr("trace needs a DELAY or --routing-key, not both")
+			in := ops.TraceInput{Args: args, Key: key, Dest: dest}
+			if err := in.Check(); err != nil {
+				return err
 			}
 			r, err := e.resolveLadderFrom(cmd.Context(), e.ladderSnapshot)
 			if err != nil {
 				return err
 			}
 			e.view().printLayoutNote(r)
-			req := ops.TraceRequest{Ladder: r.ladder, Dest: dest, Key: key}
-			if key == "" {
-				if req.Delay, err = topology.ParseDelay(args[0]); err != nil {
-					return usageErr("%v", err)
-				}
+			req, err := in.Request(r.ladder)
+			if err != nil {
+				return err
 			}
 			traced, err := ops.Trace(req, r.graph(), r.mgmtErr)
 			if err != nil {
@@ -75,63 +72,9 @@ resting in a rung no longer shows them).`,
 }
 
 func (v view) printTrace(tr topology.Trace, c ops.RouteCheck) {
-	l := tr.Ladder
-	fmt.Fprintln(v.Out, describe(l))
-	rounded := ""
-	if tr.Delay != tr.Requested {
-		rounded = fmt.Sprintf(" (%s rounded up to the %s unit)", topology.FormatDelay(tr.Requested), topology.FormatDelay(l.Unit))
-	}
-	fmt.Fprintf(v.Out, "delay    %s%s\n", topology.FormatDelay(tr.Delay), rounded)
-	fmt.Fprintf(v.Out, "key      %s\n", tr.Key)
-	if len(tr.BCC) > 0 {
-		fmt.Fprintf(v.Out, "BCC      %s   (header BCC: one key per hop, then delivery)\n", strings.Join(tr.BCC, "  "))
-	}
-	fmt.Fprintf(v.Out, "publish  to exchange %s\n", tr.Exchange)
-	w := table(v.Out)
-	fmt.Fprintln(w, "hop\tqueue\tttl\tenters\tleaves")
-	for i, h := range tr.Hops {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", i+1, h.Queue, topology.FormatDelay(h.TTL), topology.FormatDelay(h.Start), topology.FormatDelay(h.End))
-	}
-	fmt.Fprintf(w, "→\t%s\t\t%s\t\n", tr.Target, topology.FormatDelay(tr.Total()))
-	w.Flush()
-	switch {
-	case c.Err != nil:
-		fmt.Fprintf(v.Out, "BROKEN on the broker: %v\n", c.Err)
-	case c.Checked:
-		fmt.Fprintln(v.Out, "checked: the broker's bindings route it exactly this way")
-	default:
-		fmt.Fprintln(v.Out, c.Unchecked)
-	}
-}
-
-type jsonHop struct {
-	Level   int    `json:"level"`
-	Digit   int    `json:"digit"`
-	Queue   string `json:"queue"`
-	TTLMS   int64  `json:"ttl_ms"`
-	StartMS int64  `json:"start_ms"`
-	EndMS   int64  `json:"end_ms"`
+	ui.WriteTrace(v.Out, describe(tr.Ladder), tr, c)
 }
 
 func toJSONTrace(tr topology.Trace, c ops.RouteCheck) any {
-	hops := []jsonHop{}
-	for _, h := range tr.Hops {
-		hops = append(hops, jsonHop{h.Level, h.Digit, h.Queue, ms(h.TTL), ms(h.Start), ms(h.End)})
-	}
-	out := map[string]any{
-		"ladder": toJSONLadder(tr.Ladder), "requested_ms": ms(tr.Requested), "delay_ms": ms(tr.Delay),
-		"delay": topology.FormatDelay(tr.Delay), "routing_key": tr.Key, "exchange": tr.Exchange,
-		"destination": tr.Dest, "hops": hops, "target": tr.Target, "total_ms": ms(tr.Total()),
-		"checked": c.Checked,
-		// What a producer sets besides exchange and routing key: {} for
-		// layouts that route by the key alone, {"BCC": [...]} for direct.
-		"headers": map[string]any{},
-	}
-	if h := tr.Headers(); h != nil {
-		out["headers"] = h
-	}
-	if c.Err != nil {
-		out["broken"] = c.Err.Error()
-	}
-	return out
+	return ui.TraceJSON(tr, c, toJSONLadder(tr.Ladder))
 }

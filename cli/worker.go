@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +11,7 @@ import (
 	"github.com/rungs-dev/rungs/retry"
 	"github.com/rungs-dev/rungs/retry/demo"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 func (e *env) workerCommand() *cobra.Command {
@@ -120,58 +120,18 @@ func (e *env) workerLadder(ctx context.Context) (topology.Ladder, error) {
 }
 
 func describePolicy(p retry.Policy) string {
-	var d string
-	if len(p.Steps) > 0 {
-		steps := make([]string, len(p.Steps))
-		for i, s := range p.Steps {
-			steps[i] = topology.FormatDelay(s)
-		}
-		d = "steps " + strings.Join(steps, ", ")
-	} else {
-		m := p.Multiplier
-		if m == 0 {
-			m = retry.DefaultMultiplier
-		}
-		d = fmt.Sprintf("backoff %s ×%v up to %s", topology.FormatDelay(p.Initial), m, topology.FormatDelay(p.Max))
-	}
-	if p.Jitter > 0 {
-		d += fmt.Sprintf(" +%.0f%% jitter", p.Jitter*100)
-	}
-	return fmt.Sprintf("%s, %d attempts", d, p.MaxAttempts)
+	return ui.PolicyText(ui.RetryPolicy{Steps: p.Steps, Initial: p.Initial, Max: p.Max, Multiplier: p.Multiplier,
+		Jitter: p.Jitter, MaxAttempts: p.MaxAttempts, DefaultMultiply: retry.DefaultMultiplier})
 }
 
 // printJob prints one line per job handled (a JSON object with --json).
 func (v view) printJob(ev retry.Event) {
-	id := ev.Delivery.MessageID
-	if id == "" {
-		id = "job"
-	}
-	now := time.Now()
+	j := ui.Job{At: time.Now(), ID: ev.Delivery.MessageID, Attempt: ev.Attempt, Err: ev.Err, RetryErr: ev.RetryErr,
+		Action: ev.Outcome.Action.String(), Parked: ev.Outcome.Action == retry.Parked,
+		Delay: ev.Outcome.Delay, Key: ev.Outcome.Key, Queue: ev.Outcome.Queue}
 	if v.json {
-		line := map[string]any{"time": now.UTC().Format(time.RFC3339Nano), "job": id, "attempt": ev.Attempt, "ok": ev.Err == nil}
-		if ev.Err != nil {
-			line["error"] = ev.Err.Error()
-			line["action"] = ev.Outcome.Action.String()
-			line["delay_ms"] = ev.Outcome.Delay.Milliseconds()
-			line["routing_key"] = ev.Outcome.Key
-			line["queue"] = ev.Outcome.Queue
-		}
-		if ev.RetryErr != nil {
-			line["retry_error"] = ev.RetryErr.Error()
-		}
-		_ = writeJSON(v.Out, line)
+		_ = writeJSON(v.Out, ui.JobJSON(j))
 		return
 	}
-	var what string
-	switch {
-	case ev.RetryErr != nil:
-		what = fmt.Sprintf("failed: %v; could not retry it (%v), handed it back", ev.Err, ev.RetryErr)
-	case ev.Err == nil:
-		what = "ok"
-	case ev.Outcome.Action == retry.Parked:
-		what = fmt.Sprintf("failed: %v; parked in %s", ev.Err, ev.Outcome.Queue)
-	default:
-		what = fmt.Sprintf("failed: %v; retry in %s (key %s)", ev.Err, topology.FormatDelay(ev.Outcome.Delay), ev.Outcome.Key)
-	}
-	fmt.Fprintf(v.Out, "%s  %s  attempt %d  %s\n", now.Format("15:04:05.000"), id, ev.Attempt, what)
+	fmt.Fprintln(v.Out, ui.JobLine(j))
 }
