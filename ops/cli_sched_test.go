@@ -124,7 +124,6 @@ func TestPlanTeardown(t *testing.T) {
 	}
 }
 
-
 func TestContextSourceAndReadOnly(t *testing.T) {
 	env := map[string]string{"RUNGS_URL": "u", "RUNGS_MGMT_URL": "m", "RUNGS_VHOST": "v", "RUNGS_CONTEXT": "c", "RUNGS_CONFIG": "/f", "HOME": "/h"}
 	c := ContextSource(func(k string) string { return env[k] }, "/p", "prod")
