@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/ops"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // The config file and how a broker resolves from it (flag, environment,
@@ -87,7 +88,7 @@ func (v view) listContexts(c *ops.ConfigSource) error {
 		return err
 	}
 	if v.json {
-		return writeJSON(v.Out, map[string]any{"config": l.Path, "contexts": l.Contexts})
+		return writeJSON(v.Out, ui.ContextsJSON(l))
 	}
 	if err := v.printContexts(l); err != nil {
 		return err
@@ -98,28 +99,7 @@ func (v view) listContexts(c *ops.ConfigSource) error {
 	return nil
 }
 
-func (v view) printContexts(l ops.ContextList) error {
-	if len(l.Contexts) == 0 {
-		fmt.Fprintf(v.Out, "no contexts in %s\n", l.Path)
-		return nil
-	}
-	w := table(v.Out)
-	fmt.Fprintln(w, "\tcontext\turl\tvhost\tread-only\tpassword")
-	for _, c := range l.Contexts {
-		mark, ro, vh := "", "", c.Vhost
-		if c.Current {
-			mark = "*"
-		}
-		if c.ReadOnly {
-			ro = "yes"
-		}
-		if vh == "" {
-			vh = "(url's)"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, c.Name, c.URL, vh, ro, c.Credentials)
-	}
-	return w.Flush()
-}
+func (v view) printContexts(l ops.ContextList) error { return ui.WriteContexts(v.Out, l) }
 
 // useContext makes name the file's current context.
 func (e *env) useContext(name string) error {

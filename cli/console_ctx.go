@@ -14,21 +14,12 @@ import (
 // The config file, the timeout and --read-only do carry over: read-only
 // asked for on the command line stays on whatever the context says.
 func (e *env) connectContext(ctx context.Context, name string) (model.Backends, error) {
-	getenv := e.Getenv
-	conf := ops.ConfigSource{Getenv: func(k string) string {
-		switch k {
-		case "RUNGS_URL", "RUNGS_MGMT_URL", "RUNGS_VHOST", "RUNGS_CONTEXT":
-			return ""
-		}
-		return getenv(k)
-	}, PathFlag: e.conf.PathFlag, ContextFlag: name}
+	conf := ops.ContextSource(e.Getenv, e.conf.PathFlag, name)
 	cfg, err := conf.Resolve(ops.BrokerFlags{Timeout: e.opts.timeout})
 	if err != nil {
 		return model.Backends{}, err
 	}
-	if e.config().ReadOnly && e.opts.readOnly {
-		cfg.ReadOnly = true
-	}
+	cfg = ops.CarryReadOnly(cfg, e.config(), e.opts.readOnly)
 	x := &clients{cfg: cfg}
 	m, err := x.management()
 	if err != nil {

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -89,10 +87,8 @@ func (e *env) runMigrate(ctx context.Context, mf ops.MigrateInput) error {
 	if err != nil {
 		return err
 	}
-	if !mf.DryRun {
-		if err := ops.RefuseReadOnly(e.config(), "migrate"); err != nil {
-			return err
-		}
+	if err := mf.RefuseReadOnly(e.config()); err != nil {
+		return err
 	}
 	m, err := e.clients().management()
 	if err != nil {
@@ -105,8 +101,7 @@ func (e *env) runMigrate(ctx context.Context, mf ops.MigrateInput) error {
 	if mf.DryRun {
 		return e.dryRunMigrate(ctx, mf, mp, m)
 	}
-	what, word := describeMigrate(mp, mf.Limit)
-	if err := e.view().confirm(e.opts.yes, what, word); err != nil {
+	if err := e.view().confirm(e.opts.yes, mp.Question(mf.Limit), mp.Word()); err != nil {
 		return err
 	}
 	conn, err := e.clients().amqp(ctx)
@@ -118,20 +113,6 @@ func (e *env) runMigrate(ctx context.Context, mf ops.MigrateInput) error {
 	e.view().endBar(bar != nil)
 	e.view().reportMigrate(mp, res)
 	return mp.Outcome(res, err, ctx.Err() != nil)
-}
-
-// describeMigrate is the confirmation's text, and the word to type.
-func describeMigrate(mp ops.MigratePlan, limit int) (what, word string) {
-	if mp.Group != nil {
-		return fmt.Sprintf("migrate about %d message(s) from the %d delay queue(s) of %s\n  into %s;\n  messages it cannot take go to %s",
-			mp.Ready, len(mp.Rungs), mp.Source(), describe(mp.Migration.To), mp.Park), mp.Group.Name
-	}
-	what = fmt.Sprintf("migrate about %d message(s) in flight from %s\n  into %s;\n  messages it cannot take go to %s",
-		mp.Ready, describe(mp.Migration.From), describe(mp.Migration.To), mp.Park)
-	if limit > 0 {
-		what += fmt.Sprintf(" (at most %d messages)", limit)
-	}
-	return what, mp.Migration.From.Name
 }
 
 // migrateReader bounds each request of a migration's reads by --timeout:
@@ -154,16 +135,8 @@ func (v view) migrateBar(mp ops.MigratePlan) func(i int, queue string, done ops.
 	if !v.Interactive || v.json || mp.Group != nil {
 		return nil
 	}
-	total := int(mp.Ready)
 	return func(i int, queue string, done ops.MigrateResult, p broker.MoveProgress) {
-		n := done.Moved + done.Parked + p.Moved + p.Parked
-		line := fmt.Sprintf("migrate %s %d/%d  rung %d/%d %s  moved %d · parked %d · %s/s",
-			textBar(n, total, 24), n, total, i+1, len(mp.Rungs), queue,
-			done.Moved+p.Moved, done.Parked+p.Parked, topology.FormatRate(p.Rate()))
-		if w := v.width(); len(line) > w-1 {
-			line = line[:w-1]
-		}
-		fmt.Fprintf(v.Err, "\r%-*s", v.width()-1, line)
+		fmt.Fprint(v.Err, ui.MigrateProgressText(mp, i, queue, done, p, v.width()))
 	}
 }
 
@@ -174,96 +147,20 @@ func (v view) endBar(drawn bool) {
 	}
 }
 
-// textBar is [#####-----], w cells inside the brackets; more than total
-// (messages that moved between rungs while they were drained) fills it.
-func textBar(n, total, w int) string {
-	fill := w
-	if total > 0 && n < total {
-		fill = n * w / total
-	}
-	return "[" + strings.Repeat("#", fill) + strings.Repeat("-", w-fill) + "]"
-}
+// textBar is ui.HashBar, kept for the tests that pin its cells.
+func textBar(n, total, w int) string { return ui.HashBar(n, total, w) }
 
-// reportMigrate says what a migration did, per rung (or delay queue) and
-// in all.
+// reportMigrate says what a migration did.
 func (v view) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
 	if v.json {
-		type jsonRung struct {
-			Queue   string `json:"queue"`
-			Moved   int    `json:"moved"`
-			Parked  int    `json:"parked"`
-			Stayed  int    `json:"stayed"`
-			Unknown int    `json:"unknown"`
-			Left    int    `json:"left"`
-			Stopped string `json:"stopped"`
-		}
-		rungs := make([]jsonRung, 0, len(res.Rungs))
-		for _, r := range res.Rungs {
-			rungs = append(rungs, jsonRung{r.Queue, r.Moved, r.Parked, r.Stayed, r.Unknown, r.Left, r.Stopped})
-		}
-		out := map[string]any{
-			"to": toJSONLadder(mp.Migration.To), "park": mp.Park,
-			"moved": res.Moved, "parked": res.Parked, "stayed": res.Stayed, "unknown": res.Unknown,
-			"reconnects": res.Reconnects, "reasons": res.Reasons, "rungs": rungs,
-			"stopped": res.Stopped, "seconds": res.Elapsed.Seconds(), "held_elsewhere": heldElsewhere(res),
-		}
-		if mp.Group != nil {
-			out["from_delays"] = mp.Source()
-		} else {
-			out["from"] = toJSONLadder(mp.Migration.From)
-		}
-		_ = writeJSON(v.Out, out)
+		_ = writeJSON(v.Out, ui.MigrateJSON(mp, res, jsonLadderOf))
 		return
 	}
-	column := "rung"
-	if mp.Group != nil {
-		column = "queue"
-		fmt.Fprintf(v.Out, "migrated %d message(s) from the delay queues of %s into %s %q in %s; stopped: %s\n",
-			res.Moved, mp.Source(), mp.Migration.To.Layout, mp.Migration.To.Name, res.Elapsed.Round(time.Millisecond), res.Stopped)
-	} else {
-		rate := 0.0
-		if s := res.Elapsed.Seconds(); s > 0 {
-			rate = float64(res.Moved+res.Parked) / s
-		}
-		fmt.Fprintf(v.Out, "migrated %d message(s) from %s %q into %s %q in %s (%.0f/s); stopped: %s\n",
-			res.Moved, mp.Migration.From.Layout, mp.Migration.From.Name, mp.Migration.To.Layout, mp.Migration.To.Name, res.Elapsed.Round(time.Millisecond), rate, res.Stopped)
-	}
-	w := table(v.Out)
-	fmt.Fprintf(w, "  %s\tmoved\tparked\tstayed\tleft\n", column)
-	for _, r := range res.Rungs {
-		left := "?"
-		if r.Left >= 0 {
-			left = fmt.Sprint(r.Left)
-		}
-		note := ""
-		if mp.Group == nil && r.Stopped != "" && r.Stopped != broker.StopEmpty {
-			note = "\tstopped: " + r.Stopped
-		}
-		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%s%s\n", r.Queue, r.Moved, r.Parked, r.Stayed, left, note)
-	}
-	fmt.Fprintf(w, "  total\t%d\t%d\t%d\n", res.Moved, res.Parked, res.Stayed)
-	_ = w.Flush()
-	if res.Parked > 0 {
-		fmt.Fprintf(v.Out, "  %d parked in %s, the reason in x-rungs-reason\n", res.Parked, mp.Park)
-	}
-	if res.Unknown > 0 || res.Reconnects > 0 {
-		fmt.Fprintf(v.Out, "  %d possibly duplicated (in flight when the connection dropped %s)\n", res.Unknown, topology.Counted(res.Reconnects, "time", "times"))
-	}
-	for _, l := range ui.ReasonLines(res.Reasons) {
-		fmt.Fprintln(v.Out, l)
-	}
-	for _, l := range res.HeldElsewhere() {
-		fmt.Fprintln(v.Out, "  warning: "+l)
-	}
+	ui.WriteMigrate(v.Out, mp, res)
 }
 
-// heldElsewhere is res.HeldElsewhere for --json: an empty list, not null.
-func heldElsewhere(res ops.MigrateResult) []string {
-	if l := res.HeldElsewhere(); l != nil {
-		return l
-	}
-	return []string{}
-}
+// jsonLadderOf is toJSONLadder as ui's JSON shapers take it.
+func jsonLadderOf(l topology.Ladder) any { return toJSONLadder(l) }
 
 // dryRunMigrate peeks at the head of each rung and says where each message
 // would go.
@@ -283,41 +180,9 @@ func (e *env) dryRunMigrate(ctx context.Context, mf ops.MigrateInput, mp ops.Mig
 // writeMigratePreview shows a dry run: per rung (or delay queue), where
 // each of its first messages would go.
 func (v view) writeMigratePreview(mp ops.MigratePlan, out []ops.MigrateRungPreview) error {
-	if mp.Group != nil {
-		return v.writeDelaysPreview(mp, out)
-	}
 	if v.json {
-		return writeJSON(v.Out, map[string]any{"dry_run": true, "from": toJSONLadder(mp.Migration.From), "to": toJSONLadder(mp.Migration.To), "park": mp.Park, "rungs": out})
+		return writeJSON(v.Out, ui.MigratePreviewJSON(mp, out, jsonLadderOf))
 	}
-	fmt.Fprintf(v.Out, "dry run: nothing was moved\n  from %s\n  into %s\n", describe(mp.Migration.From), describe(mp.Migration.To))
-	for _, rp := range out {
-		head := fmt.Sprintf("%s (%s): %d ready", rp.Queue, topology.FormatDelay(time.Duration(rp.TTLMS)*time.Millisecond), rp.Ready)
-		switch {
-		case rp.Skipped != "":
-			fmt.Fprintf(v.Out, "%s; not previewed: %s\n", head, rp.Skipped)
-			continue
-		case rp.Ready == 0 && len(rp.Messages) == 0:
-			continue
-		}
-		fmt.Fprintf(v.Out, "%s, the first %d:\n", head, len(rp.Messages))
-		w := table(v.Out)
-		for i, m := range rp.Messages {
-			est := rp.Estimates[i]
-			was := "?"
-			if est.Rung.Queue != "" {
-				was = fmt.Sprintf("%s, ≥%s spent (%s)", topology.FormatDelay(est.Total), topology.FormatDelay(est.Spent.Truncate(time.Millisecond)), est.Basis)
-			}
-			fmt.Fprintf(w, "  #%d\t%s\t%s\t%s\n", m.Position+1, orDash(m.MessageID), was, previewWhereText(m))
-		}
-		_ = w.Flush()
-	}
+	ui.WriteMigratePreview(v.Out, mp, out)
 	return nil
-}
-
-// previewWhereText is where a previewed message would go.
-func previewWhereText(m ops.MigrateMessagePreview) string {
-	if m.Park != "" {
-		return "→ park: " + m.Park
-	}
-	return fmt.Sprintf("→ %s via %s key %s → %s", topology.FormatDelay(time.Duration(m.TargetDelayMS)*time.Millisecond), m.Exchange, m.RoutingKey, m.Target)
 }

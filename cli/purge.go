@@ -41,10 +41,7 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ask := ops.PurgeAsk{Vhost: e.vhost(), Ladder: e.opts.ladder.query()}
-	if len(args) == 1 {
-		ask.Queue = args[0]
-	}
+	ask := ops.PurgeAsk{Vhost: e.vhost(), Ladder: e.opts.ladder.query()}.WithArgs(args)
 	ask.Version, _ = e.clients().brokerVersion(ctx) // unknown: only ready messages are counted
 	plan, err := ops.Purge(ctx, insp, ask)
 	if err != nil {
@@ -59,7 +56,7 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	}
 	res, err := plan.Run(ctx, conn, nil)
 	if err != nil {
-		return fmt.Errorf("purge %s (after %d messages from earlier queues): %w", res.Failed, res.Purged, err)
+		return res.Failure(err)
 	}
 	if e.opts.json {
 		return writeJSON(e.Out, map[string]any{"queues": res.Queues, "purged": res.Purged})

@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
-	"github.com/rungs-dev/rungs/topology"
 	"github.com/rungs-dev/rungs/ui"
 )
 
@@ -159,141 +157,15 @@ func (v view) scanBar() func(ops.ScanProgress) {
 	if !v.Interactive || v.json {
 		return nil
 	}
-	return func(p ops.ScanProgress) {
-		if p.Done {
-			return
-		}
-		fmt.Fprintf(v.Err, "\r\033[Kscanning %s %s %s/%s read, %s matched, rung %d of %d",
-			textBar(p.Seen, max(p.Total, 1), 24), fmt.Sprintf("%3.0f%%", 100*p.Fraction()),
-			topology.FormatCount(int64(p.Seen)), topology.FormatCount(int64(p.Total)), topology.FormatCount(int64(p.Matched)), p.Index+1, p.Rungs)
-	}
-}
-
-// jsonScheduled is one message in --json.
-type jsonScheduled struct {
-	Rung          string `json:"rung"`
-	Position      int    `json:"position"`
-	Dest          string `json:"dest"`
-	DelayMS       int64  `json:"delay_ms"`
-	RoutingKey    string `json:"routing_key"`
-	MessageID     string `json:"message_id"`
-	CorrelationID string `json:"correlation_id"`
-	TaskID        string `json:"task_id,omitempty"`
-	// StackedPrefixes counts the older delay prefixes a Celery key carries.
-	StackedPrefixes int    `json:"stacked_prefixes,omitempty"`
-	Due             string `json:"due"`
-	DueLatest       string `json:"due_latest"`
-	Exact           bool   `json:"exact"`
-	LeftMS          int64  `json:"left_ms"`
-	Basis           string `json:"basis"`
-	Why             string `json:"why,omitempty"`
-	Preview         string `json:"preview"`
-	BodyBytes       int    `json:"body_bytes"`
-}
-
-type jsonHorizons struct {
-	Minute int `json:"minute"`
-	Hour   int `json:"hour"`
-	Day    int `json:"day"`
-	Later  int `json:"later"`
+	return func(p ops.ScanProgress) { fmt.Fprint(v.Err, ui.ScanProgressText(p)) }
 }
 
 func (v view) printScheduled(plan ops.ScanPlan, res ops.ScanResult, action string) {
-	now := time.Now()
-	est := res.FromDepths
 	if v.json {
-		msgs := make([]jsonScheduled, 0, len(res.Messages))
-		for _, m := range res.Messages {
-			msgs = append(msgs, jsonScheduled{
-				Rung: m.Rung, Position: m.Position, Dest: m.Dest, DelayMS: ms(m.Delay), RoutingKey: m.RoutingKey,
-				MessageID: m.MessageID, CorrelationID: m.CorrelationID, TaskID: m.TaskID, StackedPrefixes: m.Stacked,
-				Due: m.Earliest.UTC().Format(time.RFC3339Nano), DueLatest: m.Latest.UTC().Format(time.RFC3339Nano), Exact: m.Exact,
-				LeftMS: ms(m.Left(now)), Basis: string(m.Basis), Why: m.Why, Preview: m.Preview, BodyBytes: m.BodyBytes,
-			})
-		}
-		bases := map[string]int{}
-		for k, n := range res.Bases {
-			bases[string(k)] = n
-		}
-		out := map[string]any{
-			"ladder": res.Ladder.Name, "layout": res.Ladder.Layout, "vhost": res.Ladder.Vhost, "filter": plan.Filter.String(),
-			"seen": res.Seen, "recounted": res.Recounted, "matched": res.Matched, "foreign": res.Foreign, "stacked_keys": res.Stacked, "bases": bases,
-			"horizons":             jsonHorizons(res.Horizons),
-			"horizons_from_depths": jsonHorizons(est),
-			"held_ms":              ms(res.Held), "elapsed_ms": ms(res.Elapsed), "messages": msgs,
-		}
-		if action != "" {
-			out["dry_run"], out["action"] = true, action
-		}
-		_ = writeJSON(v.Out, out)
+		_ = writeJSON(v.Out, ui.ScheduledJSON(plan, res, action, time.Now()))
 		return
 	}
-	l := res.Ladder
-	head := fmt.Sprintf("%s: %s in flight, %s match %s", describeShort(l), topology.FormatCount(int64(res.Seen)), topology.FormatCount(int64(res.Matched)), plan.Filter)
-	if action != "" {
-		head = fmt.Sprintf("dry run: would %s %s message(s) of %s (%s); nothing was changed", action, topology.FormatCount(int64(res.Matched)), l.Name, plan.Filter)
-	}
-	fmt.Fprintln(v.Out, head)
-	h := res.Horizons
-	fmt.Fprintf(v.Out, "due  next minute %s · next hour %s · next day %s · later %s   (estimate from depths: %s · %s · %s · %s)\n",
-		topology.FormatCount(int64(h.Minute)), topology.FormatCount(int64(h.Hour)), topology.FormatCount(int64(h.Day)), topology.FormatCount(int64(h.Later)),
-		topology.FormatCount(int64(est.Minute)), topology.FormatCount(int64(est.Hour)), topology.FormatCount(int64(est.Day)), topology.FormatCount(int64(est.Later)))
-	fmt.Fprintf(v.Out, "read in %s; a rung was held at most %s\n", topology.FormatSpan(res.Elapsed.Round(time.Millisecond)), topology.FormatSpan(res.Held.Round(time.Millisecond)))
-	if res.Recounted > 0 {
-		fmt.Fprintf(v.Out, "%s message(s) moved down the ladder while it was read and were counted once, in the rung they left\n", topology.FormatCount(int64(res.Recounted)))
-	}
-	if res.Foreign > 0 {
-		fmt.Fprintf(v.Out, "%s message(s) carry a routing key of no path of %s and were left out\n", topology.FormatCount(int64(res.Foreign)), l.Name)
-	}
-	if note := res.StackedNote(); note != "" {
-		fmt.Fprintln(v.Out, "warning: "+note)
-	}
-	if len(res.Messages) == 0 {
-		return
-	}
-	if len(res.Messages) < res.Matched {
-		fmt.Fprintf(v.Out, "the %d earliest due:\n", len(res.Messages))
-	}
-	rows := [][]string{{"DUE (UTC)", "LEFT", "BASIS", "RUNG", "DEST", "MESSAGE-ID", "CORRELATION-ID", "BODY"}}
-	for _, m := range res.Messages {
-		id := m.MessageID
-		if m.TaskID != "" {
-			id = m.TaskID
-		}
-		rows = append(rows, []string{dueText(m), topology.FormatDelay(m.Left(now).Round(time.Second)), string(m.Basis), m.Rung, dashed(m.Dest), dashed(id), dashed(m.CorrelationID), clip(m.Preview, 30)})
-	}
-	for _, line := range ui.AlignRows(rows) {
-		fmt.Fprintln(v.Out, strings.TrimRight(line, " "))
-	}
-}
-
-// dueText names one time for an exact due, a window otherwise.
-func dueText(m ops.ScheduledMessage) string {
-	const layout = "2006-01-02 15:04:05"
-	if m.Exact {
-		return m.Earliest.UTC().Format(layout)
-	}
-	return m.Earliest.UTC().Format(layout) + " … " + m.Latest.UTC().Format("15:04:05")
-}
-
-func dashed(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-func describeShort(l topology.Ladder) string {
-	return fmt.Sprintf("%s ladder %s (%s unit, %s)", l.Layout, l.Name, topology.FormatDelay(l.Unit), l.QueueType)
+	ui.WriteScheduled(v.Out, plan, res, action, time.Now())
 }
 
 func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.Action) error {
@@ -330,39 +202,16 @@ func (v view) actionBar(a ops.Action) func(ops.ActionProgress) {
 			return
 		}
 		last = time.Now()
-		acted := p.Result.Acted + p.Move.Moved + p.Move.Parked + p.Move.Dropped
-		fmt.Fprintf(v.Err, "\r\033[K%s: rung %d of %d (%s): %s done, %s left in place", a, p.Index+1, p.Rungs, p.Rung,
-			topology.FormatCount(int64(acted)), topology.FormatCount(int64(p.Result.Left+p.Move.Skipped)))
+		fmt.Fprint(v.Err, ui.ActionProgressText(a, p))
 	}
 }
 
 func (v view) reportAction(p ops.ActionPlan, res ops.ActionResult) {
-	verb := map[ops.Action]string{ops.ActCancel: "parked in " + p.Park, ops.ActDiscard: "discarded", ops.ActReschedule: "rescheduled", ops.ActFire: "fired"}[p.Action]
 	if v.json {
-		reasons := res.Reasons
-		if reasons == nil {
-			reasons = map[string]int{}
-		}
-		_ = writeJSON(v.Out, map[string]any{
-			"ladder": p.Scan.Ladder.Name, "action": string(p.Action), "filter": p.Scan.Filter.String(), "park": p.Park,
-			"acted": res.Acted, "left": res.Left, "kept": res.Kept, "possible_duplicates": res.Unknown, "reconnects": res.Reconnects,
-			"reasons": reasons, "held_ms": ms(res.Held), "elapsed_ms": ms(res.Elapsed),
-		})
+		_ = writeJSON(v.Out, ui.ActionJSON(p, res))
 		return
 	}
-	fmt.Fprintf(v.Out, "%s message(s) %s; %s left in place (held at most %s); %s\n", topology.FormatCount(int64(res.Acted)), verb,
-		topology.FormatCount(int64(res.Left)), topology.FormatSpan(res.Held.Round(time.Millisecond)), topology.FormatSpan(res.Elapsed.Round(time.Millisecond)))
-	if res.Unknown > 0 {
-		fmt.Fprintf(v.Out, "%d possible duplicate(s): copies confirmed whose original may have stayed (they carry x-rungs-replay-id)\n", res.Unknown)
-	}
-	for k, n := range res.Reasons {
-		if k != ops.CancelReason {
-			fmt.Fprintf(v.Out, "  %d stayed: %s\n", n, k)
-		}
-	}
-	if p.Action == ops.ActCancel && res.Acted > 0 {
-		fmt.Fprintf(v.Out, "undo: rungs replay --from %s --to-origin\n", p.Park)
-	}
+	ui.WriteAction(v.Out, p, res)
 }
 
 const scheduledLong = `scheduled lists the messages waiting in a ladder's rungs, ordered by when

@@ -6,9 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
-	"github.com/rungs-dev/rungs/topology"
 )
 
 func (e *env) teardownCommand() *cobra.Command {
@@ -36,31 +34,24 @@ func (e *env) runTeardown(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.snap != nil && !r.discovered {
-		return fmt.Errorf("%s; nothing was deleted", e.opts.ladder.noLadder(r))
+	plan, err := ops.PlanTeardown(ops.TeardownAsk{Ladder: r.ladder, Snap: r.snap, Found: r.discovered, NotFound: e.opts.ladder.noLadder(r)})
+	if err != nil {
+		return err
 	}
-	l := r.ladder
-	var inFlight int64
-	if r.snap != nil {
-		// Judged on its own, without history: only the count matters here.
-		inFlight = health.NewReport([]topology.Found{{Ladder: l}}, *r.snap, health.Watch{}).Ladders[0].Totals.InFlight
-	}
-	plan := l.Plan()
-	what := fmt.Sprintf("teardown %s: delete %d queues and %d exchanges; %d message(s) in flight will be lost",
-		describe(l), len(plan.Queues), len(plan.Exchanges), inFlight)
-	if err := e.view().confirm(e.opts.yes, what, l.Name); err != nil {
+	l := plan.Ladder
+	if err := e.view().confirm(e.opts.yes, plan.Question(), l.Name); err != nil {
 		return err
 	}
 	conn, err := e.clients().amqp(ctx)
 	if err != nil {
 		return err
 	}
-	if err := conn.Teardown(ctx, plan); err != nil {
-		return fmt.Errorf("teardown %s: %w", l.Name, err)
+	if err := conn.Teardown(ctx, plan.Plan); err != nil {
+		return plan.Failure(err)
 	}
 	if e.opts.json {
-		return writeJSON(e.Out, map[string]any{"ladder": toJSONLadder(l), "deleted_queues": len(plan.Queues), "deleted_exchanges": len(plan.Exchanges)})
+		return writeJSON(e.Out, map[string]any{"ladder": toJSONLadder(l), "deleted_queues": len(plan.Plan.Queues), "deleted_exchanges": len(plan.Plan.Exchanges)})
 	}
-	fmt.Fprintf(e.Out, "deleted %s: %d queues, %d exchanges\n", l.Name, len(plan.Queues), len(plan.Exchanges))
+	fmt.Fprintf(e.Out, "deleted %s: %d queues, %d exchanges\n", l.Name, len(plan.Plan.Queues), len(plan.Plan.Exchanges))
 	return nil
 }
