@@ -1,0 +1,59 @@
+package ops
+
+import "github.com/rungs-dev/rungs/topology"
+
+// DriftCheck is a plan compared with what the broker holds: plan gates a
+// deploy on it, apply verifies what it declared with it.
+type DriftCheck struct {
+	// Checked is false when the broker could not be read (Err says why):
+	// no drift is then no evidence of a match.
+	Checked bool
+	Err     error
+	Drift   []topology.Drift
+}
+
+// CheckDrift compares plan with snap, the broker as read; a nil snap was
+// not read, and err says why.
+func CheckDrift(plan topology.Plan, snap *topology.Snapshot, err error) DriftCheck {
+	if snap == nil {
+		return DriftCheck{Err: err}
+	}
+	return DriftCheck{Checked: true, Drift: topology.Diff(plan, *snap)}
+}
+
+// ErrText is why the broker was not read, "" when it was (or no reason is
+// known).
+func (c DriftCheck) ErrText() string {
+	if c.Err == nil {
+		return ""
+	}
+	return c.Err.Error()
+}
+
+// PlanExit is how `rungs plan` ends: a plan it could not check is an
+// error, not a match, so that a deploy gated on it stops.
+func (c DriftCheck) PlanExit() int {
+	if !c.Checked {
+		return ExitError
+	}
+	return c.ApplyExit()
+}
+
+// ApplyExit is how `rungs apply` ends: what it declared is there, or it
+// drifts; a verification the management API could not make is only a
+// warning, since the declarations themselves succeeded.
+func (c DriftCheck) ApplyExit() int {
+	if len(c.Drift) > 0 {
+		return ExitDrift
+	}
+	return ExitOK
+}
+
+// VerifyApplied compares what apply declared with snap, the broker read
+// after it; err is why it could not be read.
+func VerifyApplied(plan topology.Plan, snap topology.Snapshot, err error) DriftCheck {
+	if err != nil {
+		return CheckDrift(plan, nil, err)
+	}
+	return CheckDrift(plan, &snap, nil)
+}

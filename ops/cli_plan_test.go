@@ -1,0 +1,59 @@
+package ops
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/rungs-dev/rungs/topology"
+)
+
+func TestCheckDrift(t *testing.T) {
+	l, err := topology.Ladder{Name: "d", Layout: "prefix", Unit: 1e9, Levels: 3, Radix: 2}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := l.Plan()
+	down := errors.New("connection refused")
+	empty := topology.Snapshot{}
+	tests := []struct {
+		name       string
+		snap       *topology.Snapshot
+		err        error
+		checked    bool
+		drift      bool
+		errText    string
+		plan, appl int
+	}{
+		{"unread", nil, down, false, false, "connection refused", ExitError, ExitOK},
+		{"unread without a reason", nil, nil, false, false, "", ExitError, ExitOK},
+		{"nothing declared", &empty, nil, true, true, "", ExitDrift, ExitDrift},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := CheckDrift(plan, tt.snap, tt.err)
+			if c.Checked != tt.checked || (len(c.Drift) > 0) != tt.drift || c.ErrText() != tt.errText {
+				t.Fatalf("CheckDrift = %+v", c)
+			}
+			if c.PlanExit() != tt.plan || c.ApplyExit() != tt.appl {
+				t.Fatalf("exits %d %d, want %d %d", c.PlanExit(), c.ApplyExit(), tt.plan, tt.appl)
+			}
+		})
+	}
+	if c := (DriftCheck{Checked: true}); c.PlanExit() != ExitOK || c.ApplyExit() != ExitOK {
+		t.Fatalf("a match exits %d %d", c.PlanExit(), c.ApplyExit())
+	}
+}
+
+func TestVerifyApplied(t *testing.T) {
+	l, err := topology.Ladder{Name: "d", Layout: "prefix", Unit: 1e9, Levels: 3, Radix: 2}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := l.Plan()
+	if c := VerifyApplied(plan, topology.Snapshot{}, errors.New("down")); c.Checked || c.ErrText() != "down" || c.ApplyExit() != ExitOK {
+		t.Fatalf("unread: %+v", c)
+	}
+	if c := VerifyApplied(plan, topology.Snapshot{}, nil); !c.Checked || len(c.Drift) == 0 || c.ApplyExit() != ExitDrift {
+		t.Fatalf("read: %+v", c)
+	}
+}

@@ -1,0 +1,83 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+// PlanText is `rungs plan`'s text before the drift: the ladder, what its
+// plan declares, what another radix would cost and, with objects, every
+// object of the plan.
+func PlanText(l topology.Ladder, plan topology.Plan, objects bool) string {
+	var b strings.Builder
+	fmt.Fprintln(&b, l.Describe())
+	fmt.Fprintf(&b, "  %s, %s, %s; a random delay takes %.1f hops on average, %d at most\n",
+		topology.Counted(len(plan.Exchanges), "exchange", "exchanges"), topology.Counted(len(plan.Queues), "queue", "queues"),
+		topology.Counted(len(plan.Bindings), "binding", "bindings"), l.MeanHops(), l.Levels)
+	if len(l.RadixCosts()) > 1 { // prefix and direct: the radix is a choice
+		WriteRadixCosts(&b, l)
+	}
+	if objects {
+		w := TextTable(&b)
+		for _, x := range plan.Exchanges {
+			fmt.Fprintf(w, "  exchange\t%s\t%s\t%s\n", x.Name, x.Type, x.Args)
+		}
+		for _, q := range plan.Queues {
+			fmt.Fprintf(w, "  queue\t%s\t\t%s\n", q.Name, q.Args)
+		}
+		for _, bd := range plan.Bindings {
+			fmt.Fprintf(w, "  binding\t%s\t→ %s\t[%s]\n", bd.Source, bd.Destination, bd.RoutingKey)
+		}
+		w.Flush()
+	}
+	return b.String()
+}
+
+// WriteRadixCosts shows what the same range costs in each radix: a higher
+// radix means fewer, cheaper hops (docs/benchmarks measures it) for more
+// queues.
+func WriteRadixCosts(out io.Writer, l topology.Ladder) {
+	w := TextTable(out)
+	fmt.Fprintln(w, "  radix\tlevels\trungs\tbindings\tmean hops\tmax hops\t")
+	for _, c := range l.RadixCosts() {
+		mark := ""
+		if c.Radix == l.Radix {
+			mark = "← this ladder"
+		}
+		fmt.Fprintf(w, "  %d\t%d\t%d\t%d\t%.1f\t%d\t%s\n", c.Radix, c.Levels, c.Cost.Rungs, c.Cost.Bindings, c.Cost.MeanHops, c.Cost.MaxHops, mark)
+	}
+	w.Flush()
+}
+
+// DriftText lists how the broker differs from a plan.
+func DriftText(ds []topology.Drift) string {
+	if len(ds) == 0 {
+		return "drift: none, the broker matches the plan\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "drift: %d difference(s)\n", len(ds))
+	for _, d := range ds {
+		fmt.Fprintln(&b, "  "+d.String())
+	}
+	return b.String()
+}
+
+// PlanDriftText is the end of `rungs plan`'s text: the drift for the
+// output, or for the error stream why it was not checked.
+func PlanDriftText(c ops.DriftCheck) (out, errs string) {
+	if !c.Checked {
+		return "", fmt.Sprintf("rungs: could not read the broker, drift not checked: %v\n", c.Err)
+	}
+	return DriftText(c.Drift), ""
+}
+
+// AppliedText is what `rungs apply` declared, before its verification.
+func AppliedText(l topology.Ladder, res broker.ApplyResult) string {
+	return fmt.Sprintf("applied %s\n  %s, %s, %s declared\n", l.Describe(),
+		topology.Counted(res.Exchanges, "exchange", "exchanges"), topology.Counted(res.Queues, "queue", "queues"), topology.Counted(res.Bindings, "binding", "bindings"))
+}

@@ -1,0 +1,104 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/ops"
+	"github.com/rungs-dev/rungs/topology"
+)
+
+func planLadder(t *testing.T, layout string, radix int) topology.Ladder {
+	t.Helper()
+	l, err := topology.Ladder{Name: "jobs", Vhost: "/", Layout: layout, Unit: time.Second, Levels: 2, Radix: radix}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestPlanText(t *testing.T) {
+	prefix, suffix := planLadder(t, "prefix", 2), planLadder(t, "suffix", 2)
+	tests := []struct {
+		name    string
+		l       topology.Ladder
+		objects bool
+		has     []string
+		hasNot  []string
+	}{
+		{"prefix shows the radix choice", prefix, false, []string{prefix.Describe() + "\n", "  radix  levels", "← this ladder", "hops on average, 2 at most\n"}, []string{"  exchange  "}},
+		{"suffix has no radix choice", suffix, false, []string{suffix.Describe() + "\n"}, []string{"radix  levels"}},
+		{"objects", prefix, true, []string{"  exchange  ", "  queue  ", "  binding  ", "→ "}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PlanText(tt.l, tt.l.Plan(), tt.objects)
+			for _, s := range tt.has {
+				if !strings.Contains(got, s) {
+					t.Errorf("no %q in\n%s", s, got)
+				}
+			}
+			for _, s := range tt.hasNot {
+				if strings.Contains(got, s) {
+					t.Errorf("%q in\n%s", s, got)
+				}
+			}
+			if strings.HasPrefix(got, "  ") || !strings.HasSuffix(got, "\n") || strings.Contains(got, " \n") {
+				t.Errorf("layout:\n%q", got)
+			}
+		})
+	}
+}
+
+func TestPlanDriftText(t *testing.T) {
+	d := topology.Drift{Kind: "missing", Object: "queue", Name: "jobs.rung.00"}
+	tests := []struct {
+		name      string
+		c         ops.DriftCheck
+		out, errs string
+	}{
+		{"unchecked", ops.DriftCheck{Err: errors.New("refused")}, "", "rungs: could not read the broker, drift not checked: refused\n"},
+		{"match", ops.DriftCheck{Checked: true}, "drift: none, the broker matches the plan\n", ""},
+		{"drift", ops.DriftCheck{Checked: true, Drift: []topology.Drift{d}}, "drift: 1 difference(s)\n  " + d.String() + "\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs := PlanDriftText(tt.c)
+			if out != tt.out || errs != tt.errs {
+				t.Fatalf("got %q %q, want %q %q", out, errs, tt.out, tt.errs)
+			}
+		})
+	}
+}
+
+func TestAppliedText(t *testing.T) {
+	l := planLadder(t, "suffix", 2)
+	got := AppliedText(l, broker.ApplyResult{Exchanges: 1, Queues: 2, Bindings: 3})
+	want := "applied " + l.Describe() + "\n  1 exchange, 2 queues, 3 bindings declared\n"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestPlanObjectsJSON(t *testing.T) {
+	x, q, b := PlanObjectsJSON(topology.Plan{})
+	if x != nil || q != nil || b != nil {
+		t.Fatal("an empty plan's objects are null")
+	}
+	l := planLadder(t, "prefix", 2)
+	x, q, b = PlanObjectsJSON(l.Plan())
+	if len(x) == 0 || len(q) == 0 || len(b) == 0 {
+		t.Fatalf("objects %d %d %d", len(x), len(q), len(b))
+	}
+	for _, e := range x {
+		if e.Args == nil {
+			t.Fatalf("exchange %s has null arguments", e.Name)
+		}
+	}
+	if ArgsJSON(nil) == nil || len(ArgsJSON(topology.Args{"x": 1})) != 1 {
+		t.Fatal("ArgsJSON")
+	}
+}
