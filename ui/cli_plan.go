@@ -81,3 +81,41 @@ func AppliedText(l topology.Ladder, res broker.ApplyResult) string {
 	return fmt.Sprintf("applied %s\n  %s, %s, %s declared\n", l.Describe(),
 		topology.Counted(res.Exchanges, "exchange", "exchanges"), topology.Counted(res.Queues, "queue", "queues"), topology.Counted(res.Bindings, "binding", "bindings"))
 }
+
+// UnstallAppliedText says what unstall's remedy did to one rung.
+func UnstallAppliedText(a ops.Applied) string {
+	switch a.Remedy {
+	case topology.RemedyLeaderMove:
+		return fmt.Sprintf("%s: moved its leader from %s to %s (%s is a follower again)\n", a.Queue, a.From, a.To, a.From)
+	case topology.RemedyPolicy:
+		return fmt.Sprintf("%s: declared policy %s\n", a.Queue, a.Policy)
+	}
+	return fmt.Sprintf("%s: restarted Ra member %s\n", a.Queue, a.Member)
+}
+
+// UnstallDrainingText says that a rung drains again.
+func UnstallDrainingText(d ops.Drained) string {
+	return fmt.Sprintf("%s: draining, %s waiting to be dead-lettered (was %s)\n", d.Queue.Name,
+		topology.FormatCount(d.Now.Stats.Expired), topology.FormatCount(d.Before))
+}
+
+// UnstallHintText says what to run on the node where the policy did not
+// help (still's hint).
+func UnstallHintText(still *ops.StillStalledError) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v; on the node, run:\n", still)
+	for _, h := range still.Hint {
+		fmt.Fprintln(&b, "  "+h)
+	}
+	fmt.Fprintln(&b, "or run unstall again with --rabbitmqctl PREFIX")
+	return b.String()
+}
+
+// ParkedText says where reroute --park routed each lost destination.
+func ParkedText(req ops.RerouteRequest) string {
+	var b strings.Builder
+	for i, d := range req.Parked {
+		fmt.Fprintf(&b, "%s: parked in %s (replay them from there once %s is back)\n", d, req.Park.Queues[i].Name, d)
+	}
+	return b.String()
+}

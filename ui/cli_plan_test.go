@@ -102,3 +102,38 @@ func TestPlanObjectsJSON(t *testing.T) {
 		t.Fatal("ArgsJSON")
 	}
 }
+
+func TestUnstallTexts(t *testing.T) {
+	applied := []struct {
+		a    ops.Applied
+		want string
+	}{
+		{ops.Applied{Queue: "q", Remedy: topology.RemedyLeaderMove, From: "a", To: "b"}, "q: moved its leader from a to b (a is a follower again)\n"},
+		{ops.Applied{Queue: "q", Remedy: topology.RemedyPolicy, Policy: "p"}, "q: declared policy p\n"},
+		{ops.Applied{Queue: "q", Remedy: topology.RemedyRaRestart, Member: "m"}, "q: restarted Ra member m\n"},
+	}
+	for _, tt := range applied {
+		if got := UnstallAppliedText(tt.a); got != tt.want {
+			t.Errorf("UnstallAppliedText(%v) = %q, want %q", tt.a.Remedy, got, tt.want)
+		}
+	}
+	d := ops.Drained{StalledRung: ops.StalledRung{Queue: topology.Queue{Name: "q"}, Before: 1200}, Now: topology.Queue{Stats: topology.QueueStats{Expired: 3}}}
+	if got, want := UnstallDrainingText(d), "q: draining, 3 waiting to be dead-lettered (was 1200)\n"; got != want {
+		t.Errorf("UnstallDrainingText = %q, want %q", got, want)
+	}
+	still := &ops.StillStalledError{Stuck: []ops.StalledRung{{Queue: topology.Queue{Name: "q"}}}, Remedy: topology.RemedyPolicy, Hint: []string{"h1", "h2"}}
+	if got, want := UnstallHintText(still), "the policy did not get q moving; on the node, run:\n  h1\n  h2\nor run unstall again with --rabbitmqctl PREFIX\n"; got != want {
+		t.Errorf("UnstallHintText = %q, want %q", got, want)
+	}
+}
+
+func TestParkedText(t *testing.T) {
+	if got := ParkedText(ops.RerouteRequest{}); got != "" {
+		t.Fatalf("nothing parked: %q", got)
+	}
+	req := ops.RerouteRequest{Parked: []string{"a", "b"}, Park: topology.Plan{Queues: []topology.Queue{{Name: "a.parked"}, {Name: "b.parked"}}}}
+	want := "a: parked in a.parked (replay them from there once a is back)\nb: parked in b.parked (replay them from there once b is back)\n"
+	if got := ParkedText(req); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
