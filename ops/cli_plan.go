@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/rungs-dev/rungs/topology"
@@ -100,4 +101,27 @@ func ExampleRefused(stderr string) error {
 		}
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// BenchProblems fails a benchmark that found problems (a message lost,
+// duplicated or early), naming the first; nil when it found none.
+func BenchProblems(problems []string) error {
+	if n := len(problems); n > 0 {
+		return fmt.Errorf("benchmark found %s, first: %s", topology.Counted(n, "problem", "problems"), problems[0])
+	}
+	return nil
+}
+
+// BrokerLabel names the broker at raw (an AMQP URL) for the console's
+// header: user@host:port, never the password; "broker" when raw names no
+// host.
+func BrokerLabel(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "broker"
+	}
+	if u.User != nil && u.User.Username() != "" {
+		return u.User.Username() + "@" + u.Host
+	}
+	return u.Host
 }

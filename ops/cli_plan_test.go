@@ -82,3 +82,37 @@ func TestExampleChecks(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchProblems(t *testing.T) {
+	tests := []struct {
+		problems []string
+		want     string
+	}{
+		{nil, ""},
+		{[]string{"3 lost"}, "benchmark found 1 problem, first: 3 lost"},
+		{[]string{"3 lost", "1 early"}, "benchmark found 2 problems, first: 3 lost"},
+	}
+	for _, tt := range tests {
+		got := ""
+		if err := BenchProblems(tt.problems); err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("BenchProblems(%q) = %q, want %q", tt.problems, got, tt.want)
+		}
+	}
+}
+
+func TestBrokerLabel(t *testing.T) {
+	for raw, want := range map[string]string{
+		"amqp://guest:secret@rabbit:5672/prod": "guest@rabbit:5672",
+		"amqps://rabbit.example:5671":          "rabbit.example:5671",
+		"amqp://:pw@rabbit/":                   "rabbit",
+		"":                                     "broker",
+		"not a url\x7f":                        "broker",
+	} {
+		if got := BrokerLabel(raw); got != want {
+			t.Errorf("BrokerLabel(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

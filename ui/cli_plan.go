@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -117,5 +118,27 @@ func ParkedText(req ops.RerouteRequest) string {
 	for i, d := range req.Parked {
 		fmt.Fprintf(&b, "%s: parked in %s (replay them from there once %s is back)\n", d, req.Park.Queues[i].Name, d)
 	}
+	return b.String()
+}
+
+// DiscoveredText is discover's table, one ladder a line, or that there
+// is none where it looked.
+func DiscoveredText(states []health.LadderReport, where string) string {
+	if len(states) == 0 {
+		return fmt.Sprintf("no ladders in %s\n", where)
+	}
+	var b strings.Builder
+	w := TextTable(&b)
+	fmt.Fprintln(w, "vhost\tladder\tlayout\tunit\tlevels\tmax delay\tqueues\tin flight\tunroutable\tstalled\tdrift\ttargets")
+	for _, st := range states {
+		l, tt := st.Found.Ladder, st.Totals
+		levels := fmt.Sprintf("%d", l.Levels)
+		if l.Radix != 2 {
+			levels += fmt.Sprintf("×r%d", l.Radix)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.Vhost, l.Name, l.Layout, topology.FormatDelay(l.Unit), levels,
+			topology.FormatDelay(l.MaxDelay()), l.RungKind(), tt.InFlight, tt.Unroutable, tt.Stalled, tt.Drift, strings.Join(l.Targets, ","))
+	}
+	w.Flush()
 	return b.String()
 }

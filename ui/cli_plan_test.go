@@ -2,11 +2,13 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rungs-dev/rungs/broker"
+	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
 )
@@ -135,5 +137,28 @@ func TestParkedText(t *testing.T) {
 	want := "a: parked in a.parked (replay them from there once a is back)\nb: parked in b.parked (replay them from there once b is back)\n"
 	if got := ParkedText(req); got != want {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestDiscoveredText(t *testing.T) {
+	if got := DiscoveredText(nil, "/prod"); got != "no ladders in /prod\n" {
+		t.Fatalf("none: %q", got)
+	}
+	binary := planLadder(t, "suffix", 2)
+	hex := planLadder(t, "prefix", 16)
+	hex.Targets = []string{"a", "b"}
+	got := DiscoveredText([]health.LadderReport{
+		{Found: topology.Found{Ladder: binary}, Totals: health.Totals{InFlight: 5, Unroutable: 1, Stalled: 2, Drift: 3}},
+		{Found: topology.Found{Ladder: hex}},
+	}, "/")
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "vhost  ladder  layout") {
+		t.Fatalf("table:\n%s", got)
+	}
+	if f := strings.Fields(lines[1]); f[4] != "2" || f[7] != "5" || f[8] != "1" || f[9] != "2" || f[10] != "3" {
+		t.Errorf("binary row: %q", lines[1])
+	}
+	if f := strings.Fields(lines[2]); f[4] != fmt.Sprintf("%d×r16", hex.Levels) || f[len(f)-1] != "a,b" {
+		t.Errorf("radix 16 row: %q", lines[2])
 	}
 }
