@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/rungs-dev/rungs/topology"
@@ -124,4 +125,39 @@ func BrokerLabel(raw string) string {
 		return u.User.Username() + "@" + u.Host
 	}
 	return u.Host
+}
+
+// NeedsYes refuses a destructive action nobody can confirm (no terminal):
+// a script never destroys by accident.
+func NeedsYes(what, word string) error {
+	return badInput("%s needs --yes (or run it in a terminal to confirm by typing %q)", what, word)
+}
+
+// Confirmation judges the operator's answer to "type word to confirm":
+// line as read, readErr how reading it ended. nil confirms.
+func Confirmation(line string, readErr error, word string) error {
+	if readErr != nil && line == "" {
+		return badInput("not confirmed: %v", readErr)
+	}
+	if typed := strings.TrimSpace(line); typed != word {
+		return badInput("not confirmed (typed %q, expected %q); nothing was changed", typed, word)
+	}
+	return nil
+}
+
+// LadderCompletions are the ladders of found whose names start with
+// prefix, once each, as a shell completes them: the name, a tab, its
+// layout and longest delay; sorted.
+func LadderCompletions(found []topology.Found, prefix string) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, f := range found {
+		n := f.Ladder.Name
+		if !seen[n] && strings.HasPrefix(n, prefix) {
+			seen[n] = true
+			names = append(names, n+"\t"+f.Ladder.Layout+", "+topology.FormatDelay(f.Ladder.MaxDelay()))
+		}
+	}
+	sort.Strings(names)
+	return names
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/rungs-dev/rungs/topology"
@@ -114,5 +115,55 @@ func TestBrokerLabel(t *testing.T) {
 		if got := BrokerLabel(raw); got != want {
 			t.Errorf("BrokerLabel(%q) = %q, want %q", raw, got, want)
 		}
+	}
+}
+
+func TestConfirmation(t *testing.T) {
+	if err := NeedsYes("purge q", "q"); !IsInputError(err) || err.Error() != `purge q needs --yes (or run it in a terminal to confirm by typing "q")` {
+		t.Errorf("NeedsYes = %v", err)
+	}
+	eof := errors.New("EOF")
+	tests := []struct {
+		line string
+		err  error
+		want string
+	}{
+		{"jobs\n", nil, ""},
+		{"  jobs  ", eof, ""},
+		{"", eof, "not confirmed: EOF"},
+		{"job\n", nil, `not confirmed (typed "job", expected "jobs"); nothing was changed`},
+		{"\n", nil, `not confirmed (typed "", expected "jobs"); nothing was changed`},
+	}
+	for _, tt := range tests {
+		err := Confirmation(tt.line, tt.err, "jobs")
+		got := ""
+		if err != nil {
+			got = err.Error()
+			if !IsInputError(err) {
+				t.Errorf("%q: not bad input", tt.line)
+			}
+		}
+		if got != tt.want {
+			t.Errorf("Confirmation(%q) = %q, want %q", tt.line, got, tt.want)
+		}
+	}
+}
+
+func TestLadderCompletions(t *testing.T) {
+	ladder := func(name, layout string) topology.Found {
+		l, err := topology.Ladder{Name: name, Layout: layout, Unit: 1e9, Levels: 3, Radix: 2}.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return topology.Found{Ladder: l}
+	}
+	found := []topology.Found{ladder("jobs2", "prefix"), ladder("jobs", "prefix"), ladder("jobs", "suffix"), ladder("mail", "prefix")}
+	got := LadderCompletions(found, "jo")
+	want := []string{"jobs\tprefix, 7s", "jobs2\tprefix, 7s"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if LadderCompletions(found, "x") != nil {
+		t.Fatal("no match completes nothing")
 	}
 }
