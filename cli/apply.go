@@ -9,6 +9,7 @@ import (
 	"github.com/rungs-dev/rungs/broker"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 func (e *env) applyCommand() *cobra.Command {
@@ -86,31 +87,24 @@ func (e *env) runApply(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("apply %s: %w", l.Name, err)
 	}
 	snap, serr := e.checkSnapshot(ctx)
-	var drift []topology.Drift
-	if serr == nil {
-		drift = topology.Diff(plan, snap)
-	}
+	c := ops.VerifyApplied(plan, snap, serr)
 	if e.opts.json {
 		out := map[string]any{
 			"ladder": toJSONLadder(l), "exchanges": res.Exchanges, "queues": res.Queues, "bindings": res.Bindings,
-			"drift": toJSONDrift(drift), "verified": serr == nil,
+			"drift": toJSONDrift(c.Drift), "verified": c.Checked,
 		}
 		if err := writeJSON(e.Out, out); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.Out, "applied %s\n", describe(l))
-		fmt.Fprintf(e.Out, "  %s, %s, %s declared\n", topology.Counted(res.Exchanges, "exchange", "exchanges"), topology.Counted(res.Queues, "queue", "queues"), topology.Counted(res.Bindings, "binding", "bindings"))
-		if serr != nil {
+		fmt.Fprint(e.Out, ui.AppliedText(l, res))
+		if !c.Checked {
 			fmt.Fprintln(e.Err, "rungs: warning: "+oneLine(broker.Redact(fmt.Sprintf("could not verify through the management API: %v", serr))))
 		} else {
-			printDrift(e.Out, drift)
+			fmt.Fprint(e.Out, ui.DriftText(c.Drift))
 		}
 	}
-	if len(drift) > 0 {
-		return &exitError{ExitDrift, nil}
-	}
-	return nil
+	return exitWith(c.ApplyExit())
 }
 
 // declareDestinations declares the ladder's destination queues that are

@@ -157,10 +157,7 @@ func (v view) printBench(bf benchFlags, md string, rep any, problems []string) e
 	} else {
 		fmt.Fprint(v.Out, md)
 	}
-	if n := len(problems); n > 0 {
-		return fmt.Errorf("benchmark found %s, first: %s", topology.Counted(n, "problem", "problems"), problems[0])
-	}
-	return nil
+	return ops.BenchProblems(problems)
 }
 
 const benchLong = `bench runs, in one go and in a vhost of its own (removed afterwards):

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,17 +49,7 @@ func (e *env) completeLadders(cmd *cobra.Command, _ []string, prefix string) ([]
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	var names []string
-	seen := map[string]bool{}
-	for _, f := range topology.Discover(snap) {
-		n := f.Ladder.Name
-		if !seen[n] && strings.HasPrefix(n, prefix) {
-			seen[n] = true
-			names = append(names, n+"\t"+f.Ladder.Layout+", "+topology.FormatDelay(f.Ladder.MaxDelay()))
-		}
-	}
-	sort.Strings(names)
-	return names, cobra.ShellCompDirectiveNoFileComp
+	return ops.LadderCompletions(topology.Discover(snap), prefix), cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeVhosts offers the vhosts the user can see.

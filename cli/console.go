@@ -2,12 +2,12 @@ package cli
 
 import (
 	"errors"
-	"net/url"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/model"
+	"github.com/rungs-dev/rungs/ops"
 )
 
 // runConsole opens the full-screen console (rungs with no subcommand).
@@ -47,15 +47,5 @@ func (e *env) runConsole(cmd *cobra.Command, _ []string) error {
 	return err
 }
 
-// brokerLabel names the broker for the header: user@host:port, never the
-// password.
-func brokerLabel(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "broker"
-	}
-	if u.User != nil && u.User.Username() != "" {
-		return u.User.Username() + "@" + u.Host
-	}
-	return u.Host
-}
+// brokerLabel names the broker for the header (ops.BrokerLabel).
+func brokerLabel(raw string) string { return ops.BrokerLabel(raw) }

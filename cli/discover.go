@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +11,7 @@ import (
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 func (e *env) discoverCommand() *cobra.Command {
@@ -85,11 +85,8 @@ func (e *env) runDiscover(ctx context.Context, allVhosts, delays bool) error {
 		// pattern, one filtered request.
 		defer e.printBridges(ctx)
 	}
-	if len(states) == 0 {
-		fmt.Fprintf(e.Out, "no ladders in %s\n", req.Where(m.User()))
-		return nil
-	}
-	return e.printDiscovered(states)
+	fmt.Fprint(e.Out, ui.DiscoveredText(states, req.Where(m.User())))
+	return nil
 }
 
 // discoveredStates judges each vhost's ladders. The discovery's snapshot
@@ -108,20 +105,4 @@ func (e *env) discoveredStates(ctx context.Context, insp ops.Bounded, d broker.D
 		states = append(states, o.Report(o.At()).Ladders...)
 	}
 	return states, nil
-}
-
-// printDiscovered is discover's table, one ladder a line.
-func (e *env) printDiscovered(states []health.LadderReport) error {
-	w := table(e.Out)
-	fmt.Fprintln(w, "vhost\tladder\tlayout\tunit\tlevels\tmax delay\tqueues\tin flight\tunroutable\tstalled\tdrift\ttargets")
-	for _, st := range states {
-		l, tt := st.Found.Ladder, st.Totals
-		levels := fmt.Sprintf("%d", l.Levels)
-		if l.Radix != 2 {
-			levels += fmt.Sprintf("×r%d", l.Radix)
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.Vhost, l.Name, l.Layout, topology.FormatDelay(l.Unit), levels,
-			topology.FormatDelay(l.MaxDelay()), l.RungKind(), tt.InFlight, tt.Unroutable, tt.Stalled, tt.Drift, strings.Join(l.Targets, ","))
-	}
-	return w.Flush()
 }

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 func (e *env) rerouteCommand() *cobra.Command {
@@ -51,14 +51,10 @@ func (e *env) runReroute(ctx context.Context, park bool) error {
 	if err != nil {
 		return err
 	}
-	f, err := ops.FindLadder(topology.Discover(snap), e.opts.ladder.query())
-	switch {
-	case errors.Is(err, ops.ErrNoLadder):
-		return fmt.Errorf("no ladder %q in vhost %s; nothing was changed", e.opts.ladder.name, e.vhost())
-	case err != nil:
-		return usageErr("%v: add --layout; nothing was changed", err)
+	l, err := ops.RerouteLadder(snap, e.opts.ladder.query(), e.opts.ladder.name, e.vhost())
+	if err != nil {
+		return err
 	}
-	l := f.Ladder
 	u := unstaller{m: e.clients().mgmt, vhost: e.vhost(), timeout: e.opts.timeout, view: e.view()}
 	// One reading: what rungs hold now, no stall watch (reroute acts on
 	// every held rung, whatever held it).
@@ -81,9 +77,7 @@ func (e *env) runReroute(ctx context.Context, park bool) error {
 		if _, err := conn.Apply(ctx, req.Park); err != nil {
 			return fmt.Errorf("park: %w", err)
 		}
-		for i, d := range req.Parked {
-			fmt.Fprintf(e.Out, "%s: parked in %s (replay them from there once %s is back)\n", d, req.Park.Queues[i].Name, d)
-		}
+		fmt.Fprint(e.Out, ui.ParkedText(req))
 	}
 	return u.run(ctx, ops.UnstallPlan{Vhost: u.vhost, Ladder: l, Targets: req.Held, Remedy: topology.RemedyPolicy}, "")
 }

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +12,7 @@ import (
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 func (e *env) unstallCommand() *cobra.Command {
@@ -97,12 +96,9 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 	if ctl != "" {
 		// Check the node answers before asking, so that a wrong prefix
 		// fails with nothing changed.
-		if out, err := u.rabbitmqctlEval(ctx, ctl, "ok."); err != nil {
-			why := err.Error()
-			if l := firstLine(out); l != "" {
-				why += ": " + l
-			}
-			return fmt.Errorf("--rabbitmqctl %q cannot reach the node (%s); nothing was changed", ctl, why)
+		out, err := u.rabbitmqctlEval(ctx, ctl, "ok.")
+		if err := ops.CtlUnreachable(ctl, out, err); err != nil {
+			return err
 		}
 	}
 	if err := e.view().confirm(e.opts.yes, p.Question(), p.Ladder.Name); err != nil {
@@ -117,9 +113,8 @@ func (e *env) runUnstall(ctx context.Context, args []string, ctl string) error {
 func (u unstaller) run(ctx context.Context, p ops.UnstallPlan, ctl string) error {
 	w := ops.DrainWatch{Vhost: u.vhost, Until: time.Now().Add(ops.UnstallVerify), Timeout: u.timeout, Now: time.Now, Sleep: ops.Sleep}
 	err := p.Run(ctx, remedier{u, ctl}, u.m, w, ops.UnstallEvents{Applied: u.printApplied, Draining: u.printDraining, UndoFailed: u.printUndoFailed})
-	var still *ops.StillStalledError
-	if errors.As(err, &still) && len(still.Hint) > 0 {
-		u.printHint(still)
+	if still := ops.HintedStall(err); still != nil {
+		fmt.Fprint(u.Err, ui.UnstallHintText(still))
 		return &exitError{ExitError, nil}
 	}
 	return err
@@ -180,36 +175,15 @@ func (r remedier) NudgeDeadLettering(ctx context.Context, vhost string, q topolo
 
 func (r remedier) RestartMember(ctx context.Context, vhost, queue string) (string, error) {
 	out, err := r.u.rabbitmqctlEval(ctx, r.ctl, broker.RaftRestartExpr(vhost, queue))
-	if err != nil {
-		return "", fmt.Errorf("%s: rabbitmqctl eval failed (%v): %s", queue, err, firstLine(out))
-	}
-	return lastLine(out), nil
+	return ops.CtlRestarted(queue, out, err)
 }
 
 // printApplied says what the remedy did to one rung.
-func (u unstaller) printApplied(a ops.Applied) {
-	switch a.Remedy {
-	case topology.RemedyLeaderMove:
-		fmt.Fprintf(u.Out, "%s: moved its leader from %s to %s (%s is a follower again)\n", a.Queue, a.From, a.To, a.From)
-	case topology.RemedyPolicy:
-		fmt.Fprintf(u.Out, "%s: declared policy %s\n", a.Queue, a.Policy)
-	default:
-		fmt.Fprintf(u.Out, "%s: restarted Ra member %s\n", a.Queue, a.Member)
-	}
-}
+func (u unstaller) printApplied(a ops.Applied) { fmt.Fprint(u.Out, ui.UnstallAppliedText(a)) }
 
 // printUndoFailed warns of a nudge policy left behind.
 func (u unstaller) printUndoFailed(err error) {
 	fmt.Fprintf(u.Err, "warning: %v (delete it by hand: its name starts with %s)\n", err, broker.NudgePolicyPrefix)
-}
-
-// printHint says what to run on the node where the policy did not help.
-func (u unstaller) printHint(still *ops.StillStalledError) {
-	fmt.Fprintf(u.Err, "%v; on the node, run:\n", still)
-	for _, h := range still.Hint {
-		fmt.Fprintln(u.Err, "  "+h)
-	}
-	fmt.Fprintln(u.Err, "or run unstall again with --rabbitmqctl PREFIX")
 }
 
 // rabbitmqctlEval runs `PREFIX eval EXPR`. The prefix is the operator's
@@ -218,31 +192,9 @@ func (u unstaller) printHint(still *ops.StillStalledError) {
 func (u unstaller) rabbitmqctlEval(ctx context.Context, prefix, expr string) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, max(u.timeout, 30*time.Second))
 	defer cancel()
-	out, err := exec.CommandContext(cctx, "sh", "-c", prefix+" eval "+shellQuote(expr)).CombinedOutput()
+	out, err := exec.CommandContext(cctx, "sh", "-c", ops.RabbitmqctlEval(prefix, expr)).CombinedOutput()
 	return string(out), err
 }
 
 // printDraining says that a rung drains again.
-func (u unstaller) printDraining(d ops.Drained) {
-	fmt.Fprintf(u.Out, "%s: draining, %s waiting to be dead-lettered (was %s)\n", d.Queue.Name,
-		topology.FormatCount(d.Now.Stats.Expired), topology.FormatCount(d.Before))
-}
-
-// shellQuote quotes s as one POSIX shell word.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	first, _, _ := strings.Cut(s, "\n")
-	return first
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
+func (u unstaller) printDraining(d ops.Drained) { fmt.Fprint(u.Out, ui.UnstallDrainingText(d)) }

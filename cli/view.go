@@ -3,7 +3,8 @@ package cli
 import (
 	"bufio"
 	"fmt"
-	"strings"
+
+	"github.com/rungs-dev/rungs/ops"
 )
 
 // view is what a report needs of an invocation: where to write, how wide,
@@ -35,15 +36,9 @@ func (v view) confirm(yes bool, what, word string) error {
 		return nil
 	}
 	if !v.Interactive {
-		return usageErr("%s needs --yes (or run it in a terminal to confirm by typing %q)", what, word)
+		return ops.NeedsYes(what, word)
 	}
 	fmt.Fprintf(v.Err, "%s\nType %q to confirm: ", what, word)
 	line, err := bufio.NewReader(v.In).ReadString('\n')
-	if err != nil && line == "" {
-		return usageErr("not confirmed: %v", err)
-	}
-	if strings.TrimSpace(line) != word {
-		return usageErr("not confirmed (typed %q, expected %q); nothing was changed", strings.TrimSpace(line), word)
-	}
-	return nil
+	return ops.Confirmation(line, err, word)
 }

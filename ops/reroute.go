@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -109,4 +110,19 @@ func PlanReroute(rep health.Report, l topology.Ladder, park bool) (RerouteReques
 		return req, fmt.Errorf("no rung of ladder %s holds expired messages; nothing was changed", l.Name)
 	}
 	return req, nil
+}
+
+// RerouteLadder is the ladder q names among those snap holds, the one
+// reroute acts on: a name no ladder has, or several layouts share, is
+// refused before anything changes (the latter as bad input: --layout
+// picks one). name is the --ladder the refusal quotes.
+func RerouteLadder(snap topology.Snapshot, q LadderQuery, name, vhost string) (topology.Ladder, error) {
+	f, err := FindLadder(topology.Discover(snap), q)
+	switch {
+	case errors.Is(err, ErrNoLadder):
+		return topology.Ladder{}, fmt.Errorf("no ladder %q in vhost %s; nothing was changed", name, vhost)
+	case err != nil:
+		return topology.Ladder{}, badInput("%v: add --layout; nothing was changed", err)
+	}
+	return f.Ladder, nil
 }

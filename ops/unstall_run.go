@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -150,4 +151,63 @@ func (ev UnstallEvents) applied(a Applied) {
 	if ev.Applied != nil {
 		ev.Applied(a)
 	}
+}
+
+// HintedStall is err's *StillStalledError when it carries a hint (what to
+// run on the node), nil otherwise: the front end then prints the hint in
+// place of the error.
+func HintedStall(err error) *StillStalledError {
+	var still *StillStalledError
+	if errors.As(err, &still) && len(still.Hint) > 0 {
+		return still
+	}
+	return nil
+}
+
+// RabbitmqctlEval is the shell line that runs `PREFIX eval EXPR`: the
+// prefix is the operator's own shell words (kubectl exec ...), the
+// expression one quoted argument.
+func RabbitmqctlEval(prefix, expr string) string {
+	return prefix + " eval " + shellQuote(expr)
+}
+
+// CtlUnreachable is why --rabbitmqctl PREFIX cannot be used, from what
+// its first eval printed (out) and how it failed; nil when it answered.
+func CtlUnreachable(prefix, out string, err error) error {
+	if err == nil {
+		return nil
+	}
+	why := err.Error()
+	if l := firstLine(out); l != "" {
+		why += ": " + l
+	}
+	return fmt.Errorf("--rabbitmqctl %q cannot reach the node (%s); nothing was changed", prefix, why)
+}
+
+// CtlRestarted is the Ra member a restart through rabbitmqctl reported
+// (its output's last line), or why it failed.
+func CtlRestarted(queue, out string, err error) (string, error) {
+	if err != nil {
+		return "", fmt.Errorf("%s: rabbitmqctl eval failed (%v): %s", queue, err, firstLine(out))
+	}
+	return lastLine(out), nil
+}
+
+// shellQuote quotes s as one POSIX shell word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
 }
