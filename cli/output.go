@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -73,17 +72,6 @@ func toJSONDrift(ds []topology.Drift) []jsonDrift {
 		out = append(out, jsonDrift{string(d.Kind), d.Object, d.Name, d.Detail})
 	}
 	return out
-}
-
-func printDrift(w io.Writer, ds []topology.Drift) {
-	if len(ds) == 0 {
-		fmt.Fprintln(w, "drift: none, the broker matches the plan")
-		return
-	}
-	fmt.Fprintf(w, "drift: %d difference(s)\n", len(ds))
-	for _, d := range ds {
-		fmt.Fprintln(w, "  "+d.String())
-	}
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
