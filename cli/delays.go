@@ -13,13 +13,6 @@ func (v view) printDelays(invs []topology.Inventory) {
 	fmt.Fprint(v.Out, ui.DelaysText(invs, v.width()))
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // toJSONDelays is the inventories in --json (ui.DelaysJSON).
 func toJSONDelays(invs []topology.Inventory) any { return ui.DelaysJSON(invs) }
 

@@ -80,8 +80,8 @@ func DryRunText(source string, dry ops.ReplayDryRun) string {
 	return b.String()
 }
 
-// orHyphen is an ASCII hyphen for a missing message id, as the dry run
-// always printed it.
+// orHyphen is s, or an ASCII "-" for nothing: the CLI's text stays ASCII
+// in its columns where the console draws "–" (orDash).
 func orHyphen(s string) string {
 	if s == "" {
 		return "-"

@@ -49,7 +49,7 @@ func WriteScheduled(w io.Writer, plan ops.ScanPlan, res ops.ScanResult, action s
 		if m.TaskID != "" {
 			id = m.TaskID
 		}
-		rows = append(rows, []string{scheduledDue(m), topology.FormatDelay(m.Left(now).Round(time.Second)), string(m.Basis), m.Rung, hyphened(m.Dest), hyphened(id), hyphened(m.CorrelationID), clipped(m.Preview, 30)})
+		rows = append(rows, []string{scheduledDue(m), topology.FormatDelay(m.Left(now).Round(time.Second)), string(m.Basis), m.Rung, orHyphen(m.Dest), orHyphen(id), orHyphen(m.CorrelationID), clipped(m.Preview, 30)})
 	}
 	for _, line := range AlignRows(rows) {
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
@@ -69,15 +69,6 @@ func scheduledDue(m ops.ScheduledMessage) string {
 		return m.Earliest.UTC().Format(layout)
 	}
 	return m.Earliest.UTC().Format(layout) + " … " + m.Latest.UTC().Format("15:04:05")
-}
-
-// hyphened is s, or an ASCII "-" for nothing: the CLI's text stays ASCII
-// in its columns where the console draws "–".
-func hyphened(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // clipped is s on one line of at most n runes, its whitespace collapsed.
@@ -221,7 +212,7 @@ func WriteMigratePreview(w io.Writer, mp ops.MigratePlan, out []ops.MigrateRungP
 			if est.Rung.Queue != "" {
 				was = fmt.Sprintf("%s, ≥%s spent (%s)", topology.FormatDelay(est.Total), topology.FormatDelay(est.Spent.Truncate(time.Millisecond)), est.Basis)
 			}
-			fmt.Fprintf(t, "  #%d\t%s\t%s\t%s\n", m.Position+1, hyphened(m.MessageID), was, previewWhere(m))
+			fmt.Fprintf(t, "  #%d\t%s\t%s\t%s\n", m.Position+1, orHyphen(m.MessageID), was, previewWhere(m))
 		}
 		_ = t.Flush()
 	}
@@ -241,7 +232,7 @@ func writeDelaysPreview(w io.Writer, mp ops.MigratePlan, out []ops.MigrateRungPr
 		fmt.Fprintf(w, "%s, the first %d:\n", head, len(rp.Messages))
 		t := TextTable(w)
 		for _, m := range rp.Messages {
-			fmt.Fprintf(t, "  #%d\t%s\t%s left of %s (%s)\t%s\n", m.Position+1, hyphened(m.MessageID), topology.FormatDelay(time.Duration(m.RemainingMS)*time.Millisecond), topology.FormatDelay(time.Duration(m.DelayMS)*time.Millisecond), m.Basis, previewWhere(m))
+			fmt.Fprintf(t, "  #%d\t%s\t%s left of %s (%s)\t%s\n", m.Position+1, orHyphen(m.MessageID), topology.FormatDelay(time.Duration(m.RemainingMS)*time.Millisecond), topology.FormatDelay(time.Duration(m.DelayMS)*time.Millisecond), m.Basis, previewWhere(m))
 		}
 		_ = t.Flush()
 	}

@@ -72,8 +72,8 @@ func TestWriteScheduled(t *testing.T) {
 
 func TestCLISchedHelpers(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
-		{hyphened(""), "-"},
-		{hyphened("a"), "a"},
+		{orHyphen(""), "-"},
+		{orHyphen("a"), "a"},
 		{clipped(" a\n\tb ", 30), "a b"},
 		{clipped("abcdef", 4), "abc…"},
 		{clipped("abcd", 4), "abcd"},

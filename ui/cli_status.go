@@ -116,11 +116,7 @@ func inventoryText(inv topology.Inventory) string {
 		if p.Reported {
 			n = topology.FormatCount(p.Delayed) + " delayed"
 		}
-		dt := p.DelayedType
-		if dt == "" {
-			dt = "-"
-		}
-		fmt.Fprintf(&b, "  plugin exchange %s (x-delayed-message, routes as %s): %s\n", p.Name, dt, n)
+		fmt.Fprintf(&b, "  plugin exchange %s (x-delayed-message, routes as %s): %s\n", p.Name, orHyphen(p.DelayedType), n)
 	}
 	return b.String()
 }
