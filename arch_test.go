@@ -38,6 +38,7 @@ var allowedImports = map[string][]string{
 	"ops":               {"broker", "health", "topology"},
 	"ui":                {"broker", "health", "ops", "topology"},
 	"internal/fixture":  {"broker", "topology"},
+	"internal/examples": {"cli"},
 	"model":             {"broker", "health", "ops", "topology", "ui"},
 	"bench":             {"bridge", "broker", "health", "ops", "topology"},
 	"internal/lab":      {"bench", "broker", "health", "ops", "topology", "ui"},

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rungs-dev/rungs/cli"
+	"github.com/rungs-dev/rungs/internal/examples"
 )
 
 // The docs are checked like code: the CLI reference is generated, every
@@ -268,7 +269,7 @@ func TestDocCommandsParse(t *testing.T) {
 				t.Errorf("%s:%d: %q: %v", p, at[i], line, err)
 				continue
 			}
-			if err := cli.Check(words[1:]); err != nil {
+			if err := examples.Check(words[1:]); err != nil {
 				t.Errorf("%s:%d: %q does not parse: %v", p, at[i], line, err)
 			}
 			if err := expires(line); err != nil {
@@ -319,7 +320,7 @@ func TestHelpExamplesParse(t *testing.T) {
 			}
 			words, err := shellWords(s)
 			if err == nil {
-				err = cli.Check(words[1:])
+				err = examples.Check(words[1:])
 			}
 			if err != nil {
 				t.Errorf("%s --help: %q does not parse: %v", c.CommandPath(), s, err)

@@ -150,12 +150,8 @@ func (v view) printBench(bf benchFlags, md string, rep any, problems []string) e
 			return fmt.Errorf("write %s: %w", bf.markdown, err)
 		}
 	}
-	if v.json {
-		if err := writeJSON(v.Out, rep); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprint(v.Out, md)
+	if err := v.emit(rep, md); err != nil {
+		return err
 	}
 	return ops.BenchProblems(problems)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,18 +90,20 @@ broker, within 2 s), --vhost, --context, --layout and --queue-type.
 		PersistentPreRunE:     func(*cobra.Command, []string) error { return nil },
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, out := cmd.Root(), cmd.OutOrStdout()
-			switch args[0] {
-			case "bash":
-				return root.GenBashCompletionV2(out, true)
-			case "zsh":
-				return root.GenZshCompletion(out)
-			case "fish":
-				return root.GenFishCompletion(out, true)
-			case "powershell":
-				return root.GenPowerShellCompletionWithDesc(out)
+			write, ok := completionScripts[args[0]]
+			if !ok {
+				return usageErr("completion: unknown shell %q (bash, zsh, fish or powershell)", args[0])
 			}
-			return usageErr("completion: unknown shell %q (bash, zsh, fish or powershell)", args[0])
+			return write(cmd.Root(), cmd.OutOrStdout())
 		},
 	}
+}
+
+// completionScripts writes each shell's script, with descriptions where
+// the shell shows them.
+var completionScripts = map[string]func(*cobra.Command, io.Writer) error{
+	"bash":       func(root *cobra.Command, w io.Writer) error { return root.GenBashCompletionV2(w, true) },
+	"zsh":        func(root *cobra.Command, w io.Writer) error { return root.GenZshCompletion(w) },
+	"fish":       func(root *cobra.Command, w io.Writer) error { return root.GenFishCompletion(w, true) },
+	"powershell": func(root *cobra.Command, w io.Writer) error { return root.GenPowerShellCompletionWithDesc(w) },
 }

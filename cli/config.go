@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -87,19 +88,13 @@ func (v view) listContexts(c *ops.ConfigSource) error {
 	if err != nil {
 		return err
 	}
-	if v.json {
-		return writeJSON(v.Out, ui.ContextsJSON(l))
-	}
-	if err := v.printContexts(l); err != nil {
+	// A table written to memory cannot fail.
+	if err := v.emit(ui.ContextsJSON(l), written(func(w io.Writer) { _ = ui.WriteContexts(w, l) })); err != nil {
 		return err
 	}
-	if l.Warning != "" {
-		fmt.Fprintln(v.Err, "rungs: warning: "+l.Warning)
-	}
+	v.textOnly(v.Err, ui.WarningText(l.Warning))
 	return nil
 }
-
-func (v view) printContexts(l ops.ContextList) error { return ui.WriteContexts(v.Out, l) }
 
 // useContext makes name the file's current context.
 func (e *env) useContext(name string) error {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/rungs-dev/rungs/health"
 	"github.com/rungs-dev/rungs/ops"
 	"github.com/rungs-dev/rungs/topology"
+	"github.com/rungs-dev/rungs/ui"
 )
 
 // A small ladder delivers into a destination whose one consumer acks
@@ -101,10 +101,9 @@ func TestStatusDestinationFlowOnTheBroker(t *testing.T) {
 	if !ok || d.In <= 0 || d.Taken <= 0 || d.Done || reads < 2 {
 		t.Fatalf("after %d readings: %+v %v; want arrivals and taken", reads, d, ok)
 	}
-	var out bytes.Buffer
-	view{IO: IO{Out: &out}}.printStatus(rep, nil, cfg.Vhost, false)
-	if want := "Destination df.work: " + health.DestFlowText(d); !strings.Contains(out.String(), want) {
-		t.Errorf("status does not say %q:\n%s", want, out.String())
+	out := ui.StatusText(rep, nil, cfg.Vhost, false, 100)
+	if want := "Destination df.work: " + health.DestFlowText(d); !strings.Contains(out, want) {
+		t.Errorf("status does not say %q:\n%s", want, out)
 	}
 	raw, err := json.Marshal(toJSONStatusReport(rep, nil))
 	if err != nil {
@@ -130,5 +129,5 @@ func TestStatusDestinationFlowOnTheBroker(t *testing.T) {
 	if j := got.Ladders[0].Drain.Destinations[0]; j.Queue != "df.work" || j.In <= 0 || j.Taken <= 0 {
 		t.Errorf("--json destination %+v", j)
 	}
-	t.Logf("%s after %d readings:\n%s", releaseOf(t, cfg), reads, out.String())
+	t.Logf("%s after %d readings:\n%s", releaseOf(t, cfg), reads, out)
 }

@@ -1,20 +1,12 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"path"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
-
-	"github.com/rungs-dev/rungs/ops"
 )
 
 // docsCommand writes the CLI reference as Markdown, one page per command,
@@ -74,47 +66,6 @@ func Parse(args []string) error {
 	}
 	if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
 		return fmt.Errorf("%s: %w", cmd.CommandPath(), err)
-	}
-	return nil
-}
-
-// Check runs a command line as rungs would, against a broker address where
-// nothing listens, and returns the error when rungs rejects it as bad input
-// (exit 2): its flags, arguments and the checks a command makes before it
-// connects, such as a reschedule time that has passed. A line that gets as
-// far as the broker passes. Commands that would not end on their own, or
-// that write files (the console, the exporter, the worker, export, config,
-// docs, man), are only parsed. The docs tests run every example through it.
-func Check(args []string) error {
-	if err := Parse(args); err != nil {
-		return err
-	}
-	cmd, _, _ := ReferenceRoot().Find(args)
-	if cmd == nil || cmd.Parent() == nil {
-		return nil
-	}
-	top := cmd
-	for top.Parent().Parent() != nil {
-		top = top.Parent()
-	}
-	if ops.ExampleOnlyParsed(top.Name()) {
-		return nil
-	}
-	offline := map[string]string{
-		"RUNGS_URL":      "amqp://guest:guest@127.0.0.1:1/",
-		"RUNGS_MGMT_URL": "http://127.0.0.1:1",
-		// No config file: the user's own contexts play no part.
-		"XDG_CONFIG_HOME": filepath.Join(os.TempDir(), "rungs-check-no-such-dir"),
-	}
-	var stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	code := Run(ctx, args, IO{
-		In: strings.NewReader(""), Out: io.Discard, Err: &stderr,
-		Getenv: func(k string) string { return offline[k] },
-	})
-	if code == ExitUsage {
-		return ops.ExampleRefused(stderr.String())
 	}
 	return nil
 }

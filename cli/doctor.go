@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -95,19 +94,8 @@ func (e *env) runDoctor(ctx context.Context, only string, allVhosts bool, target
 // exits 1.
 func (v view) printDoctor(checks ops.Findings) error {
 	problems := checks.Problems()
-	if v.json {
-		if err := writeJSON(v.Out, map[string]any{"ok": problems == 0, "problems": problems, "checks": checks}); err != nil {
-			return err
-		}
-	} else {
-		printChecks(v, checks, problems)
+	if err := v.emit(map[string]any{"ok": problems == 0, "problems": problems, "checks": checks}, ui.ChecksText(checks, problems)); err != nil {
+		return err
 	}
-	if problems > 0 {
-		return &exitError{ExitError, nil}
-	}
-	return nil
-}
-
-func printChecks(v view, checks []check, problems int) {
-	fmt.Fprint(v.Out, ui.ChecksText(checks, problems))
+	return exitWith(checks.Exit())
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -132,12 +133,12 @@ func (r migrateReader) DelaySnapshot(ctx context.Context, vhost string) (topolog
 // person is watching.
 func (v view) migrateBar(mp ops.MigratePlan) func(i int, queue string, done ops.MigrateResult, p broker.MoveProgress) {
 	// A delay group's queues drain too fast, and too many, for a bar.
-	if !v.Interactive || v.json || mp.Group != nil {
+	if mp.Group != nil {
 		return nil
 	}
-	return func(i int, queue string, done ops.MigrateResult, p broker.MoveProgress) {
+	return progress(v, func(i int, queue string, done ops.MigrateResult, p broker.MoveProgress) {
 		fmt.Fprint(v.Err, ui.MigrateProgressText(mp, i, queue, done, p, v.width()))
-	}
+	})
 }
 
 // endBar ends the line a progress bar rewrote.
@@ -152,11 +153,7 @@ func textBar(n, total, w int) string { return ui.HashBar(n, total, w) }
 
 // reportMigrate says what a migration did.
 func (v view) reportMigrate(mp ops.MigratePlan, res ops.MigrateResult) {
-	if v.json {
-		_ = writeJSON(v.Out, ui.MigrateJSON(mp, res, jsonLadderOf))
-		return
-	}
-	ui.WriteMigrate(v.Out, mp, res)
+	_ = v.emit(ui.MigrateJSON(mp, res, jsonLadderOf), written(func(w io.Writer) { ui.WriteMigrate(w, mp, res) }))
 }
 
 // jsonLadderOf is toJSONLadder as ui's JSON shapers take it.
@@ -180,9 +177,5 @@ func (e *env) dryRunMigrate(ctx context.Context, mf ops.MigrateInput, mp ops.Mig
 // writeMigratePreview shows a dry run: per rung (or delay queue), where
 // each of its first messages would go.
 func (v view) writeMigratePreview(mp ops.MigratePlan, out []ops.MigrateRungPreview) error {
-	if v.json {
-		return writeJSON(v.Out, ui.MigratePreviewJSON(mp, out, jsonLadderOf))
-	}
-	ui.WriteMigratePreview(v.Out, mp, out)
-	return nil
+	return v.emit(ui.MigratePreviewJSON(mp, out, jsonLadderOf), written(func(w io.Writer) { ui.WriteMigratePreview(w, mp, out) }))
 }

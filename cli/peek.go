@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -93,11 +94,7 @@ func (e *env) runPeek(ctx context.Context, queue string, n, maxBody int, force b
 	}
 	res = res.WithQueueType(pp.gate.Risk.Type)
 	stories := ops.PeekStories(res, ops.PeekLadders(ctx, pp.insp, e.vhost(), res, pp.ladders))
-	if e.opts.json {
-		return writeJSON(e.Out, ui.PeekJSON(res, stories, pp.gate))
-	}
-	e.view().printPeek(res, stories, pp.gate, maxBody)
-	return nil
+	return e.view().emit(ui.PeekJSON(res, stories, pp.gate), written(func(w io.Writer) { ui.WritePeek(w, res, stories, pp.gate, maxBody) }))
 }
 
 // assessPeek reads what ops.ReadPeek reads of the queue, by name, and
@@ -129,8 +126,4 @@ func (v view) gatePeek(req ops.PeekRequest, force, readOnly bool) (peekPlan, err
 	}
 	fmt.Fprint(v.Err, ui.PeekNoticeText(pp.gate))
 	return pp, nil
-}
-
-func (v view) printPeek(res broker.PeekResult, stories []topology.Story, g ops.PeekGate, maxBody int) {
-	ui.WritePeek(v.Out, res, stories, g, maxBody)
 }

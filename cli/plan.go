@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/ops"
@@ -41,26 +39,24 @@ ones, so --unit 2s shows the same ladder at 2s.`,
 
 func (v view) printPlan(r resolved, plan topology.Plan, objects bool) error {
 	c := ops.CheckDrift(plan, r.snap, r.mgmtErr)
-	if v.json {
-		out := struct {
-			Ladder    jsonLadder            `json:"ladder"`
-			Exchanges []ui.PlanExchangeJSON `json:"exchanges"`
-			Queues    []ui.PlanQueueJSON    `json:"queues"`
-			Bindings  []ui.PlanBindingJSON  `json:"bindings"`
-			Checked   bool                  `json:"checked"`
-			Error     string                `json:"error,omitempty"`
-			Drift     []jsonDrift           `json:"drift"`
-		}{Ladder: toJSONLadder(r.ladder), Checked: c.Checked, Error: c.ErrText(), Drift: toJSONDrift(c.Drift)}
-		out.Exchanges, out.Queues, out.Bindings = ui.PlanObjectsJSON(plan)
-		if err := writeJSON(v.Out, out); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprint(v.Out, ui.PlanText(r.ladder, plan, objects))
-		out, errs := ui.PlanDriftText(c)
-		fmt.Fprint(v.Err, errs)
-		fmt.Fprint(v.Out, out)
+	out := struct {
+		Ladder    jsonLadder            `json:"ladder"`
+		Exchanges []ui.PlanExchangeJSON `json:"exchanges"`
+		Queues    []ui.PlanQueueJSON    `json:"queues"`
+		Bindings  []ui.PlanBindingJSON  `json:"bindings"`
+		Checked   bool                  `json:"checked"`
+		Error     string                `json:"error,omitempty"`
+		Drift     []jsonDrift           `json:"drift"`
+	}{Ladder: toJSONLadder(r.ladder), Checked: c.Checked, Error: c.ErrText(), Drift: toJSONDrift(c.Drift)}
+	out.Exchanges, out.Queues, out.Bindings = ui.PlanObjectsJSON(plan)
+	if err := v.emit(out, ui.PlanText(r.ladder, plan, objects)); err != nil {
+		return err
 	}
+	// What could not be checked goes to stderr, so that stdout stays a
+	// plan and its drift.
+	drift, unchecked := ui.PlanDriftText(c)
+	v.textOnly(v.Err, unchecked)
+	v.textOnly(v.Out, drift)
 	return exitWith(c.PlanExit())
 }
 

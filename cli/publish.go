@@ -126,9 +126,5 @@ func (pf publishFlags) request() (ops.PublishRequest, error) {
 }
 
 func (v view) reportPublish(tr topology.Trace, r broker.PublishResult, asked int, took time.Duration) {
-	if v.json {
-		_ = writeJSON(v.Out, ui.PublishJSON(tr, r, asked, took))
-		return
-	}
-	fmt.Fprint(v.Out, ui.PublishText(tr, r, asked, took))
+	_ = v.emit(ui.PublishJSON(tr, r, asked, took), ui.PublishText(tr, r, asked, took))
 }

@@ -58,9 +58,6 @@ func (e *env) runPurge(ctx context.Context, args []string) error {
 	if err != nil {
 		return res.Failure(err)
 	}
-	if e.opts.json {
-		return writeJSON(e.Out, map[string]any{"queues": res.Queues, "purged": res.Purged})
-	}
-	fmt.Fprintf(e.Out, "purged %d message(s) from %s\n", res.Purged, topology.Counted(len(res.Queues), "queue", "queues"))
-	return nil
+	return e.view().emit(map[string]any{"queues": res.Queues, "purged": res.Purged},
+		fmt.Sprintf("purged %d message(s) from %s\n", res.Purged, topology.Counted(len(res.Queues), "queue", "queues")))
 }

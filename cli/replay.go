@@ -153,25 +153,17 @@ func (e *env) replayInto(ctx context.Context, name string) (*ops.ReplayInto, err
 
 // replayProgress prints a line to stderr every few seconds at a terminal.
 func (v view) replayProgress() func(broker.MoveProgress) {
-	if !v.Interactive || v.json {
-		return nil
-	}
-	var last time.Time
-	return func(p broker.MoveProgress) {
-		if p.Done || time.Since(last) < 2*time.Second {
-			return
+	line := every(2*time.Second, func(p broker.MoveProgress) { fmt.Fprintln(v.Err, ui.ReplayProgressLine(p)) })
+	// The last progress is the report's to say.
+	return progress(v, func(p broker.MoveProgress) {
+		if !p.Done {
+			line(p)
 		}
-		last = time.Now()
-		fmt.Fprintln(v.Err, ui.ReplayProgressLine(p))
-	}
+	})
 }
 
 func (v view) reportReplay(rf replayFlags, plan ops.ReplayPlan, res broker.MoveProgress) {
-	if v.json {
-		_ = writeJSON(v.Out, ui.ReplayReportJSON(res, rf.from, plan.Describe))
-		return
-	}
-	fmt.Fprint(v.Out, ui.ReplayReportText(res, rf.from, plan.Describe, rf.park))
+	_ = v.emit(ui.ReplayReportJSON(res, rf.from, plan.Describe), ui.ReplayReportText(res, rf.from, plan.Describe, rf.park))
 }
 
 // dryRunReplay has the peek gate weigh the source, then ops preview the
@@ -194,9 +186,5 @@ func (e *env) dryRunReplay(ctx context.Context, plan ops.ReplayPlan) error {
 
 // printDryRun shows each previewed message's verdict.
 func (v view) printDryRun(source string, dry ops.ReplayDryRun) {
-	if v.json {
-		_ = writeJSON(v.Out, ui.DryRunJSON(source, dry))
-		return
-	}
-	fmt.Fprint(v.Out, ui.DryRunText(source, dry))
+	_ = v.emit(ui.DryRunJSON(source, dry), ui.DryRunText(source, dry))
 }

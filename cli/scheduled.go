@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -144,28 +145,19 @@ func (e *env) scanAndPrint(ctx context.Context, plan ops.ScanPlan, action string
 
 // scanScheduled runs the scan with a bar on a terminal.
 func scanScheduled(ctx context.Context, v view, conn *broker.Conn, plan ops.ScanPlan) (ops.ScanResult, error) {
-	bar := v.scanBar()
-	res, err := plan.Run(ctx, conn, bar)
-	if bar != nil {
-		fmt.Fprint(v.Err, "\r\033[K")
-	}
+	res, err := plan.Run(ctx, conn, v.scanBar())
+	v.clearBar()
 	return res, plan.Outcome(ctx, res, err)
 }
 
 // scanBar rewrites one line of stderr while a person watches.
 func (v view) scanBar() func(ops.ScanProgress) {
-	if !v.Interactive || v.json {
-		return nil
-	}
-	return func(p ops.ScanProgress) { fmt.Fprint(v.Err, ui.ScanProgressText(p)) }
+	return progress(v, func(p ops.ScanProgress) { fmt.Fprint(v.Err, ui.ScanProgressText(p)) })
 }
 
 func (v view) printScheduled(plan ops.ScanPlan, res ops.ScanResult, action string) {
-	if v.json {
-		_ = writeJSON(v.Out, ui.ScheduledJSON(plan, res, action, time.Now()))
-		return
-	}
-	ui.WriteScheduled(v.Out, plan, res, action, time.Now())
+	now := time.Now()
+	_ = v.emit(ui.ScheduledJSON(plan, res, action, now), written(func(w io.Writer) { ui.WriteScheduled(w, plan, res, action, now) }))
 }
 
 func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.Action) error {
@@ -185,33 +177,17 @@ func (e *env) runScheduledAction(ctx context.Context, sf scheduledFlags, a ops.A
 		return err
 	}
 	res, err := plan.Run(ctx, conn, e.view().actionBar(plan.Action))
-	if e.Interactive && !e.opts.json {
-		fmt.Fprint(e.Err, "\r\033[K")
-	}
+	e.view().clearBar()
 	e.view().reportAction(plan, res)
 	return plan.Outcome(ctx, res, err)
 }
 
 func (v view) actionBar(a ops.Action) func(ops.ActionProgress) {
-	if !v.Interactive || v.json {
-		return nil
-	}
-	var last time.Time
-	return func(p ops.ActionProgress) {
-		if time.Since(last) < 200*time.Millisecond {
-			return
-		}
-		last = time.Now()
-		fmt.Fprint(v.Err, ui.ActionProgressText(a, p))
-	}
+	return progress(v, every(200*time.Millisecond, func(p ops.ActionProgress) { fmt.Fprint(v.Err, ui.ActionProgressText(a, p)) }))
 }
 
 func (v view) reportAction(p ops.ActionPlan, res ops.ActionResult) {
-	if v.json {
-		_ = writeJSON(v.Out, ui.ActionJSON(p, res))
-		return
-	}
-	ui.WriteAction(v.Out, p, res)
+	_ = v.emit(ui.ActionJSON(p, res), written(func(w io.Writer) { ui.WriteAction(w, p, res) }))
 }
 
 const scheduledLong = `scheduled lists the messages waiting in a ladder's rungs, ordered by when

@@ -60,8 +60,6 @@ func watchStalls(ctx context.Context, v view, insp ops.Inspector, o ops.Observer
 // stallNote says on stderr how long a stall watch waits (text output
 // only).
 func (v view) stallNote(w ops.StallWatch) {
-	if !v.json {
-		fmt.Fprintf(v.Err, "%s with expired messages waiting to be dead-lettered: watching up to %s whether they drain…\n",
-			topology.Counted(w.Rungs, "rung", "rungs"), topology.FormatSpan(w.Window))
-	}
+	v.textOnly(v.Err, fmt.Sprintf("%s with expired messages waiting to be dead-lettered: watching up to %s whether they drain…\n",
+		topology.Counted(w.Rungs, "rung", "rungs"), topology.FormatSpan(w.Window)))
 }

@@ -52,16 +52,8 @@ func (e *env) runStatus(ctx context.Context, only string, all bool) error {
 	if err != nil {
 		return err
 	}
-	if e.opts.json {
-		return writeJSON(e.Out, toJSONStatusReport(rep, bridges))
-	}
-	e.view().printStatus(rep, bridges, e.vhost(), all)
-	return nil
-}
-
-// printStatus writes ui.StatusText.
-func (v view) printStatus(rep health.Report, bridges []topology.Bridge, vhost string, all bool) {
-	fmt.Fprint(v.Out, ui.StatusText(rep, bridges, vhost, all, v.width()))
+	v := e.view()
+	return v.emit(toJSONStatusReport(rep, bridges), ui.StatusText(rep, bridges, e.vhost(), all, v.width()))
 }
 
 // readRetry reads what RabbitMQ 4.3's delayed retry holds in the queues

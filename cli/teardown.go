@@ -49,9 +49,6 @@ func (e *env) runTeardown(ctx context.Context) error {
 	if err := conn.Teardown(ctx, plan.Plan); err != nil {
 		return plan.Failure(err)
 	}
-	if e.opts.json {
-		return writeJSON(e.Out, map[string]any{"ladder": toJSONLadder(l), "deleted_queues": len(plan.Plan.Queues), "deleted_exchanges": len(plan.Plan.Exchanges)})
-	}
-	fmt.Fprintf(e.Out, "deleted %s: %d queues, %d exchanges\n", l.Name, len(plan.Plan.Queues), len(plan.Plan.Exchanges))
-	return nil
+	return e.view().emit(map[string]any{"ladder": toJSONLadder(l), "deleted_queues": len(plan.Plan.Queues), "deleted_exchanges": len(plan.Plan.Exchanges)},
+		fmt.Sprintf("deleted %s: %d queues, %d exchanges\n", l.Name, len(plan.Plan.Queues), len(plan.Plan.Exchanges)))
 }

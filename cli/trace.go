@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rungs-dev/rungs/ops"
@@ -51,17 +53,10 @@ resting in a rung no longer shows them).`,
 				return usageErr("%v", err)
 			}
 			tr, check := traced.Trace, traced.Check
-			if e.opts.json {
-				if err := writeJSON(e.Out, toJSONTrace(tr, check)); err != nil {
-					return err
-				}
-			} else {
-				e.view().printTrace(tr, check)
+			if err := e.view().emit(toJSONTrace(tr, check), written(func(w io.Writer) { ui.WriteTrace(w, describe(tr.Ladder), tr, check) })); err != nil {
+				return err
 			}
-			if check.Err != nil {
-				return &exitError{ExitDrift, nil}
-			}
-			return nil
+			return exitWith(check.Exit())
 		},
 	}
 	cmd.Flags().StringVar(&dest, "to", "", "destination queue (default: the ladder's done queue)")
@@ -69,10 +64,6 @@ resting in a rung no longer shows them).`,
 	// the same name would hide.
 	cmd.Flags().StringVarP(&key, "routing-key", "k", "", "decode this routing key instead of a delay")
 	return cmd
-}
-
-func (v view) printTrace(tr topology.Trace, c ops.RouteCheck) {
-	ui.WriteTrace(v.Out, describe(tr.Ladder), tr, c)
 }
 
 func toJSONTrace(tr topology.Trace, c ops.RouteCheck) any {

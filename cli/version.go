@@ -23,11 +23,7 @@ from, whether the checkout had uncommitted changes, and the Go version.`,
 		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
 		RunE: func(*cobra.Command, []string) error {
 			b := ops.ReadBuildInfo(Version, debug.ReadBuildInfo)
-			if e.opts.json {
-				return writeJSON(e.Out, b)
-			}
-			_, err := fmt.Fprint(e.Out, b)
-			return err
+			return e.view().emit(b, fmt.Sprint(b))
 		},
 	}
 }

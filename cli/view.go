@@ -3,6 +3,9 @@ package cli
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"strings"
+	"time"
 
 	"github.com/rungs-dev/rungs/ops"
 )
@@ -18,6 +21,68 @@ type view struct {
 
 // view is built once flags are parsed: --json is known only then.
 func (e *env) view() view { return view{IO: e.IO, json: e.opts.json} }
+
+// emit writes a command's result: asJSON with --json, else text. It is
+// the one place a result honours --json, so no command can print text
+// into a JSON stream or the other way round.
+func (v view) emit(asJSON any, text string) error {
+	if v.json {
+		return writeJSON(v.Out, asJSON)
+	}
+	_, err := io.WriteString(v.Out, text)
+	return err
+}
+
+// written is what write writes, for emit: ui's longer reports write to a
+// writer.
+func written(write func(io.Writer)) string {
+	var b strings.Builder
+	write(&b)
+	return b.String()
+}
+
+// textOnly writes text to w (stdout or stderr) for a person reading text
+// output; JSON output stays alone on stdout and quiet on stderr.
+func (v view) textOnly(w io.Writer, text string) {
+	if !v.json {
+		fmt.Fprint(w, text)
+	}
+}
+
+// watched says whether a person watches the terminal, for progress
+// drawn on stderr: not a script, and not JSON output.
+func (v view) watched() bool { return v.Interactive && !v.json }
+
+// progress is draw when a person watches, else nil: operations take a
+// nil progress function as none.
+func progress[F any](v view, draw F) F {
+	var none F
+	if !v.watched() {
+		return none
+	}
+	return draw
+}
+
+// every calls f at most once per interval: a progress line that a fast
+// operation rewrites a thousand times a second would flicker and cost
+// more than the work.
+func every[P any](interval time.Duration, f func(P)) func(P) {
+	var last time.Time
+	return func(p P) {
+		if time.Since(last) < interval {
+			return
+		}
+		last = time.Now()
+		f(p)
+	}
+}
+
+// clearBar erases the line a progress bar rewrote, when one was drawn.
+func (v view) clearBar() {
+	if v.watched() {
+		fmt.Fprint(v.Err, "\r\033[K")
+	}
+}
 
 // width is how wide human output may be: the terminal's, else 100.
 func (v view) width() int {

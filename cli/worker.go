@@ -129,9 +129,5 @@ func (v view) printJob(ev retry.Event) {
 	j := ui.Job{At: time.Now(), ID: ev.Delivery.MessageID, Attempt: ev.Attempt, Err: ev.Err, RetryErr: ev.RetryErr,
 		Action: ev.Outcome.Action.String(), Parked: ev.Outcome.Action == retry.Parked,
 		Delay: ev.Outcome.Delay, Key: ev.Outcome.Key, Queue: ev.Outcome.Queue}
-	if v.json {
-		_ = writeJSON(v.Out, ui.JobJSON(j))
-		return
-	}
-	fmt.Fprintln(v.Out, ui.JobLine(j))
+	_ = v.emit(ui.JobJSON(j), ui.JobLine(j)+"\n")
 }

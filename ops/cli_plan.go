@@ -65,45 +65,6 @@ func VerifyApplied(plan topology.Plan, snap topology.Snapshot, err error) DriftC
 	return CheckDrift(plan, &snap, nil)
 }
 
-// ExampleOnlyParsed reports whether the documentation's examples of the
-// top-level command are only parsed, not run offline: they would not end
-// on their own (the exporter, the worker, a benchmark) or they write files
-// (config, docs, man, completion, export).
-func ExampleOnlyParsed(command string) bool {
-	switch command {
-	case "exporter", "worker", "config", "docs", "man", "completion", "bench", "help", "export":
-		return true
-	}
-	return false
-}
-
-// exampleUsageFine are what a usage error of an example run offline may
-// say and still be a good example.
-var exampleUsageFine = []string{
-	// An example may leave the confirmation to the terminal.
-	"needs --yes",
-	// It got as far as the broker, which is not there.
-	"connection refused",
-	// A file or a context of the reader's own.
-	"no such file or directory", "no context ",
-	// Without the broker the ladder's shape is the default's, so a key
-	// from a real ladder of another height cannot decode.
-	"does not belong to this ladder",
-}
-
-// ExampleRefused judges an example that, run offline, exited as bad input
-// with stderr: nil when the refusal is one a good example meets offline,
-// otherwise the refusal.
-func ExampleRefused(stderr string) error {
-	msg := strings.TrimSpace(stderr)
-	for _, fine := range exampleUsageFine {
-		if strings.Contains(msg, fine) {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s", msg)
-}
-
 // BenchProblems fails a benchmark that found problems (a message lost,
 // duplicated or early), naming the first; nil when it found none.
 func BenchProblems(problems []string) error {

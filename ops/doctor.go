@@ -45,6 +45,15 @@ func (fs Findings) Problems() int {
 	return n
 }
 
+// Exit is how doctor ends: an error exit when any finding is a problem,
+// so a health check script fails on what doctor fails on.
+func (fs Findings) Exit() int {
+	if fs.Problems() > 0 {
+		return ExitError
+	}
+	return ExitOK
+}
+
 // DoctorFacts are what doctor read from a broker, errors included. The
 // checks judge these and nothing else, so that they run the same on
 // recorded facts, and a front end other than the CLI can show them.

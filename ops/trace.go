@@ -48,6 +48,16 @@ type RouteCheck struct {
 	Unchecked string
 }
 
+// Exit is how a trace ends: with drift when the bindings route the
+// message otherwise, so a deploy script can gate on it; an unchecked
+// route is no drift, since nothing was seen to differ.
+func (c RouteCheck) Exit() int {
+	if c.Err != nil {
+		return ExitDrift
+	}
+	return ExitOK
+}
+
 // Traced is a trace and its route check: what rungs trace prints and the
 // console's trace pane draws.
 type Traced struct {

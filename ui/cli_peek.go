@@ -116,6 +116,15 @@ func WarningsText(warnings []string) string {
 	return b.String()
 }
 
+// WarningText is one warning as WarningsText prints it, or nothing when
+// there is none.
+func WarningText(warning string) string {
+	if warning == "" {
+		return ""
+	}
+	return WarningsText([]string{warning})
+}
+
 // RetryPolicy is a retry policy as the demo worker describes it: plain
 // values, so that ui need not know the retry library.
 type RetryPolicy struct {

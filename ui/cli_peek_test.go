@@ -171,6 +171,12 @@ func TestWarningsText(t *testing.T) {
 	if got := WarningsText([]string{"a", "b"}); got != "rungs: warning: a\nrungs: warning: b\n" {
 		t.Errorf("WarningsText() = %q", got)
 	}
+	if got := WarningText(""); got != "" {
+		t.Errorf("no warning: %q", got)
+	}
+	if got := WarningText("a"); got != "rungs: warning: a\n" {
+		t.Errorf("WarningText() = %q", got)
+	}
 }
 
 func TestPolicyText(t *testing.T) {
