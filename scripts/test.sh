@@ -213,7 +213,7 @@ step "goreleaser check and snapshot (into dist/)"
 started=$SECONDS
 wait "$background" || true
 background=
-echo "the targets' compiles ended $((started - background_started)) s into the run; waited $((SECONDS - started)) s for them"
+echo "the targets' background compiles: waited $((SECONDS - started)) s for them, $((started - background_started)) s into the run"
 # GoReleaser was installed at the start, into a GOBIN kept between runs and
 # re-installed only when the pinned version changes. The snapshot takes ~5
 # min with a cold build cache, ~16 s when it is warm (six targets).
